@@ -1,0 +1,184 @@
+// Store: the matching engine behind a tuple-space server.
+//
+// A Store holds named spaces of tuples, parked blocking requests ("waiters"),
+// leases and watches. It performs no I/O and reads no clock: callers pass the
+// current time in milliseconds, and collect what must be sent to clients
+// (woken waiters, timeouts, watch events) with take_deliveries(). That keeps it
+// deterministic and unit-testable without sockets or sleeps.
+//
+// Guarantees:
+//  - Among tuples matching a template, the oldest (first written) is returned.
+//    A tuple returned to a space by an expired or dropped lease counts as newly
+//    written.
+//  - Blocked requests are served in arrival order: a new tuple goes to the
+//    earliest-parked matching waiter; readers (rd) ahead of it receive a copy
+//    first, the first taker (in) consumes it.
+//  - Lookup never scans unrelated tuples: tuples are indexed by space,
+//    signature (arity and field types) and field 0's value. A template whose
+//    field 0 is an actual touches one index bucket; one whose field 0 is a
+//    formal touches one bucket per distinct field-0 value of its signature.
+//    Within a bucket, tuples are tried oldest first against the template's
+//    remaining actual fields.
+//
+// Not thread-safe: the server owns its Store on one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "piranha/tuplespace/codec.h"
+
+namespace piranha::ts {
+
+using ClientId = std::uint64_t;
+using LeaseId = std::uint64_t;
+using WatchId = std::uint64_t;
+using Millis = std::int64_t;
+
+inline constexpr Millis kForever = -1;
+
+// What a watch reports: a matching tuple was written (out, or returned by a
+// lease) or taken (in, inp, in_many, or taken under a lease).
+enum class WatchEventKind : std::uint8_t { Written, Taken };
+
+// Something the server must send because of a store operation.
+struct Delivery {
+  enum class Kind : std::uint8_t {
+    Tuple,         // a parked in/rd is answered with `tuple` (and `lease`)
+    Timeout,       // a parked in/rd reached its deadline
+    SpaceRemoved,  // a parked in/rd's space was removed
+    Event,         // a watch fired
+  };
+  Kind kind = Kind::Tuple;
+  ClientId client = 0;
+  std::uint64_t request_id = 0;  // for Tuple / Timeout / SpaceRemoved
+  std::string tuple;             // canonical bytes, for Tuple and Event
+  LeaseId lease = 0;             // for Tuple taken under a lease
+  WatchId watch = 0;             // for Event
+  WatchEventKind event = WatchEventKind::Written;
+};
+
+// A tuple handed out by take/read, with its lease when taken under one.
+struct Taken {
+  std::string tuple;
+  LeaseId lease = 0;
+};
+
+// Per-space figures.
+struct SpaceStats {
+  std::string name;
+  std::uint64_t tuples = 0;
+  std::uint64_t bytes = 0;  // sum of stored tuples' canonical sizes
+  std::uint64_t waiters = 0;
+  std::uint64_t leases = 0;
+  std::uint64_t watches = 0;
+};
+
+// A blocking request: who asked, and how.
+struct WaitSpec {
+  ClientId client = 0;
+  std::uint64_t request_id = 0;
+  bool take = true;           // in (true) or rd (false)
+  Millis timeout = kForever;  // 0: do not park; kForever: no deadline
+  Millis lease = 0;           // > 0: take under a lease of this length
+};
+
+class Store {
+ public:
+  Store();
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Writes `t` to `space`, creating the space on first use. The tuple first
+  // serves parked waiters in arrival order; if none takes it, it is stored.
+  void out(std::string_view space, TupleImage t, Millis now);
+
+  // Tries to satisfy an in/rd now. On a match, returns the tuple (taken, or
+  // copied for rd; taken under a lease when spec.lease > 0). Otherwise parks
+  // a waiter unless spec.timeout == 0, and returns nullopt; a parked waiter
+  // is later answered through a Delivery.
+  std::optional<Taken> in(std::string_view space, const TemplateImage& tmpl, const WaitSpec& spec,
+                          Millis now);
+
+  // Takes up to `max` matching tuples, oldest first, without blocking.
+  std::vector<std::string> in_many(std::string_view space, const TemplateImage& tmpl,
+                                   std::size_t max, Millis now);
+
+  // Ends a lease: the tuple is gone for good. False when the lease is unknown
+  // (never granted, already acked, expired, or its space was removed).
+  bool ack(LeaseId lease);
+
+  // Extends a lease to now + duration. False when unknown.
+  bool renew(LeaseId lease, Millis duration, Millis now);
+
+  // Watches `tmpl` in `space` for `client`; events arrive as Deliveries.
+  WatchId watch(std::string_view space, const TemplateImage& tmpl, ClientId client);
+  // False when the watch is unknown or belongs to another client.
+  bool unwatch(WatchId id, ClientId client);
+
+  // Removes a space with its tuples, leases and watches; its parked waiters
+  // receive SpaceRemoved. False when the space does not exist.
+  bool remove(std::string_view space);
+
+  // A client is gone: its leased tuples return to their spaces, its waiters
+  // and watches are dropped.
+  void drop_client(ClientId client, Millis now);
+
+  // Expires waiters and leases whose deadline is <= now.
+  void advance(Millis now);
+
+  // The earliest pending deadline, if any; the server sleeps until then.
+  std::optional<Millis> next_deadline() const;
+
+  // Moves out what must be sent. The vector is reused between calls.
+  void take_deliveries(std::vector<Delivery>& out);
+  bool has_deliveries() const { return !deliveries_.empty(); }
+
+  // Figures for one space (nullopt when it does not exist) or all of them.
+  std::optional<SpaceStats> stats(std::string_view space) const;
+  std::vector<SpaceStats> stats() const;
+
+  std::uint64_t tuple_count() const;
+
+ private:
+  struct Record;
+  struct Bucket;
+  struct Waiter;
+  struct Lease;
+  struct Watch;
+  struct SpaceState;
+
+  SpaceState& space_for(std::string_view name);
+  SpaceState* find_space(std::string_view name);
+  void store_record(SpaceState& s, Record* r, const std::string& key, Signature sig);
+  // Offers a fresh record to waiters; returns true when a taker consumed it.
+  bool offer(SpaceState& s, Record* r, const std::string& key, Signature sig, Millis now);
+  Record* find_oldest(SpaceState& s, const TemplateImage& tmpl, Bucket** bucket_out);
+  void unlink(SpaceState& s, Bucket* b, Record* r);
+  void notify(SpaceState& s, const std::string& key, Signature sig, Record* r, WatchEventKind k);
+  Taken hand_out(SpaceState& s, Record* r, const WaitSpec& spec, Millis now);
+  void return_to_space(Lease&& lease, Millis now);
+  void remove_waiter(std::uint64_t id);
+
+  std::unordered_map<std::string, std::unique_ptr<SpaceState>> spaces_;
+  std::unordered_map<std::uint64_t, Waiter*> waiters_;  // by waiter id
+  std::unordered_map<LeaseId, Lease> leases_;
+  std::unordered_map<WatchId, std::pair<SpaceState*, ClientId>> watch_owner_;
+  // Deadlines: (when, id). Stale entries are skipped when popped.
+  std::multimap<Millis, std::uint64_t> waiter_deadlines_;
+  std::multimap<Millis, LeaseId> lease_deadlines_;
+  std::vector<Delivery> deliveries_;
+  std::uint64_t next_seq_ = 1;
+  std::uint64_t next_waiter_ = 1;
+  LeaseId next_lease_ = 1;
+  WatchId next_watch_ = 1;
+};
+
+}  // namespace piranha::ts

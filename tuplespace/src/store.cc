@@ -1,0 +1,495 @@
+#include "piranha/tuplespace/store.h"
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <new>
+
+namespace piranha::ts {
+
+// A stored tuple: one allocation holding the list links, the write sequence
+// number and the canonical bytes, so per-tuple overhead stays small.
+struct Store::Record {
+  Record* prev = nullptr;
+  Record* next = nullptr;
+  std::uint64_t seq = 0;
+  std::uint32_t size = 0;
+
+  std::string_view bytes() const { return {reinterpret_cast<const char*>(this + 1), size}; }
+
+  static Record* make(std::string_view bytes, std::uint64_t seq) {
+    void* mem = ::operator new(sizeof(Record) + bytes.size());
+    auto* r = new (mem) Record();
+    r->seq = seq;
+    r->size = static_cast<std::uint32_t>(bytes.size());
+    std::memcpy(r + 1, bytes.data(), bytes.size());
+    return r;
+  }
+  static void destroy(Record* r) {
+    r->~Record();
+    ::operator delete(r);
+  }
+};
+
+// Tuples sharing a signature and a field-0 value, oldest first.
+struct Store::Bucket {
+  Record* head = nullptr;
+  Record* tail = nullptr;
+  std::size_t count = 0;
+  Signature signature = 0;
+  std::size_t slot = 0;  // position in SpaceState::by_signature[signature]
+  std::string key;
+};
+
+struct Store::Waiter {
+  std::uint64_t id = 0;
+  SpaceState* space = nullptr;
+  TemplateImage tmpl;
+  WaitSpec spec;
+  Millis deadline = kForever;
+  std::list<Waiter*>* list = nullptr;
+  std::list<Waiter*>::iterator pos;
+};
+
+struct Store::Lease {
+  Record* record = nullptr;
+  std::string space;
+  ClientId client = 0;
+  Millis deadline = 0;
+};
+
+struct Store::Watch {
+  WatchId id;
+  ClientId client;
+  TemplateImage tmpl;
+};
+
+struct Store::SpaceState {
+  std::string name;
+  std::unordered_map<std::string, Bucket> buckets;
+  std::unordered_map<Signature, std::vector<Bucket*>> by_signature;
+  // Waiters whose field 0 is an actual, by index key; the others by signature.
+  std::unordered_map<std::string, std::list<Waiter*>> waiters_by_key;
+  std::unordered_map<Signature, std::list<Waiter*>> waiters_by_signature;
+  std::vector<Watch> watches;
+  std::uint64_t tuples = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t waiters = 0;
+  std::uint64_t leases = 0;
+};
+
+namespace {
+
+// True when the record's non-field-0 actuals match; the caller has already
+// matched the signature and (when it is an actual) field 0.
+bool checks_match(const TemplateImage& tmpl, std::string_view bytes) {
+  if (tmpl.checks.empty()) return true;
+  std::string_view fields[kMaxFields];
+  split_fields(bytes, fields, kMaxFields);
+  for (const auto& c : tmpl.checks)
+    if (fields[c.position] != c.bytes) return false;
+  return true;
+}
+
+Delivery make_delivery(Delivery::Kind kind, ClientId client, std::uint64_t request_id = 0) {
+  Delivery d;
+  d.kind = kind;
+  d.client = client;
+  d.request_id = request_id;
+  return d;
+}
+
+bool key_matches(const TemplateImage& tmpl, const std::string& key, Signature sig) {
+  if (tmpl.signature != sig) return false;
+  return !tmpl.field0_actual || tmpl.key == key;
+}
+
+}  // namespace
+
+Store::Store() = default;
+
+Store::~Store() {
+  for (auto& [id, w] : waiters_) delete w;
+  for (auto& [id, l] : leases_) Record::destroy(l.record);
+  for (auto& [name, s] : spaces_)
+    for (auto& [key, b] : s->buckets)
+      for (Record* r = b.head; r;) {
+        Record* next = r->next;
+        Record::destroy(r);
+        r = next;
+      }
+}
+
+Store::SpaceState& Store::space_for(std::string_view name) {
+  auto it = spaces_.find(std::string(name));
+  if (it != spaces_.end()) return *it->second;
+  auto s = std::make_unique<SpaceState>();
+  s->name = std::string(name);
+  auto* raw = s.get();
+  spaces_.emplace(raw->name, std::move(s));
+  return *raw;
+}
+
+Store::SpaceState* Store::find_space(std::string_view name) {
+  auto it = spaces_.find(std::string(name));
+  return it == spaces_.end() ? nullptr : it->second.get();
+}
+
+void Store::store_record(SpaceState& s, Record* r, const std::string& key, Signature sig) {
+  auto [it, fresh] = s.buckets.try_emplace(key);
+  Bucket& b = it->second;
+  if (fresh) {
+    b.signature = sig;
+    b.key = key;
+    auto& slots = s.by_signature[sig];
+    b.slot = slots.size();
+    slots.push_back(&b);
+  }
+  r->next = nullptr;
+  r->prev = b.tail;
+  if (b.tail) b.tail->next = r; else b.head = r;
+  b.tail = r;
+  ++b.count;
+  ++s.tuples;
+  s.bytes += r->size;
+}
+
+void Store::unlink(SpaceState& s, Bucket* b, Record* r) {
+  if (r->prev) r->prev->next = r->next; else b->head = r->next;
+  if (r->next) r->next->prev = r->prev; else b->tail = r->prev;
+  r->prev = r->next = nullptr;
+  --b->count;
+  --s.tuples;
+  s.bytes -= r->size;
+  if (b->count == 0) {
+    auto sig_it = s.by_signature.find(b->signature);
+    auto& slots = sig_it->second;
+    slots[b->slot] = slots.back();
+    slots[b->slot]->slot = b->slot;
+    slots.pop_back();
+    if (slots.empty()) s.by_signature.erase(sig_it);
+    std::string key = std::move(b->key);
+    s.buckets.erase(key);
+  }
+}
+
+void Store::notify(SpaceState& s, const std::string& key, Signature sig, Record* r,
+                   WatchEventKind k) {
+  for (const Watch& w : s.watches) {
+    if (!key_matches(w.tmpl, key, sig) || !checks_match(w.tmpl, r->bytes())) continue;
+    Delivery d = make_delivery(Delivery::Kind::Event, w.client);
+    d.tuple.assign(r->bytes());
+    d.watch = w.id;
+    d.event = k;
+    deliveries_.push_back(std::move(d));
+  }
+}
+
+Taken Store::hand_out(SpaceState& s, Record* r, const WaitSpec& spec, Millis now) {
+  Taken t{std::string(r->bytes()), 0};
+  if (spec.lease > 0) {
+    t.lease = next_lease_++;
+    Millis deadline = now + spec.lease;
+    leases_.emplace(t.lease, Lease{r, s.name, spec.client, deadline});
+    lease_deadlines_.emplace(deadline, t.lease);
+    ++s.leases;
+  } else {
+    Record::destroy(r);
+  }
+  return t;
+}
+
+bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature sig, Millis now) {
+  if (s.waiters == 0) return false;
+  std::list<Waiter*>* by_key = nullptr;
+  std::list<Waiter*>* by_sig = nullptr;
+  if (auto it = s.waiters_by_key.find(key); it != s.waiters_by_key.end()) by_key = &it->second;
+  if (auto it = s.waiters_by_signature.find(sig); it != s.waiters_by_signature.end())
+    by_sig = &it->second;
+  if (!by_key && !by_sig) return false;
+
+  // Merge the two arrival-ordered lists; readers before the first taker get a
+  // copy, the first taker consumes the tuple.
+  std::vector<Waiter*> served;
+  Waiter* taker = nullptr;
+  auto a = by_key ? by_key->begin() : std::list<Waiter*>::iterator{};
+  auto b = by_sig ? by_sig->begin() : std::list<Waiter*>::iterator{};
+  auto a_end = by_key ? by_key->end() : a;
+  auto b_end = by_sig ? by_sig->end() : b;
+  while (a != a_end || b != b_end) {
+    Waiter* w;
+    if (b == b_end || (a != a_end && (*a)->id < (*b)->id)) w = *a++;
+    else w = *b++;
+    if (!checks_match(w->tmpl, r->bytes())) continue;
+    if (w->spec.take) {
+      taker = w;
+      break;
+    }
+    served.push_back(w);
+  }
+  for (Waiter* w : served) {
+    Delivery d = make_delivery(Delivery::Kind::Tuple, w->spec.client, w->spec.request_id);
+    d.tuple.assign(r->bytes());
+    deliveries_.push_back(std::move(d));
+    remove_waiter(w->id);
+  }
+  if (!taker) return false;
+  notify(s, key, sig, r, WatchEventKind::Taken);
+  WaitSpec spec = taker->spec;
+  remove_waiter(taker->id);
+  Taken t = hand_out(s, r, spec, now);
+  Delivery d = make_delivery(Delivery::Kind::Tuple, spec.client, spec.request_id);
+  d.tuple = std::move(t.tuple);
+  d.lease = t.lease;
+  deliveries_.push_back(std::move(d));
+  return true;
+}
+
+void Store::out(std::string_view space, TupleImage t, Millis now) {
+  SpaceState& s = space_for(space);
+  Record* r = Record::make(t.bytes, next_seq_++);
+  if (!s.watches.empty()) notify(s, t.key, t.signature, r, WatchEventKind::Written);
+  if (!offer(s, r, t.key, t.signature, now)) store_record(s, r, t.key, t.signature);
+}
+
+Store::Record* Store::find_oldest(SpaceState& s, const TemplateImage& tmpl, Bucket** bucket_out) {
+  auto first_match = [&](Bucket& b) -> Record* {
+    for (Record* r = b.head; r; r = r->next)
+      if (checks_match(tmpl, r->bytes())) return r;
+    return nullptr;
+  };
+  if (tmpl.field0_actual) {
+    auto it = s.buckets.find(tmpl.key);
+    if (it == s.buckets.end()) return nullptr;
+    *bucket_out = &it->second;
+    return first_match(it->second);
+  }
+  auto it = s.by_signature.find(tmpl.signature);
+  if (it == s.by_signature.end()) return nullptr;
+  Record* best = nullptr;
+  for (Bucket* b : it->second) {
+    Record* r = first_match(*b);
+    if (r && (!best || r->seq < best->seq)) {
+      best = r;
+      *bucket_out = b;
+    }
+  }
+  return best;
+}
+
+std::optional<Taken> Store::in(std::string_view space, const TemplateImage& tmpl,
+                               const WaitSpec& spec, Millis now) {
+  SpaceState& s = space_for(space);
+  Bucket* b = nullptr;
+  if (Record* r = find_oldest(s, tmpl, &b)) {
+    if (!spec.take) return Taken{std::string(r->bytes()), 0};
+    if (!s.watches.empty()) notify(s, b->key, b->signature, r, WatchEventKind::Taken);
+    unlink(s, b, r);
+    return hand_out(s, r, spec, now);
+  }
+  if (spec.timeout == 0) return std::nullopt;
+
+  auto* w = new Waiter();
+  w->id = next_waiter_++;
+  w->space = &s;
+  w->tmpl = tmpl;
+  w->spec = spec;
+  w->list = tmpl.field0_actual ? &s.waiters_by_key[tmpl.key]
+                               : &s.waiters_by_signature[tmpl.signature];
+  w->pos = w->list->insert(w->list->end(), w);
+  if (spec.timeout > 0) {
+    w->deadline = now + spec.timeout;
+    waiter_deadlines_.emplace(w->deadline, w->id);
+  }
+  waiters_.emplace(w->id, w);
+  ++s.waiters;
+  return std::nullopt;
+}
+
+std::vector<std::string> Store::in_many(std::string_view space, const TemplateImage& tmpl,
+                                        std::size_t max, Millis now) {
+  std::vector<std::string> taken;
+  SpaceState* s = find_space(space);
+  if (!s) return taken;
+  WaitSpec spec;
+  while (taken.size() < max) {
+    Bucket* b = nullptr;
+    Record* r = find_oldest(*s, tmpl, &b);
+    if (!r) break;
+    if (!s->watches.empty()) notify(*s, b->key, b->signature, r, WatchEventKind::Taken);
+    unlink(*s, b, r);
+    taken.push_back(hand_out(*s, r, spec, now).tuple);
+  }
+  return taken;
+}
+
+void Store::remove_waiter(std::uint64_t id) {
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return;
+  Waiter* w = it->second;
+  SpaceState& s = *w->space;
+  w->list->erase(w->pos);
+  if (w->list->empty()) {
+    if (w->tmpl.field0_actual) s.waiters_by_key.erase(w->tmpl.key);
+    else s.waiters_by_signature.erase(w->tmpl.signature);
+  }
+  --s.waiters;
+  waiters_.erase(it);
+  delete w;
+}
+
+bool Store::ack(LeaseId id) {
+  auto it = leases_.find(id);
+  if (it == leases_.end()) return false;
+  if (SpaceState* s = find_space(it->second.space)) --s->leases;
+  Record::destroy(it->second.record);
+  leases_.erase(it);
+  return true;
+}
+
+bool Store::renew(LeaseId id, Millis duration, Millis now) {
+  auto it = leases_.find(id);
+  if (it == leases_.end()) return false;
+  it->second.deadline = now + duration;
+  lease_deadlines_.emplace(it->second.deadline, id);
+  return true;
+}
+
+void Store::return_to_space(Lease&& lease, Millis now) {
+  SpaceState& s = space_for(lease.space);
+  if (s.leases) --s.leases;
+  Record* r = lease.record;
+  r->seq = next_seq_++;
+  TupleImage img = describe_tuple(r->bytes());
+  if (!s.watches.empty()) notify(s, img.key, img.signature, r, WatchEventKind::Written);
+  if (!offer(s, r, img.key, img.signature, now)) store_record(s, r, img.key, img.signature);
+}
+
+WatchId Store::watch(std::string_view space, const TemplateImage& tmpl, ClientId client) {
+  SpaceState& s = space_for(space);
+  WatchId id = next_watch_++;
+  s.watches.push_back(Watch{id, client, tmpl});
+  watch_owner_.emplace(id, std::make_pair(&s, client));
+  return id;
+}
+
+bool Store::unwatch(WatchId id, ClientId client) {
+  auto it = watch_owner_.find(id);
+  if (it == watch_owner_.end() || it->second.second != client) return false;
+  auto& ws = it->second.first->watches;
+  ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const Watch& w) { return w.id == id; }),
+           ws.end());
+  watch_owner_.erase(it);
+  return true;
+}
+
+bool Store::remove(std::string_view space) {
+  auto it = spaces_.find(std::string(space));
+  if (it == spaces_.end()) return false;
+  SpaceState* s = it->second.get();
+  std::vector<std::uint64_t> ids;
+  for (auto& [id, w] : waiters_)
+    if (w->space == s) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (auto id : ids) {
+    Waiter* w = waiters_.at(id);
+    deliveries_.push_back(make_delivery(Delivery::Kind::SpaceRemoved, w->spec.client, w->spec.request_id));
+    remove_waiter(id);
+  }
+  for (auto l = leases_.begin(); l != leases_.end();) {
+    if (l->second.space == s->name) {
+      Record::destroy(l->second.record);
+      l = leases_.erase(l);
+    } else {
+      ++l;
+    }
+  }
+  for (const Watch& w : s->watches) watch_owner_.erase(w.id);
+  for (auto& [key, b] : s->buckets)
+    for (Record* r = b.head; r;) {
+      Record* next = r->next;
+      Record::destroy(r);
+      r = next;
+    }
+  spaces_.erase(it);
+  return true;
+}
+
+void Store::drop_client(ClientId client, Millis now) {
+  std::vector<std::uint64_t> ids;
+  for (auto& [id, w] : waiters_)
+    if (w->spec.client == client) ids.push_back(id);
+  for (auto id : ids) remove_waiter(id);
+
+  std::vector<LeaseId> held;
+  for (auto& [id, l] : leases_)
+    if (l.client == client) held.push_back(id);
+  std::sort(held.begin(), held.end());  // return in the order they were granted
+  for (LeaseId id : held) {
+    auto node = leases_.extract(id);
+    return_to_space(std::move(node.mapped()), now);
+  }
+
+  std::vector<WatchId> watches;
+  for (auto& [id, owner] : watch_owner_)
+    if (owner.second == client) watches.push_back(id);
+  for (WatchId id : watches) unwatch(id, client);
+}
+
+void Store::advance(Millis now) {
+  while (!waiter_deadlines_.empty() && waiter_deadlines_.begin()->first <= now) {
+    auto [when, id] = *waiter_deadlines_.begin();
+    waiter_deadlines_.erase(waiter_deadlines_.begin());
+    auto it = waiters_.find(id);
+    if (it == waiters_.end() || it->second->deadline != when) continue;
+    deliveries_.push_back(
+        make_delivery(Delivery::Kind::Timeout, it->second->spec.client, it->second->spec.request_id));
+    remove_waiter(id);
+  }
+  while (!lease_deadlines_.empty() && lease_deadlines_.begin()->first <= now) {
+    auto [when, id] = *lease_deadlines_.begin();
+    lease_deadlines_.erase(lease_deadlines_.begin());
+    auto it = leases_.find(id);
+    if (it == leases_.end() || it->second.deadline != when) continue;
+    auto node = leases_.extract(it);
+    return_to_space(std::move(node.mapped()), now);
+  }
+}
+
+std::optional<Millis> Store::next_deadline() const {
+  std::optional<Millis> next;
+  if (!waiter_deadlines_.empty()) next = waiter_deadlines_.begin()->first;
+  if (!lease_deadlines_.empty()) {
+    Millis l = lease_deadlines_.begin()->first;
+    if (!next || l < *next) next = l;
+  }
+  return next;
+}
+
+void Store::take_deliveries(std::vector<Delivery>& out) {
+  out.clear();
+  out.swap(deliveries_);
+}
+
+std::optional<SpaceStats> Store::stats(std::string_view space) const {
+  auto it = spaces_.find(std::string(space));
+  if (it == spaces_.end()) return std::nullopt;
+  const SpaceState& s = *it->second;
+  return SpaceStats{s.name, s.tuples, s.bytes, s.waiters, s.leases, s.watches.size()};
+}
+
+std::vector<SpaceStats> Store::stats() const {
+  std::vector<SpaceStats> all;
+  for (auto& [name, s] : spaces_)
+    all.push_back(SpaceStats{s->name, s->tuples, s->bytes, s->waiters, s->leases, s->watches.size()});
+  std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  return all;
+}
+
+std::uint64_t Store::tuple_count() const {
+  std::uint64_t n = 0;
+  for (auto& [name, s] : spaces_) n += s->tuples;
+  return n;
+}
+
+}  // namespace piranha::ts
