@@ -3,44 +3,12 @@
 #include <cstring>
 #include <msgpack.hpp>
 
+#include "pack.h"
+
 namespace piranha::ts {
 namespace {
 
-using Packer = msgpack::packer<msgpack::sbuffer>;
-
-// Always float64: msgpack-c's pack_double writes integral doubles as
-// integers, which would make 3.0 match the integer 3.
-void pack_float64(msgpack::sbuffer& buf, double d) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &d, sizeof bits);
-  char out[9];
-  out[0] = static_cast<char>(0xcb);
-  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
-  buf.write(out, sizeof out);
-}
-
-void pack_value(msgpack::sbuffer& buf, const Value& v) {
-  Packer pk(buf);
-  switch (type_of(v)) {
-    case Type::Int: pk.pack_int64(std::get<std::int64_t>(v)); break;
-    case Type::Double: pack_float64(buf, std::get<double>(v)); break;
-    case Type::String: {
-      const auto& s = std::get<std::string>(v);
-      pk.pack_str(static_cast<std::uint32_t>(s.size()));
-      pk.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
-      break;
-    }
-    case Type::Blob: {
-      const auto& s = std::get<Blob>(v).bytes;
-      pk.pack_bin(static_cast<std::uint32_t>(s.size()));
-      pk.pack_bin_body(s.data(), static_cast<std::uint32_t>(s.size()));
-      break;
-    }
-    case Type::Bool:
-      if (std::get<bool>(v)) pk.pack_true(); else pk.pack_false();
-      break;
-  }
-}
+using detail::add_field;
 
 void check_arity(std::size_t n) {
   if (n < 1 || n > kMaxFields)
@@ -127,10 +95,6 @@ std::size_t read_array_header(const unsigned char*& p, std::size_t& avail) {
   return n;
 }
 
-Signature add_field(Signature sig, std::size_t i, Type t) {
-  return sig | (static_cast<Signature>(t) << (5 + 3 * i));
-}
-
 }  // namespace
 
 std::string index_key(Signature sig, std::string_view field0) {
@@ -142,18 +106,15 @@ std::string index_key(Signature sig, std::string_view field0) {
 
 TupleImage image_of(const Tuple& t) {
   check_arity(t.size());
-  msgpack::sbuffer buf;
-  Packer pk(buf);
-  pk.pack_array(static_cast<std::uint32_t>(t.size()));
-  for (const auto& v : t.fields()) pack_value(buf, v);
-  return describe_tuple(std::string_view(buf.data(), buf.size()));
+  std::string buf;
+  detail::append_tuple(buf, t);
+  return describe_tuple(buf);
 }
 
 TemplateImage image_of(const Template& t) {
   check_arity(t.size());
-  msgpack::sbuffer buf;
-  Packer pk(buf);
-  pk.pack_array(static_cast<std::uint32_t>(t.size()));
+  std::string buf;
+  detail::append_array(buf, t.size());
   TemplateImage img;
   img.signature = t.size();
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -161,11 +122,9 @@ TemplateImage image_of(const Template& t) {
     img.signature = add_field(img.signature, i, f.type);
     std::size_t before = buf.size();
     if (f.is_formal()) {
-      char code = static_cast<char>(f.type);
-      pk.pack_ext(1, kFormalExtType);
-      pk.pack_ext_body(&code, 1);
+      detail::append_formal(buf, f.type);
     } else {
-      pack_value(buf, *f.actual);
+      detail::append_value(buf, *f.actual);
       std::string field(buf.data() + before, buf.size() - before);
       if (i == 0) {
         img.field0_actual = true;
@@ -176,7 +135,7 @@ TemplateImage image_of(const Template& t) {
     }
   }
   if (img.field0_actual) img.key = index_key(img.signature, img.key);
-  img.bytes.assign(buf.data(), buf.size());
+  img.bytes = std::move(buf);
   return img;
 }
 

@@ -179,6 +179,7 @@ void Store::notify(SpaceState& s, const std::string& key, Signature sig, Record*
     if (!key_matches(w.tmpl, key, sig) || !checks_match(w.tmpl, r->bytes())) continue;
     Delivery d = make_delivery(Delivery::Kind::Event, w.client);
     d.tuple.assign(r->bytes());
+    d.space = s.name;
     d.watch = w.id;
     d.event = k;
     deliveries_.push_back(std::move(d));
@@ -230,6 +231,7 @@ bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature si
   for (Waiter* w : served) {
     Delivery d = make_delivery(Delivery::Kind::Tuple, w->spec.client, w->spec.request_id);
     d.tuple.assign(r->bytes());
+    d.space = s.name;
     deliveries_.push_back(std::move(d));
     remove_waiter(w->id);
   }
@@ -240,6 +242,7 @@ bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature si
   Taken t = hand_out(s, r, spec, now);
   Delivery d = make_delivery(Delivery::Kind::Tuple, spec.client, spec.request_id);
   d.tuple = std::move(t.tuple);
+  d.space = s.name;
   d.lease = t.lease;
   deliveries_.push_back(std::move(d));
   return true;

@@ -58,6 +58,7 @@ struct Delivery {
   Kind kind = Kind::Tuple;
   ClientId client = 0;
   std::uint64_t request_id = 0;  // for Tuple / Timeout / SpaceRemoved
+  std::string space;             // for Tuple and Event
   std::string tuple;             // canonical bytes, for Tuple and Event
   LeaseId lease = 0;             // for Tuple taken under a lease
   WatchId watch = 0;             // for Event

@@ -1,0 +1,122 @@
+// The wire protocol between tuple-space clients and the server.
+//
+// Every message is one ZeroMQ frame holding one msgpack array. Requests are
+// [version, request_id, op, args...]; replies are [version, request_id,
+// status, payload...]; watch events are [version, 0, "event", ...].
+// docs/protocol.md is the normative description; this header is its C++ form.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "piranha/tuplespace/codec.h"
+#include "piranha/tuplespace/store.h"
+
+namespace piranha::ts {
+
+// Bumped on any incompatible change; a server answers other versions with
+// error "unsupported_version".
+inline constexpr std::int64_t kProtocolVersion = 1;
+
+// Requests larger than this are answered with error "too_large" (the server's
+// --max-message option changes it).
+inline constexpr std::size_t kDefaultMaxMessageBytes = 16u << 20;
+
+// Limits on a decoded request besides its size.
+inline constexpr std::size_t kMaxSpaceNameBytes = 256;
+inline constexpr std::size_t kMaxBatch = 1'000'000;  // tuples per out_many / in_many
+
+enum class Op : std::uint8_t { Hello, Out, OutMany, In, Rd, InMany, Ack, Renew, Watch, Unwatch, Remove, Stats };
+
+std::string_view op_name(Op op);
+
+// Error codes carried in error replies.
+namespace errc {
+inline constexpr std::string_view kBadRequest = "bad_request";
+inline constexpr std::string_view kUnsupportedVersion = "unsupported_version";
+inline constexpr std::string_view kUnknownOp = "unknown_op";
+inline constexpr std::string_view kTooLarge = "too_large";
+inline constexpr std::string_view kUnknownSpace = "unknown_space";
+inline constexpr std::string_view kUnknownLease = "unknown_lease";
+inline constexpr std::string_view kUnknownWatch = "unknown_watch";
+inline constexpr std::string_view kSpaceRemoved = "space_removed";
+}  // namespace errc
+
+// A decoded, validated request. Which members are meaningful depends on `op`.
+struct Request {
+  std::uint64_t id = 0;
+  Op op = Op::Hello;
+  std::string space;
+  std::vector<TupleImage> tuples;  // Out (one), OutMany
+  TemplateImage tmpl;              // In, Rd, InMany, Watch
+  Millis timeout = kForever;       // In, Rd: -1 waits forever, 0 never waits
+  Millis lease = 0;                // In: > 0 takes under a lease
+  std::uint64_t max = 0;           // InMany
+  std::uint64_t handle = 0;        // Ack/Renew: lease id; Unwatch: watch id
+  bool all_spaces = true;          // Stats: no space named
+};
+
+// Why a frame could not be decoded. request_id is the frame's id when it could
+// be read, else 0.
+struct DecodeFailure {
+  std::uint64_t request_id = 0;
+  std::string_view code;
+  std::string message;
+};
+
+// Decodes one request frame. Never throws and never crashes on any input:
+// malformed frames yield a DecodeFailure whose message says what and where.
+std::variant<Request, DecodeFailure> decode_request(std::string_view frame);
+
+// ---- Server side: reply encoders. Each appends one whole frame to `out`.
+
+void encode_ok(std::string& out, std::uint64_t rid);
+void encode_ok_count(std::string& out, std::uint64_t rid, std::uint64_t n);
+void encode_ok_tuple(std::string& out, std::uint64_t rid, std::string_view tuple, LeaseId lease);
+void encode_ok_tuples(std::string& out, std::uint64_t rid, const std::vector<std::string>& tuples);
+void encode_ok_stats(std::string& out, std::uint64_t rid, const std::vector<SpaceStats>& stats);
+void encode_ok_hello(std::string& out, std::uint64_t rid, std::size_t max_message_bytes);
+void encode_timeout(std::string& out, std::uint64_t rid);
+void encode_error(std::string& out, std::uint64_t rid, std::string_view code, std::string_view message);
+void encode_event(std::string& out, WatchId watch, WatchEventKind kind, std::string_view space,
+                  std::string_view tuple);
+
+// ---- Client side: request encoders. Each replaces `out` with one frame.
+
+void encode_hello(std::string& out, std::uint64_t rid);
+void encode_out(std::string& out, std::uint64_t rid, std::string_view space, const Tuple& t);
+void encode_out_many(std::string& out, std::uint64_t rid, std::string_view space,
+                     const std::vector<Tuple>& ts);
+// op is Op::In or Op::Rd.
+void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view space,
+               const Template& t, Millis timeout, Millis lease);
+void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
+                    std::uint64_t max);
+void encode_ack(std::string& out, std::uint64_t rid, LeaseId lease);
+void encode_renew(std::string& out, std::uint64_t rid, LeaseId lease, Millis duration);
+void encode_watch(std::string& out, std::uint64_t rid, std::string_view space, const Template& t);
+void encode_unwatch(std::string& out, std::uint64_t rid, WatchId watch);
+void encode_remove(std::string& out, std::uint64_t rid, std::string_view space);
+void encode_stats(std::string& out, std::uint64_t rid, std::string_view space);  // "" = all
+
+// A decoded reply or event.
+struct Reply {
+  enum class Status : std::uint8_t { Ok, Timeout, Error, Event };
+  std::uint64_t request_id = 0;
+  Status status = Status::Ok;
+  std::string code, message;        // Error
+  std::vector<Tuple> tuples;        // Ok for in/rd (one) and in_many; Event (one)
+  std::uint64_t number = 0;         // lease id (in), count (out_many), watch id (watch, Event)
+  std::vector<SpaceStats> stats;    // Ok for stats
+  WatchEventKind event = WatchEventKind::Written;  // Event
+  std::string space;                // Event
+};
+
+// Decodes a reply frame. Throws DecodeError when the server sent garbage.
+Reply decode_reply(std::string_view frame);
+
+}  // namespace piranha::ts

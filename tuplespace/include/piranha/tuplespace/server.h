@@ -1,0 +1,77 @@
+// Server: the tuple-space server's event loop.
+//
+// One thread owns the Store (no locks on the hot path). Clients talk to a
+// ZeroMQ ROUTER socket; each connection is one client session. A session whose
+// connection closes, or stops answering ZeroMQ heartbeats, is dropped: its
+// leased tuples return to their spaces and its parked requests are forgotten.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "piranha/tuplespace/protocol.h"
+
+namespace zmq {
+class context_t;
+}
+
+namespace piranha::ts {
+
+struct ServerOptions {
+  // Endpoints to bind: tcp://host:port (port * picks a free one), ipc://path,
+  // inproc://name (reachable only from this process).
+  std::vector<std::string> bind = {"tcp://127.0.0.1:7070"};
+  // Requests above this size get error "too_large" and are not processed.
+  std::size_t max_message_bytes = kDefaultMaxMessageBytes;
+  // ZeroMQ heartbeats: a peer silent for heartbeat_timeout_ms is disconnected.
+  int heartbeat_interval_ms = 1000;
+  int heartbeat_timeout_ms = 5000;
+  // One line per notable event (connections, rejected requests). Null: quiet.
+  std::function<void(std::string_view)> log;
+};
+
+// Counters, for tests and `piranha ts stats`.
+struct ServerCounters {
+  std::uint64_t requests = 0;
+  std::uint64_t rejected = 0;  // requests answered with an error
+  std::uint64_t sessions_opened = 0;
+  std::uint64_t sessions_dropped = 0;
+};
+
+class Server {
+ public:
+  // Binds every endpoint. Throws std::runtime_error naming the endpoint when
+  // one cannot be bound. Uses default_context(), so inproc endpoints are
+  // reachable by clients of this process.
+  explicit Server(ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Serves until stop() is called. Call from one thread only.
+  void run();
+
+  // Makes run() return soon. Safe from any thread and from a signal handler.
+  void stop();
+
+  // The bound endpoints, with wildcard ports resolved (tcp://127.0.0.1:41234).
+  const std::vector<std::string>& endpoints() const;
+
+  // A snapshot of the counters; call from the run() thread or after it returns.
+  ServerCounters counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The process-wide ZeroMQ context shared by servers and clients, so that
+// inproc:// endpoints connect.
+zmq::context_t& default_context();
+
+}  // namespace piranha::ts

@@ -1,0 +1,316 @@
+#include "piranha/tuplespace/server.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <unordered_map>
+#include <zmq.hpp>
+
+namespace piranha::ts {
+
+zmq::context_t& default_context() {
+  static zmq::context_t ctx(1);
+  return ctx;
+}
+
+namespace {
+
+Millis now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// At most this many requests are handled before deadlines and monitor events
+// are looked at again, so a flood cannot starve timeouts.
+constexpr int kBatch = 256;
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions opt;
+  zmq::socket_t router;
+  zmq::socket_t monitor;
+  int stop_fd = -1;
+  std::vector<std::string> endpoints;
+  Store store;
+  ServerCounters counters;
+
+  struct Session {
+    ClientId id;
+    int fd;
+  };
+  std::unordered_map<std::string, Session> sessions;  // by routing id
+  std::unordered_map<ClientId, std::string> routing;  // client id -> routing id
+  ClientId next_client = 1;
+
+  std::string reply;
+  std::vector<Delivery> deliveries;
+
+  explicit Impl(ServerOptions o)
+      : opt(std::move(o)),
+        router(default_context(), zmq::socket_type::router),
+        monitor(default_context(), zmq::socket_type::pair) {
+    stop_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (stop_fd < 0) throw std::runtime_error("server: eventfd failed");
+    router.set(zmq::sockopt::router_mandatory, 1);
+    router.set(zmq::sockopt::sndhwm, 0);
+    router.set(zmq::sockopt::rcvhwm, 0);
+    router.set(zmq::sockopt::linger, 0);
+    router.set(zmq::sockopt::heartbeat_ivl, opt.heartbeat_interval_ms);
+    router.set(zmq::sockopt::heartbeat_timeout, opt.heartbeat_timeout_ms);
+    router.set(zmq::sockopt::heartbeat_ttl, opt.heartbeat_timeout_ms);
+    // A hard wall well above the reply-with-error limit: frames beyond it make
+    // ZeroMQ drop the connection instead of buffering them.
+    router.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt.max_message_bytes) * 4 + 4096);
+    std::string monitor_ep = "inproc://piranha-ts-monitor-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+    if (zmq_socket_monitor(router.handle(), monitor_ep.c_str(), ZMQ_EVENT_DISCONNECTED) != 0)
+      throw std::runtime_error("server: cannot monitor the router socket");
+    monitor.connect(monitor_ep);
+    for (const auto& ep : opt.bind) {
+      try {
+        router.bind(ep);
+      } catch (const zmq::error_t& e) {
+        ::close(stop_fd);
+        throw std::runtime_error("cannot bind " + ep + ": " + e.what());
+      }
+      endpoints.push_back(router.get(zmq::sockopt::last_endpoint));
+    }
+  }
+
+  ~Impl() {
+    zmq_socket_monitor(router.handle(), nullptr, 0);
+    if (stop_fd >= 0) ::close(stop_fd);
+  }
+
+  void log(const std::string& line) {
+    if (opt.log) opt.log(line);
+  }
+
+  void send(const std::string& routing_id, const std::string& frame) {
+    zmq::message_t id(routing_id.data(), routing_id.size());
+    zmq::message_t body(frame.data(), frame.size());
+    try {
+      router.send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+      router.send(body, zmq::send_flags::dontwait);
+    } catch (const zmq::error_t&) {
+      // The peer is gone (EHOSTUNREACH); its session is dropped on disconnect.
+    }
+  }
+
+  // Sends to a client by id. False when the client is no longer routable.
+  bool send_to(ClientId client, const std::string& frame) {
+    auto it = routing.find(client);
+    if (it == routing.end()) return false;
+    zmq::message_t id(it->second.data(), it->second.size());
+    zmq::message_t body(frame.data(), frame.size());
+    try {
+      if (!router.send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
+      return router.send(body, zmq::send_flags::dontwait).has_value();
+    } catch (const zmq::error_t&) {
+      return false;
+    }
+  }
+
+  Session& session_for(const std::string& routing_id, int fd) {
+    auto it = sessions.find(routing_id);
+    if (it != sessions.end()) return it->second;
+    ClientId id = next_client++;
+    ++counters.sessions_opened;
+    routing.emplace(id, routing_id);
+    return sessions.emplace(routing_id, Session{id, fd}).first->second;
+  }
+
+  void drop_fd(int fd) {
+    if (fd < 0) return;
+    std::vector<std::string> gone;
+    for (auto& [rid, s] : sessions)
+      if (s.fd == fd) gone.push_back(rid);
+    for (const auto& rid : gone) {
+      ClientId id = sessions.at(rid).id;
+      sessions.erase(rid);
+      routing.erase(id);
+      store.drop_client(id, now_ms());
+      ++counters.sessions_dropped;
+      log("client " + std::to_string(id) + " disconnected; its leases returned");
+    }
+  }
+
+  void drain_monitor() {
+    while (true) {
+      zmq::message_t event, address;
+      if (!monitor.recv(event, zmq::recv_flags::dontwait)) return;
+      if (event.more()) (void)monitor.recv(address, zmq::recv_flags::dontwait);
+      if (event.size() < 6) continue;
+      std::uint16_t kind;
+      std::uint32_t value;
+      std::memcpy(&kind, event.data(), 2);
+      std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
+      if (kind == ZMQ_EVENT_DISCONNECTED) drop_fd(static_cast<int>(value));
+    }
+  }
+
+  void reject(const std::string& routing_id, std::uint64_t rid, std::string_view code,
+              const std::string& message) {
+    ++counters.rejected;
+    reply.clear();
+    encode_error(reply, rid, code, message);
+    send(routing_id, reply);
+    log("rejected request " + std::to_string(rid) + ": " + std::string(code) + ": " + message);
+  }
+
+  void handle(const std::string& routing_id, int fd, std::string_view frame) {
+    ++counters.requests;
+    if (frame.size() > opt.max_message_bytes) {
+      reject(routing_id, 0, errc::kTooLarge,
+             "request of " + std::to_string(frame.size()) + " bytes exceeds the limit of " +
+                 std::to_string(opt.max_message_bytes) + " bytes");
+      return;
+    }
+    auto decoded = decode_request(frame);
+    if (auto* f = std::get_if<DecodeFailure>(&decoded)) {
+      reject(routing_id, f->request_id, f->code, f->message);
+      return;
+    }
+    Request& r = std::get<Request>(decoded);
+    Session& session = session_for(routing_id, fd);
+    Millis now = now_ms();
+    reply.clear();
+    switch (r.op) {
+      case Op::Hello: encode_ok_hello(reply, r.id, opt.max_message_bytes); break;
+      case Op::Out:
+        store.out(r.space, std::move(r.tuples[0]), now);
+        encode_ok(reply, r.id);
+        break;
+      case Op::OutMany:
+        for (auto& t : r.tuples) store.out(r.space, std::move(t), now);
+        encode_ok_count(reply, r.id, r.tuples.size());
+        break;
+      case Op::In:
+      case Op::Rd: {
+        WaitSpec spec{session.id, r.id, r.op == Op::In, r.timeout, r.lease};
+        if (auto t = store.in(r.space, r.tmpl, spec, now)) encode_ok_tuple(reply, r.id, t->tuple, t->lease);
+        else if (r.timeout == 0) encode_timeout(reply, r.id);
+        else return;  // parked; answered by a delivery
+        break;
+      }
+      case Op::InMany: encode_ok_tuples(reply, r.id, store.in_many(r.space, r.tmpl, r.max, now)); break;
+      case Op::Ack:
+        if (!store.ack(r.handle))
+          return reject(routing_id, r.id, errc::kUnknownLease,
+                        "lease " + std::to_string(r.handle) + " is unknown: never granted, already acked, or expired");
+        encode_ok(reply, r.id);
+        break;
+      case Op::Renew:
+        if (!store.renew(r.handle, r.lease, now))
+          return reject(routing_id, r.id, errc::kUnknownLease,
+                        "lease " + std::to_string(r.handle) + " is unknown: never granted, already acked, or expired");
+        encode_ok(reply, r.id);
+        break;
+      case Op::Watch: encode_ok_count(reply, r.id, store.watch(r.space, r.tmpl, session.id)); break;
+      case Op::Unwatch:
+        if (!store.unwatch(r.handle, session.id))
+          return reject(routing_id, r.id, errc::kUnknownWatch,
+                        "watch " + std::to_string(r.handle) + " is not one of this client's watches");
+        encode_ok(reply, r.id);
+        break;
+      case Op::Remove:
+        if (!store.remove(r.space))
+          return reject(routing_id, r.id, errc::kUnknownSpace, "no space named \"" + r.space + "\"");
+        encode_ok(reply, r.id);
+        break;
+      case Op::Stats:
+        if (r.all_spaces) {
+          encode_ok_stats(reply, r.id, store.stats());
+        } else if (auto s = store.stats(r.space)) {
+          encode_ok_stats(reply, r.id, {*s});
+        } else {
+          return reject(routing_id, r.id, errc::kUnknownSpace, "no space named \"" + r.space + "\"");
+        }
+        break;
+    }
+    send(routing_id, reply);
+  }
+
+  void flush_deliveries() {
+    while (store.has_deliveries()) {
+      store.take_deliveries(deliveries);
+      for (Delivery& d : deliveries) {
+        reply.clear();
+        switch (d.kind) {
+          case Delivery::Kind::Tuple:
+            encode_ok_tuple(reply, d.request_id, d.tuple, d.lease);
+            if (!send_to(d.client, reply) && d.lease == 0) {
+              // The taker vanished before we could answer: keep the tuple.
+              store.out(d.space, describe_tuple(d.tuple), now_ms());
+            }
+            continue;
+          case Delivery::Kind::Timeout: encode_timeout(reply, d.request_id); break;
+          case Delivery::Kind::SpaceRemoved:
+            encode_error(reply, d.request_id, errc::kSpaceRemoved, "the space was removed while waiting");
+            break;
+          case Delivery::Kind::Event: encode_event(reply, d.watch, d.event, d.space, d.tuple); break;
+        }
+        send_to(d.client, reply);
+      }
+    }
+  }
+
+  void drain_router() {
+    for (int i = 0; i < kBatch; ++i) {
+      zmq::message_t id;
+      if (!router.recv(id, zmq::recv_flags::dontwait)) return;
+      std::string routing_id(static_cast<const char*>(id.data()), id.size());
+      zmq::message_t body;
+      if (!id.more() || !router.recv(body, zmq::recv_flags::dontwait)) continue;
+      // The connection's file descriptor ties the session to disconnect events;
+      // inproc peers have none (-1).
+      int fd = zmq_msg_get(body.handle(), ZMQ_SRCFD);
+      if (body.more()) {
+        zmq::message_t extra;
+        while (body.more() && router.recv(extra, zmq::recv_flags::dontwait)) body.swap(extra);
+        reject(routing_id, 0, errc::kBadRequest, "a request is exactly one frame");
+        continue;
+      }
+      handle(routing_id, fd, std::string_view(static_cast<const char*>(body.data()), body.size()));
+      flush_deliveries();
+    }
+  }
+
+  void run() {
+    zmq::pollitem_t items[] = {
+        {router.handle(), 0, ZMQ_POLLIN, 0},
+        {monitor.handle(), 0, ZMQ_POLLIN, 0},
+        {nullptr, stop_fd, ZMQ_POLLIN, 0},
+    };
+    while (true) {
+      long timeout = 1000;
+      if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - now_ms()));
+      zmq::poll(items, 3, std::chrono::milliseconds(timeout));
+      if (items[2].revents & ZMQ_POLLIN) {
+        std::uint64_t v;
+        [[maybe_unused]] auto n = ::read(stop_fd, &v, sizeof v);
+        return;
+      }
+      if (items[1].revents & ZMQ_POLLIN) drain_monitor();
+      if (items[0].revents & ZMQ_POLLIN) drain_router();
+      store.advance(now_ms());
+      flush_deliveries();
+    }
+  }
+};
+
+Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Server::~Server() = default;
+void Server::run() { impl_->run(); }
+void Server::stop() {
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(impl_->stop_fd, &one, sizeof one);
+}
+const std::vector<std::string>& Server::endpoints() const { return impl_->endpoints; }
+ServerCounters Server::counters() const { return impl_->counters; }
+
+}  // namespace piranha::ts
