@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <stdexcept>
 #include <unordered_map>
@@ -133,9 +135,10 @@ struct Server::Impl {
       ClientId id = sessions.at(rid).id;
       sessions.erase(rid);
       routing.erase(id);
-      store.drop_client(id, now_ms());
+      std::size_t returned = store.drop_client(id, now_ms());
       ++counters.sessions_dropped;
-      log("client " + std::to_string(id) + " disconnected; its leases returned");
+      log("client " + std::to_string(id) + " disconnected" +
+          (returned ? "; " + std::to_string(returned) + " leased tuples returned to their spaces" : ""));
     }
   }
 
@@ -289,7 +292,12 @@ struct Server::Impl {
     while (true) {
       long timeout = 1000;
       if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - now_ms()));
-      zmq::poll(items, 3, std::chrono::milliseconds(timeout));
+      try {
+        zmq::poll(items, 3, std::chrono::milliseconds(timeout));
+      } catch (const zmq::error_t& e) {
+        if (e.num() != EINTR) throw;
+        continue;  // a signal; stop() has written stop_fd if it was ours
+      }
       if (items[2].revents & ZMQ_POLLIN) {
         std::uint64_t v;
         [[maybe_unused]] auto n = ::read(stop_fd, &v, sizeof v);

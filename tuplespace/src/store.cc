@@ -418,7 +418,7 @@ bool Store::remove(std::string_view space) {
   return true;
 }
 
-void Store::drop_client(ClientId client, Millis now) {
+std::size_t Store::drop_client(ClientId client, Millis now) {
   std::vector<std::uint64_t> ids;
   for (auto& [id, w] : waiters_)
     if (w->spec.client == client) ids.push_back(id);
@@ -437,6 +437,7 @@ void Store::drop_client(ClientId client, Millis now) {
   for (auto& [id, owner] : watch_owner_)
     if (owner.second == client) watches.push_back(id);
   for (WatchId id : watches) unwatch(id, client);
+  return held.size();
 }
 
 void Store::advance(Millis now) {

@@ -129,8 +129,8 @@ class Store {
   bool remove(std::string_view space);
 
   // A client is gone: its leased tuples return to their spaces, its waiters
-  // and watches are dropped.
-  void drop_client(ClientId client, Millis now);
+  // and watches are dropped. Returns the number of leases returned.
+  std::size_t drop_client(ClientId client, Millis now);
 
   // Expires waiters and leases whose deadline is <= now.
   void advance(Millis now);
