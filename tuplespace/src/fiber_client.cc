@@ -1,0 +1,1 @@
+// FiberClient: to be written (see fiber_client.h).
