@@ -169,35 +169,40 @@ TupleImage describe_tuple(std::string_view bytes) {
   return img;
 }
 
+Tuple detail::tuple_from_object(const msgpack::object& o) {
+  if (o.type != msgpack::type::ARRAY) throw DecodeError("tuple is not an array");
+  if (o.via.array.size < 1 || o.via.array.size > kMaxFields) throw DecodeError("tuple has a bad arity");
+  std::vector<Value> fields;
+  fields.reserve(o.via.array.size);
+  for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
+    const msgpack::object& f = o.via.array.ptr[i];
+    switch (f.type) {
+      case msgpack::type::POSITIVE_INTEGER:
+        if (f.via.u64 > static_cast<std::uint64_t>(INT64_MAX)) throw DecodeError("integer out of int64 range");
+        fields.emplace_back(std::in_place_index<0>, static_cast<std::int64_t>(f.via.u64));
+        break;
+      case msgpack::type::NEGATIVE_INTEGER: fields.emplace_back(std::in_place_index<0>, f.via.i64); break;
+      case msgpack::type::FLOAT32:
+      case msgpack::type::FLOAT64: fields.emplace_back(std::in_place_index<1>, f.via.f64); break;
+      case msgpack::type::STR:
+        fields.emplace_back(std::in_place_index<2>, std::string(f.via.str.ptr, f.via.str.size));
+        break;
+      case msgpack::type::BIN:
+        fields.emplace_back(std::in_place_index<3>, Blob(std::string(f.via.bin.ptr, f.via.bin.size)));
+        break;
+      case msgpack::type::BOOLEAN: fields.emplace_back(std::in_place_index<4>, f.via.boolean); break;
+      default: throw DecodeError("unsupported field type in tuple");
+    }
+  }
+  return Tuple(std::move(fields));
+}
+
 Tuple decode_tuple(std::string_view bytes) {
   try {
-    msgpack::object_handle oh = msgpack::unpack(bytes.data(), bytes.size());
-    const msgpack::object& o = oh.get();
-    if (o.type != msgpack::type::ARRAY) throw DecodeError("tuple is not an array");
-    std::vector<Value> fields;
-    fields.reserve(o.via.array.size);
-    for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
-      const msgpack::object& f = o.via.array.ptr[i];
-      switch (f.type) {
-        case msgpack::type::POSITIVE_INTEGER:
-          fields.emplace_back(std::in_place_index<0>, static_cast<std::int64_t>(f.via.u64));
-          break;
-        case msgpack::type::NEGATIVE_INTEGER:
-          fields.emplace_back(std::in_place_index<0>, f.via.i64);
-          break;
-        case msgpack::type::FLOAT32:
-        case msgpack::type::FLOAT64: fields.emplace_back(std::in_place_index<1>, f.via.f64); break;
-        case msgpack::type::STR:
-          fields.emplace_back(std::in_place_index<2>, std::string(f.via.str.ptr, f.via.str.size));
-          break;
-        case msgpack::type::BIN:
-          fields.emplace_back(std::in_place_index<3>, Blob(std::string(f.via.bin.ptr, f.via.bin.size)));
-          break;
-        case msgpack::type::BOOLEAN: fields.emplace_back(std::in_place_index<4>, f.via.boolean); break;
-        default: throw DecodeError("unsupported field type in tuple");
-      }
-    }
-    return Tuple(std::move(fields));
+    std::size_t off = 0;
+    msgpack::object_handle oh = msgpack::unpack(bytes.data(), bytes.size(), off);
+    if (off != bytes.size()) throw DecodeError("trailing bytes after tuple");
+    return detail::tuple_from_object(oh.get());
   } catch (const msgpack::unpack_error& e) {
     throw DecodeError(std::string("malformed tuple: ") + e.what());
   }

@@ -83,6 +83,9 @@ inline void append_template(std::string& out, const Template& t) {
   }
 }
 
+// A Tuple from a msgpack array object. Throws DecodeError.
+Tuple tuple_from_object(const msgpack::object& o);
+
 inline Signature add_field(Signature sig, std::size_t i, Type t) {
   return sig | (static_cast<Signature>(t) << (5 + 3 * i));
 }

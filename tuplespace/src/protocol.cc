@@ -427,12 +427,7 @@ void encode_stats(std::string& out, std::uint64_t rid, std::string_view space) {
 
 namespace {
 
-Tuple tuple_from(const msgpack::object& o) {
-  std::string bytes;
-  detail::StringStream st{&bytes};
-  msgpack::packer<detail::StringStream>(st).pack(o);
-  return decode_tuple(bytes);
-}
+Tuple tuple_from(const msgpack::object& o) { return detail::tuple_from_object(o); }
 
 std::string str_of(const msgpack::object& o) {
   if (o.type != msgpack::type::STR) throw DecodeError("reply: expected a str");

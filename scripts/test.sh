@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Sets up (Debian packages), builds, and runs every test: first the regular
+# build, then the same tests in an AddressSanitizer + UndefinedBehaviorSanitizer
+# build. Exits nonzero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+
+echo "== build (RelWithDebInfo) =="
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j2
+echo "== tests =="
+(cd build && ctest --output-on-failure --timeout 300)
+
+echo "== build (ASan + UBSan) =="
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPIRANHA_SANITIZE=ON -DPIRANHA_BENCH=OFF >/dev/null
+cmake --build build-asan -j2
+echo "== tests under ASan + UBSan =="
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure --timeout 600)
+echo "== all tests passed =="
