@@ -19,7 +19,9 @@ struct Client::Socket {
   zmq::socket_t s;
   explicit Socket(const std::string& endpoint, const ClientOptions& o)
       : s(default_context(), zmq::socket_type::dealer) {
-    s.set(zmq::sockopt::linger, 0);
+    // Long enough to deliver the goodbye on close, short enough not to hang
+    // an exiting program whose server is gone.
+    s.set(zmq::sockopt::linger, 200);
     s.set(zmq::sockopt::sndhwm, 0);
     s.set(zmq::sockopt::rcvhwm, 0);
     s.set(zmq::sockopt::heartbeat_ivl, o.heartbeat_interval_ms);
@@ -45,7 +47,15 @@ Client::Client(std::string endpoint, ClientOptions options)
                                              std::to_string(options_.connect_timeout.count()) + " ms");
 }
 
-Client::~Client() = default;
+Client::~Client() {
+  // Best effort: lets the server drop this session at once (inproc
+  // connections have no disconnect event; TCP ones get it a little later).
+  try {
+    encode_bye(frame_, next_id_++);
+    socket_->s.send(zmq::buffer(frame_), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t&) {
+  }
+}
 
 // Waits for the reply to `rid`, queueing watch events that arrive meanwhile.
 // On timeout leaves out.request_id != rid.

@@ -33,6 +33,11 @@ inline void append_int(std::string& out, std::int64_t v) {
   Packer(st).pack_int64(v);
 }
 
+inline void append_uint(std::string& out, std::uint64_t v) {
+  StringStream st{&out};
+  Packer(st).pack_uint64(v);
+}
+
 inline void append_str(std::string& out, std::string_view s) {
   StringStream st{&out};
   Packer pk(st);

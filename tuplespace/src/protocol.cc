@@ -155,6 +155,7 @@ constexpr OpInfo kOps[] = {
     {"in", Op::In, 4, 4},             {"rd", Op::Rd, 4, 4},           {"in_many", Op::InMany, 3, 3},
     {"ack", Op::Ack, 1, 1},           {"renew", Op::Renew, 2, 2},     {"watch", Op::Watch, 2, 2},
     {"unwatch", Op::Unwatch, 1, 1},   {"remove", Op::Remove, 1, 1},   {"stats", Op::Stats, 0, 1},
+    {"bye", Op::Bye, 0, 0},
 };
 
 Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
@@ -182,7 +183,8 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
            " arguments, got " + std::to_string(nargs));
   const msgpack::object* arg = a.ptr + 3;
   switch (r.op) {
-    case Op::Hello: break;
+    case Op::Hello:
+    case Op::Bye: break;
     case Op::Out:
       r.space = as_space(arg[0], name);
       r.tuples.push_back(tuple_image(arg[1], "out: tuple"));
@@ -362,6 +364,8 @@ void encode_event(std::string& out, WatchId watch, WatchEventKind kind, std::str
 
 void encode_hello(std::string& out, std::uint64_t rid) { begin_request(out, rid, "hello", 0); }
 
+void encode_bye(std::string& out, std::uint64_t rid) { begin_request(out, rid, "bye", 0); }
+
 void encode_out(std::string& out, std::uint64_t rid, std::string_view space, const Tuple& t) {
   begin_request(out, rid, "out", 2);
   detail::append_str(out, space);
@@ -390,17 +394,17 @@ void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space,
   begin_request(out, rid, "in_many", 3);
   detail::append_str(out, space);
   detail::append_template(out, t);
-  detail::append_int(out, static_cast<std::int64_t>(max));
+  detail::append_uint(out, max);
 }
 
 void encode_ack(std::string& out, std::uint64_t rid, LeaseId lease) {
   begin_request(out, rid, "ack", 1);
-  detail::append_int(out, static_cast<std::int64_t>(lease));
+  detail::append_uint(out, lease);
 }
 
 void encode_renew(std::string& out, std::uint64_t rid, LeaseId lease, Millis duration) {
   begin_request(out, rid, "renew", 2);
-  detail::append_int(out, static_cast<std::int64_t>(lease));
+  detail::append_uint(out, lease);
   detail::append_int(out, duration);
 }
 
@@ -412,7 +416,7 @@ void encode_watch(std::string& out, std::uint64_t rid, std::string_view space, c
 
 void encode_unwatch(std::string& out, std::uint64_t rid, WatchId watch) {
   begin_request(out, rid, "unwatch", 1);
-  detail::append_int(out, static_cast<std::int64_t>(watch));
+  detail::append_uint(out, watch);
 }
 
 void encode_remove(std::string& out, std::uint64_t rid, std::string_view space) {
@@ -438,7 +442,12 @@ std::string str_of(const msgpack::object& o) {
 
 Reply decode_reply(std::string_view frame) {
   try {
-    msgpack::object_handle oh = msgpack::unpack(frame.data(), frame.size());
+    // Counts can never exceed the frame's size; the limit stops a corrupt
+    // frame from making the unpacker allocate gigabytes.
+    std::size_t n_max = frame.size();
+    msgpack::unpack_limit limit(n_max, n_max, n_max, n_max, n_max, 8);
+    std::size_t off = 0;
+    msgpack::object_handle oh = msgpack::unpack(frame.data(), frame.size(), off, nullptr, nullptr, limit);
     const msgpack::object& top = oh.get();
     if (top.type != msgpack::type::ARRAY || top.via.array.size < 3) throw DecodeError("reply is not [v, rid, status, ...]");
     const msgpack::object* a = top.via.array.ptr;

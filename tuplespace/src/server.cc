@@ -26,6 +26,11 @@ Millis now_ms() {
       .count();
 }
 
+std::string unknown_lease(LeaseId id) {
+  return "lease " + std::to_string(id) +
+         " is not held by this client: never granted to it, already acked, or expired";
+}
+
 // At most this many requests are handled before deadlines and monitor events
 // are looked at again, so a flood cannot starve timeouts.
 constexpr int kBatch = 256;
@@ -126,20 +131,25 @@ struct Server::Impl {
     return sessions.emplace(routing_id, Session{id, fd}).first->second;
   }
 
+  // Forgets a session: its leased tuples return, its waiters and watches go.
+  void drop_session(const std::string& routing_id, std::string_view why) {
+    auto it = sessions.find(routing_id);
+    if (it == sessions.end()) return;
+    ClientId id = it->second.id;
+    sessions.erase(it);
+    routing.erase(id);
+    std::size_t returned = store.drop_client(id, now_ms());
+    ++counters.sessions_dropped;
+    log("client " + std::to_string(id) + " " + std::string(why) +
+        (returned ? "; " + std::to_string(returned) + " leased tuples returned to their spaces" : ""));
+  }
+
   void drop_fd(int fd) {
     if (fd < 0) return;
     std::vector<std::string> gone;
     for (auto& [rid, s] : sessions)
       if (s.fd == fd) gone.push_back(rid);
-    for (const auto& rid : gone) {
-      ClientId id = sessions.at(rid).id;
-      sessions.erase(rid);
-      routing.erase(id);
-      std::size_t returned = store.drop_client(id, now_ms());
-      ++counters.sessions_dropped;
-      log("client " + std::to_string(id) + " disconnected" +
-          (returned ? "; " + std::to_string(returned) + " leased tuples returned to their spaces" : ""));
-    }
+    for (const auto& rid : gone) drop_session(rid, "disconnected");
   }
 
   void drain_monitor() {
@@ -179,10 +189,15 @@ struct Server::Impl {
       return;
     }
     Request& r = std::get<Request>(decoded);
+    if (r.op == Op::Bye) {
+      drop_session(routing_id, "said goodbye");
+      return;
+    }
     Session& session = session_for(routing_id, fd);
     Millis now = now_ms();
     reply.clear();
     switch (r.op) {
+      case Op::Bye: return;  // handled above
       case Op::Hello: encode_ok_hello(reply, r.id, opt.max_message_bytes); break;
       case Op::Out:
         store.out(r.space, std::move(r.tuples[0]), now);
@@ -202,15 +217,13 @@ struct Server::Impl {
       }
       case Op::InMany: encode_ok_tuples(reply, r.id, store.in_many(r.space, r.tmpl, r.max, now)); break;
       case Op::Ack:
-        if (!store.ack(r.handle))
-          return reject(routing_id, r.id, errc::kUnknownLease,
-                        "lease " + std::to_string(r.handle) + " is unknown: never granted, already acked, or expired");
+        if (!store.ack(r.handle, session.id))
+          return reject(routing_id, r.id, errc::kUnknownLease, unknown_lease(r.handle));
         encode_ok(reply, r.id);
         break;
       case Op::Renew:
-        if (!store.renew(r.handle, r.lease, now))
-          return reject(routing_id, r.id, errc::kUnknownLease,
-                        "lease " + std::to_string(r.handle) + " is unknown: never granted, already acked, or expired");
+        if (!store.renew(r.handle, r.lease, session.id, now))
+          return reject(routing_id, r.id, errc::kUnknownLease, unknown_lease(r.handle));
         encode_ok(reply, r.id);
         break;
       case Op::Watch: encode_ok_count(reply, r.id, store.watch(r.space, r.tmpl, session.id)); break;
@@ -246,7 +259,7 @@ struct Server::Impl {
         switch (d.kind) {
           case Delivery::Kind::Tuple:
             encode_ok_tuple(reply, d.request_id, d.tuple, d.lease);
-            if (!send_to(d.client, reply) && d.lease == 0) {
+            if (!send_to(d.client, reply) && d.taken && d.lease == 0) {
               // The taker vanished before we could answer: keep the tuple.
               store.out(d.space, describe_tuple(d.tuple), now_ms());
             }

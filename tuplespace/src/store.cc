@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <list>
 #include <new>
 
@@ -99,6 +100,12 @@ Delivery make_delivery(Delivery::Kind kind, ClientId client, std::uint64_t reque
   return d;
 }
 
+// now + duration without overflow: a huge timeout or lease means "for ever".
+Millis deadline_after(Millis now, Millis duration) {
+  return duration > std::numeric_limits<Millis>::max() - now ? std::numeric_limits<Millis>::max()
+                                                             : now + duration;
+}
+
 bool key_matches(const TemplateImage& tmpl, const std::string& key, Signature sig) {
   if (tmpl.signature != sig) return false;
   return !tmpl.field0_actual || tmpl.key == key;
@@ -190,7 +197,7 @@ Taken Store::hand_out(SpaceState& s, Record* r, const WaitSpec& spec, Millis now
   Taken t{std::string(r->bytes()), 0};
   if (spec.lease > 0) {
     t.lease = next_lease_++;
-    Millis deadline = now + spec.lease;
+    Millis deadline = deadline_after(now, spec.lease);
     leases_.emplace(t.lease, Lease{r, s.name, spec.client, deadline});
     lease_deadlines_.emplace(deadline, t.lease);
     ++s.leases;
@@ -244,6 +251,7 @@ bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature si
   d.tuple = std::move(t.tuple);
   d.space = s.name;
   d.lease = t.lease;
+  d.taken = true;
   deliveries_.push_back(std::move(d));
   return true;
 }
@@ -301,7 +309,7 @@ std::optional<Taken> Store::in(std::string_view space, const TemplateImage& tmpl
                                : &s.waiters_by_signature[tmpl.signature];
   w->pos = w->list->insert(w->list->end(), w);
   if (spec.timeout > 0) {
-    w->deadline = now + spec.timeout;
+    w->deadline = deadline_after(now, spec.timeout);
     waiter_deadlines_.emplace(w->deadline, w->id);
   }
   waiters_.emplace(w->id, w);
@@ -341,19 +349,19 @@ void Store::remove_waiter(std::uint64_t id) {
   delete w;
 }
 
-bool Store::ack(LeaseId id) {
+bool Store::ack(LeaseId id, ClientId client) {
   auto it = leases_.find(id);
-  if (it == leases_.end()) return false;
+  if (it == leases_.end() || it->second.client != client) return false;
   if (SpaceState* s = find_space(it->second.space)) --s->leases;
   Record::destroy(it->second.record);
   leases_.erase(it);
   return true;
 }
 
-bool Store::renew(LeaseId id, Millis duration, Millis now) {
+bool Store::renew(LeaseId id, Millis duration, ClientId client, Millis now) {
   auto it = leases_.find(id);
-  if (it == leases_.end()) return false;
-  it->second.deadline = now + duration;
+  if (it == leases_.end() || it->second.client != client) return false;
+  it->second.deadline = deadline_after(now, duration);
   lease_deadlines_.emplace(it->second.deadline, id);
   return true;
 }

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 using namespace piranha::ts;
 
 namespace {
@@ -188,7 +190,7 @@ TEST_CASE("an unacknowledged lease returns its tuple to the space") {
   CHECK(st.stats("s")->tuples == 0);
   st.advance(500);
   CHECK(st.stats("s")->tuples == 1);
-  CHECK_FALSE(st.ack(t->lease));
+  CHECK_FALSE(st.ack(t->lease, 4));
 }
 
 TEST_CASE("ack ends a lease for good; renew postpones it") {
@@ -199,13 +201,13 @@ TEST_CASE("ack ends a lease for good; renew postpones it") {
   spec.lease = 100;
   auto a = st.in("s", tmpl("task", Type::Int), spec, 0);
   auto b = st.in("s", tmpl("task", Type::Int), spec, 0);
-  CHECK(st.ack(a->lease));
-  CHECK(st.renew(b->lease, 1000, 50));
+  CHECK(st.ack(a->lease, 0));
+  CHECK(st.renew(b->lease, 1000, 0, 50));
   st.advance(500);
   CHECK(st.tuple_count() == 0);
   st.advance(1050);
   CHECK(st.tuple_count() == 1);
-  CHECK_FALSE(st.renew(a->lease, 10, 0));
+  CHECK_FALSE(st.renew(a->lease, 10, 0, 0));
 }
 
 TEST_CASE("a returned lease serves a parked waiter") {
@@ -284,4 +286,32 @@ TEST_CASE("unrelated tuples do not slow in: the bucket touched is the same size"
   st.out("s", tup("task", 1), 0);
   CHECK(decoded(st.in("s", tmpl("task", Type::Int), take_now(), 0)) == Tuple::of("task", 1));
   CHECK(st.stats("s")->tuples == 100000);
+}
+
+TEST_CASE("only the holder may ack or renew a lease") {
+  Store st;
+  st.out("s", tup("task", 1), 0);
+  WaitSpec spec = take_now();
+  spec.lease = 100;
+  spec.client = 1;
+  auto t = st.in("s", tmpl("task", Type::Int), spec, 0);
+  CHECK_FALSE(st.ack(t->lease, 2));
+  CHECK_FALSE(st.renew(t->lease, 1000, 2, 0));
+  CHECK(st.renew(t->lease, 1000, 1, 0));
+  CHECK(st.ack(t->lease, 1));
+}
+
+TEST_CASE("huge timeouts and leases mean for ever, not an overflow") {
+  Store st;
+  const Millis huge = std::numeric_limits<Millis>::max();
+  st.in("s", tmpl("t", Type::Int), blocking(1, 1, true, huge), 1000);
+  st.out("s", tup("task", 1), 0);
+  WaitSpec spec = take_now();
+  spec.lease = huge;
+  auto t = st.in("s", tmpl("task", Type::Int), spec, 1000);
+  REQUIRE(t);
+  st.advance(2000);
+  CHECK(drain(st).empty());
+  CHECK(st.stats("s")->waiters == 1);
+  CHECK(st.stats("s")->leases == 1);
 }

@@ -1,5 +1,6 @@
 #include "piranha/tuplespace/value.h"
 
+#include <cstring>
 #include <sstream>
 
 #include "piranha/tuplespace/tuple.h"
@@ -58,7 +59,15 @@ bool Template::matches(const Tuple& t) const {
   for (std::size_t i = 0; i < fields_.size(); ++i) {
     const Field& f = fields_[i];
     if (type_of(t[i]) != f.type) return false;
-    if (f.actual && !(*f.actual == t[i])) return false;
+    if (!f.actual) continue;
+    // Doubles compare by bit pattern, as the store compares canonical bytes:
+    // NaN matches an identical NaN, and 0.0 does not match -0.0.
+    if (f.type == Type::Double) {
+      double a = std::get<double>(*f.actual), b = std::get<double>(t[i]);
+      if (std::memcmp(&a, &b, sizeof a) != 0) return false;
+    } else if (!(*f.actual == t[i])) {
+      return false;
+    }
   }
   return true;
 }

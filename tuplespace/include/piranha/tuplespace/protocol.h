@@ -30,7 +30,10 @@ inline constexpr std::size_t kDefaultMaxMessageBytes = 16u << 20;
 inline constexpr std::size_t kMaxSpaceNameBytes = 256;
 inline constexpr std::size_t kMaxBatch = 1'000'000;  // tuples per out_many / in_many
 
-enum class Op : std::uint8_t { Hello, Out, OutMany, In, Rd, InMany, Ack, Renew, Watch, Unwatch, Remove, Stats };
+enum class Op : std::uint8_t {
+  Hello, Out, OutMany, In, Rd, InMany, Ack, Renew, Watch, Unwatch, Remove, Stats,
+  Bye,  // the client is closing: drop its session now (no reply)
+};
 
 std::string_view op_name(Op op);
 
@@ -102,6 +105,7 @@ void encode_watch(std::string& out, std::uint64_t rid, std::string_view space, c
 void encode_unwatch(std::string& out, std::uint64_t rid, WatchId watch);
 void encode_remove(std::string& out, std::uint64_t rid, std::string_view space);
 void encode_stats(std::string& out, std::uint64_t rid, std::string_view space);  // "" = all
+void encode_bye(std::string& out, std::uint64_t rid);
 
 // A decoded reply or event.
 struct Reply {

@@ -61,6 +61,7 @@ struct Delivery {
   std::string space;             // for Tuple and Event
   std::string tuple;             // canonical bytes, for Tuple and Event
   LeaseId lease = 0;             // for Tuple taken under a lease
+  bool taken = false;            // for Tuple: removed from the space (in), not copied (rd)
   WatchId watch = 0;             // for Event
   WatchEventKind event = WatchEventKind::Written;
 };
@@ -113,11 +114,12 @@ class Store {
                                    std::size_t max, Millis now);
 
   // Ends a lease: the tuple is gone for good. False when the lease is unknown
-  // (never granted, already acked, expired, or its space was removed).
-  bool ack(LeaseId lease);
+  // (never granted, already acked, expired, or its space was removed) or is
+  // held by another client.
+  bool ack(LeaseId lease, ClientId client);
 
-  // Extends a lease to now + duration. False when unknown.
-  bool renew(LeaseId lease, Millis duration, Millis now);
+  // Extends a lease to now + duration. False as for ack().
+  bool renew(LeaseId lease, Millis duration, ClientId client, Millis now);
 
   // Watches `tmpl` in `space` for `client`; events arrive as Deliveries.
   WatchId watch(std::string_view space, const TemplateImage& tmpl, ClientId client);
