@@ -26,6 +26,16 @@ Millis now_ms() {
       .count();
 }
 
+// The current time rounded up to the next whole millisecond. Deadlines start
+// from it while advance() is given now_ms() (rounded down), so a timeout or a
+// lease never ends before its full length has passed.
+Millis deadline_base_ms() {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now().time_since_epoch())
+                .count();
+  return (us + 999) / 1000;
+}
+
 std::string unknown_lease(LeaseId id) {
   return "lease " + std::to_string(id) +
          " is not held by this client: never granted to it, already acked, or expired";
@@ -125,6 +135,11 @@ struct Server::Impl {
   Session& session_for(const std::string& routing_id, int fd) {
     auto it = sessions.find(routing_id);
     if (it != sessions.end()) return it->second;
+    // A new connection may have been given the file descriptor of one that
+    // just closed. ZeroMQ reports that close before this connection's first
+    // message, but the loop may not have read the report yet: read it now, so
+    // that it cannot later be taken for this session's disconnect.
+    drain_monitor();
     ClientId id = next_client++;
     ++counters.sessions_opened;
     routing.emplace(id, routing_id);
@@ -138,7 +153,7 @@ struct Server::Impl {
     ClientId id = it->second.id;
     sessions.erase(it);
     routing.erase(id);
-    std::size_t returned = store.drop_client(id, now_ms());
+    std::size_t returned = store.drop_client(id, deadline_base_ms());
     ++counters.sessions_dropped;
     log("client " + std::to_string(id) + " " + std::string(why) +
         (returned ? "; " + std::to_string(returned) + " leased tuples returned to their spaces" : ""));
@@ -194,7 +209,7 @@ struct Server::Impl {
       return;
     }
     Session& session = session_for(routing_id, fd);
-    Millis now = now_ms();
+    Millis now = deadline_base_ms();
     reply.clear();
     switch (r.op) {
       case Op::Bye: return;  // handled above
@@ -261,7 +276,7 @@ struct Server::Impl {
             encode_ok_tuple(reply, d.request_id, d.tuple, d.lease);
             if (!send_to(d.client, reply) && d.taken && d.lease == 0) {
               // The taker vanished before we could answer: keep the tuple.
-              store.out(d.space, describe_tuple(d.tuple), now_ms());
+              store.out(d.space, describe_tuple(d.tuple), deadline_base_ms());
             }
             continue;
           case Delivery::Kind::Timeout: encode_timeout(reply, d.request_id); break;

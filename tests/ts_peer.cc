@@ -1,0 +1,73 @@
+// ts_peer: a scripted tuple-space client process for the integration tests,
+// so that tests can stop and kill a real client.
+//
+//   ts_peer ENDPOINT take SPACE LEASE_MS   takes ("task", ?int) under a lease, prints
+//                                          "took N lease L", then waits to be killed
+//   ts_peer ENDPOINT in SPACE              blocks in in("task", ?int), prints "got N"
+//   ts_peer ENDPOINT rd SPACE              blocks in rd("task", ?int), prints "read N"
+//   ts_peer ENDPOINT out SPACE N DELAY_MS  sleeps DELAY_MS, outs ("task", N), prints "wrote N"
+//
+// Each line is flushed at once so a test can wait for it. Exit status: 0 when
+// the script finished, 2 on a usage or tuple-space error. A peer nobody kills
+// ends itself after two minutes, so a crashed test leaves no stray processes.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "piranha/tuplespace/client.h"
+
+namespace ts = piranha::ts;
+
+namespace {
+
+int usage() {
+  std::cerr << "usage: ts_peer ENDPOINT take SPACE LEASE_MS | in SPACE | rd SPACE | out SPACE N DELAY_MS\n";
+  return 2;
+}
+
+int run(int argc, char** argv) {
+  if (argc < 4) return usage();
+  std::string endpoint = argv[1], command = argv[2], space_name = argv[3];
+  ts::Client client(endpoint);
+  ts::Space space = client.space(space_name);
+  std::int64_t n = 0;
+  if (command == "take" && argc == 5) {
+    ts::Leased task = space.take(std::chrono::milliseconds(std::stoll(argv[4])), "task", ts::bind(n));
+    std::cout << "took " << n << " lease " << task.lease << std::endl;
+    while (true) ::pause();
+  }
+  if (command == "in" && argc == 4) {
+    space.in("task", ts::bind(n));
+    std::cout << "got " << n << std::endl;
+    return 0;
+  }
+  if (command == "rd" && argc == 4) {
+    space.rd("task", ts::bind(n));
+    std::cout << "read " << n << std::endl;
+    return 0;
+  }
+  if (command == "out" && argc == 6) {
+    n = std::stoll(argv[4]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::stoll(argv[5])));
+    space.out("task", n);
+    std::cout << "wrote " << n << std::endl;
+    return 0;
+  }
+  return usage();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::alarm(120);
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "ts_peer: " << e.what() << "\n";
+    return 2;
+  }
+}
