@@ -1,5 +1,6 @@
 // piranha: the one command-line program, with subcommands.
 #include <iostream>
+#include <string>
 
 #include "commands.h"
 
@@ -12,6 +13,23 @@ int main(int argc, char** argv) {
   piranha::apps::add_ts_serve(*ts);
   piranha::apps::add_ts_stats(*ts);
   piranha::apps::add_ts_bench(*ts);
+  // CLI11 reports an unknown command word only as "a subcommand is required";
+  // name it instead.
+  CLI::App* level = &app;
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.empty() || word[0] == '-') break;
+    CLI::App* sub = nullptr;
+    for (CLI::App* s : level->get_subcommands([](CLI::App*) { return true; }))
+      if (s->get_name() == word) sub = s;
+    if (!sub) {
+      std::cerr << "piranha: unknown command \"" << word << "\"; see " << argv[0] << " "
+                << (level == &app ? "" : level->get_name() + " ") << "--help\n";
+      return 2;
+    }
+    if (sub->get_subcommands([](CLI::App*) { return true; }).empty()) break;
+    level = sub;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
