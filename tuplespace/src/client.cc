@@ -1,5 +1,6 @@
 #include "piranha/tuplespace/client.h"
 
+#include <cstdio>
 #include <zmq.hpp>
 
 #include "piranha/tuplespace/server.h"
@@ -45,9 +46,44 @@ Client::Client(std::string endpoint, ClientOptions options)
   if (r.request_id != rid)
     throw TupleSpaceError("unreachable", "no tuple-space server answered at " + endpoint_ + " within " +
                                              std::to_string(options_.connect_timeout.count()) + " ms");
+  if (r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
+}
+
+namespace {
+// Posted outs allowed in flight before out() waits for some acknowledgements,
+// so a fast producer cannot queue without bound.
+constexpr std::size_t kPostWindow = 1024;
+}  // namespace
+
+void Client::send_frame() {
+  if (frame_.size() > max_message_bytes_)
+    throw TupleSpaceError(std::string(errc::kTooLarge),
+                          std::string(errc::kTooLarge) + ": request of " + std::to_string(frame_.size()) +
+                              " bytes exceeds the server's limit of " + std::to_string(max_message_bytes_) +
+                              " bytes");
+  socket_->s.send(zmq::buffer(frame_), zmq::send_flags::none);
+}
+
+void Client::throw_deferred() {
+  if (!deferred_) return;
+  TupleSpaceError e = std::move(*deferred_);
+  deferred_.reset();
+  throw e;
 }
 
 Client::~Client() {
+  // Posted outs must be stored before the session ends.
+  if (!posted_.empty()) {
+    Reply r;
+    try {
+      receive_until(posted_.back(), r, options_.connect_timeout.count());
+    } catch (const std::exception&) {
+    }
+    if (!posted_.empty())
+      std::fprintf(stderr, "piranha: %zu posted out(s) to %s were not acknowledged before close\n", posted_.size(),
+                   endpoint_.c_str());
+  }
+  if (deferred_) std::fprintf(stderr, "piranha: a posted out failed: %s\n", deferred_->what());
   // Best effort: lets the server drop this session at once (inproc
   // connections have no disconnect event; TCP ones get it a little later).
   try {
@@ -82,6 +118,17 @@ void Client::receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms) {
       }
       continue;
     }
+    // The acknowledgement of a posted out: replies come in request order.
+    if (!posted_.empty() && r.request_id == posted_.front()) {
+      posted_.pop_front();
+      if (r.status == Reply::Status::Error && !deferred_)
+        deferred_.emplace(r.code, "out (posted earlier): " + r.code + ": " + r.message);
+      if (r.request_id == rid) {
+        out = std::move(r);
+        return;
+      }
+      continue;
+    }
     // An error with id 0 answers a request the server could not read: ours.
     if (r.request_id == rid || (r.request_id == 0 && r.status == Reply::Status::Error)) {
       r.request_id = rid;
@@ -93,9 +140,10 @@ void Client::receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms) {
 }
 
 Reply Client::call() {
+  throw_deferred();
   // The request id sits in the frame already; read it back from next_id_.
   std::uint64_t rid = next_id_ - 1;
-  socket_->s.send(zmq::buffer(frame_), zmq::send_flags::none);
+  send_frame();
   Reply r;
   receive_until(rid, r, kForever);
   if (r.status == Reply::Status::Error) throw TupleSpaceError(r.code, r.code + ": " + r.message);
@@ -103,8 +151,23 @@ Reply Client::call() {
 }
 
 void Client::out(std::string_view space, const Tuple& t) {
-  encode_out(frame_, next_id_++, space, t);
-  call();
+  throw_deferred();
+  std::uint64_t rid = next_id_++;
+  encode_out(frame_, rid, space, t);
+  send_frame();
+  posted_.push_back(rid);
+  if (posted_.size() > kPostWindow) {
+    Reply r;
+    receive_until(posted_[kPostWindow / 2], r, kForever);
+  }
+}
+
+void Client::flush() {
+  if (!posted_.empty()) {
+    Reply r;
+    receive_until(posted_.back(), r, kForever);
+  }
+  throw_deferred();
 }
 
 void Client::out_many(std::string_view space, const std::vector<Tuple>& ts) {

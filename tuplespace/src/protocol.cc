@@ -480,6 +480,9 @@ Reply decode_reply(std::string_view frame) {
             r.tuples.push_back(tuple_from(e));
           }
         }
+      } else if (n == 6) {  // hello: version, max_message_bytes, max_fields
+        r.number = a[3].as<std::uint64_t>();
+        r.max_message_bytes = a[4].as<std::uint64_t>();
       } else if (n >= 4 && a[3].type == msgpack::type::POSITIVE_INTEGER) {
         r.number = a[3].via.u64;
       }

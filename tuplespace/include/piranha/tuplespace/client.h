@@ -9,6 +9,16 @@
 // A Client is one ZeroMQ DEALER connection with heartbeats. It is not
 // thread-safe: use one per thread (or a FiberClient for many fibers). Errors
 // the server reports are thrown as TupleSpaceError.
+//
+// out() is posted, as Linda's out is non-blocking: it returns once the tuple
+// is queued for the server, without waiting for the reply. The server handles
+// one connection's requests in order, so by the time any later call on this
+// Client returns (or flush() returns), every earlier out is stored; a tuple
+// another process takes because of something this client wrote later is
+// therefore always there. An error for a posted out (rare: the tuple type
+// system is checked at compile time and sizes before sending) is thrown by
+// the next call. The destructor flushes, so nothing posted is lost when a
+// program ends normally.
 #pragma once
 
 #include <chrono>
@@ -85,7 +95,13 @@ class Client {
 
   // The untyped operations behind Space. timeout: kForever waits for ever,
   // 0 never waits. lease > 0 takes under a lease (in only).
+  //
+  // out posts (see above); throws TupleSpaceError("too_large") at once when
+  // the request exceeds the server's limit.
   void out(std::string_view space, const Tuple& t);
+  // Waits until every posted out is stored; throws the first error any of
+  // them got.
+  void flush();
   void out_many(std::string_view space, const std::vector<Tuple>& ts);
   std::optional<Leased> in(std::string_view space, const Template& t, Millis timeout = kForever,
                            Millis lease = 0);
@@ -110,7 +126,9 @@ class Client {
 
  private:
   Reply call();
+  void send_frame();
   void receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms);
+  void throw_deferred();
   struct Socket;
   std::string endpoint_;
   ClientOptions options_;
@@ -118,6 +136,9 @@ class Client {
   std::uint64_t next_id_ = 1;
   std::string frame_;
   std::deque<WatchEvent> events_;
+  std::size_t max_message_bytes_ = kDefaultMaxMessageBytes;  // from the server's hello
+  std::deque<std::uint64_t> posted_;  // ids of outs not yet acknowledged, oldest first
+  std::optional<TupleSpaceError> deferred_;  // the first error a posted out got
 };
 
 // A typed handle to one space over a connection (Client or FiberClient).

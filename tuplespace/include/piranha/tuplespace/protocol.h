@@ -116,6 +116,7 @@ struct Reply {
   std::vector<Tuple> tuples;        // Ok for in/rd (one) and in_many; Event (one)
   std::uint64_t number = 0;         // lease id (in), count (out_many), watch id (watch, Event)
   std::vector<SpaceStats> stats;    // Ok for stats
+  std::uint64_t max_message_bytes = 0;  // Ok for hello
   WatchEventKind event = WatchEventKind::Written;  // Event
   std::string space;                // Event
 };
