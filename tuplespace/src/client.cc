@@ -139,7 +139,7 @@ void Client::receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms) {
   }
 }
 
-Reply Client::call() {
+Reply Client::call(bool takes) {
   throw_deferred();
   // The request id sits in the frame already; read it back from next_id_.
   std::uint64_t rid = next_id_ - 1;
@@ -147,6 +147,9 @@ Reply Client::call() {
   Reply r;
   receive_until(rid, r, kForever);
   if (r.status == Reply::Status::Error) throw TupleSpaceError(r.code, r.code + ": " + r.message);
+  // A posted out's error that arrived with this reply is thrown now, unless
+  // throwing would drop tuples this call took; then the next call throws it.
+  if (!takes || r.tuples.empty()) throw_deferred();
   return r;
 }
 
@@ -177,7 +180,7 @@ void Client::out_many(std::string_view space, const std::vector<Tuple>& ts) {
 
 std::optional<Leased> Client::in(std::string_view space, const Template& t, Millis timeout, Millis lease) {
   encode_in(frame_, next_id_++, Op::In, space, t, timeout, lease);
-  Reply r = call();
+  Reply r = call(true);
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return Leased{std::move(r.tuples.at(0)), r.number};
 }
@@ -191,7 +194,7 @@ std::optional<Tuple> Client::rd(std::string_view space, const Template& t, Milli
 
 std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max) {
   encode_in_many(frame_, next_id_++, space, t, max);
-  return call().tuples;
+  return call(true).tuples;
 }
 
 void Client::ack(LeaseId lease) {

@@ -11,6 +11,16 @@ ServerOptions EmbeddedServer::with_inproc(ServerOptions o, std::string& endpoint
   return o;
 }
 
+namespace {
+ServerOptions inproc_only() {
+  ServerOptions o;
+  o.bind.clear();
+  return o;
+}
+}  // namespace
+
+EmbeddedServer::EmbeddedServer() : EmbeddedServer(inproc_only()) {}
+
 EmbeddedServer::EmbeddedServer(ServerOptions options)
     : server_(with_inproc(std::move(options), endpoint_)), thread_([this] { server_.run(); }) {}
 

@@ -83,7 +83,10 @@ struct Server::Impl {
     // A hard wall well above the reply-with-error limit: frames beyond it make
     // ZeroMQ drop the connection instead of buffering them.
     router.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt.max_message_bytes) * 4 + 4096);
-    std::string monitor_ep = "inproc://piranha-ts-monitor-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+    // A name never reused in this process: a monitor endpoint is unbound
+    // asynchronously, so a later server at the same address could collide.
+    static std::atomic<std::uint64_t> next_monitor{0};
+    std::string monitor_ep = "inproc://piranha-ts-monitor-" + std::to_string(next_monitor++);
     if (zmq_socket_monitor(router.handle(), monitor_ep.c_str(), ZMQ_EVENT_DISCONNECTED) != 0)
       throw std::runtime_error("server: cannot monitor the router socket");
     monitor.connect(monitor_ep);

@@ -15,9 +15,10 @@
 // one connection's requests in order, so by the time any later call on this
 // Client returns (or flush() returns), every earlier out is stored; a tuple
 // another process takes because of something this client wrote later is
-// therefore always there. An error for a posted out (rare: the tuple type
-// system is checked at compile time and sizes before sending) is thrown by
-// the next call. The destructor flushes, so nothing posted is lost when a
+// therefore always there. An error for a posted out (rare: field types are
+// checked at compile time and sizes before sending) is thrown by the next
+// call that returns after it arrives (never one that took tuples, which
+// would lose them), or by flush(). The destructor flushes, so nothing posted is lost when a
 // program ends normally.
 #pragma once
 
@@ -125,7 +126,8 @@ class Client {
   std::future<void> eval(std::string space, std::function<Tuple()> fn);
 
  private:
-  Reply call();
+  // Sends frame_ and returns its reply; `takes` marks calls that take tuples.
+  Reply call(bool takes = false);
   void send_frame();
   void receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms);
   void throw_deferred();

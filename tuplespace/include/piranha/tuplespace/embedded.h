@@ -15,8 +15,10 @@ namespace piranha::ts {
 
 class EmbeddedServer {
  public:
+  // Starts a server reachable only from this process.
+  EmbeddedServer();
   // Starts the server. options.bind is extended with a fresh inproc endpoint.
-  explicit EmbeddedServer(ServerOptions options = {.bind = {}});
+  explicit EmbeddedServer(ServerOptions options);
   // Stops the server and joins its thread.
   ~EmbeddedServer();
   EmbeddedServer(const EmbeddedServer&) = delete;
