@@ -16,6 +16,10 @@ echo "== build (ASan + UBSan) =="
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPIRANHA_SANITIZE=ON -DPIRANHA_BENCH=OFF >/dev/null
 cmake --build build-asan -j2
 echo "== tests under ASan + UBSan =="
+# FiberClient cases are left out here: Debian's Boost.Context 1.74 switches
+# fiber stacks without telling ASan, so an exception thrown on a fiber stack
+# trips ASan's own no-return handler (google/sanitizers#189), a false
+# positive. They run in the regular build above.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure --timeout 600)
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure --timeout 600 -E '^FiberClient')
 echo "== all tests passed =="

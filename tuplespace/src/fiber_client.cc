@@ -1,1 +1,418 @@
-// FiberClient: to be written (see fiber_client.h).
+#include "piranha/tuplespace/fiber_client.h"
+
+#include <algorithm>
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/mutex.hpp>
+#include <boost/fiber/operations.hpp>
+#include <cerrno>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <zmq.hpp>
+
+#include "piranha/tuplespace/server.h"
+
+namespace piranha::ts {
+namespace {
+
+using std::chrono::microseconds;
+
+// The dispatcher's schedule; fiber_client.h explains the trade-off. A yield
+// that returns within kQuietYield means no other fiber did any work: the
+// dispatcher then blocks in zmq_poll for at most kMaxPause. Otherwise it polls
+// at every turn for kSpin after activity, then sleeps between polls from
+// kMinPause doubling up to kMaxPause.
+constexpr microseconds kQuietYield{2};
+constexpr microseconds kSpin{50};
+constexpr microseconds kMinPause{50};
+constexpr microseconds kMaxPause{1000};
+// Frames routed before yielding, so woken fibers run during a flood.
+constexpr int kBatch = 256;
+
+TupleSpaceError error_of(const Reply& r) {
+  return TupleSpaceError(r.code, r.code + ": " + r.message);
+}
+
+}  // namespace
+
+struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
+  // A request waiting for its reply. may_park: the server may hold it (in/rd
+  // with a timeout), so later requests can be answered first.
+  struct Pending {
+    boost::fibers::promise<Reply> reply;
+    bool may_park = false;
+  };
+
+  const std::thread::id owner = std::this_thread::get_id();
+  ClientOptions options;
+  zmq::socket_t socket;
+  std::uint64_t next_id = 1;
+  std::string frame;                         // the request being sent; never held across a suspension
+  std::map<std::uint64_t, Pending> pending;  // by request id, so in sending order
+  std::deque<WatchEvent> events;             // arrived, not yet handed out
+  std::map<std::uint64_t, boost::fibers::promise<WatchEvent>> event_waiters;  // in waiting order
+  std::uint64_t next_waiter = 1;
+  // Set once the connection is unusable ("closed", "bad_reply", ...); every
+  // later call throws it.
+  std::optional<TupleSpaceError> failure;
+  bool stopping = false;
+  bool activity = false;       // a request or waiter arrived since the dispatcher last looked
+  boost::fibers::mutex mutex;  // only for the condition variable; one thread, no contention
+  boost::fibers::condition_variable wake;
+  boost::fibers::fiber dispatcher;
+
+  Impl(const std::string& endpoint, const ClientOptions& o)
+      : options(o), socket(default_context(), zmq::socket_type::dealer) {
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::sndhwm, 0);
+    socket.set(zmq::sockopt::rcvhwm, 0);
+    socket.set(zmq::sockopt::heartbeat_ivl, o.heartbeat_interval_ms);
+    socket.set(zmq::sockopt::heartbeat_timeout, o.heartbeat_timeout_ms);
+    socket.set(zmq::sockopt::heartbeat_ttl, o.heartbeat_timeout_ms);
+    try {
+      socket.connect(endpoint);
+    } catch (const zmq::error_t& e) {
+      throw TupleSpaceError("unreachable", "cannot connect to " + endpoint + ": " + e.what());
+    }
+    dispatcher = boost::fibers::fiber([this] { dispatch(); });
+  }
+
+  ~Impl() { close(); }
+
+  // Checks the call is allowed and returns a fresh request id.
+  std::uint64_t begin() {
+    check_usable();
+    return next_id++;
+  }
+
+  void check_usable() const {
+    if (std::this_thread::get_id() != owner)
+      throw std::logic_error("FiberClient used from a thread other than the one that created it");
+    if (failure) throw *failure;
+  }
+
+  // Sends `frame` as request `rid` and returns the future of its reply.
+  boost::fibers::future<Reply> submit(std::uint64_t rid, bool may_park) {
+    Pending& p = pending[rid];
+    p.may_park = may_park;
+    boost::fibers::future<Reply> reply = p.reply.get_future();
+    zmq::message_t msg(frame.data(), frame.size());
+    try {
+      // With unlimited high-water marks a DEALER only refuses while it has no
+      // pipe at all; wait for one without blocking the thread.
+      while (!socket.send(msg, zmq::send_flags::dontwait)) {
+        boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
+        if (failure) throw *failure;
+      }
+    } catch (const zmq::error_t& e) {
+      pending.erase(rid);
+      throw TupleSpaceError("unreachable", std::string("cannot send a request: ") + e.what());
+    } catch (...) {
+      pending.erase(rid);
+      throw;
+    }
+    kick();
+    return reply;
+  }
+
+  // Waits (this fiber only) for the reply to the request just encoded in
+  // `frame`; throws the server's error as TupleSpaceError.
+  Reply call(std::uint64_t rid, bool may_park) {
+    // Keeps this object alive should the client be destroyed while we wait.
+    auto self = shared_from_this();
+    boost::fibers::future<Reply> f = submit(rid, may_park);
+    Reply r = f.get();
+    if (r.status == Reply::Status::Error) throw error_of(r);
+    return r;
+  }
+
+  void hello(const std::string& endpoint) {
+    std::uint64_t rid = begin();
+    encode_hello(frame, rid);
+    boost::fibers::future<Reply> f = submit(rid, false);
+    if (f.wait_for(options.connect_timeout) == boost::fibers::future_status::timeout) {
+      pending.erase(rid);  // a late answer is dropped as stale
+      throw TupleSpaceError("unreachable", "no tuple-space server answered at " + endpoint + " within " +
+                                               std::to_string(options.connect_timeout.count()) + " ms");
+    }
+    Reply r = f.get();
+    if (r.status == Reply::Status::Error) throw error_of(r);
+  }
+
+  std::optional<WatchEvent> next_event(Millis timeout) {
+    auto self = shared_from_this();
+    check_usable();
+    if (events.empty() && timeout == 0) drain();
+    if (!events.empty()) {
+      WatchEvent e = std::move(events.front());
+      events.pop_front();
+      return e;
+    }
+    if (timeout == 0) return std::nullopt;
+    std::uint64_t id = next_waiter++;
+    boost::fibers::future<WatchEvent> f = event_waiters[id].get_future();
+    kick();
+    if (timeout > 0 &&
+        f.wait_for(std::chrono::milliseconds(timeout)) == boost::fibers::future_status::timeout) {
+      event_waiters.erase(id);
+      return std::nullopt;
+    }
+    return f.get();
+  }
+
+  // Tells the dispatcher there is something to wait for, now.
+  void kick() {
+    activity = true;
+    wake.notify_one();
+  }
+
+  // Fails every waiting call with `e` and makes every later call throw it.
+  void fail_all(const TupleSpaceError& e) {
+    if (!failure) failure = e;
+    auto ex = std::make_exception_ptr(*failure);
+    for (auto& [id, p] : pending) p.reply.set_exception(ex);
+    pending.clear();
+    for (auto& [id, w] : event_waiters) w.set_exception(ex);
+    event_waiters.clear();
+  }
+
+  void close() {
+    if (stopping) return;
+    stopping = true;
+    fail_all(TupleSpaceError("closed", "closed: the FiberClient was destroyed"));
+    wake.notify_all();
+    if (dispatcher.joinable()) dispatcher.join();
+    // Best effort: lets the server drop this session at once, which an
+    // inproc connection cannot otherwise tell it.
+    try {
+      std::string bye;
+      encode_bye(bye, next_id++);
+      socket.set(zmq::sockopt::linger, 200);
+      socket.send(zmq::buffer(bye), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t&) {
+    }
+    socket.close();
+  }
+
+  // Reads and routes what has arrived, without blocking. Returns the number
+  // of frames read.
+  int drain() {
+    int n = 0;
+    zmq::message_t msg;
+    try {
+      while (n < kBatch && !failure && socket.recv(msg, zmq::recv_flags::dontwait)) {
+        ++n;
+        route(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
+      }
+    } catch (const DecodeError& e) {
+      fail_all(TupleSpaceError("bad_reply",
+                               std::string("bad_reply: undecodable reply from the server: ") + e.what()));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) fail_all(TupleSpaceError("unreachable", std::string("unreachable: ") + e.what()));
+    }
+    return n;
+  }
+
+  void route(std::string_view bytes) {
+    Reply r = decode_reply(bytes);
+    if (r.status == Reply::Status::Event) {
+      WatchEvent e{r.number, r.event, std::move(r.space), std::move(r.tuples.at(0))};
+      if (event_waiters.empty()) {
+        events.push_back(std::move(e));
+      } else {
+        event_waiters.begin()->second.set_value(std::move(e));
+        event_waiters.erase(event_waiters.begin());
+      }
+      return;
+    }
+    auto it = r.request_id == 0 && r.status == Reply::Status::Error ? unreadable_request()
+                                                                    : pending.find(r.request_id);
+    if (it == pending.end()) return;  // the answer to an abandoned request (a timed-out hello)
+    it->second.reply.set_value(std::move(r));
+    pending.erase(it);
+  }
+
+  // An error with id 0 answers a request the server could not read. The
+  // server answers in order every request it does not park, so it is the
+  // oldest outstanding request that cannot be parked; only when every
+  // outstanding request is a blocking in/rd is it the oldest of those.
+  std::map<std::uint64_t, Pending>::iterator unreadable_request() {
+    auto it =
+        std::find_if(pending.begin(), pending.end(), [](const auto& kv) { return !kv.second.may_park; });
+    return it != pending.end() ? it : pending.begin();
+  }
+
+  // Blocks the thread until a frame can be read or `limit` passes.
+  void wait_readable(microseconds limit) {
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(limit));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) fail_all(TupleSpaceError("unreachable", std::string("unreachable: ") + e.what()));
+    }
+  }
+
+  void dispatch() {
+    using Clock = std::chrono::steady_clock;
+    std::unique_lock<boost::fibers::mutex> lock(mutex);
+    Clock::time_point last_activity = Clock::now();
+    microseconds pause{0};
+    bool quiet = false;  // the last yield found no other fiber with work to do
+    while (!stopping) {
+      if (pending.empty() && event_waiters.empty()) {
+        wake.wait(lock, [&] { return stopping || !pending.empty() || !event_waiters.empty(); });
+        continue;
+      }
+      if (drain() > 0 || activity) {
+        activity = false;
+        last_activity = Clock::now();
+        pause = microseconds(0);
+      }
+      if (quiet) {
+        // Nobody else has work: wait in ZeroMQ, so a reply wakes us at once.
+        // Then yield again, which lets the scheduler wake sleepers.
+        quiet = false;
+        wait_readable(kMaxPause);
+        continue;
+      }
+      Clock::time_point before = Clock::now();
+      boost::this_fiber::yield();
+      Clock::time_point after = Clock::now();
+      quiet = after - before < kQuietYield;
+      if (quiet || after - last_activity < kSpin) continue;
+      // Other fibers are busy: stay out of their way, a little longer each time.
+      pause = pause.count() == 0 ? kMinPause : std::min(pause * 2, kMaxPause);
+      wake.wait_for(lock, pause, [&] { return stopping || activity; });
+    }
+  }
+};
+
+FiberClient::FiberClient(std::string endpoint, ClientOptions options)
+    : endpoint_(std::move(endpoint)), impl_(std::make_shared<Impl>(endpoint_, options)) {
+  try {
+    impl_->hello(endpoint_);
+  } catch (...) {
+    impl_->close();
+    throw;
+  }
+}
+
+FiberClient::~FiberClient() {
+  impl_->close();
+}
+
+void FiberClient::out(std::string_view space, const Tuple& t) {
+  std::uint64_t rid = impl_->begin();
+  encode_out(impl_->frame, rid, space, t);
+  impl_->call(rid, false);
+}
+
+void FiberClient::out_many(std::string_view space, const std::vector<Tuple>& ts) {
+  std::uint64_t rid = impl_->begin();
+  encode_out_many(impl_->frame, rid, space, ts);
+  impl_->call(rid, false);
+}
+
+std::optional<Leased> FiberClient::in(std::string_view space, const Template& t, Millis timeout,
+                                      Millis lease) {
+  std::uint64_t rid = impl_->begin();
+  encode_in(impl_->frame, rid, Op::In, space, t, timeout, lease);
+  Reply r = impl_->call(rid, timeout != 0);
+  if (r.status == Reply::Status::Timeout) return std::nullopt;
+  return Leased{std::move(r.tuples.at(0)), r.number};
+}
+
+std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, Millis timeout) {
+  std::uint64_t rid = impl_->begin();
+  encode_in(impl_->frame, rid, Op::Rd, space, t, timeout, 0);
+  Reply r = impl_->call(rid, timeout != 0);
+  if (r.status == Reply::Status::Timeout) return std::nullopt;
+  return std::move(r.tuples.at(0));
+}
+
+std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& t, std::size_t max) {
+  std::uint64_t rid = impl_->begin();
+  encode_in_many(impl_->frame, rid, space, t, max);
+  return impl_->call(rid, false).tuples;
+}
+
+void FiberClient::ack(LeaseId lease) {
+  std::uint64_t rid = impl_->begin();
+  encode_ack(impl_->frame, rid, lease);
+  impl_->call(rid, false);
+}
+
+void FiberClient::renew(LeaseId lease, Millis duration) {
+  std::uint64_t rid = impl_->begin();
+  encode_renew(impl_->frame, rid, lease, duration);
+  impl_->call(rid, false);
+}
+
+WatchId FiberClient::watch(std::string_view space, const Template& t) {
+  std::uint64_t rid = impl_->begin();
+  encode_watch(impl_->frame, rid, space, t);
+  return impl_->call(rid, false).number;
+}
+
+void FiberClient::unwatch(WatchId id) {
+  std::uint64_t rid = impl_->begin();
+  encode_unwatch(impl_->frame, rid, id);
+  impl_->call(rid, false);
+}
+
+std::optional<WatchEvent> FiberClient::next_event(Millis timeout) {
+  return impl_->next_event(timeout);
+}
+
+bool FiberClient::remove(std::string_view space) {
+  std::uint64_t rid = impl_->begin();
+  encode_remove(impl_->frame, rid, space);
+  try {
+    impl_->call(rid, false);
+    return true;
+  } catch (const TupleSpaceError& e) {
+    if (e.code() == errc::kUnknownSpace) return false;
+    throw;
+  }
+}
+
+std::vector<SpaceStats> FiberClient::stats() {
+  std::uint64_t rid = impl_->begin();
+  encode_stats(impl_->frame, rid, "");
+  return impl_->call(rid, false).stats;
+}
+
+std::optional<SpaceStats> FiberClient::stats(std::string_view space) {
+  std::uint64_t rid = impl_->begin();
+  encode_stats(impl_->frame, rid, space);
+  try {
+    auto all = impl_->call(rid, false).stats;
+    if (all.empty()) return std::nullopt;
+    return all.front();
+  } catch (const TupleSpaceError& e) {
+    if (e.code() == errc::kUnknownSpace) return std::nullopt;
+    throw;
+  }
+}
+
+boost::fibers::future<void> FiberClient::eval(std::string space, std::function<Tuple()> fn) {
+  impl_->check_usable();
+  boost::fibers::packaged_task<void()> task(
+      [client = std::weak_ptr<Impl>(impl_), space = std::move(space), fn = std::move(fn)] {
+        Tuple result = fn();
+        auto impl = client.lock();
+        if (!impl) throw TupleSpaceError("closed", "closed: the FiberClient was destroyed");
+        std::uint64_t rid = impl->begin();
+        encode_out(impl->frame, rid, space, result);
+        impl->call(rid, false);
+      });
+  boost::fibers::future<void> done = task.get_future();
+  boost::fibers::fiber(std::move(task)).detach();
+  return done;
+}
+
+}  // namespace piranha::ts

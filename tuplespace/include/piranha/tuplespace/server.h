@@ -71,7 +71,9 @@ class Server {
 };
 
 // The process-wide ZeroMQ context shared by servers and clients, so that
-// inproc:// endpoints connect.
+// inproc:// endpoints connect. It is a function-local static: a Server or
+// client with static storage duration must call default_context() before it
+// is constructed, so that the context outlives it.
 zmq::context_t& default_context();
 
 }  // namespace piranha::ts

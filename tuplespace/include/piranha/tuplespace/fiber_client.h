@@ -1,0 +1,142 @@
+// FiberClient: one tuple-space connection shared by the fibers of one thread.
+//
+//   ts::FiberClient client("tcp://127.0.0.1:7070");
+//   ts::FiberSpace jobs = client.space("jobs");
+//   boost::fibers::fiber worker([&] {
+//     auto t = jobs.in("task", ts::formal<std::int64_t>);  // blocks this fiber only
+//   });
+//   jobs.out("task", 7);
+//   worker.join();
+//
+// FiberClient has Client's operations and FiberSpace has Space's typed API.
+// Every call blocks only the calling fiber; the thread's other fibers keep
+// running, and any number of them may wait in in()/rd()/next_event() at once.
+// All requests share ONE ZeroMQ DEALER connection (with Client's socket
+// options and heartbeats): each request carries its own id, and the caller
+// waits on a fiber future until the reply with that id arrives.
+//
+// Threading: NOT thread-safe. A FiberClient belongs to the thread that
+// created it. Use it from that thread's fibers only (its main fiber
+// included) and destroy it on that thread before the thread exits. A call
+// from another thread throws std::logic_error.
+//
+// Errors: an error reply throws TupleSpaceError(code, message) in the fiber
+// that made the request; other fibers are unaffected. This client adds these
+// codes: "unreachable" (the constructor got no answer), "closed" (the client
+// was destroyed while the call waited), "bad_reply" (the server sent a
+// frame that could not be decoded; the connection can no longer be trusted,
+// so every waiting and later call throws it too).
+//
+// How replies are received, and what it costs. A dispatcher fiber reads the
+// socket and hands each reply to the fiber that waits for it. ZeroMQ cannot
+// wake a fiber scheduler, and Boost.Fiber cannot say whether other fibers are
+// ready, so the dispatcher yields and times the yield:
+//  - No request outstanding and no fiber in next_event(): it sleeps on a
+//    fiber condition variable and costs nothing.
+//  - The yield came straight back (under 2 us: no other fiber did any work):
+//    it blocks the thread in zmq_poll for at most 1 ms, so a reply is seen
+//    the moment it arrives, much as with Client. The price, only while a
+//    request or next_event() is outstanding: a fiber whose sleep ends, that
+//    is readied from another thread, or that busy-waits with yield() runs up
+//    to 1 ms late; and a thread whose fibers all wait for a slow reply (an
+//    in() served minutes later) wakes about a thousand times a second, a few
+//    percent of a core.
+//  - Other fibers are busy: it reads without blocking at each turn for 50 us
+//    after activity (a request sent, a reply read), then sleeps between
+//    reads, doubling the pause from 50 us up to 1 ms, so it never competes
+//    with busy fibers and a reply waits at most about 1 ms for them.
+// A reader thread blocking in zmq_poll would remove the 1 ms bounds but cost
+// a thread per client and a cross-thread hand-off per reply.
+//
+// Watch events are read only while a fiber waits for a reply or an event;
+// between such waits they queue inside ZeroMQ, as with Client.
+#pragma once
+
+#include <boost/fiber/future.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "piranha/tuplespace/client.h"
+
+namespace piranha::ts {
+
+class FiberClient;
+using FiberSpace = BasicSpace<FiberClient>;
+
+class FiberClient {
+ public:
+  // Connects, starts the dispatcher fiber and checks the server answers.
+  // Blocks the calling fiber only. Throws TupleSpaceError with code
+  // "unreachable" when no server answers within options.connect_timeout.
+  explicit FiberClient(std::string endpoint, ClientOptions options = {});
+
+  // Closes the connection. Fibers still waiting in a call wake up with
+  // TupleSpaceError("closed"); the server forgets their requests when it
+  // notices the disconnection. Joins the dispatcher fiber, so the calling
+  // fiber may briefly yield. Must run on the owning thread.
+  ~FiberClient();
+
+  FiberClient(const FiberClient&) = delete;
+  FiberClient& operator=(const FiberClient&) = delete;
+
+  // A typed handle to a named space; spaces exist from their first use. The
+  // handle refers to this client and must not outlive it.
+  FiberSpace space(std::string name);
+
+  const std::string& endpoint() const { return endpoint_; }
+
+  // The untyped operations behind FiberSpace, with Client's contracts.
+  // timeout: kForever waits for ever, 0 never waits (the server keeps the
+  // time). lease > 0 takes under a lease (in only).
+  void out(std::string_view space, const Tuple& t);
+  void out_many(std::string_view space, const std::vector<Tuple>& ts);
+  std::optional<Leased> in(std::string_view space, const Template& t, Millis timeout = kForever,
+                           Millis lease = 0);
+  std::optional<Tuple> rd(std::string_view space, const Template& t, Millis timeout = kForever);
+  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max);
+  // Throw TupleSpaceError("unknown_lease") when the lease already ended.
+  void ack(LeaseId lease);
+  void renew(LeaseId lease, Millis duration);
+  WatchId watch(std::string_view space, const Template& t);
+  // Throws TupleSpaceError("unknown_watch") when `id` is not this client's.
+  void unwatch(WatchId id);
+
+  // The next watch event of any of this client's watches, waiting up to
+  // `timeout` (kForever: no limit; 0: only what has already arrived). When
+  // several fibers wait, events go to them in the order they started waiting.
+  std::optional<WatchEvent> next_event(Millis timeout = kForever);
+
+  // False when the space did not exist.
+  bool remove(std::string_view space);
+  std::vector<SpaceStats> stats();
+  std::optional<SpaceStats> stats(std::string_view space);
+
+  // Linda's eval on a fiber: runs fn on a new (detached) fiber of the calling
+  // thread, then writes its result to `space` through this connection. fn
+  // starts when the caller next blocks or yields. The future becomes ready
+  // once the tuple is written and rethrows fn's exception, or
+  // TupleSpaceError("closed") when the client was destroyed first. fn shares
+  // the thread, so a long computation should yield now and then (or use
+  // Client::eval, which runs on its own thread). The thread cannot exit while
+  // fn runs.
+  boost::fibers::future<void> eval(std::string space, std::function<Tuple()> fn);
+
+ private:
+  struct Impl;
+  std::string endpoint_;
+  // Shared with in-flight calls and eval fibers, so a fiber woken by the
+  // destructor unwinds through live memory.
+  std::shared_ptr<Impl> impl_;
+};
+
+inline FiberSpace FiberClient::space(std::string name) {
+  return FiberSpace(*this, std::move(name));
+}
+
+}  // namespace piranha::ts
