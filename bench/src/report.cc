@@ -1,0 +1,176 @@
+#include "report.h"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace piranha::bench {
+namespace {
+
+using nlohmann::json;
+
+// Figures are rounded for reading; the noise is far above the dropped digits.
+json round_to(double v, int digits) {
+  double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
+json us(double v) { return round_to(v, 2); }
+json rate(double v) { return std::round(v); }
+json ratio(double a, double b) { return b > 0 ? round_to(a / b, 3) : json(nullptr); }
+
+// True/false when both sides were measured, null otherwise.
+json target(const json& value, bool (*met)(double)) {
+  if (value.is_null()) return nullptr;
+  return met(value.get<double>());
+}
+
+}  // namespace
+
+json make_report(const Figures& f) {
+  json r;
+  const auto& t = f.ts;
+  const auto& m = f.memory;
+  r["rtt_us_p50"] = us(t.rtt.p50);
+  r["rtt_us_p99"] = us(t.rtt.p99);
+  r["out_us_p50"] = us(t.out.p50);
+  r["in_us_p50"] = us(t.in.p50);
+  r["zmq_rtt_us_p50"] = us(f.zmq.rtt.p50);
+  r["zmq_rtt_us_p99"] = us(f.zmq.rtt.p99);
+  r["zmq_pair_us_p50"] = us(f.zmq.pair.p50);
+  r["zmq_server_cpu_us"] = us(f.zmq.cpu.server_us);
+  r["zmq_client_cpu_us"] = us(f.zmq.cpu.client_us);
+  r["rtt_server_cpu_us"] = us(t.rtt_cpu.server_us);
+  r["rtt_client_cpu_us"] = us(t.rtt_cpu.client_us);
+  r["farm_cpu_us_per_task"] = us(t.farm_cpu_us[0]);
+  r["farm2_cpu_us_per_task"] = us(t.farm_cpu_us[1]);
+  r["farm_tasks_per_s"] = rate(t.farm_per_s[0]);
+  r["farm2_tasks_per_s"] = rate(t.farm_per_s[1]);
+  r["bulk_out_per_s"] = rate(t.bulk_out_per_s);
+  r["in_us_p50_empty"] = us(m.in_empty.p50);
+  r["in_us_p99_empty"] = us(m.in_empty.p99);
+  r["in_us_p50_1m"] = us(m.in_full.p50);
+  r["in_us_p99_1m"] = us(m.in_full.p99);
+  r["rss_bytes_per_tuple"] = round_to(m.rss_bytes_per_tuple, 1);
+  r["payload_bytes_per_tuple"] = round_to(m.payload_bytes_per_tuple, 1);
+  r["bytes_per_tuple"] = round_to(m.rss_bytes_per_tuple - m.payload_bytes_per_tuple, 1);
+  r["filler_load_per_s"] = rate(m.load_per_s);
+
+  const auto& rd = f.redis;
+  r["redis_rtt_us_p50"] = rd ? us(rd->rtt.p50) : json(nullptr);
+  r["redis_rtt_us_p99"] = rd ? us(rd->rtt.p99) : json(nullptr);
+  r["redis_farm_tasks_per_s"] = rd ? rate(rd->farm_per_s[0]) : json(nullptr);
+  r["redis_farm2_tasks_per_s"] = rd ? rate(rd->farm_per_s[1]) : json(nullptr);
+  r["redis_rtt_server_cpu_us"] = rd ? us(rd->rtt_cpu.server_us) : json(nullptr);
+  r["redis_rtt_client_cpu_us"] = rd ? us(rd->rtt_cpu.client_us) : json(nullptr);
+  r["redis_farm_cpu_us_per_task"] = rd ? us(rd->farm_cpu_us[0]) : json(nullptr);
+  r["redis_farm2_cpu_us_per_task"] = rd ? us(rd->farm_cpu_us[1]) : json(nullptr);
+  r["redis_pipelined_per_s"] = rd ? rate(rd->pipelined_per_s) : json(nullptr);
+  r["redis_lpush_batch_per_s"] = rd ? rate(rd->lpush_batch_per_s) : json(nullptr);
+  r["redis_rss_bytes_per_item"] = rd ? round_to(rd->rss_bytes_per_item, 1) : json(nullptr);
+
+  r["farm_vs_redis"] = rd ? ratio(t.farm_per_s[0], rd->farm_per_s[0]) : json(nullptr);
+  r["farm2_vs_redis"] = rd ? ratio(t.farm_per_s[1], rd->farm_per_s[1]) : json(nullptr);
+  r["rtt_vs_redis"] = rd ? ratio(t.rtt.p50, rd->rtt.p50) : json(nullptr);
+  r["bulk_vs_redis"] = rd ? ratio(t.bulk_out_per_s, rd->pipelined_per_s) : json(nullptr);
+  r["rtt_vs_zmq_pair"] = ratio(t.rtt.p50, f.zmq.pair.p50);
+  r["in_1m_vs_empty"] = ratio(m.in_full.p50, m.in_empty.p50);
+
+  r["targets"] = {
+      {"farm_vs_redis_ge_1", target(r["farm_vs_redis"], [](double v) { return v >= 1.0; })},
+      {"farm2_vs_redis_ge_1", target(r["farm2_vs_redis"], [](double v) { return v >= 1.0; })},
+      {"rtt_vs_redis_le_1_5", target(r["rtt_vs_redis"], [](double v) { return v <= 1.5; })},
+      {"in_1m_vs_empty_le_1_25", target(r["in_1m_vs_empty"], [](double v) { return v <= 1.25; })},
+      {"bytes_per_tuple_lt_100", target(r["bytes_per_tuple"], [](double v) { return v < 100.0; })},
+  };
+
+  const Sizes& z = f.sizes;
+  r["config"] = {
+      {"samples", z.samples},
+      {"warmup", z.warmup},
+      {"tasks", z.tasks},
+      {"bulk", z.bulk},
+      {"batch", z.batch},
+      {"filler_tuples", z.filler},
+      {"filler_batch", z.filler_batch},
+      {"payload_blob_bytes", z.payload},
+      {"filler_blob_bytes", z.filler_blob},
+      {"task_tuple_bytes", task_image_bytes(z)},
+      {"zmq_frame_bytes", f.zmq.frame_bytes},
+      {"redis_value_bytes", rd ? json(rd->value_bytes) : json(nullptr)},
+      {"redis_version", rd ? json(rd->version) : json(nullptr)},
+  };
+  r["machine"] = {
+      {"cpu", f.machine.cpu},
+      {"cpus", f.machine.cpus},
+      {"kernel", f.machine.kernel},
+      {"memory_bytes", f.machine.memory_bytes},
+      {"load_average_start", round_to(f.load_start, 2)},
+      {"load_average_end", round_to(f.load_end, 2)},
+  };
+  r["date"] = f.date;
+  r["notes"] = f.notes;
+  return r;
+}
+
+void print_table(const json& r, std::ostream& out) {
+  auto fmt = [](const json& v, const char* unit) {
+    if (v.is_null()) return std::string("-");
+    std::ostringstream os;
+    double d = v.get<double>();
+    if (std::abs(d) >= 1000) os << std::fixed << std::setprecision(0) << d;
+    else os << std::setprecision(4) << d;
+    if (*unit) os << " " << unit;
+    return os.str();
+  };
+  auto row = [&](const std::string& what, const json& ours, const json& anchor, const char* unit,
+                 const json& ratio) {
+    out << "  " << std::left << std::setw(40) << what << std::right << std::setw(16) << fmt(ours, unit)
+        << std::setw(16) << fmt(anchor, unit) << std::setw(9) << fmt(ratio, "") << "\n";
+  };
+  const auto& c = r["config"];
+  out << "piranha ts bench  " << r["date"].get<std::string>() << "  " << r["machine"]["cpu"].get<std::string>()
+      << " x" << r["machine"]["cpus"] << ", " << r["machine"]["kernel"].get<std::string>() << "\n";
+  out << "  tuples (\"task\", i, blob(" << c["payload_blob_bytes"] << ")) = " << c["task_tuple_bytes"]
+      << " bytes; Redis values " << (c["redis_value_bytes"].is_null() ? json("-") : c["redis_value_bytes"])
+      << " bytes; " << c["samples"] << " samples, " << c["tasks"] << " tasks per farm\n\n";
+  out << "  " << std::left << std::setw(40) << "" << std::right << std::setw(16) << "tuple space" << std::setw(16)
+      << "Redis" << std::setw(9) << "ratio" << "\n";
+  row("round trip p50 (out+in / LPUSH+BRPOP)", r["rtt_us_p50"], r["redis_rtt_us_p50"], "us", r["rtt_vs_redis"]);
+  row("round trip p99", r["rtt_us_p99"], r["redis_rtt_us_p99"], "us", nullptr);
+  row("task farm, 1 worker", r["farm_tasks_per_s"], r["redis_farm_tasks_per_s"], "/s", r["farm_vs_redis"]);
+  row("task farm, 2 workers", r["farm2_tasks_per_s"], r["redis_farm2_tasks_per_s"], "/s", r["farm2_vs_redis"]);
+  row("bulk write (out_many / pipelined LPUSH)", r["bulk_out_per_s"], r["redis_pipelined_per_s"], "/s",
+      r["bulk_vs_redis"]);
+  row("bulk write (variadic LPUSH)", nullptr, r["redis_lpush_batch_per_s"], "/s", nullptr);
+  row("resident bytes per tuple / list item", r["rss_bytes_per_tuple"], r["redis_rss_bytes_per_item"], "B",
+      nullptr);
+  out << "\n";
+  out << "  " << std::left << std::setw(40) << "ZeroMQ echo round trip p50 / p99" << std::right << std::setw(16)
+      << fmt(r["zmq_rtt_us_p50"], "us") << std::setw(16) << fmt(r["zmq_rtt_us_p99"], "us") << "\n";
+  out << "  " << std::left << std::setw(40) << "ZeroMQ two echoes p50 (floor of out+in)" << std::right
+      << std::setw(16) << fmt(r["zmq_pair_us_p50"], "us") << "\n";
+  out << "  " << std::left << std::setw(40) << "out / in halves of the round trip p50" << std::right
+      << std::setw(16) << fmt(r["out_us_p50"], "us") << std::setw(16) << fmt(r["in_us_p50"], "us") << "\n";
+  out << "  " << std::left << std::setw(40) << "in p50, empty / " + std::to_string(c["filler_tuples"].get<long>()) +
+                                                    " resident"
+      << std::right << std::setw(16) << fmt(r["in_us_p50_empty"], "us") << std::setw(16)
+      << fmt(r["in_us_p50_1m"], "us") << std::setw(9) << fmt(r["in_1m_vs_empty"], "") << "\n";
+  out << "  " << std::left << std::setw(40) << "bytes per tuple: payload / overhead" << std::right << std::setw(16)
+      << fmt(r["payload_bytes_per_tuple"], "B") << std::setw(16) << fmt(r["bytes_per_tuple"], "B") << "\n\n";
+
+  static const std::pair<const char*, const char*> kTargets[] = {
+      {"farm_vs_redis_ge_1", "task farm (1 worker) >= Redis"},
+      {"farm2_vs_redis_ge_1", "task farm (2 workers) >= Redis"},
+      {"rtt_vs_redis_le_1_5", "round trip p50 <= 1.5x Redis"},
+      {"in_1m_vs_empty_le_1_25", "in p50 with 1M resident <= 1.25x empty"},
+      {"bytes_per_tuple_lt_100", "overhead per tuple < 100 bytes"},
+  };
+  out << "  targets\n";
+  for (auto [key, what] : kTargets) {
+    const json& v = r["targets"][key];
+    out << "    " << (v.is_null() ? "n/a " : v.get<bool>() ? "MET " : "MISS") << "  " << what << "\n";
+  }
+  for (const auto& n : r["notes"]) out << "\n  note: " << n.get<std::string>() << "\n";
+}
+
+}  // namespace piranha::bench

@@ -1,0 +1,260 @@
+// The tuple-space side: `piranha ts serve` in a child process, driven through
+// the ordinary blocking Client and Space API, as an application would.
+#include <unistd.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "phases.h"
+#include "piranha/tuplespace/client.h"
+#include "piranha/tuplespace/codec.h"
+
+namespace piranha::bench {
+namespace {
+
+using ts::formal;
+
+// A `piranha ts serve` child on a free loopback port.
+struct ServerProcess {
+  std::string endpoint;
+  std::unique_ptr<ChildProcess> child;
+
+  ServerProcess(const RunContext& ctx, const std::string& name) {
+    endpoint = "tcp://127.0.0.1:" + std::to_string(free_tcp_port());
+    child = std::make_unique<ChildProcess>(
+        std::vector<std::string>{ctx.piranha, "ts", "serve", "--bind", endpoint, "--quiet"},
+        ctx.workdir + "/" + name + ".log");
+    try {
+      ts::Client probe(endpoint);  // waits for the server's hello
+    } catch (const std::exception& e) {
+      throw std::runtime_error("the tuple-space server (" + ctx.piranha + " ts serve --bind " + endpoint +
+                               ") did not start: " + e.what() + "\n" + child->log_tail());
+    }
+  }
+};
+
+Latency measure_round_trips(const RunContext& ctx, const ServerProcess& server, Latency& out_half,
+                            Latency& in_half, CpuCost& cpu) {
+  const std::string& endpoint = server.endpoint;
+  const Sizes& z = ctx.sizes;
+  Watchdog dog("tuple-space round trips", std::chrono::seconds(120));
+  ts::Client client(endpoint);
+  ts::Space space = client.space("rtt");
+  ts::Blob blob = payload_blob(z.payload);
+  std::vector<double> rtt, outs, ins;
+  rtt.reserve(z.samples);
+  outs.reserve(z.samples);
+  ins.reserve(z.samples);
+  double server_cpu0 = 0, client_cpu0 = 0;
+  for (std::size_t i = 0; i < z.warmup + z.samples; ++i) {
+    if (i == z.warmup) {
+      server_cpu0 = process_cpu_seconds(server.child->pid());
+      client_cpu0 = self_cpu_seconds();
+    }
+    auto id = static_cast<std::int64_t>(i);
+    auto t0 = Clock::now();
+    space.out("task", id, blob);
+    auto t1 = Clock::now();
+    ts::Tuple t = space.in("task", formal<std::int64_t>, formal<ts::Blob>);
+    auto t2 = Clock::now();
+    if (t.get<std::int64_t>(1) != id) throw std::runtime_error("round trip returned the wrong tuple");
+    if (i < z.warmup) continue;
+    rtt.push_back(micros(t2 - t0));
+    outs.push_back(micros(t1 - t0));
+    ins.push_back(micros(t2 - t1));
+  }
+  auto n = static_cast<double>(z.samples);
+  cpu.server_us = (process_cpu_seconds(server.child->pid()) - server_cpu0) * 1e6 / n;
+  cpu.client_us = (self_cpu_seconds() - client_cpu0) * 1e6 / n;
+  out_half = summarize(std::move(outs));
+  in_half = summarize(std::move(ins));
+  return summarize(std::move(rtt));
+}
+
+// Writes `n` tuples ("task", i, blob) with out_many, `batch` per request.
+void out_batches(ts::Space& space, std::size_t first, std::size_t n, std::size_t batch, const ts::Blob& blob) {
+  std::vector<ts::Tuple> tuples;
+  tuples.reserve(batch);
+  for (std::size_t i = first; i < first + n;) {
+    tuples.clear();
+    for (std::size_t j = 0; j < batch && i < first + n; ++j, ++i)
+      tuples.push_back(task_tuple(static_cast<std::int64_t>(i), blob));
+    space.out_many(tuples);
+  }
+}
+
+double measure_bulk(const RunContext& ctx, const std::string& endpoint) {
+  const Sizes& z = ctx.sizes;
+  Watchdog dog("tuple-space bulk out_many", std::chrono::seconds(120));
+  ts::Client client(endpoint);
+  ts::Blob blob = payload_blob(z.payload);
+  {
+    ts::Space warm = client.space("bulk-warmup");
+    out_batches(warm, 0, z.batch, z.batch, blob);
+    client.remove("bulk-warmup");
+  }
+  ts::Space space = client.space("bulk");
+  auto t0 = Clock::now();
+  out_batches(space, 0, z.bulk, z.batch, blob);
+  double elapsed = seconds(Clock::now() - t0);
+  auto st = client.stats("bulk");
+  if (!st || st->tuples != z.bulk) throw std::runtime_error("bulk: the space does not hold every tuple written");
+  client.remove("bulk");
+  return static_cast<double>(z.bulk) / elapsed;
+}
+
+// One master (this process) and k worker processes, each with its own
+// connection: the master writes the tasks with out_many, each worker loops
+// in(task) -> out(done), the master takes every result.
+double measure_farm(const RunContext& ctx, const ServerProcess& server, int k, double& cpu_us_per_task) {
+  const Sizes& z = ctx.sizes;
+  const std::string& endpoint = server.endpoint;
+  Watchdog dog("tuple-space task farm (k=" + std::to_string(k) + ")", std::chrono::seconds(240));
+  std::string name = "farm" + std::to_string(k);
+  ts::Client client(endpoint);
+  ts::Space space = client.space(name);
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+  for (int w = 0; w < k; ++w)
+    workers.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{ctx.piranha, "ts", "bench", "--role", "ts-worker", "--endpoint", endpoint,
+                                 "--space", name, "--id", std::to_string(w)},
+        ctx.workdir + "/ts-worker.log"));
+  for (int w = 0; w < k; ++w) (void)space.in("ready", formal<std::int64_t>);
+
+  ts::Blob blob = payload_blob(z.payload);
+  std::vector<char> seen(z.tasks, 0);
+  double server_cpu0 = process_cpu_seconds(server.child->pid()), master_cpu0 = self_cpu_seconds();
+  auto t0 = Clock::now();
+  out_batches(space, 0, z.tasks, z.batch, blob);
+  for (std::size_t n = 0; n < z.tasks; ++n) {
+    ts::Tuple t = space.in("done", formal<std::int64_t>, formal<ts::Blob>);
+    auto id = static_cast<std::size_t>(t.get<std::int64_t>(1));
+    if (id >= z.tasks || seen[id]) throw std::runtime_error("farm: a result arrived twice or out of range");
+    seen[id] = 1;
+  }
+  double elapsed = seconds(Clock::now() - t0);
+  double cpu = (process_cpu_seconds(server.child->pid()) - server_cpu0) + (self_cpu_seconds() - master_cpu0);
+
+  for (int w = 0; w < k; ++w) space.out("task", std::int64_t{-1}, ts::Blob());
+  for (auto& w : workers)
+    if (int status = w->wait(); status != 0)
+      throw std::runtime_error("a tuple-space farm worker exited with status " + std::to_string(status) + "\n" +
+                               w->log_tail());
+  for (auto& w : workers) cpu += w->cpu_seconds();  // their whole life: start-up is a few ms
+  cpu_us_per_task = cpu * 1e6 / static_cast<double>(z.tasks);
+  client.remove(name);
+  return static_cast<double>(z.tasks) / elapsed;
+}
+
+// The in of a just-written ("probe", i, blob) tuple, timed alone.
+Latency measure_in(const Sizes& z, ts::Space& space, std::int64_t& next_id) {
+  ts::Blob blob = payload_blob(z.filler_blob);
+  std::vector<double> us;
+  us.reserve(z.samples);
+  for (std::size_t i = 0; i < z.warmup + z.samples; ++i) {
+    std::int64_t id = next_id++;
+    space.out("probe", id, blob);
+    auto t0 = Clock::now();
+    ts::Tuple t = space.in("probe", formal<std::int64_t>, formal<ts::Blob>);
+    auto t1 = Clock::now();
+    if (t.get<std::int64_t>(1) != id) throw std::runtime_error("probe returned the wrong tuple");
+    if (i >= z.warmup) us.push_back(micros(t1 - t0));
+  }
+  return summarize(std::move(us));
+}
+
+}  // namespace
+
+ts::Blob payload_blob(std::size_t bytes) {
+  std::string b(bytes, '\0');
+  for (std::size_t i = 0; i < bytes; ++i) b[i] = static_cast<char>('a' + i % 26);
+  return ts::Blob(std::move(b));
+}
+
+ts::Tuple task_tuple(std::int64_t i, const ts::Blob& payload) { return ts::Tuple::of("task", i, payload); }
+
+std::size_t task_image_bytes(const Sizes& z) {
+  return ts::image_of(task_tuple(static_cast<std::int64_t>(z.tasks / 2), payload_blob(z.payload))).bytes.size();
+}
+
+TupleSpaceFigures measure_tuple_space(const RunContext& ctx) {
+  auto& log = *ctx.progress;
+  TupleSpaceFigures f;
+  ServerProcess server(ctx, "ts-server");
+  log << "tuple space: server pid " << server.child->pid() << " on " << server.endpoint << "\n";
+
+  log << "tuple space: " << ctx.sizes.samples << " out+in round trips..." << std::flush;
+  f.rtt = measure_round_trips(ctx, server, f.out, f.in, f.rtt_cpu);
+  log << " p50 " << f.rtt.p50 << " us, p99 " << f.rtt.p99 << " us; CPU per round trip: server "
+      << f.rtt_cpu.server_us << " us, client " << f.rtt_cpu.client_us << " us\n";
+
+  log << "tuple space: bulk out_many of " << ctx.sizes.bulk << " tuples..." << std::flush;
+  f.bulk_out_per_s = measure_bulk(ctx, server.endpoint);
+  log << " " << static_cast<long>(f.bulk_out_per_s) << " tuples/s\n";
+
+  for (int k = 1; k <= 2; ++k) {
+    log << "tuple space: task farm, " << ctx.sizes.tasks << " tasks, " << k << " worker(s)..." << std::flush;
+    f.farm_per_s[k - 1] = measure_farm(ctx, server, k, f.farm_cpu_us[k - 1]);
+    log << " " << static_cast<long>(f.farm_per_s[k - 1]) << " tasks/s, " << f.farm_cpu_us[k - 1]
+        << " us CPU per task\n";
+  }
+  return f;
+}
+
+MemoryFigures measure_memory(const RunContext& ctx) {
+  auto& log = *ctx.progress;
+  const Sizes& z = ctx.sizes;
+  MemoryFigures f;
+  // A fresh server, so heap freed by earlier phases cannot hide the growth.
+  ServerProcess server(ctx, "ts-memory-server");
+  Watchdog dog("tuple-space in latency / memory", std::chrono::seconds(240));
+  ts::Client client(server.endpoint);
+  ts::Space space = client.space("mem");
+  std::int64_t next_id = 0;
+
+  log << "tuple space: in latency, empty space..." << std::flush;
+  f.in_empty = measure_in(z, space, next_id);
+  log << " p50 " << f.in_empty.p50 << " us\n";
+
+  log << "tuple space: loading " << z.filler << " unrelated tuples (\"filler\", i, blob(" << z.filler_blob
+      << "))..." << std::flush;
+  std::uint64_t rss0 = resident_bytes(server.child->pid());
+  ts::Blob blob = payload_blob(z.filler_blob);
+  std::vector<ts::Tuple> tuples;
+  tuples.reserve(z.filler_batch);
+  auto t0 = Clock::now();
+  for (std::size_t i = 0; i < z.filler;) {
+    tuples.clear();
+    for (std::size_t j = 0; j < z.filler_batch && i < z.filler; ++j, ++i)
+      tuples.push_back(ts::Tuple::of("filler", static_cast<std::int64_t>(i), blob));
+    space.out_many(tuples);
+  }
+  f.load_per_s = static_cast<double>(z.filler) / seconds(Clock::now() - t0);
+  auto st = client.stats("mem");
+  std::uint64_t rss1 = resident_bytes(server.child->pid());
+  if (!st || st->tuples != z.filler) throw std::runtime_error("memory: the space does not hold every filler tuple");
+  f.tuples = z.filler;
+  f.payload_bytes_per_tuple = static_cast<double>(st->bytes) / static_cast<double>(st->tuples);
+  f.rss_bytes_per_tuple =
+      (static_cast<double>(rss1) - static_cast<double>(rss0)) / static_cast<double>(z.filler);
+  log << " RSS +" << (rss1 - rss0) / (1024 * 1024) << " MiB, " << f.rss_bytes_per_tuple << " bytes/tuple\n";
+
+  log << "tuple space: in latency, " << z.filler << " tuples resident..." << std::flush;
+  f.in_full = measure_in(z, space, next_id);
+  log << " p50 " << f.in_full.p50 << " us\n";
+  return f;
+}
+
+int run_ts_worker(const std::string& endpoint, const std::string& name, long id) {
+  ts::Client client(endpoint);
+  ts::Space space = client.space(name);
+  space.out("ready", static_cast<std::int64_t>(id));
+  while (true) {
+    ts::Tuple t = space.in("task", formal<std::int64_t>, formal<ts::Blob>);
+    std::int64_t task = t.get<std::int64_t>(1);
+    if (task < 0) return 0;
+    space.out("done", task, t.get<ts::Blob>(2));
+  }
+}
+
+}  // namespace piranha::bench
