@@ -21,7 +21,8 @@ void add_ts_bench(CLI::App& ts) {
       "bench",
       "benchmark the tuple space against raw ZeroMQ and Redis on loopback (docs/performance.md explains "
       "every figure)");
-  cmd->add_flag("--json", *json, "print one JSON object on stdout instead of a table (progress stays on stderr)");
+  cmd->add_flag("--json", *json,
+                "print one JSON object on stdout instead of a table (progress stays on stderr)");
   cmd->add_flag("--quick", o->quick, "small sizes for a smoke run of a few seconds (figures are noisy)");
   cmd->add_option("--tasks", o->tasks, "tasks per farm run (default 20000; --quick: 400)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
@@ -42,15 +43,18 @@ void add_ts_bench(CLI::App& ts) {
     o->redis = !*no_redis;
     o->piranha_binary = "/proc/self/exe";
     auto report = bench::run_bench(*o, std::cerr);
-    if (*json) std::cout << report.dump(2) << std::endl;
-    else bench::print_table(report, std::cout);
+    if (*json)
+      std::cout << report.dump(2) << std::endl;
+    else
+      bench::print_table(report, std::cout);
   });
 }
 
 #else
 
 void add_ts_bench(CLI::App& ts) {
-  auto* cmd = ts.add_subcommand("bench", "benchmark the tuple space (not built: configure with -DPIRANHA_BENCH=ON)");
+  auto* cmd =
+      ts.add_subcommand("bench", "benchmark the tuple space (not built: configure with -DPIRANHA_BENCH=ON)");
   cmd->allow_extras();
   cmd->callback([] {
     std::cerr << "piranha ts bench: the benchmark was not built. Reconfigure with -DPIRANHA_BENCH=ON "

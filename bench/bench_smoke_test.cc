@@ -35,11 +35,24 @@ std::string run(const std::string& args) {
   return out;
 }
 
-const char* kTupleSpaceFigures[] = {"rtt_us_p50",        "rtt_us_p99",        "zmq_rtt_us_p50",
-                                    "zmq_rtt_us_p99",    "zmq_pair_us_p50",   "farm_tasks_per_s",
-                                    "farm2_tasks_per_s", "bulk_out_per_s",    "in_us_p50_empty",
-                                    "in_us_p50_1m",      "payload_bytes_per_tuple", "rss_bytes_per_tuple",
-                                    "in_1m_vs_empty",    "out_us_p50",        "in_us_p50"};
+const char* kTupleSpaceFigures[] = {"rtt_us_p50",
+                                    "rtt_us_p99",
+                                    "zmq_rtt_us_p50",
+                                    "zmq_rtt_us_p99",
+                                    "zmq_pair_us_p50",
+                                    "farm_tasks_per_s",
+                                    "farm2_tasks_per_s",
+                                    "bulk_out_per_s",
+                                    "in_us_p50_empty",
+                                    "in_us_p50_1m",
+                                    "payload_bytes_per_tuple",
+                                    "rss_bytes_per_tuple",
+                                    "in_1m_vs_empty",
+                                    "out_us_p50",
+                                    "in_us_p50",
+                                    "rtt_server_cpu_us",
+                                    "rtt_client_cpu_us",
+                                    "farm_cpu_us_per_task"};
 const char* kRedisFigures[] = {"redis_rtt_us_p50",        "redis_rtt_us_p99",      "redis_farm_tasks_per_s",
                                "redis_farm2_tasks_per_s", "redis_pipelined_per_s", "farm_vs_redis",
                                "farm2_vs_redis",          "rtt_vs_redis",          "redis_lpush_batch_per_s",

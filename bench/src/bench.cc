@@ -1,5 +1,7 @@
 // run_bench: starts each side's server in turn, measures it, stops it, and
 // assembles the report.
+#include "piranha/bench/bench.h"
+
 #include <stdlib.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <stdexcept>
 
 #include "phases.h"
-#include "piranha/bench/bench.h"
 #include "report.h"
 
 namespace piranha::bench {
@@ -75,7 +76,8 @@ nlohmann::json run_bench(const BenchOptions& options, std::ostream& progress) {
   f.load_start = load_average();
   RunContext ctx{f.sizes, options.piranha_binary, dir.path, &progress};
   progress << "piranha ts bench: " << f.machine.cpu << " x" << f.machine.cpus << ", " << f.machine.kernel
-           << (options.quick ? " (quick run: small sizes, noisy figures)" : "") << "; logs in " << dir.path << "\n";
+           << (options.quick ? " (quick run: small sizes, noisy figures)" : "") << "; logs in " << dir.path
+           << "\n";
 
   f.zmq = measure_zmq(ctx);
   f.ts = measure_tuple_space(ctx);

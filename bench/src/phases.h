@@ -38,13 +38,13 @@ ts::Blob payload_blob(std::size_t bytes);
 std::size_t task_image_bytes(const Sizes& z);
 
 struct TupleSpaceFigures {
-  Latency rtt;   // one out + one in of the same tuple
-  Latency out;   // the out half of each sample
-  Latency in;    // the in half of each sample
+  Latency rtt;      // one out + one in of the same tuple
+  Latency out;      // the out half of each sample
+  Latency in;       // the in half of each sample
   CpuCost rtt_cpu;  // per round-trip sample
   double bulk_out_per_s = 0;
-  double farm_per_s[2] = {0, 0};      // k = 1, k = 2 workers
-  double farm_cpu_us[2] = {0, 0};     // per task: server + master + workers
+  double farm_per_s[2] = {0, 0};   // k = 1, k = 2 workers
+  double farm_cpu_us[2] = {0, 0};  // per task: server + master + workers
 };
 TupleSpaceFigures measure_tuple_space(const RunContext& ctx);
 
@@ -60,26 +60,29 @@ MemoryFigures measure_memory(const RunContext& ctx);
 
 struct ZmqFigures {
   Latency rtt;   // one echo
-  Latency pair;  // two consecutive echoes: the floor under a two-request sample
+  Latency pair;  // two frames sent back to back, then both echoes received:
+                 // the floor under a posted out followed by an in
   CpuCost cpu;   // per echo
   std::size_t frame_bytes = 0;
 };
 ZmqFigures measure_zmq(const RunContext& ctx);
 
 struct RedisFigures {
-  Latency rtt;  // LPUSH + BRPOP
-  CpuCost rtt_cpu;  // per round-trip sample
-  double pipelined_per_s = 0;     // pipelined single-value LPUSH
-  double lpush_batch_per_s = 0;   // one variadic LPUSH per batch
-  double farm_per_s[2] = {0, 0};  // k = 1, k = 2 workers
-  double farm_cpu_us[2] = {0, 0}; // per task: server + master + workers
-  double rss_bytes_per_item = 0;  // VmRSS delta / list items (filler-sized values)
+  Latency rtt;                     // LPUSH + BRPOP pipelined: one wait, like posted out + in
+  Latency rtt_unpipelined;         // LPUSH, wait, BRPOP, wait
+  CpuCost rtt_cpu;                 // per pipelined round-trip sample
+  double pipelined_per_s = 0;      // pipelined single-value LPUSH
+  double lpush_batch_per_s = 0;    // one variadic LPUSH per batch
+  double farm_per_s[2] = {0, 0};   // k = 1, k = 2 workers
+  double farm_cpu_us[2] = {0, 0};  // per task: server + master + workers
+  double rss_bytes_per_item = 0;   // VmRSS delta / list items (filler-sized values)
   std::size_t value_bytes = 0;
   std::string version;
 };
 // Starts redis-server from `program`. Returns nullopt, with `note` saying
 // why, when Redis cannot be started or fails.
-std::optional<RedisFigures> measure_redis(const RunContext& ctx, const std::string& program, std::string& note);
+std::optional<RedisFigures> measure_redis(const RunContext& ctx, const std::string& program,
+                                          std::string& note);
 
 // The helper processes (see RoleArgs).
 int run_zmq_echo(const std::string& endpoint);

@@ -40,7 +40,8 @@ int status_of(int raw) {
 
 }  // namespace
 
-ChildProcess::ChildProcess(std::vector<std::string> argv, std::string log_path) : log_path_(std::move(log_path)) {
+ChildProcess::ChildProcess(std::vector<std::string> argv, std::string log_path)
+    : log_path_(std::move(log_path)) {
   if (argv.empty()) throw std::invalid_argument("ChildProcess: empty argv");
   // Everything the child needs is prepared before fork: between fork and exec
   // only async-signal-safe calls are allowed (this process has threads).
@@ -69,7 +70,9 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::string log_path) 
   live_children().insert(pid_);
 }
 
-ChildProcess::~ChildProcess() { stop(); }
+ChildProcess::~ChildProcess() {
+  stop();
+}
 
 void ChildProcess::reaped(int raw, const struct rusage& usage) {
   status_ = status_of(raw);
@@ -104,7 +107,9 @@ int ChildProcess::wait() {
   return *status_;
 }
 
-double ChildProcess::cpu_seconds() const { return status_ ? cpu_seconds_ : process_cpu_seconds(pid_); }
+double ChildProcess::cpu_seconds() const {
+  return status_ ? cpu_seconds_ : process_cpu_seconds(pid_);
+}
 
 int ChildProcess::stop(std::chrono::milliseconds grace) {
   if (!running()) return *status_;
@@ -180,7 +185,8 @@ double process_cpu_seconds(pid_t pid) {
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Fields after the command name, which is in parentheses and may hold spaces.
   auto close = stat.rfind(')');
-  if (close == std::string::npos) throw std::runtime_error("cannot read /proc/" + std::to_string(pid) + "/stat");
+  if (close == std::string::npos)
+    throw std::runtime_error("cannot read /proc/" + std::to_string(pid) + "/stat");
   std::istringstream fields(stat.substr(close + 2));
   std::string field;
   unsigned long long utime = 0, stime = 0;

@@ -1,7 +1,9 @@
 // The Redis side: redis-server (persistence off) in a child process, driven
 // through hiredis doing the same work on lists that the tuple space does with
 // tuples: every value is as long as the canonical task tuple, and every
-// operation costs the same number of network round trips as its counterpart.
+// operation sends the same messages and waits as often as its counterpart
+// (the tuple-space client posts out without waiting, so Redis pipelines the
+// matching LPUSH with the request that follows it).
 #include <hiredis/hiredis.h>
 
 #include <cstring>
@@ -40,7 +42,8 @@ class Connection {
 
   Reply command(const std::vector<std::string_view>& args) {
     fill(args);
-    auto* r = static_cast<redisReply*>(redisCommandArgv(c_, static_cast<int>(argv_.size()), argv_.data(), len_.data()));
+    auto* r = static_cast<redisReply*>(
+        redisCommandArgv(c_, static_cast<int>(argv_.size()), argv_.data(), len_.data()));
     return checked(r);
   }
   void append(const std::vector<std::string_view>& args) {
@@ -76,12 +79,15 @@ class Connection {
 
 // The popped value of a BRPOP reply ([key, value]).
 std::string_view popped(const Reply& r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) throw std::runtime_error("redis: BRPOP returned nothing");
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2)
+    throw std::runtime_error("redis: BRPOP returned nothing");
   return {r->element[1]->str, r->element[1]->len};
 }
 
 // A value of `bytes` bytes whose first 8 hold `id`.
-void stamp(std::string& value, std::uint64_t id) { std::memcpy(value.data(), &id, sizeof id); }
+void stamp(std::string& value, std::uint64_t id) {
+  std::memcpy(value.data(), &id, sizeof id);
+}
 std::uint64_t id_of(std::string_view value) {
   std::uint64_t id = 0;
   if (value.size() >= sizeof id) std::memcpy(&id, value.data(), sizeof id);
@@ -97,7 +103,8 @@ constexpr std::string_view kStop = "stop";  // shorter than any task value
 
 std::pair<std::string, int> split_host_port(const std::string& endpoint) {
   auto colon = endpoint.rfind(':');
-  if (colon == std::string::npos) throw std::invalid_argument("redis endpoint must be host:port: " + endpoint);
+  if (colon == std::string::npos)
+    throw std::invalid_argument("redis endpoint must be host:port: " + endpoint);
   return {endpoint.substr(0, colon), std::stoi(endpoint.substr(colon + 1))};
 }
 
@@ -120,14 +127,20 @@ struct RedisProcess {
         return;
       } catch (const std::exception& e) {
         if (!child->running() || Clock::now() > deadline)
-          throw std::runtime_error("redis-server did not start: " + std::string(e.what()) + "\n" + child->log_tail());
+          throw std::runtime_error("redis-server did not start: " + std::string(e.what()) + "\n" +
+                                   child->log_tail());
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 };
 
-Latency measure_round_trips(const Sizes& z, Connection& c, pid_t server, std::size_t value_bytes, CpuCost& cpu) {
+// LPUSH then BRPOP of the same value. Pipelined (the default) the client
+// sends both and then reads both replies: one wait per sample, exactly like
+// the tuple space's posted out followed by in. Unpipelined it waits for each
+// reply: two waits, how a naive hiredis program does it.
+Latency measure_round_trips(const Sizes& z, Connection& c, pid_t server, std::size_t value_bytes,
+                            bool pipelined, CpuCost& cpu) {
   Watchdog dog("Redis round trips", std::chrono::seconds(120));
   std::string value = make_value(value_bytes);
   std::vector<double> us;
@@ -140,8 +153,16 @@ Latency measure_round_trips(const Sizes& z, Connection& c, pid_t server, std::si
     }
     stamp(value, i);
     auto t0 = Clock::now();
-    c.command({"LPUSH", "rtt", value});
-    Reply r = c.command({"BRPOP", "rtt", "0"});
+    Reply r;
+    if (pipelined) {
+      c.append({"LPUSH", "rtt", value});
+      c.append({"BRPOP", "rtt", "0"});
+      (void)c.next_reply();
+      r = c.next_reply();
+    } else {
+      c.command({"LPUSH", "rtt", value});
+      r = c.command({"BRPOP", "rtt", "0"});
+    }
     auto t1 = Clock::now();
     if (id_of(popped(r)) != i) throw std::runtime_error("redis round trip returned the wrong value");
     if (i >= z.warmup) us.push_back(micros(t1 - t0));
@@ -152,7 +173,8 @@ Latency measure_round_trips(const Sizes& z, Connection& c, pid_t server, std::si
 }
 
 // `n` single-value LPUSHes to `key`, `batch` per pipeline flush.
-void pipelined_lpush(Connection& c, std::string_view key, std::size_t n, std::size_t batch, std::string& value) {
+void pipelined_lpush(Connection& c, std::string_view key, std::size_t n, std::size_t batch,
+                     std::string& value) {
   for (std::size_t i = 0; i < n;) {
     std::size_t sent = 0;
     for (; sent < batch && i < n; ++sent, ++i) {
@@ -197,8 +219,8 @@ double measure_lpush_batch(const Sizes& z, Connection& c, std::size_t value_byte
   return static_cast<double>(z.bulk) / elapsed;
 }
 
-double measure_farm(const RunContext& ctx, Connection& c, const RedisProcess& redis, std::size_t value_bytes, int k,
-                    double& cpu_us_per_task) {
+double measure_farm(const RunContext& ctx, Connection& c, const RedisProcess& redis, std::size_t value_bytes,
+                    int k, double& cpu_us_per_task) {
   int port = redis.port;
   const Sizes& z = ctx.sizes;
   Watchdog dog("Redis task farm (k=" + std::to_string(k) + ")", std::chrono::seconds(240));
@@ -208,7 +230,8 @@ double measure_farm(const RunContext& ctx, Connection& c, const RedisProcess& re
   for (int w = 0; w < k; ++w)
     workers.push_back(std::make_unique<ChildProcess>(
         std::vector<std::string>{ctx.piranha, "ts", "bench", "--role", "redis-worker", "--endpoint",
-                                 "127.0.0.1:" + std::to_string(port), "--space", name, "--id", std::to_string(w)},
+                                 "127.0.0.1:" + std::to_string(port), "--space", name, "--id",
+                                 std::to_string(w)},
         ctx.workdir + "/redis-worker.log"));
   for (int w = 0; w < k; ++w) (void)popped(c.command({"BRPOP", ready, "0"}));
 
@@ -220,7 +243,8 @@ double measure_farm(const RunContext& ctx, Connection& c, const RedisProcess& re
   for (std::size_t n = 0; n < z.tasks; ++n) {
     Reply r = c.command({"BRPOP", done, "0"});
     std::uint64_t id = id_of(popped(r));
-    if (id >= z.tasks || seen[id]) throw std::runtime_error("redis farm: a result arrived twice or out of range");
+    if (id >= z.tasks || seen[id])
+      throw std::runtime_error("redis farm: a result arrived twice or out of range");
     seen[id] = 1;
   }
   double elapsed = seconds(Clock::now() - t0);
@@ -272,7 +296,8 @@ std::string server_version(Connection& c) {
 
 }  // namespace
 
-std::optional<RedisFigures> measure_redis(const RunContext& ctx, const std::string& program, std::string& note) {
+std::optional<RedisFigures> measure_redis(const RunContext& ctx, const std::string& program,
+                                          std::string& note) {
   auto& log = *ctx.progress;
   const Sizes& z = ctx.sizes;
   RedisFigures f;
@@ -281,14 +306,19 @@ std::optional<RedisFigures> measure_redis(const RunContext& ctx, const std::stri
     RedisProcess redis(ctx, program, "redis");
     Connection c("127.0.0.1", redis.port);
     f.version = server_version(c);
-    log << "redis: redis-server " << f.version << " pid " << redis.child->pid() << " on 127.0.0.1:" << redis.port
-        << "\n";
+    log << "redis: redis-server " << f.version << " pid " << redis.child->pid()
+        << " on 127.0.0.1:" << redis.port << "\n";
 
-    log << "redis: " << z.samples << " LPUSH+BRPOP round trips (" << f.value_bytes << "-byte values)..."
-        << std::flush;
-    f.rtt = measure_round_trips(z, c, redis.child->pid(), f.value_bytes, f.rtt_cpu);
+    log << "redis: " << z.samples << " pipelined LPUSH+BRPOP round trips (" << f.value_bytes
+        << "-byte values)..." << std::flush;
+    f.rtt = measure_round_trips(z, c, redis.child->pid(), f.value_bytes, true, f.rtt_cpu);
     log << " p50 " << f.rtt.p50 << " us, p99 " << f.rtt.p99 << " us; CPU per round trip: server "
         << f.rtt_cpu.server_us << " us, client " << f.rtt_cpu.client_us << " us\n";
+
+    log << "redis: " << z.samples << " LPUSH, then BRPOP, each waited for..." << std::flush;
+    CpuCost unused;
+    f.rtt_unpipelined = measure_round_trips(z, c, redis.child->pid(), f.value_bytes, false, unused);
+    log << " p50 " << f.rtt_unpipelined.p50 << " us, p99 " << f.rtt_unpipelined.p99 << " us\n";
 
     log << "redis: pipelined LPUSH of " << z.bulk << " values..." << std::flush;
     f.pipelined_per_s = measure_pipelined(z, c, f.value_bytes);
@@ -321,11 +351,19 @@ int run_redis_worker(const std::string& endpoint, const std::string& name, long 
   Connection c(host, port);
   std::string tasks = name + ":tasks", done = name + ":done", ready = name + ":ready";
   c.command({"LPUSH", ready, std::to_string(id)});
+  // The result goes out pipelined with the next BRPOP, as a tuple-space
+  // worker's posted out goes out just before its next in: one wait per task.
+  std::string result;
+  bool have_result = false;
   while (true) {
-    Reply r = c.command({"BRPOP", tasks, "0"});
+    if (have_result) c.append({"LPUSH", done, result});
+    c.append({"BRPOP", tasks, "0"});
+    if (have_result) (void)c.next_reply();
+    Reply r = c.next_reply();
     std::string_view value = popped(r);
     if (value == kStop) return 0;
-    c.command({"LPUSH", done, value});
+    result.assign(value);
+    have_result = true;
   }
 }
 

@@ -14,9 +14,15 @@ json round_to(double v, int digits) {
   double scale = std::pow(10.0, digits);
   return std::round(v * scale) / scale;
 }
-json us(double v) { return round_to(v, 2); }
-json rate(double v) { return std::round(v); }
-json ratio(double a, double b) { return b > 0 ? round_to(a / b, 3) : json(nullptr); }
+json us(double v) {
+  return round_to(v, 2);
+}
+json rate(double v) {
+  return std::round(v);
+}
+json ratio(double a, double b) {
+  return b > 0 ? round_to(a / b, 3) : json(nullptr);
+}
 
 // True/false when both sides were measured, null otherwise.
 json target(const json& value, bool (*met)(double)) {
@@ -58,6 +64,8 @@ json make_report(const Figures& f) {
   const auto& rd = f.redis;
   r["redis_rtt_us_p50"] = rd ? us(rd->rtt.p50) : json(nullptr);
   r["redis_rtt_us_p99"] = rd ? us(rd->rtt.p99) : json(nullptr);
+  r["redis_rtt_unpipelined_us_p50"] = rd ? us(rd->rtt_unpipelined.p50) : json(nullptr);
+  r["redis_rtt_unpipelined_us_p99"] = rd ? us(rd->rtt_unpipelined.p99) : json(nullptr);
   r["redis_farm_tasks_per_s"] = rd ? rate(rd->farm_per_s[0]) : json(nullptr);
   r["redis_farm2_tasks_per_s"] = rd ? rate(rd->farm_per_s[1]) : json(nullptr);
   r["redis_rtt_server_cpu_us"] = rd ? us(rd->rtt_cpu.server_us) : json(nullptr);
@@ -73,6 +81,7 @@ json make_report(const Figures& f) {
   r["rtt_vs_redis"] = rd ? ratio(t.rtt.p50, rd->rtt.p50) : json(nullptr);
   r["bulk_vs_redis"] = rd ? ratio(t.bulk_out_per_s, rd->pipelined_per_s) : json(nullptr);
   r["rtt_vs_zmq_pair"] = ratio(t.rtt.p50, f.zmq.pair.p50);
+  r["rtt_vs_redis_unpipelined"] = rd ? ratio(t.rtt.p50, rd->rtt_unpipelined.p50) : json(nullptr);
   r["in_1m_vs_empty"] = ratio(m.in_full.p50, m.in_empty.p50);
 
   r["targets"] = {
@@ -117,8 +126,10 @@ void print_table(const json& r, std::ostream& out) {
     if (v.is_null()) return std::string("-");
     std::ostringstream os;
     double d = v.get<double>();
-    if (std::abs(d) >= 1000) os << std::fixed << std::setprecision(0) << d;
-    else os << std::setprecision(4) << d;
+    if (std::abs(d) >= 1000)
+      os << std::fixed << std::setprecision(0) << d;
+    else
+      os << std::setprecision(4) << d;
     if (*unit) os << " " << unit;
     return os.str();
   };
@@ -128,35 +139,55 @@ void print_table(const json& r, std::ostream& out) {
         << std::setw(16) << fmt(anchor, unit) << std::setw(9) << fmt(ratio, "") << "\n";
   };
   const auto& c = r["config"];
-  out << "piranha ts bench  " << r["date"].get<std::string>() << "  " << r["machine"]["cpu"].get<std::string>()
-      << " x" << r["machine"]["cpus"] << ", " << r["machine"]["kernel"].get<std::string>() << "\n";
+  out << "piranha ts bench  " << r["date"].get<std::string>() << "  "
+      << r["machine"]["cpu"].get<std::string>() << " x" << r["machine"]["cpus"] << ", "
+      << r["machine"]["kernel"].get<std::string>() << "\n";
   out << "  tuples (\"task\", i, blob(" << c["payload_blob_bytes"] << ")) = " << c["task_tuple_bytes"]
       << " bytes; Redis values " << (c["redis_value_bytes"].is_null() ? json("-") : c["redis_value_bytes"])
       << " bytes; " << c["samples"] << " samples, " << c["tasks"] << " tasks per farm\n\n";
-  out << "  " << std::left << std::setw(40) << "" << std::right << std::setw(16) << "tuple space" << std::setw(16)
-      << "Redis" << std::setw(9) << "ratio" << "\n";
-  row("round trip p50 (out+in / LPUSH+BRPOP)", r["rtt_us_p50"], r["redis_rtt_us_p50"], "us", r["rtt_vs_redis"]);
+  out << "  " << std::left << std::setw(40) << "" << std::right << std::setw(16) << "tuple space"
+      << std::setw(16) << "Redis" << std::setw(9) << "ratio"
+      << "\n";
+  row("round trip p50 (out+in / LPUSH+BRPOP)", r["rtt_us_p50"], r["redis_rtt_us_p50"], "us",
+      r["rtt_vs_redis"]);
   row("round trip p99", r["rtt_us_p99"], r["redis_rtt_us_p99"], "us", nullptr);
+  row("  Redis waiting for LPUSH's reply, p50", nullptr, r["redis_rtt_unpipelined_us_p50"], "us",
+      r["rtt_vs_redis_unpipelined"]);
   row("task farm, 1 worker", r["farm_tasks_per_s"], r["redis_farm_tasks_per_s"], "/s", r["farm_vs_redis"]);
-  row("task farm, 2 workers", r["farm2_tasks_per_s"], r["redis_farm2_tasks_per_s"], "/s", r["farm2_vs_redis"]);
+  row("task farm, 2 workers", r["farm2_tasks_per_s"], r["redis_farm2_tasks_per_s"], "/s",
+      r["farm2_vs_redis"]);
   row("bulk write (out_many / pipelined LPUSH)", r["bulk_out_per_s"], r["redis_pipelined_per_s"], "/s",
       r["bulk_vs_redis"]);
   row("bulk write (variadic LPUSH)", nullptr, r["redis_lpush_batch_per_s"], "/s", nullptr);
+  auto sum = [](const json& a, const json& b) {
+    return a.is_null() || b.is_null() ? json(nullptr) : json(a.get<double>() + b.get<double>());
+  };
+  row("CPU per round trip (server + client)", sum(r["rtt_server_cpu_us"], r["rtt_client_cpu_us"]),
+      sum(r["redis_rtt_server_cpu_us"], r["redis_rtt_client_cpu_us"]), "us", nullptr);
+  row("CPU per farm task, 1 worker (all procs)", r["farm_cpu_us_per_task"], r["redis_farm_cpu_us_per_task"],
+      "us", nullptr);
+  row("CPU per farm task, 2 workers", r["farm2_cpu_us_per_task"], r["redis_farm2_cpu_us_per_task"], "us",
+      nullptr);
   row("resident bytes per tuple / list item", r["rss_bytes_per_tuple"], r["redis_rss_bytes_per_item"], "B",
       nullptr);
   out << "\n";
-  out << "  " << std::left << std::setw(40) << "ZeroMQ echo round trip p50 / p99" << std::right << std::setw(16)
-      << fmt(r["zmq_rtt_us_p50"], "us") << std::setw(16) << fmt(r["zmq_rtt_us_p99"], "us") << "\n";
-  out << "  " << std::left << std::setw(40) << "ZeroMQ two echoes p50 (floor of out+in)" << std::right
+  out << "  " << std::left << std::setw(40) << "ZeroMQ echo round trip p50 / p99" << std::right
+      << std::setw(16) << fmt(r["zmq_rtt_us_p50"], "us") << std::setw(16) << fmt(r["zmq_rtt_us_p99"], "us")
+      << "\n";
+  out << "  " << std::left << std::setw(40) << "ZeroMQ 2 pipelined echoes p50 (floor)" << std::right
       << std::setw(16) << fmt(r["zmq_pair_us_p50"], "us") << "\n";
-  out << "  " << std::left << std::setw(40) << "out / in halves of the round trip p50" << std::right
+  out << "  " << std::left << std::setw(40) << "ZeroMQ CPU per echo: server / client" << std::right
+      << std::setw(16) << fmt(r["zmq_server_cpu_us"], "us") << std::setw(16)
+      << fmt(r["zmq_client_cpu_us"], "us") << "\n";
+  out << "  " << std::left << std::setw(40) << "round trip halves p50: post out / in" << std::right
       << std::setw(16) << fmt(r["out_us_p50"], "us") << std::setw(16) << fmt(r["in_us_p50"], "us") << "\n";
-  out << "  " << std::left << std::setw(40) << "in p50, empty / " + std::to_string(c["filler_tuples"].get<long>()) +
-                                                    " resident"
-      << std::right << std::setw(16) << fmt(r["in_us_p50_empty"], "us") << std::setw(16)
-      << fmt(r["in_us_p50_1m"], "us") << std::setw(9) << fmt(r["in_1m_vs_empty"], "") << "\n";
-  out << "  " << std::left << std::setw(40) << "bytes per tuple: payload / overhead" << std::right << std::setw(16)
-      << fmt(r["payload_bytes_per_tuple"], "B") << std::setw(16) << fmt(r["bytes_per_tuple"], "B") << "\n\n";
+  out << "  " << std::left << std::setw(40)
+      << "in p50, empty / " + std::to_string(c["filler_tuples"].get<long>()) + " resident" << std::right
+      << std::setw(16) << fmt(r["in_us_p50_empty"], "us") << std::setw(16) << fmt(r["in_us_p50_1m"], "us")
+      << std::setw(9) << fmt(r["in_1m_vs_empty"], "") << "\n";
+  out << "  " << std::left << std::setw(40) << "bytes per tuple: payload / overhead" << std::right
+      << std::setw(16) << fmt(r["payload_bytes_per_tuple"], "B") << std::setw(16)
+      << fmt(r["bytes_per_tuple"], "B") << "\n\n";
 
   static const std::pair<const char*, const char*> kTargets[] = {
       {"farm_vs_redis_ge_1", "task farm (1 worker) >= Redis"},

@@ -1,11 +1,10 @@
 // Turning the measured figures into the report object (internal).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "phases.h"
 
@@ -14,7 +13,7 @@ namespace piranha::bench {
 struct Figures {
   Sizes sizes;
   Machine machine;
-  std::string date;  // ISO 8601, local time
+  std::string date;                     // ISO 8601, local time
   double load_start = 0, load_end = 0;  // 1-minute load average around the run
   ZmqFigures zmq;
   TupleSpaceFigures ts;

@@ -9,8 +9,12 @@ namespace piranha::bench {
 
 using Clock = std::chrono::steady_clock;
 
-inline double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-inline double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+inline double micros(Clock::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+inline double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 // Percentiles of a set of latency samples, in microseconds.
 struct Latency {

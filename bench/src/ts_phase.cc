@@ -1,7 +1,5 @@
 // The tuple-space side: `piranha ts serve` in a child process, driven through
 // the ordinary blocking Client and Space API, as an application would.
-#include <unistd.h>
-
 #include <stdexcept>
 #include <vector>
 
@@ -72,7 +70,8 @@ Latency measure_round_trips(const RunContext& ctx, const ServerProcess& server, 
 }
 
 // Writes `n` tuples ("task", i, blob) with out_many, `batch` per request.
-void out_batches(ts::Space& space, std::size_t first, std::size_t n, std::size_t batch, const ts::Blob& blob) {
+void out_batches(ts::Space& space, std::size_t first, std::size_t n, std::size_t batch,
+                 const ts::Blob& blob) {
   std::vector<ts::Tuple> tuples;
   tuples.reserve(batch);
   for (std::size_t i = first; i < first + n;) {
@@ -98,7 +97,8 @@ double measure_bulk(const RunContext& ctx, const std::string& endpoint) {
   out_batches(space, 0, z.bulk, z.batch, blob);
   double elapsed = seconds(Clock::now() - t0);
   auto st = client.stats("bulk");
-  if (!st || st->tuples != z.bulk) throw std::runtime_error("bulk: the space does not hold every tuple written");
+  if (!st || st->tuples != z.bulk)
+    throw std::runtime_error("bulk: the space does not hold every tuple written");
   client.remove("bulk");
   return static_cast<double>(z.bulk) / elapsed;
 }
@@ -138,8 +138,8 @@ double measure_farm(const RunContext& ctx, const ServerProcess& server, int k, d
   for (int w = 0; w < k; ++w) space.out("task", std::int64_t{-1}, ts::Blob());
   for (auto& w : workers)
     if (int status = w->wait(); status != 0)
-      throw std::runtime_error("a tuple-space farm worker exited with status " + std::to_string(status) + "\n" +
-                               w->log_tail());
+      throw std::runtime_error("a tuple-space farm worker exited with status " + std::to_string(status) +
+                               "\n" + w->log_tail());
   for (auto& w : workers) cpu += w->cpu_seconds();  // their whole life: start-up is a few ms
   cpu_us_per_task = cpu * 1e6 / static_cast<double>(z.tasks);
   client.remove(name);
@@ -154,6 +154,7 @@ Latency measure_in(const Sizes& z, ts::Space& space, std::int64_t& next_id) {
   for (std::size_t i = 0; i < z.warmup + z.samples; ++i) {
     std::int64_t id = next_id++;
     space.out("probe", id, blob);
+    space.connection().flush();  // out is posted: time the in alone
     auto t0 = Clock::now();
     ts::Tuple t = space.in("probe", formal<std::int64_t>, formal<ts::Blob>);
     auto t1 = Clock::now();
@@ -171,10 +172,13 @@ ts::Blob payload_blob(std::size_t bytes) {
   return ts::Blob(std::move(b));
 }
 
-ts::Tuple task_tuple(std::int64_t i, const ts::Blob& payload) { return ts::Tuple::of("task", i, payload); }
+ts::Tuple task_tuple(std::int64_t i, const ts::Blob& payload) {
+  return ts::Tuple::of("task", i, payload);
+}
 
 std::size_t task_image_bytes(const Sizes& z) {
-  return ts::image_of(task_tuple(static_cast<std::int64_t>(z.tasks / 2), payload_blob(z.payload))).bytes.size();
+  return ts::image_of(task_tuple(static_cast<std::int64_t>(z.tasks / 2), payload_blob(z.payload)))
+      .bytes.size();
 }
 
 TupleSpaceFigures measure_tuple_space(const RunContext& ctx) {
@@ -232,7 +236,8 @@ MemoryFigures measure_memory(const RunContext& ctx) {
   f.load_per_s = static_cast<double>(z.filler) / seconds(Clock::now() - t0);
   auto st = client.stats("mem");
   std::uint64_t rss1 = resident_bytes(server.child->pid());
-  if (!st || st->tuples != z.filler) throw std::runtime_error("memory: the space does not hold every filler tuple");
+  if (!st || st->tuples != z.filler)
+    throw std::runtime_error("memory: the space does not hold every filler tuple");
   f.tuples = z.filler;
   f.payload_bytes_per_tuple = static_cast<double>(st->bytes) / static_cast<double>(st->tuples);
   f.rss_bytes_per_tuple =

@@ -8,7 +8,7 @@
 //  - raw ZeroMQ DEALER/ROUTER echo round trips with the same socket options,
 //    the floor for any request on this transport;
 //  - Redis (redis-server started as a child, persistence off, through hiredis)
-//    doing the same work on lists: LPUSH+BRPOP round trips, pipelined LPUSH,
+//    doing the same work on lists: pipelined LPUSH+BRPOP round trips, pipelined LPUSH,
 //    and the same task farm.
 // Every server and every farm worker is a separate process, so no side shares
 // a process (or a ZeroMQ I/O thread) with another. docs/performance.md explains
@@ -16,10 +16,9 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace piranha::bench {
 
