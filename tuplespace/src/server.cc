@@ -110,22 +110,10 @@ struct Server::Impl {
     if (opt.log) opt.log(line);
   }
 
-  void send(const std::string& routing_id, const std::string& frame) {
+  // Sends one frame to a peer. False when the peer is gone (EHOSTUNREACH) or
+  // cannot take it now; a gone peer's session is dropped on disconnect.
+  bool send(const std::string& routing_id, const std::string& frame) {
     zmq::message_t id(routing_id.data(), routing_id.size());
-    zmq::message_t body(frame.data(), frame.size());
-    try {
-      router.send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-      router.send(body, zmq::send_flags::dontwait);
-    } catch (const zmq::error_t&) {
-      // The peer is gone (EHOSTUNREACH); its session is dropped on disconnect.
-    }
-  }
-
-  // Sends to a client by id. False when the client is no longer routable.
-  bool send_to(ClientId client, const std::string& frame) {
-    auto it = routing.find(client);
-    if (it == routing.end()) return false;
-    zmq::message_t id(it->second.data(), it->second.size());
     zmq::message_t body(frame.data(), frame.size());
     try {
       if (!router.send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
@@ -133,6 +121,12 @@ struct Server::Impl {
     } catch (const zmq::error_t&) {
       return false;
     }
+  }
+
+  // Sends to a client by id. False when the client is no longer routable.
+  bool send_to(ClientId client, const std::string& frame) {
+    auto it = routing.find(client);
+    return it != routing.end() && send(it->second, frame);
   }
 
   Session& session_for(const std::string& routing_id, int fd) {
