@@ -1,0 +1,62 @@
+// Agent: the node agent (`piranha agent`), one per workstation.
+//
+// It registers the node (("node", ...) and ("heartbeat", "agent", ...)),
+// watches the node's availability through an AvailabilitySource (live
+// sensors or a replayed trace), honours owner blocks (("owner", ...)),
+// records every availability period as ("ap", node, start, end), and runs
+// piranhas of one job while the node is available, making them retreat the
+// moment it is not. Which job: scheduler 0's ("assign", 0, epoch, node, job)
+// with the highest epoch while ("heartbeat", "scheduler", 0, time) is
+// fresh; otherwise the native policy (FAIR or FCFS) over the live jobs.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "piranha/availability_source.h"
+#include "piranha/native_policy.h"
+
+namespace piranha {
+
+enum class RetreatMode { Retreat, Suspend };
+
+struct AgentSettings {
+  std::string node;                 // this node's name in the system space
+  std::string server;               // the tuple-space server
+  int cores = 1;                    // piranhas run at once
+  double speed = 1.0;               // published in the node tuple
+  NativePolicyKind policy = NativePolicyKind::Fair;
+  std::uint64_t seed = 1;           // for FAIR
+  RetreatMode mode = RetreatMode::Retreat;
+  std::chrono::milliseconds grace{2000};         // from SIGUSR1 to SIGKILL
+  std::chrono::milliseconds suspend_max{30000};  // suspend mode: then retreat
+  double scheduler_stale_seconds = 10;  // scheduler 0 is obeyed while its heartbeat is younger
+  double heartbeat_seconds = 1;     // node and heartbeat tuples refresh
+  std::chrono::milliseconds tick{250};  // how often the system space is read
+  std::string piranha_output;       // piranhas' stdout/stderr; empty: the agent's
+  std::string events_file;          // JSON lines of events; empty: none
+  bool quiet = false;               // no human-readable log on stderr
+};
+
+class Agent {
+ public:
+  Agent(AgentSettings settings, std::unique_ptr<AvailabilitySource> source);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Runs until `stop` becomes true (set it from a signal handler), then
+  // retreats its piranhas, records the open availability period and marks
+  // the node down. Returns the exit status: 0, or 1 when the server could
+  // not be reached at all.
+  int run(const std::atomic<bool>& stop);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace piranha

@@ -1,0 +1,182 @@
+// The Piranha programming model: a job is a program with three functions.
+//
+//   feeder   the master. Puts task tuples into the job's space and collects
+//            the results. Runs once, in the process a person (or `piranha
+//            submit`) started.
+//   piranha  the worker. Takes tasks and computes until there are none or it
+//            is told to retreat. Node agents start one per idle core, as the
+//            same program with PIRANHA_ROLE=piranha in its environment.
+//   retreat  runs for each task a piranha still holds when it had to stop:
+//            puts enough back into the space that another piranha can finish
+//            the task, possibly with partial progress.
+//
+//   int feeder(piranha::Feeder& f) {
+//     for (std::int64_t i = 0; i < 100; ++i) f.put_task(i);
+//     for (int i = 0; i < 100; ++i) f.space().in("result", ts::formal<std::int64_t>, ts::formal<double>);
+//     return 0;
+//   }
+//   void worker(piranha::Worker& w) {
+//     std::int64_t i;
+//     while (auto task = w.take_task(ts::bind(i))) w.complete(*task, "result", i, f(i));
+//   }
+//   PIRANHA_JOB(feeder, worker, nullptr)
+//
+// The runtime measures every task (take_task to complete), keeps the job's
+// ("jobstat", ...) tuple in the system space current, and registers the job
+// (("job", ...), ("jobexec", ...)) when nobody did it for it.
+//
+// Tasks are taken under a lease: a piranha killed outright loses nothing, as
+// its tasks return to the space when its connection drops or the lease ends.
+// complete() ends the lease and writes the results in one atomic step, so
+// every result is written exactly once, however piranhas are killed, and a
+// task counts once even when a retreated piranha and its successor both
+// touched it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "piranha/tuplespace/client.h"
+
+namespace piranha {
+
+namespace ts = piranha::ts;
+
+// The tag of task tuples: ("task", ...).
+inline constexpr const char* kTaskTag = "task";
+
+namespace detail {
+struct TaskState;
+struct WorkerState;
+struct Runtime;
+}  // namespace detail
+
+// A task a piranha holds. Copies refer to the same task.
+class Task {
+ public:
+  // The task tuple as taken, tag included: ("task", 7, 3).
+  const ts::Tuple& tuple() const;
+  // Partial progress a piranha records as it goes, for its retreat function
+  // to put back; empty until set.
+  const ts::Tuple& progress() const;
+  void set_progress(ts::Tuple p);
+  // False once completed or put back.
+  bool held() const;
+
+ private:
+  friend class Worker;
+  friend struct detail::Runtime;
+  explicit Task(std::shared_ptr<detail::TaskState> s) : s_(std::move(s)) {}
+  std::shared_ptr<detail::TaskState> s_;
+};
+
+// The feeder's view of its job. Not thread-safe.
+class Feeder {
+ public:
+  // The job's own tuple space.
+  ts::Space& space();
+  // The program's arguments (argv[1..]).
+  const std::vector<std::string>& args() const;
+  std::int64_t job_id() const;
+
+  // Writes the task ("task", fields...) and counts it in tasks_left.
+  template <class... A>
+  void put_task(A&&... fields) {
+    space().out(kTaskTag, std::forward<A>(fields)...);
+    count_tasks(1);
+  }
+  // Writes many tasks in one request; each tuple must start with "task".
+  // Throws std::invalid_argument when one does not.
+  void put_tasks(const std::vector<ts::Tuple>& tasks);
+
+  struct Impl;
+  explicit Feeder(Impl& impl) : impl_(impl) {}
+
+ private:
+  void count_tasks(std::int64_t n);
+  Impl& impl_;
+};
+
+// A piranha's view of its job. Not thread-safe: one Worker per piranha.
+class Worker {
+ public:
+  ts::Space& space();
+  const std::vector<std::string>& args() const;
+  std::int64_t job_id() const;
+  // The node this piranha runs on (the agent's node name).
+  const std::string& node() const;
+
+  // Takes the oldest task ("task", fields...) whose fields match `fields`
+  // (actuals, ts::formal<T>, ts::bind(x), as in Space::in; bindings are set
+  // from the task taken). Waits while there is none. Returns nullopt when the
+  // piranha should stop: it was told to retreat, or the job has ended.
+  template <class... A>
+  std::optional<Task> take_task(A&&... fields) {
+    auto tmpl = ts::detail::template_of(std::string(kTaskTag), fields...);
+    auto t = take(tmpl);
+    if (t) ts::detail::bind_all(t->tuple(), std::string(kTaskTag), fields...);
+    return t;
+  }
+
+  // Completes `task`: its lease ends and `outs` are written to the job's
+  // space in one atomic step, and the task's time is recorded. Returns false,
+  // writing nothing, when the task had already returned to the space (its
+  // lease ended: this piranha was cut off or too slow); then another piranha
+  // does it. Throws std::logic_error when the task is no longer held.
+  bool complete(Task& task, std::vector<ts::Tuple> outs);
+  // complete(task, {("result", 7, 2.5)}) written as complete(task, "result", 7, 2.5).
+  template <class F, class... A>
+  bool complete(Task& task, F&& first, A&&... fields) {
+    return complete(task, std::vector<ts::Tuple>{ts::detail::tuple_of(std::forward<F>(first),
+                                                                       std::forward<A>(fields)...)});
+  }
+
+  // True once the node's agent asked this piranha to retreat. Cheap: call it
+  // between steps of a long task, and stop (return) when it is true. Also
+  // renews the leases of held tasks when they are half used.
+  bool should_retreat();
+
+  // For retreat functions: ends `task` and writes `outs` (what another piranha
+  // needs to finish it: the task again, or the rest of it plus partial
+  // results) in one atomic step. Returns false as complete() does.
+  bool put_back(Task& task, std::vector<ts::Tuple> outs);
+
+  explicit Worker(detail::WorkerState& s) : s_(s) {}
+
+ private:
+  std::optional<Task> take(const ts::Template& tmpl);
+  detail::WorkerState& s_;
+};
+
+struct JobFunctions {
+  std::function<int(Feeder&)> feeder;        // its return value is the exit status
+  std::function<void(Worker&)> piranha;
+  std::function<void(Worker&, Task&)> retreat;  // empty: tasks go back unchanged
+};
+
+// Runs the program as feeder or piranha, as its environment says:
+//   PIRANHA_ROLE=piranha  run as a piranha (set by node agents)
+//   PIRANHA_SERVER        the tuple-space server (default tcp://127.0.0.1:7070)
+//   PIRANHA_JOB_ID        the job, when `piranha submit` registered it
+//   PIRANHA_NODE          the node name (piranhas; default: the host name)
+//   PIRANHA_LOCAL_PIRANHAS=N  feeder only: also start N piranhas of this
+//                         program on this host, and serve the tuple space
+//                         in-process when PIRANHA_SERVER is not set (a job
+//                         runs anywhere, without agents)
+// Returns the exit status. Errors (server unreachable, a function that
+// throws) are reported on stderr with the job's name.
+int run_job(int argc, char** argv, const JobFunctions& functions);
+
+}  // namespace piranha
+
+// Defines main() for a job: PIRANHA_JOB(feeder, piranha, retreat).
+#define PIRANHA_JOB(FEEDER, PIRANHA, RETREAT)                                 \
+  int main(int argc, char** argv) {                                           \
+    return ::piranha::run_job(argc, argv, ::piranha::JobFunctions{FEEDER, PIRANHA, RETREAT}); \
+  }

@@ -1,0 +1,56 @@
+// JobMonitor: the feeder-side thread that keeps a job's statistics current.
+//
+// Every quarter second it collects the done and retreat records the job's
+// piranhas left in its space (task_tally.h), publishes the job's
+// ("jobstat", ...) tuple, and watches for `piranha cancel`: a cancelled job's
+// space is removed, which ends every blocked operation on it, in the feeder
+// and in the piranhas, with error "space_removed".
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "piranha/sysspace.h"
+#include "piranha/task_tally.h"
+
+namespace piranha {
+
+class JobMonitor {
+ public:
+  // Starts the thread, with its own connection to `server`. `tasks_put` is
+  // the feeder's running count of tasks written; it must outlive the monitor.
+  JobMonitor(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put);
+  // Stops the thread (as stop()).
+  ~JobMonitor();
+  JobMonitor(const JobMonitor&) = delete;
+  JobMonitor& operator=(const JobMonitor&) = delete;
+
+  // Collects the last records, publishes the final jobstat and joins the
+  // thread. Idempotent.
+  void stop();
+
+  // Whether somebody cancelled the job. Safe from any thread.
+  bool cancelled() const { return cancelled_.load(); }
+
+  // The tally; read it only after stop().
+  const TaskTally& tally() const { return tally_; }
+
+ private:
+  void run();
+  void collect(ts::Client& c);
+  std::string server_;
+  sys::JobRecord job_;
+  const std::atomic<std::int64_t>& tasks_put_;
+  TaskTally tally_;
+  std::atomic<bool> cancelled_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace piranha

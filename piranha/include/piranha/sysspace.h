@@ -1,0 +1,189 @@
+// The system space `piranha.sys`: the tuples through which jobs, node agents
+// and the external scheduler (NPS) talk (DESIGN.md, "The system space").
+//
+// Each record type here is one tuple shape. to_tuple() writes it and
+// from_tuple() reads it back, returning nullopt for a tuple of another shape,
+// so a reader never crashes on a stray tuple somebody else wrote. The field
+// lists are a contract with the scheduler: extend them, don't rename.
+//
+// Times are wall-clock seconds since the Unix epoch (doubles), so that
+// processes on different hosts agree on them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "piranha/tuplespace/client.h"
+
+namespace piranha::sys {
+
+namespace ts = piranha::ts;
+
+// The name of the system space.
+inline constexpr std::string_view kSpace = "piranha.sys";
+
+// Where clients connect when nothing says otherwise (`piranha ts serve`'s
+// default); the PIRANHA_SERVER environment variable overrides it.
+inline constexpr std::string_view kDefaultServer = "tcp://127.0.0.1:7070";
+std::string server_from_env();
+
+// Seconds since the Unix epoch, now.
+double wall_now();
+
+enum class JobState { Queued, Running, Done, Failed, Cancelled };
+std::string_view name(JobState s);
+std::optional<JobState> job_state_from(std::string_view s);
+// Queued or Running: a job agents may run piranhas for.
+inline bool is_live(JobState s) { return s == JobState::Queued || s == JobState::Running; }
+
+// ("job", id, name, space, submit_time, state)
+struct JobRecord {
+  std::int64_t id = 0;
+  std::string name;   // the program's base name, for people
+  std::string space;  // the job's own tuple space
+  double submit_time = 0;
+  JobState state = JobState::Queued;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobRecord> from_tuple(const ts::Tuple& t);
+};
+
+// ("jobexec", id, program, args, cwd): how an agent starts the job's piranha.
+// An extension of the schema; args are NUL-separated in a blob.
+struct JobLaunch {
+  std::int64_t id = 0;
+  std::string program;  // absolute path
+  std::vector<std::string> args;
+  std::string cwd;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobLaunch> from_tuple(const ts::Tuple& t);
+};
+
+// ("jobstat", id, tasks_done, tasks_left, mean_task_seconds, updated_at)
+struct JobStat {
+  std::int64_t id = 0;
+  std::int64_t tasks_done = 0;
+  std::int64_t tasks_left = 0;
+  double mean_task_seconds = 0;
+  double updated_at = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobStat> from_tuple(const ts::Tuple& t);
+};
+
+// ("jobwork", id, node, tasks, seconds, retreats): what one node did for a
+// job so far (tasks completed there, their summed time, retreats there). An
+// extension of the schema, written by the job's runtime beside its jobstat.
+struct JobWork {
+  std::int64_t id = 0;
+  std::string node;
+  std::int64_t tasks = 0;
+  double seconds = 0;
+  std::int64_t retreats = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobWork> from_tuple(const ts::Tuple& t);
+};
+
+enum class NodeState { Available, Unavailable, OwnerBlocked, Down };
+std::string_view name(NodeState s);
+std::optional<NodeState> node_state_from(std::string_view s);
+
+// ("node", name, cores, speed, state, updated_at)
+struct NodeRecord {
+  std::string name;
+  std::int64_t cores = 1;
+  double speed = 1.0;
+  NodeState state = NodeState::Unavailable;
+  double updated_at = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<NodeRecord> from_tuple(const ts::Tuple& t);
+};
+
+// ("ap", node, start, end): one finished availability period.
+struct AvailabilityPeriod {
+  std::string node;
+  double start = 0;
+  double end = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<AvailabilityPeriod> from_tuple(const ts::Tuple& t);
+};
+
+// ("assign", scheduler_id, epoch, node, job_id): scheduler `scheduler_id`
+// wants `node` to run `job_id` (0: no job). Agents obey scheduler 0's
+// assignment with the highest epoch while its heartbeat is fresh.
+struct Assignment {
+  std::int64_t scheduler_id = 0;
+  std::int64_t epoch = 0;
+  std::string node;
+  std::int64_t job_id = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<Assignment> from_tuple(const ts::Tuple& t);
+};
+
+// ("heartbeat", component, id, time). Schedulers use integer ids (0 is the
+// one agents obey); agents use their node name as id.
+struct SchedulerHeartbeat {
+  std::int64_t id = 0;
+  double time = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<SchedulerHeartbeat> from_tuple(const ts::Tuple& t);
+};
+struct AgentHeartbeat {
+  std::string node;
+  double time = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<AgentHeartbeat> from_tuple(const ts::Tuple& t);
+};
+
+// ("owner", node, action, start, end): the node's owner blocks ("block") the
+// node for piranhas during [start, end), whatever the sensors say. "allow"
+// rules are not stored: `piranha owner allow` removes block rules. An
+// extension of the schema (the paper's owner process).
+struct OwnerBlock {
+  std::string node;
+  double start = 0;
+  double end = 0;
+  bool covers(double t) const { return start <= t && t < end; }
+  ts::Tuple to_tuple() const;
+  static std::optional<OwnerBlock> from_tuple(const ts::Tuple& t);
+};
+
+// Templates that select every tuple of a shape (optionally for one node or
+// job), for rd / rd_many / in.
+ts::Template job_template();
+ts::Template job_template(std::int64_t id);
+ts::Template launch_template(std::int64_t id);
+ts::Template jobstat_template();
+ts::Template jobstat_template(std::int64_t id);
+ts::Template jobwork_template(std::int64_t id);
+ts::Template jobwork_template(std::int64_t id, const std::string& node);
+ts::Template node_template();
+ts::Template node_template(const std::string& node);
+ts::Template ap_template();
+ts::Template assign_template(std::int64_t scheduler_id, const std::string& node);
+ts::Template scheduler_heartbeat_template(std::int64_t id);
+ts::Template agent_heartbeat_template(const std::string& node);
+ts::Template owner_template(const std::string& node);
+
+// ---- Operations on a live system space. Each throws ts::TupleSpaceError
+// when the server cannot be reached.
+
+// Allocates the next job id (1, 2, ...) through a ("jobseq", n) counter tuple.
+std::int64_t next_job_id(ts::Client& c);
+
+// Replaces the ("job", id, ...) tuple's state. Returns false when no such job.
+bool set_job_state(ts::Client& c, std::int64_t id, JobState state);
+
+// Every tuple of a shape now in the system space, decoded; stray tuples of
+// another shape are skipped.
+std::vector<JobRecord> list_jobs(ts::Client& c);
+std::vector<JobStat> list_jobstats(ts::Client& c);
+std::vector<NodeRecord> list_nodes(ts::Client& c);
+std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
+std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id);
+
+// Replaces the single tuple matching `tmpl` (or adds it when absent) with `t`.
+void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t);
+
+}  // namespace piranha::sys

@@ -1,0 +1,185 @@
+#include "piranha/child.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace piranha {
+
+std::string ExitStatus::describe() const {
+  if (signal == 0) return "exit status " + std::to_string(code);
+  const char* name = sigabbrev_np(signal);
+  return "killed by signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : std::string());
+}
+
+std::optional<std::string> find_program(const std::string& program) {
+  auto usable = [](const std::string& p) -> std::optional<std::string> {
+    if (access(p.c_str(), X_OK) != 0) return std::nullopt;
+    char resolved[PATH_MAX];
+    if (!realpath(p.c_str(), resolved)) return std::nullopt;
+    return std::string(resolved);
+  };
+  if (program.empty()) return std::nullopt;
+  if (program.find('/') != std::string::npos) return usable(program);
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t from = 0;
+  while (from <= dirs.size()) {
+    std::size_t colon = dirs.find(':', from);
+    if (colon == std::string::npos) colon = dirs.size();
+    std::string dir = dirs.substr(from, colon - from);
+    if (auto p = usable((dir.empty() ? "." : dir) + "/" + program)) return p;
+    from = colon + 1;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+ExitStatus decode(int wstatus) {
+  if (WIFSIGNALED(wstatus)) return ExitStatus{0, WTERMSIG(wstatus)};
+  return ExitStatus{WEXITSTATUS(wstatus), 0};
+}
+
+}  // namespace
+
+ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) {
+  if (o.argv.empty()) throw std::runtime_error("no program to start");
+  auto path = find_program(o.argv[0]);
+  if (!path) throw std::runtime_error(o.argv[0] + ": no such program (or not executable)");
+
+  // Everything the child needs is prepared before fork: after it, only
+  // async-signal-safe calls are allowed.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    bool replaced = false;
+    for (const auto& [k, v] : o.env)
+      if (kv.compare(0, k.size() + 1, k + "=") == 0) replaced = true;
+    if (!replaced) env_strings.push_back(std::move(kv));
+  }
+  for (const auto& [k, v] : o.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = o.argv;
+  args[0] = *path;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int out_fd = -1;
+  if (!o.output_file.empty()) {
+    out_fd = ::open(o.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (out_fd < 0) throw std::runtime_error(o.output_file + ": cannot open for output: " + std::strerror(errno));
+  }
+  // The child reports a failed exec through this close-on-exec pipe.
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+
+  pid_t pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    if (out_fd >= 0) ::close(out_fd);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(err));
+  }
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
+    if (o.own_process_group) setpgid(0, 0);
+    if (o.lowest_priority) {
+      setpriority(PRIO_PROCESS, 0, 19);
+      sched_param p{};
+      p.sched_priority = 0;
+      sched_setscheduler(0, SCHED_IDLE, &p);
+    }
+    if (out_fd >= 0) {
+      dup2(out_fd, 1);
+      dup2(out_fd, 2);
+    }
+    if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
+      int err = errno;
+      (void)!write(report[1], &err, sizeof err);
+      _exit(127);
+    }
+    execve(argv[0], argv.data(), envp.data());
+    int err = errno;
+    (void)!write(report[1], &err, sizeof err);
+    _exit(127);
+  }
+  pid_ = pid;
+  // Both sides set the group, so a signal sent right after this returns
+  // reaches the group even if the child has not run yet.
+  if (o.own_process_group) setpgid(pid, pid);
+  ::close(report[1]);
+  if (out_fd >= 0) ::close(out_fd);
+  int err = 0;
+  ssize_t n;
+  do {
+    n = ::read(report[0], &err, sizeof err);
+  } while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == sizeof err) {
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    pid_ = -1;
+    throw std::runtime_error(o.argv[0] + ": cannot start: " + std::strerror(err));
+  }
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0 && !status_) {
+    signal(SIGKILL);
+    wait();
+  }
+}
+
+void ChildProcess::signal(int sig) {
+  if (pid_ <= 0 || status_) return;
+  if (group_) ::kill(-pid_, sig);
+  else ::kill(pid_, sig);
+}
+
+std::optional<ExitStatus> ChildProcess::poll() {
+  if (status_ || pid_ <= 0) return status_;
+  int ws = 0;
+  pid_t r = waitpid(pid_, &ws, WNOHANG);
+  if (r == pid_) status_ = decode(ws);
+  return status_;
+}
+
+std::optional<ExitStatus> ChildProcess::wait(std::chrono::milliseconds timeout) {
+  if (status_ || pid_ <= 0) return status_;
+  if (timeout.count() < 0) {
+    int ws = 0;
+    pid_t r;
+    do {
+      r = waitpid(pid_, &ws, 0);
+    } while (r < 0 && errno == EINTR);
+    if (r == pid_) status_ = decode(ws);
+    return status_;
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!poll()) {
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return status_;
+}
+
+}  // namespace piranha

@@ -1,0 +1,85 @@
+#include "piranha/job_monitor.h"
+
+#include <cstdio>
+#include <map>
+
+namespace piranha {
+namespace {
+
+constexpr auto kTick = std::chrono::milliseconds(250);
+constexpr std::size_t kBatch = 100'000;
+
+}  // namespace
+
+JobMonitor::JobMonitor(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put)
+    : server_(std::move(server)), job_(std::move(job)), tasks_put_(tasks_put), thread_([this] { run(); }) {}
+
+JobMonitor::~JobMonitor() { stop(); }
+
+void JobMonitor::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void JobMonitor::collect(ts::Client& c) {
+  for (const auto& tmpl : {done_template(), retreat_template()}) {
+    while (true) {
+      auto records = c.in_many(job_.space, tmpl, kBatch);
+      for (const auto& r : records) tally_.add(r);
+      if (records.size() < kBatch) break;
+    }
+  }
+}
+
+void JobMonitor::run() {
+  try {
+    ts::Client c(server_);
+    std::int64_t published_done = -1, published_put = -1, published_retreats = -1;
+    std::map<std::string, NodeWork> published_nodes;
+    bool last = false;
+    while (!last) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, kTick, [this] { return stopping_; });
+        last = stopping_;
+      }
+      if (!cancelled_) {
+        auto t = c.rd(sys::kSpace, sys::job_template(job_.id), 0);
+        auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
+        if (rec && rec->state == sys::JobState::Cancelled) {
+          cancelled_ = true;
+          c.remove(job_.space);
+        }
+      }
+      if (!cancelled_) collect(c);
+      std::int64_t put = tasks_put_.load();
+      if (tally_.tasks_done() != published_done || put != published_put ||
+          tally_.retreats() != published_retreats || last) {
+        sys::replace(c, sys::jobstat_template(job_.id), tally_.stat(job_.id, put, sys::wall_now()).to_tuple());
+        for (const auto& [node, w] : tally_.per_node()) {
+          auto& before = published_nodes[node];
+          if (before.tasks == w.tasks && before.retreats == w.retreats) continue;
+          sys::replace(c, sys::jobwork_template(job_.id, node),
+                       sys::JobWork{job_.id, node, w.tasks, w.seconds, w.retreats}.to_tuple());
+          before = w;
+        }
+        c.flush();
+        published_done = tally_.tasks_done();
+        published_put = put;
+        published_retreats = tally_.retreats();
+      }
+    }
+  } catch (const std::exception& e) {
+    // Statistics are a service to the scheduler: losing them must not fail
+    // the job, but people should know.
+    std::fprintf(stderr, "%s: job %lld statistics stopped: %s\n", job_.name.c_str(),
+                 static_cast<long long>(job_.id), e.what());
+  }
+}
+
+}  // namespace piranha

@@ -1,0 +1,279 @@
+// run_job: the program's main as feeder or as piranha.
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "piranha/child.h"
+#include "piranha/job_monitor.h"
+#include "piranha/sysspace.h"
+#include "piranha/task_tally.h"
+#include "piranha/tuplespace/embedded.h"
+#include "runtime_state.h"
+
+namespace piranha {
+namespace detail {
+
+// What run_job needs of Task's and Worker's insides.
+struct Runtime {
+  static Task task(std::shared_ptr<TaskState> s) { return Task(std::move(s)); }
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::SteadyClock;
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+// An integer environment variable; `fallback` when unset, an error when
+// malformed.
+long long env_int(const char* name, long long fallback) {
+  auto v = env(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  long long n = std::strtoll(v->c_str(), &end, 10);
+  if (*end != '\0') throw std::runtime_error(std::string(name) + "=\"" + *v + "\" is not an integer");
+  return n;
+}
+
+std::string host_name() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+std::string self_path(const char* argv0) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : p.string();
+}
+
+// The job this feeder runs: the one `piranha submit` registered for it, or
+// a new registration.
+sys::JobRecord adopt_or_register(ts::Client& c, const std::string& name, const std::string& program,
+                                 const std::vector<std::string>& args) {
+  if (auto id = env("PIRANHA_JOB_ID")) {
+    long long n = env_int("PIRANHA_JOB_ID", 0);
+    auto t = c.rd(sys::kSpace, sys::job_template(n), 0);
+    auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
+    if (!rec) throw std::runtime_error("PIRANHA_JOB_ID=" + *id + ": no such job in the system space");
+    return *rec;
+  }
+  sys::JobRecord job;
+  job.id = sys::next_job_id(c);
+  job.name = name;
+  job.space = "job." + std::to_string(job.id);
+  job.submit_time = sys::wall_now();
+  job.state = sys::JobState::Queued;
+  sys::JobLaunch launch{job.id, program, args, std::filesystem::current_path().string()};
+  c.out(sys::kSpace, launch.to_tuple());
+  c.out(sys::kSpace, job.to_tuple());
+  c.flush();
+  return job;
+}
+
+int run_feeder(int argc, char** argv, const JobFunctions& fns) {
+  std::string name = std::filesystem::path(argv[0]).filename().string();
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string program = self_path(argv[0]);
+  int local = static_cast<int>(env_int("PIRANHA_LOCAL_PIRANHAS", 0));
+
+  std::unique_ptr<ts::EmbeddedServer> embedded;
+  std::string server = sys::server_from_env();
+  if (local > 0 && !env("PIRANHA_SERVER")) {
+    ts::ServerOptions o;
+    o.bind = {"tcp://127.0.0.1:*"};
+    embedded = std::make_unique<ts::EmbeddedServer>(o);
+    server = embedded->server().endpoints().front();
+  }
+  std::unique_ptr<ts::Client> client;
+  try {
+    client = std::make_unique<ts::Client>(server);
+  } catch (const ts::TupleSpaceError& e) {
+    std::fprintf(stderr,
+                 "%s: cannot reach the tuple-space server at %s (start one with `piranha ts serve`, set "
+                 "PIRANHA_SERVER, or set PIRANHA_LOCAL_PIRANHAS=N to run on this host alone)\n",
+                 name.c_str(), server.c_str());
+    return 1;
+  }
+  sys::JobRecord job = adopt_or_register(*client, name, program, args);
+  sys::set_job_state(*client, job.id, sys::JobState::Running);
+  client->out(sys::kSpace, sys::JobStat{job.id, 0, 0, 0.0, sys::wall_now()}.to_tuple());
+
+  Feeder::Impl impl;
+  impl.client = client.get();
+  impl.space = std::make_unique<ts::Space>(*client, job.space);
+  impl.args = args;
+  impl.job_id = job.id;
+  Feeder feeder(impl);
+  JobMonitor monitor(server, job, impl.tasks_put);
+
+  std::vector<std::unique_ptr<ChildProcess>> piranhas;
+  for (int i = 0; i < local; ++i) {
+    SpawnOptions o;
+    o.argv = {program};
+    o.argv.insert(o.argv.end(), args.begin(), args.end());
+    o.env = {{"PIRANHA_ROLE", "piranha"},
+             {"PIRANHA_SERVER", server},
+             {"PIRANHA_JOB_ID", std::to_string(job.id)},
+             {"PIRANHA_NODE", "local-" + std::to_string(i + 1)}};
+    o.own_process_group = true;
+    piranhas.push_back(std::make_unique<ChildProcess>(o));
+  }
+
+  auto started = SteadyClock::now();
+  int rc = 0;
+  std::string failure;
+  try {
+    rc = fns.feeder(feeder);
+    client->flush();
+  } catch (const std::exception& e) {
+    rc = 1;
+    failure = e.what();
+  }
+  double elapsed = std::chrono::duration<double>(SteadyClock::now() - started).count();
+  monitor.stop();
+  sys::JobState final_state = monitor.cancelled() ? sys::JobState::Cancelled
+                              : rc == 0           ? sys::JobState::Done
+                                                  : sys::JobState::Failed;
+  if (monitor.cancelled()) rc = 130;
+  try {
+    sys::set_job_state(*client, job.id, final_state);
+    // Ends the piranhas' waits: the job is over.
+    client->remove(job.space);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: job %lld: could not record its end: %s\n", name.c_str(), static_cast<long long>(job.id),
+                 e.what());
+  }
+  for (auto& p : piranhas)
+    if (!p->wait(std::chrono::seconds(5))) p->signal(SIGKILL);
+  if (final_state == sys::JobState::Failed && !failure.empty())
+    std::fprintf(stderr, "%s: job %lld failed: %s\n", name.c_str(), static_cast<long long>(job.id), failure.c_str());
+  std::fprintf(stderr, "%s: job %lld %s in %.2f s: %s\n", name.c_str(), static_cast<long long>(job.id),
+               std::string(sys::name(final_state)).c_str(), elapsed, monitor.tally().summary().c_str());
+  return rc;
+}
+
+// Turns SIGUSR1 / SIGTERM / SIGINT / SIGHUP into the retreat flag. The
+// signals are blocked in every thread and taken by this one, so no blocking
+// call elsewhere is interrupted.
+class RetreatSignals {
+ public:
+  RetreatSignals() {
+    sigemptyset(&set_);
+    for (int s : {SIGUSR1, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set_, s);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this] {
+      while (!stop_.load()) {
+        timespec slice{0, 50'000'000};
+        if (sigtimedwait(&set_, nullptr, &slice) > 0) retreat.store(true);
+      }
+    });
+  }
+  ~RetreatSignals() {
+    stop_.store(true);
+    thread_.join();
+  }
+  std::atomic<bool> retreat{false};
+
+ private:
+  sigset_t set_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+int run_piranha(int argc, char** argv, const JobFunctions& fns) {
+  // First, before any other thread exists, so that all inherit the mask.
+  RetreatSignals signals;
+  std::string name = std::filesystem::path(argv[0]).filename().string();
+  detail::WorkerState ws;
+  ws.args.assign(argv + 1, argv + argc);
+  ws.node = env("PIRANHA_NODE").value_or(host_name());
+  ws.retreat = &signals.retreat;
+  ws.lease = std::chrono::seconds(env_int("PIRANHA_LEASE_SECONDS", 600));
+  ts::ClientOptions opts;
+  opts.heartbeat_timeout_ms = static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout_ms));
+  if (!env("PIRANHA_JOB_ID")) {
+    std::fprintf(stderr, "%s: PIRANHA_ROLE=piranha needs PIRANHA_JOB_ID\n", name.c_str());
+    return 2;
+  }
+  ws.job_id = env_int("PIRANHA_JOB_ID", 0);
+  std::string server = sys::server_from_env();
+  std::unique_ptr<ts::Client> client;
+  try {
+    client = std::make_unique<ts::Client>(server, opts);
+  } catch (const ts::TupleSpaceError& e) {
+    std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
+    return 1;
+  }
+  auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 0);
+  auto job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
+  if (!job || !sys::is_live(job->state)) return 0;  // nothing to do any more
+  ws.client = client.get();
+  ws.space = std::make_unique<ts::Space>(*client, job->space);
+  Worker worker(ws);
+
+  int rc = 0;
+  try {
+    if (fns.piranha) fns.piranha(worker);
+  } catch (const ts::TupleSpaceError& e) {
+    if (e.code() != ts::errc::kSpaceRemoved) {
+      std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
+      rc = 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
+    rc = 1;
+  }
+  bool retreating = signals.retreat.load();
+  auto held = ws.held;
+  try {
+    for (auto& st : held) {
+      Task task = detail::Runtime::task(st);
+      if (retreating && fns.retreat) {
+        try {
+          fns.retreat(worker, task);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "%s (piranha on %s): retreat: %s\n", name.c_str(), ws.node.c_str(), e.what());
+        }
+      }
+      if (task.held()) worker.put_back(task, {task.tuple()});
+    }
+    if (retreating && !ws.job_ended) {
+      client->out(job->space, retreat_record(ws.node, sys::wall_now(), static_cast<std::int64_t>(held.size())));
+      client->flush();
+    }
+  } catch (const ts::TupleSpaceError& e) {
+    // The job ended meanwhile, or the server went away: the held tasks'
+    // leases return them in either case.
+    if (e.code() != ts::errc::kSpaceRemoved)
+      std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
+  }
+  return rc;
+}
+
+}  // namespace
+
+int run_job(int argc, char** argv, const JobFunctions& functions) {
+  try {
+    if (env("PIRANHA_ROLE").value_or("feeder") == "piranha") return run_piranha(argc, argv, functions);
+    return run_feeder(argc, argv, functions);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argc > 0 ? argv[0] : "piranha job", e.what());
+    return 1;
+  }
+}
+
+}  // namespace piranha

@@ -1,0 +1,129 @@
+#include "piranha/piranha_host.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace piranha {
+namespace {
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+}  // namespace
+
+PiranhaHost::~PiranhaHost() {
+  for (auto& p : procs_) {
+    p.child->signal(SIGCONT);
+    p.child->signal(SIGKILL);
+    p.child->wait();
+    if (p.pidfd >= 0) ::close(p.pidfd);
+  }
+}
+
+void PiranhaHost::start(const sys::JobLaunch& job, int count) {
+  for (int i = 0; i < count; ++i) {
+    SpawnOptions o;
+    o.argv = {job.program};
+    o.argv.insert(o.argv.end(), job.args.begin(), job.args.end());
+    o.cwd = job.cwd;
+    o.env = {{"PIRANHA_ROLE", "piranha"},
+             {"PIRANHA_SERVER", env_.server},
+             {"PIRANHA_JOB_ID", std::to_string(job.id)},
+             {"PIRANHA_NODE", env_.node}};
+    if (env_.heartbeat_timeout_ms > 0)
+      o.env.emplace_back("PIRANHA_HEARTBEAT_TIMEOUT_MS", std::to_string(env_.heartbeat_timeout_ms));
+    o.own_process_group = true;
+    o.lowest_priority = true;
+    o.output_file = env_.output_file;
+    Proc p;
+    p.job_id = job.id;
+    p.child = std::make_unique<ChildProcess>(o);
+    p.pidfd = open_pidfd(p.child->pid());
+    procs_.push_back(std::move(p));
+  }
+}
+
+void PiranhaHost::retreat(SteadyClock::time_point change, std::chrono::milliseconds grace,
+                          SteadyClock::time_point now) {
+  if (suspended_since_) resume();
+  for (auto& p : procs_) {
+    if (p.kill_at) continue;  // already retreating
+    p.change = change;
+    p.kill_at = now + grace;
+    p.child->signal(SIGUSR1);
+  }
+}
+
+void PiranhaHost::suspend(SteadyClock::time_point now) {
+  if (suspended_since_) return;
+  for (auto& p : procs_)
+    if (!p.kill_at) p.child->signal(SIGSTOP);
+  suspended_since_ = now;
+}
+
+void PiranhaHost::resume() {
+  for (auto& p : procs_) p.child->signal(SIGCONT);
+  suspended_since_.reset();
+}
+
+std::vector<PiranhaExit> PiranhaHost::reap(SteadyClock::time_point now) {
+  std::vector<PiranhaExit> exits;
+  for (auto it = procs_.begin(); it != procs_.end();) {
+    if (auto st = it->child->poll()) {
+      auto ended = SteadyClock::now();
+      PiranhaExit e{it->job_id, it->child->pid(), *st, it->change.has_value(), it->killed, std::nullopt};
+      if (it->change) e.retreat_latency = ended - *it->change;
+      exits.push_back(e);
+      if (it->pidfd >= 0) ::close(it->pidfd);
+      it = procs_.erase(it);
+      continue;
+    }
+    if (it->kill_at && now >= *it->kill_at && !it->killed) {
+      it->child->signal(SIGKILL);
+      it->killed = true;
+    }
+    ++it;
+  }
+  if (procs_.empty()) suspended_since_.reset();
+  return exits;
+}
+
+std::optional<std::int64_t> PiranhaHost::job() const {
+  if (procs_.empty()) return std::nullopt;
+  return procs_.front().job_id;
+}
+
+bool PiranhaHost::retreating() const {
+  for (const auto& p : procs_)
+    if (p.kill_at) return true;
+  return false;
+}
+
+std::vector<pid_t> PiranhaHost::groups() const {
+  std::vector<pid_t> g;
+  for (const auto& p : procs_) g.push_back(p.child->pid());
+  return g;
+}
+
+std::vector<int> PiranhaHost::fds() const {
+  std::vector<int> f;
+  for (const auto& p : procs_)
+    if (p.pidfd >= 0) f.push_back(p.pidfd);
+  return f;
+}
+
+std::optional<SteadyClock::time_point> PiranhaHost::next_deadline() const {
+  std::optional<SteadyClock::time_point> d;
+  for (const auto& p : procs_)
+    if (p.kill_at && !p.killed && (!d || *p.kill_at < *d)) d = p.kill_at;
+  return d;
+}
+
+}  // namespace piranha

@@ -1,0 +1,275 @@
+#include "piranha/sysspace.h"
+
+#include <chrono>
+#include <cstdlib>
+
+namespace piranha::sys {
+namespace {
+
+using ts::Field;
+using ts::Type;
+
+Field tag(const char* t) { return Field::of(ts::Value(std::string(t))); }
+Field str(const std::string& s) { return Field::of(ts::Value(s)); }
+Field num(std::int64_t v) { return Field::of(ts::Value(v)); }
+Field any(Type t) { return Field::formal(t); }
+
+// The fields of `t` when it has the tag and exactly these types.
+bool shaped(const ts::Tuple& t, std::string_view tag_name, std::initializer_list<Type> types) {
+  if (t.size() != types.size() + 1 || ts::type_of(t[0]) != Type::String || t.get<std::string>(0) != tag_name)
+    return false;
+  std::size_t i = 1;
+  for (Type ty : types)
+    if (ts::type_of(t[i++]) != ty) return false;
+  return true;
+}
+
+const std::string& s_at(const ts::Tuple& t, std::size_t i) { return t.get<std::string>(i); }
+std::int64_t i_at(const ts::Tuple& t, std::size_t i) { return t.get<std::int64_t>(i); }
+double d_at(const ts::Tuple& t, std::size_t i) { return t.get<double>(i); }
+
+// Large enough for any real pool; rd_many needs a bound.
+constexpr std::size_t kListMax = 100'000;
+
+}  // namespace
+
+std::string server_from_env() {
+  const char* e = std::getenv("PIRANHA_SERVER");
+  return e && *e ? std::string(e) : std::string(kDefaultServer);
+}
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string_view name(JobState s) {
+  switch (s) {
+    case JobState::Queued: return "queued";
+    case JobState::Running: return "running";
+    case JobState::Done: return "done";
+    case JobState::Failed: return "failed";
+    case JobState::Cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+std::optional<JobState> job_state_from(std::string_view s) {
+  for (auto st : {JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled})
+    if (name(st) == s) return st;
+  return std::nullopt;
+}
+
+std::string_view name(NodeState s) {
+  switch (s) {
+    case NodeState::Available: return "available";
+    case NodeState::Unavailable: return "unavailable";
+    case NodeState::OwnerBlocked: return "owner-blocked";
+    case NodeState::Down: return "down";
+  }
+  return "?";
+}
+
+std::optional<NodeState> node_state_from(std::string_view s) {
+  for (auto st : {NodeState::Available, NodeState::Unavailable, NodeState::OwnerBlocked, NodeState::Down})
+    if (name(st) == s) return st;
+  return std::nullopt;
+}
+
+ts::Tuple JobRecord::to_tuple() const {
+  return ts::Tuple::of("job", id, name, space, submit_time, std::string(sys::name(state)));
+}
+std::optional<JobRecord> JobRecord::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "job", {Type::Int, Type::String, Type::String, Type::Double, Type::String})) return std::nullopt;
+  auto state = job_state_from(s_at(t, 5));
+  if (!state) return std::nullopt;
+  return JobRecord{i_at(t, 1), s_at(t, 2), s_at(t, 3), d_at(t, 4), *state};
+}
+
+ts::Tuple JobLaunch::to_tuple() const {
+  std::string packed;
+  for (const auto& a : args) {
+    packed += a;
+    packed.push_back('\0');
+  }
+  return ts::Tuple::of("jobexec", id, program, ts::Blob(std::move(packed)), cwd);
+}
+std::optional<JobLaunch> JobLaunch::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobexec", {Type::Int, Type::String, Type::Blob, Type::String})) return std::nullopt;
+  JobLaunch l{i_at(t, 1), s_at(t, 2), {}, s_at(t, 4)};
+  const std::string& packed = t.get<ts::Blob>(3).bytes;
+  std::size_t from = 0;
+  while (from < packed.size()) {
+    std::size_t nul = packed.find('\0', from);
+    if (nul == std::string::npos) nul = packed.size();
+    l.args.push_back(packed.substr(from, nul - from));
+    from = nul + 1;
+  }
+  return l;
+}
+
+ts::Tuple JobStat::to_tuple() const {
+  return ts::Tuple::of("jobstat", id, tasks_done, tasks_left, mean_task_seconds, updated_at);
+}
+std::optional<JobStat> JobStat::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobstat", {Type::Int, Type::Int, Type::Int, Type::Double, Type::Double})) return std::nullopt;
+  return JobStat{i_at(t, 1), i_at(t, 2), i_at(t, 3), d_at(t, 4), d_at(t, 5)};
+}
+
+ts::Tuple JobWork::to_tuple() const { return ts::Tuple::of("jobwork", id, node, tasks, seconds, retreats); }
+std::optional<JobWork> JobWork::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobwork", {Type::Int, Type::String, Type::Int, Type::Double, Type::Int})) return std::nullopt;
+  return JobWork{i_at(t, 1), s_at(t, 2), i_at(t, 3), d_at(t, 4), i_at(t, 5)};
+}
+
+ts::Tuple NodeRecord::to_tuple() const {
+  return ts::Tuple::of("node", name, cores, speed, std::string(sys::name(state)), updated_at);
+}
+std::optional<NodeRecord> NodeRecord::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "node", {Type::String, Type::Int, Type::Double, Type::String, Type::Double})) return std::nullopt;
+  auto state = node_state_from(s_at(t, 4));
+  if (!state) return std::nullopt;
+  return NodeRecord{s_at(t, 1), i_at(t, 2), d_at(t, 3), *state, d_at(t, 5)};
+}
+
+ts::Tuple AvailabilityPeriod::to_tuple() const { return ts::Tuple::of("ap", node, start, end); }
+std::optional<AvailabilityPeriod> AvailabilityPeriod::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "ap", {Type::String, Type::Double, Type::Double})) return std::nullopt;
+  return AvailabilityPeriod{s_at(t, 1), d_at(t, 2), d_at(t, 3)};
+}
+
+ts::Tuple Assignment::to_tuple() const { return ts::Tuple::of("assign", scheduler_id, epoch, node, job_id); }
+std::optional<Assignment> Assignment::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "assign", {Type::Int, Type::Int, Type::String, Type::Int})) return std::nullopt;
+  return Assignment{i_at(t, 1), i_at(t, 2), s_at(t, 3), i_at(t, 4)};
+}
+
+ts::Tuple SchedulerHeartbeat::to_tuple() const { return ts::Tuple::of("heartbeat", "scheduler", id, time); }
+std::optional<SchedulerHeartbeat> SchedulerHeartbeat::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "heartbeat", {Type::String, Type::Int, Type::Double}) || s_at(t, 1) != "scheduler")
+    return std::nullopt;
+  return SchedulerHeartbeat{i_at(t, 2), d_at(t, 3)};
+}
+
+ts::Tuple AgentHeartbeat::to_tuple() const { return ts::Tuple::of("heartbeat", "agent", node, time); }
+std::optional<AgentHeartbeat> AgentHeartbeat::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "heartbeat", {Type::String, Type::String, Type::Double}) || s_at(t, 1) != "agent")
+    return std::nullopt;
+  return AgentHeartbeat{s_at(t, 2), d_at(t, 3)};
+}
+
+ts::Tuple OwnerBlock::to_tuple() const { return ts::Tuple::of("owner", node, "block", start, end); }
+std::optional<OwnerBlock> OwnerBlock::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "owner", {Type::String, Type::String, Type::Double, Type::Double}) || s_at(t, 2) != "block")
+    return std::nullopt;
+  return OwnerBlock{s_at(t, 1), d_at(t, 3), d_at(t, 4)};
+}
+
+ts::Template job_template() {
+  return ts::Template({tag("job"), any(Type::Int), any(Type::String), any(Type::String), any(Type::Double),
+                       any(Type::String)});
+}
+ts::Template job_template(std::int64_t id) {
+  return ts::Template(
+      {tag("job"), num(id), any(Type::String), any(Type::String), any(Type::Double), any(Type::String)});
+}
+ts::Template launch_template(std::int64_t id) {
+  return ts::Template({tag("jobexec"), num(id), any(Type::String), any(Type::Blob), any(Type::String)});
+}
+ts::Template jobstat_template() {
+  return ts::Template(
+      {tag("jobstat"), any(Type::Int), any(Type::Int), any(Type::Int), any(Type::Double), any(Type::Double)});
+}
+ts::Template jobstat_template(std::int64_t id) {
+  return ts::Template({tag("jobstat"), num(id), any(Type::Int), any(Type::Int), any(Type::Double), any(Type::Double)});
+}
+ts::Template jobwork_template(std::int64_t id) {
+  return ts::Template({tag("jobwork"), num(id), any(Type::String), any(Type::Int), any(Type::Double), any(Type::Int)});
+}
+ts::Template jobwork_template(std::int64_t id, const std::string& node) {
+  return ts::Template({tag("jobwork"), num(id), str(node), any(Type::Int), any(Type::Double), any(Type::Int)});
+}
+ts::Template node_template() {
+  return ts::Template(
+      {tag("node"), any(Type::String), any(Type::Int), any(Type::Double), any(Type::String), any(Type::Double)});
+}
+ts::Template node_template(const std::string& node) {
+  return ts::Template({tag("node"), str(node), any(Type::Int), any(Type::Double), any(Type::String), any(Type::Double)});
+}
+ts::Template ap_template() { return ts::Template({tag("ap"), any(Type::String), any(Type::Double), any(Type::Double)}); }
+ts::Template assign_template(std::int64_t scheduler_id, const std::string& node) {
+  return ts::Template({tag("assign"), num(scheduler_id), any(Type::Int), str(node), any(Type::Int)});
+}
+ts::Template scheduler_heartbeat_template(std::int64_t id) {
+  return ts::Template({tag("heartbeat"), tag("scheduler"), num(id), any(Type::Double)});
+}
+ts::Template agent_heartbeat_template(const std::string& node) {
+  return ts::Template({tag("heartbeat"), tag("agent"), str(node), any(Type::Double)});
+}
+ts::Template owner_template(const std::string& node) {
+  return ts::Template({tag("owner"), str(node), tag("block"), any(Type::Double), any(Type::Double)});
+}
+
+std::int64_t next_job_id(ts::Client& c) {
+  ts::Template seq({tag("jobseq"), any(Type::Int)});
+  // Whoever finds no counter starts it; duplicates from a race between two
+  // first submissions are folded into one here, keeping the largest.
+  auto taken = c.in_many(kSpace, seq, 16);
+  std::int64_t next = 1;
+  for (const auto& t : taken) next = std::max(next, t.get<std::int64_t>(1));
+  if (taken.empty()) {
+    // Ids continue after any job already registered (a counter lost with a
+    // restarted server must not reuse ids still in the space).
+    for (const auto& j : list_jobs(c)) next = std::max(next, j.id + 1);
+  }
+  c.out(kSpace, ts::Tuple::of("jobseq", next + 1));
+  c.flush();
+  return next;
+}
+
+bool set_job_state(ts::Client& c, std::int64_t id, JobState state) {
+  auto t = c.in(kSpace, job_template(id), 0);
+  if (!t) return false;
+  auto job = JobRecord::from_tuple(t->tuple);
+  if (!job) {  // not ours to rewrite: put it back untouched
+    c.out(kSpace, t->tuple);
+    c.flush();
+    return false;
+  }
+  job->state = state;
+  c.out(kSpace, job->to_tuple());
+  c.flush();
+  return true;
+}
+
+template <class Record>
+static std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
+  std::vector<Record> out;
+  for (const auto& t : ts)
+    if (auto r = Record::from_tuple(t)) out.push_back(std::move(*r));
+  return out;
+}
+
+std::vector<JobRecord> list_jobs(ts::Client& c) {
+  return decode_all<JobRecord>(c.rd_many(kSpace, job_template(), kListMax));
+}
+std::vector<JobStat> list_jobstats(ts::Client& c) {
+  return decode_all<JobStat>(c.rd_many(kSpace, jobstat_template(), kListMax));
+}
+std::vector<NodeRecord> list_nodes(ts::Client& c) {
+  return decode_all<NodeRecord>(c.rd_many(kSpace, node_template(), kListMax));
+}
+std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
+  return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
+}
+std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id) {
+  auto t = c.rd(kSpace, launch_template(id), 0);
+  if (!t) return std::nullopt;
+  return JobLaunch::from_tuple(*t);
+}
+
+void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
+  c.in_many(kSpace, tmpl, 64);
+  c.out(kSpace, t);
+}
+
+}  // namespace piranha::sys

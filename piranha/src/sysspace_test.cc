@@ -1,0 +1,69 @@
+#include <doctest/doctest.h>
+
+#include "piranha/sysspace.h"
+
+namespace sys = piranha::sys;
+namespace ts = piranha::ts;
+
+TEST_CASE("sysspace: every record survives a round trip through its tuple") {
+  sys::JobRecord job{7, "cmatrix", "job.7", 1.5e9, sys::JobState::Running};
+  auto j = sys::JobRecord::from_tuple(job.to_tuple());
+  REQUIRE(j);
+  CHECK(j->id == 7);
+  CHECK(j->name == "cmatrix");
+  CHECK(j->space == "job.7");
+  CHECK(j->state == sys::JobState::Running);
+  CHECK(sys::job_template(7).matches(job.to_tuple()));
+  CHECK_FALSE(sys::job_template(8).matches(job.to_tuple()));
+
+  sys::JobLaunch l{7, "/bin/cmatrix", {"200", "--grain", "", "x y"}, "/tmp"};
+  auto l2 = sys::JobLaunch::from_tuple(l.to_tuple());
+  REQUIRE(l2);
+  CHECK(l2->args == l.args);
+  CHECK(l2->program == "/bin/cmatrix");
+
+  sys::JobStat st{7, 10, 90, 0.25, 2.0};
+  auto st2 = sys::JobStat::from_tuple(st.to_tuple());
+  REQUIRE(st2);
+  CHECK(st2->tasks_left == 90);
+  CHECK(st2->mean_task_seconds == 0.25);
+
+  sys::NodeRecord n{"ws01", 4, 1.5, sys::NodeState::OwnerBlocked, 3.0};
+  auto n2 = sys::NodeRecord::from_tuple(n.to_tuple());
+  REQUIRE(n2);
+  CHECK(n2->state == sys::NodeState::OwnerBlocked);
+  CHECK(sys::node_template("ws01").matches(n.to_tuple()));
+
+  sys::Assignment a{0, 12, "ws01", 7};
+  CHECK(sys::assign_template(0, "ws01").matches(a.to_tuple()));
+  CHECK_FALSE(sys::assign_template(1, "ws01").matches(a.to_tuple()));
+  CHECK(sys::Assignment::from_tuple(a.to_tuple())->epoch == 12);
+
+  sys::SchedulerHeartbeat h{0, 5.0};
+  CHECK(sys::scheduler_heartbeat_template(0).matches(h.to_tuple()));
+  CHECK_FALSE(sys::AgentHeartbeat::from_tuple(h.to_tuple()));
+  sys::AgentHeartbeat ah{"ws01", 5.0};
+  CHECK(sys::AgentHeartbeat::from_tuple(ah.to_tuple())->node == "ws01");
+
+  sys::OwnerBlock b{"ws01", 10, 20};
+  CHECK(sys::OwnerBlock::from_tuple(b.to_tuple())->covers(15));
+  CHECK_FALSE(b.covers(20));
+  CHECK(sys::AvailabilityPeriod::from_tuple(sys::AvailabilityPeriod{"ws01", 1, 2}.to_tuple())->end == 2);
+}
+
+TEST_CASE("sysspace: tuples of another shape are not misread") {
+  CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("job", 1)));
+  CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("job", 1, "n", "s", 1.0, "exploded")));
+  CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("jab", 1, "n", "s", 1.0, "queued")));
+  CHECK_FALSE(sys::NodeRecord::from_tuple(ts::Tuple::of("node", "a", 1.0, 1.0, "available", 1.0)));
+  CHECK_FALSE(sys::JobStat::from_tuple(ts::Tuple::of(1, 2)));
+}
+
+TEST_CASE("sysspace: state names") {
+  for (auto s : {sys::JobState::Queued, sys::JobState::Running, sys::JobState::Done, sys::JobState::Failed,
+                 sys::JobState::Cancelled})
+    CHECK(sys::job_state_from(sys::name(s)) == s);
+  CHECK(sys::is_live(sys::JobState::Queued));
+  CHECK_FALSE(sys::is_live(sys::JobState::Done));
+  CHECK(sys::name(sys::NodeState::OwnerBlocked) == "owner-blocked");
+}

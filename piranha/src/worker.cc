@@ -1,0 +1,106 @@
+#include <stdexcept>
+
+#include "piranha/sysspace.h"
+#include "piranha/task_tally.h"
+#include "runtime_state.h"
+
+namespace piranha {
+
+using detail::SteadyClock;
+
+const ts::Tuple& Task::tuple() const { return s_->tuple; }
+const ts::Tuple& Task::progress() const { return s_->progress; }
+void Task::set_progress(ts::Tuple p) { s_->progress = std::move(p); }
+bool Task::held() const { return s_->held; }
+
+ts::Space& Worker::space() { return *s_.space; }
+const std::vector<std::string>& Worker::args() const { return s_.args; }
+std::int64_t Worker::job_id() const { return s_.job_id; }
+const std::string& Worker::node() const { return s_.node; }
+
+namespace {
+
+// How long a piranha waits for a task before checking whether its job is
+// still live.
+constexpr ts::Millis kTakeSlice = 250;
+constexpr auto kJobCheckEvery = std::chrono::seconds(1);
+
+}  // namespace
+
+std::optional<Task> Worker::take(const ts::Template& tmpl) {
+  while (!s_.job_ended) {
+    if (s_.retreat->load()) return std::nullopt;
+    std::optional<ts::Leased> got;
+    try {
+      got = s_.client->in(s_.space->name(), tmpl, kTakeSlice, s_.lease.count());
+    } catch (const ts::TupleSpaceError& e) {
+      // The feeder removes the job's space when the job ends.
+      if (e.code() == ts::errc::kSpaceRemoved) {
+        s_.job_ended = true;
+        return std::nullopt;
+      }
+      throw;
+    }
+    if (got) {
+      auto st = std::make_shared<detail::TaskState>();
+      st->tuple = std::move(got->tuple);
+      st->lease = got->lease;
+      st->started = sys::wall_now();
+      st->taken = st->renewed = SteadyClock::now();
+      s_.held.push_back(st);
+      return Task(st);
+    }
+    auto now = SteadyClock::now();
+    if (now - s_.last_job_check >= kJobCheckEvery) {
+      s_.last_job_check = now;
+      auto job = s_.client->rd(sys::kSpace, sys::job_template(s_.job_id), 0);
+      auto rec = job ? sys::JobRecord::from_tuple(*job) : std::nullopt;
+      if (!rec || !sys::is_live(rec->state)) s_.job_ended = true;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+void release(std::vector<std::shared_ptr<detail::TaskState>>& held, const detail::TaskState* st) {
+  std::erase_if(held, [st](const auto& p) { return p.get() == st; });
+}
+
+}  // namespace
+
+bool Worker::complete(Task& task, std::vector<ts::Tuple> outs) {
+  auto& st = *task.s_;
+  if (!st.held) throw std::logic_error("complete: the task was already completed or put back");
+  double seconds = std::chrono::duration<double>(SteadyClock::now() - st.taken).count();
+  outs.push_back(done_record(s_.node, st.started, seconds));
+  st.held = false;
+  release(s_.held, &st);
+  return s_.client->complete(st.lease, s_.space->name(), outs);
+}
+
+bool Worker::put_back(Task& task, std::vector<ts::Tuple> outs) {
+  auto& st = *task.s_;
+  if (!st.held) throw std::logic_error("put_back: the task was already completed or put back");
+  st.held = false;
+  release(s_.held, &st);
+  return s_.client->complete(st.lease, s_.space->name(), outs);
+}
+
+bool Worker::should_retreat() {
+  if (s_.retreat->load()) return true;
+  // Renew leases at half their length, so a long task keeps its lease.
+  auto now = SteadyClock::now();
+  for (auto& st : s_.held) {
+    if (now - st->renewed < s_.lease / 2) continue;
+    try {
+      s_.client->renew(st->lease, s_.lease.count());
+    } catch (const ts::TupleSpaceError&) {
+      // The lease already ended; complete() will report it.
+    }
+    st->renewed = now;
+  }
+  return false;
+}
+
+}  // namespace piranha
