@@ -1,0 +1,109 @@
+// AgentConfig: the node agent's YAML configuration (docs/configuration.md).
+//
+//   node: ws01
+//   server: tcp://127.0.0.1:7070
+//   cores: 1
+//   policy: FAIR
+//   availability:
+//     sensor: trace
+//     trace: {file: pool.avail.csv, time_scale: 60}
+//   retreat: {mode: suspend, grace_seconds: 2}
+//
+// Only plain data; the agent turns it into its AgentSettings and an
+// AvailabilitySource (make_availability_source in availability_source.h).
+//
+// Parsing is strict, because a typo in a threshold silently running piranhas
+// on an owner's busy machine is worse than an agent that refuses to start:
+// unknown keys, duplicate keys, wrong types, out-of-range values, unknown
+// enum values and unreadable trace files are all errors.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "piranha/avail_trace.h"
+#include "piranha/availability.h"
+#include "piranha/native_policy.h"
+
+namespace piranha {
+
+// A bad configuration. what() is "FILE:LINE: problem" (LINE 1-based), e.g.
+// "agent.yaml:7: unknown key 'laod' in availability (expected one of: ...)".
+// Without a line ("FILE: problem") when the file cannot be read.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Where availability comes from.
+enum class SensorKind { Live, Trace };     // YAML: live, trace
+const char* to_string(SensorKind sensor);  // "live" / "trace"
+
+// The trace sensor: replay one node of an availability trace.
+struct TraceSensorConfig {
+  std::string file;        // required; a relative path is resolved against the YAML file's directory
+  std::string node;        // the trace node to replay; default: AgentConfig::node
+  double time_scale = 60;  // trace seconds per real second (> 0); 60 plays a minute-step trace at 1 step/s
+  std::int64_t start_step = 0;  // trace step at which the replay begins, in [0, length)
+  // The trace, read and validated when the configuration is loaded.
+  std::shared_ptr<const AvailabilityTrace> trace;
+};
+
+struct AvailabilityConfig {
+  SensorKind sensor = SensorKind::Live;
+  Thresholds thresholds;    // YAML: load: [l1, l5, l15] (each > 0) and input_idle_seconds (>= 0)
+  double poll_seconds = 1;  // live: how often the sensors are read (> 0)
+  std::vector<std::string> input_devices = {"/dev/input/event*"};  // live: evdev glob patterns
+  bool terminals = true;                                           // live: use /dev/pts access times
+  bool x11 = true;                         // live: use the X screensaver idle time if a display is reachable
+  std::optional<TraceSensorConfig> trace;  // present iff sensor == Trace
+};
+
+struct RetreatConfig {
+  // What happens to a running piranha when the node becomes unavailable.
+  // (Nested, because the agent has its own RetreatMode in agent.h.)
+  enum class Mode { Retreat, Suspend };  // YAML: retreat, suspend
+  // retreat: the piranha retreats as soon as the node becomes unavailable
+  // (after the grace period). suspend: the piranha is stopped (SIGSTOP) and
+  // continued if the node is available again within suspend_max_seconds,
+  // otherwise it retreats.
+  Mode mode = Mode::Retreat;
+  double grace_seconds = 2;         // time a piranha is given to retreat before it is killed (>= 0)
+  double suspend_max_seconds = 30;  // suspend mode: longest suspension before retreating (>= 0)
+};
+
+struct SchedulerConfig {
+  // Obey scheduler 0's assignments while its heartbeat is younger than this;
+  // otherwise fall back to the native policy (> 0).
+  double stale_seconds = 10;
+};
+
+struct AgentConfig {
+  std::string node;                             // node name in the system space; default: the host name
+  std::string server = "tcp://127.0.0.1:7070";  // the tuple-space server's endpoint
+  int cores = 1;                                // piranhas run at once on this node (>= 1)
+  double speed = 1.0;                           // relative speed, published in the node tuple (> 0)
+  // Native policy, used while no scheduler is directing the node. YAML: FAIR or FCFS.
+  NativePolicyKind policy = NativePolicyKind::Fair;
+  std::optional<std::uint64_t> seed;  // RNG seed for FAIR; nullopt: seeded randomly
+  AvailabilityConfig availability;
+  RetreatConfig retreat;
+  SchedulerConfig scheduler;
+  double heartbeat_seconds = 1;  // how often the agent writes its heartbeat and node tuples (> 0)
+};
+
+// Parses `text`; `name` is the file name used in error messages and the base
+// for relative trace paths (its directory; the current directory when it has
+// none). An empty document gives all defaults. Reads the trace file when the
+// trace sensor is configured. Throws ConfigError.
+AgentConfig parse_agent_config(const std::string& text, const std::string& name);
+
+// Reads and parses the file at `path`. Throws ConfigError, also when the file
+// cannot be read.
+AgentConfig load_agent_config(const std::string& path);
+
+}  // namespace piranha

@@ -1,0 +1,345 @@
+#include "piranha/agent_config.h"
+
+#include <strings.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+namespace piranha {
+
+const char* to_string(SensorKind sensor) {
+  return sensor == SensorKind::Live ? "live" : "trace";
+}
+
+namespace {
+
+// Upper bounds that no sane configuration reaches; beyond them a value is a
+// typo (an extra zero, milliseconds written as seconds).
+constexpr double kMaxLoad = 1000;
+constexpr double kMaxIdleSeconds = 86400;
+constexpr double kMaxIntervalSeconds = 3600;
+constexpr double kMaxLongSeconds = 86400;
+constexpr double kMaxTimeScale = 1e6;
+constexpr double kMaxSpeed = 1e6;
+constexpr long long kMaxCores = 4096;
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "localhost";
+  return buf;
+}
+
+std::string join(std::initializer_list<const char*> words) {
+  std::string out;
+  for (const char* w : words) out += (out.empty() ? "" : ", ") + std::string(w);
+  return out;
+}
+
+std::string fmt(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+// Reads one document strictly, turning every problem into a ConfigError that
+// names the file, the 1-based line and the key.
+class Reader {
+ public:
+  explicit Reader(std::string name) : name_(std::move(name)) {}
+
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& problem) const {
+    if (mark.is_null()) throw ConfigError(name_ + ": " + problem);
+    throw ConfigError(name_ + ":" + std::to_string(mark.line + 1) + ": " + problem);
+  }
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& problem) const { fail(at.Mark(), problem); }
+
+  // Checks that `map` is a mapping whose keys are all in `allowed`, each once.
+  void check_keys(const YAML::Node& map, const std::string& section,
+                  std::initializer_list<const char*> allowed) const {
+    if (!map.IsMap()) fail(map, section + " must be a mapping of keys");
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      const YAML::Node& key = kv.first;
+      if (!key.IsScalar()) fail(key, "keys in " + section + " must be plain names");
+      const std::string k = key.Scalar();
+      bool known = false;
+      for (const char* a : allowed) known |= k == a;
+      if (!known)
+        fail(key, "unknown key '" + k + "' in " + section + " (expected one of: " + join(allowed) + ")");
+      if (!seen.insert(k).second) fail(key, "duplicate key '" + k + "' in " + section);
+    }
+  }
+
+  // The value's mark, falling back to its key's when the value is empty.
+  static YAML::Mark mark_of(const YAML::Node& map, const std::string& key) {
+    for (const auto& kv : map)
+      if (kv.first.Scalar() == key) return kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark();
+    return map.Mark();
+  }
+
+  std::string describe(const YAML::Node& v) const {
+    if (v.IsNull()) return "nothing";
+    if (v.IsSequence()) return "a list";
+    if (v.IsMap()) return "a mapping";
+    return "'" + v.Scalar() + "'";
+  }
+
+  // A finite number in (lo, hi] (lo_open) or [lo, hi], at `at`.
+  double number(const YAML::Node& v, const YAML::Mark& at, const std::string& what, double lo, bool lo_open,
+                double hi) const {
+    double d = 0;
+    bool ok = v.IsScalar();
+    if (ok) {
+      try {
+        d = v.as<double>();
+      } catch (const YAML::Exception&) {
+        ok = false;
+      }
+    }
+    if (!ok || !std::isfinite(d)) fail(at, what + " must be a number, got " + describe(v));
+    if (lo_open ? !(d > lo) : !(d >= lo))
+      fail(at, what + " must be " + (lo_open ? "> " : ">= ") + fmt(lo) + ", got " + fmt(d));
+    if (d > hi) fail(at, what + " must be <= " + fmt(hi) + ", got " + fmt(d));
+    return d;
+  }
+  double number(const YAML::Node& map, const std::string& key, const std::string& what, double lo,
+                bool lo_open, double hi) const {
+    return number(map[key], mark_of(map, key), what, lo, lo_open, hi);
+  }
+
+  template <typename Int>
+  Int integer(const YAML::Node& map, const std::string& key, const std::string& what, Int lo, Int hi) const {
+    const YAML::Node v = map[key];
+    Int i = 0;
+    bool ok = v.IsScalar();
+    if (ok) {
+      const std::string& s = v.Scalar();
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+      ok = !s.empty() && ec == std::errc() && end == s.data() + s.size();
+      // from_chars reports out-of-range separately; it is still not a valid value.
+      if (!ok && ec == std::errc::result_out_of_range)
+        fail(mark_of(map, key), what + " is out of range, got " + describe(v));
+    }
+    if (!ok) fail(mark_of(map, key), what + " must be an integer, got " + describe(v));
+    if (i < lo || i > hi)
+      fail(mark_of(map, key), what + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                  "], got " + std::to_string(i));
+    return i;
+  }
+
+  bool boolean(const YAML::Node& map, const std::string& key, const std::string& what) const {
+    const YAML::Node v = map[key];
+    if (v.IsScalar()) {
+      try {
+        return v.as<bool>();
+      } catch (const YAML::Exception&) {
+      }
+    }
+    fail(mark_of(map, key), what + " must be true or false, got " + describe(v));
+  }
+
+  std::string text(const YAML::Node& map, const std::string& key, const std::string& what) const {
+    const YAML::Node v = map[key];
+    if (!v.IsScalar() || v.Scalar().empty())
+      fail(mark_of(map, key), what + " must be a non-empty string, got " + describe(v));
+    return v.Scalar();
+  }
+
+  // One of `choices` (compared case-insensitively, reported as written).
+  std::size_t choice(const YAML::Node& map, const std::string& key, const std::string& what,
+                     std::initializer_list<const char*> choices) const {
+    const YAML::Node v = map[key];
+    if (v.IsScalar()) {
+      std::size_t i = 0;
+      for (const char* c : choices) {
+        if (strcasecmp(v.Scalar().c_str(), c) == 0) return i;
+        ++i;
+      }
+    }
+    fail(mark_of(map, key), what + " must be one of: " + join(choices) + ", got " + describe(v));
+  }
+
+ private:
+  std::string name_;
+};
+
+Thresholds read_load(const Reader& r, const YAML::Node& av, Thresholds t) {
+  const YAML::Node load = av["load"];
+  if (!load.IsSequence() || load.size() != 3)
+    r.fail(Reader::mark_of(av, "load"),
+           "availability.load must be a list of 3 numbers (1-, 5-, 15-minute thresholds), got " +
+               r.describe(load));
+  const char* names[] = {"availability.load[0] (1-minute)", "availability.load[1] (5-minute)",
+                         "availability.load[2] (15-minute)"};
+  double* slots[] = {&t.load1, &t.load5, &t.load15};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const YAML::Node v = load[i];
+    *slots[i] = r.number(v, v.Mark(), names[i], 0, true, kMaxLoad);
+  }
+  return t;
+}
+
+std::vector<std::string> read_patterns(const Reader& r, const YAML::Node& av) {
+  const YAML::Node list = av["input_devices"];
+  if (!list.IsSequence())
+    r.fail(Reader::mark_of(av, "input_devices"),
+           "availability.input_devices must be a list of glob patterns, got " + r.describe(list));
+  std::vector<std::string> out;
+  for (const auto& p : list) {
+    if (!p.IsScalar() || p.Scalar().empty())
+      r.fail(p, "availability.input_devices entries must be non-empty strings, got " + r.describe(p));
+    out.push_back(p.Scalar());
+  }
+  return out;
+}
+
+TraceSensorConfig read_trace_sensor(const Reader& r, const YAML::Node& tr, const std::string& agent_node,
+                                    const std::string& name) {
+  r.check_keys(tr, "availability.trace", {"file", "node", "time_scale", "start_step"});
+  TraceSensorConfig t;
+  if (!tr["file"]) r.fail(tr, "availability.trace.file is missing: the trace sensor needs a trace file");
+  t.file = r.text(tr, "file", "availability.trace.file");
+  if (std::filesystem::path(t.file).is_relative())
+    t.file = (std::filesystem::path(name).parent_path() / t.file).lexically_normal().string();
+  t.node = tr["node"] ? r.text(tr, "node", "availability.trace.node") : agent_node;
+  if (tr["time_scale"])
+    t.time_scale = r.number(tr, "time_scale", "availability.trace.time_scale", 0, true, kMaxTimeScale);
+  if (tr["start_step"])
+    t.start_step = r.integer<std::int64_t>(tr, "start_step", "availability.trace.start_step", 0, INT64_MAX);
+
+  AvailabilityTrace trace;
+  try {
+    trace = read_trace(t.file);
+  } catch (const TraceError& e) {
+    r.fail(Reader::mark_of(tr, "file"), std::string("availability.trace.file: ") + e.what());
+  }
+  if (!trace.index_of(t.node)) {
+    std::string nodes;
+    for (std::size_t i = 0; i < trace.nodes.size() && i < 10; ++i) nodes += (i ? ", " : "") + trace.nodes[i];
+    if (trace.nodes.size() > 10) nodes += ", ...";
+    r.fail(Reader::mark_of(tr, tr["node"] ? "node" : "file"),
+           "trace " + t.file + " has no node '" + t.node + "' (it has: " + nodes + ")" +
+               (tr["node"] ? "" : "; set availability.trace.node"));
+  }
+  if (t.start_step >= trace.length)
+    r.fail(Reader::mark_of(tr, "start_step"),
+           "availability.trace.start_step " + std::to_string(t.start_step) +
+               " is past the trace's end (length " + std::to_string(trace.length) + ")");
+  t.trace = std::make_shared<const AvailabilityTrace>(std::move(trace));
+  return t;
+}
+
+AvailabilityConfig read_availability(const Reader& r, const YAML::Node& av, const std::string& agent_node,
+                                     const std::string& name) {
+  r.check_keys(
+      av, "availability",
+      {"sensor", "load", "input_idle_seconds", "poll_seconds", "input_devices", "terminals", "x11", "trace"});
+  AvailabilityConfig c;
+  if (av["sensor"])
+    c.sensor = r.choice(av, "sensor", "availability.sensor", {"live", "trace"}) == 0 ? SensorKind::Live
+                                                                                     : SensorKind::Trace;
+  if (av["load"]) c.thresholds = read_load(r, av, c.thresholds);
+  if (av["input_idle_seconds"])
+    c.thresholds.input_idle_seconds =
+        r.number(av, "input_idle_seconds", "availability.input_idle_seconds", 0, false, kMaxIdleSeconds);
+  if (av["poll_seconds"])
+    c.poll_seconds = r.number(av, "poll_seconds", "availability.poll_seconds", 0, true, kMaxIntervalSeconds);
+  if (av["input_devices"]) c.input_devices = read_patterns(r, av);
+  if (av["terminals"]) c.terminals = r.boolean(av, "terminals", "availability.terminals");
+  if (av["x11"]) c.x11 = r.boolean(av, "x11", "availability.x11");
+  if (c.sensor == SensorKind::Trace) {
+    if (!av["trace"])
+      r.fail(Reader::mark_of(av, "sensor"),
+             "availability.sensor is trace but availability.trace is missing (give at least trace: {file: "
+             "...})");
+    c.trace = read_trace_sensor(r, av["trace"], agent_node, name);
+  } else if (av["trace"]) {
+    r.fail(Reader::mark_of(av, "trace"),
+           "availability.trace is given but availability.sensor is live "
+           "(set sensor: trace to replay the trace)");
+  }
+  return c;
+}
+
+YAML::Node parse_yaml(const Reader& r, const std::string& text) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    r.fail(e.mark, "invalid YAML: " + e.msg);
+  }
+}
+
+}  // namespace
+
+AgentConfig parse_agent_config(const std::string& text, const std::string& name) {
+  Reader r(name);
+  const YAML::Node root = parse_yaml(r, text);
+  AgentConfig c;
+  c.node = host_name();
+  if (root.IsNull()) return c;
+  r.check_keys(root, "the agent configuration",
+               {"node", "server", "cores", "speed", "policy", "seed", "availability", "retreat", "scheduler",
+                "heartbeat_seconds"});
+  try {
+    if (root["node"]) c.node = r.text(root, "node", "node");
+    if (root["server"]) {
+      c.server = r.text(root, "server", "server");
+      if (c.server.find("://") == std::string::npos)
+        r.fail(Reader::mark_of(root, "server"),
+               "server must be an endpoint like tcp://host:port, got '" + c.server + "'");
+    }
+    if (root["cores"]) c.cores = static_cast<int>(r.integer<long long>(root, "cores", "cores", 1, kMaxCores));
+    if (root["speed"]) c.speed = r.number(root, "speed", "speed", 0, true, kMaxSpeed);
+    if (root["policy"])
+      c.policy = r.choice(root, "policy", "policy", {"FAIR", "FCFS"}) == 0 ? NativePolicyKind::Fair
+                                                                           : NativePolicyKind::Fcfs;
+    if (root["seed"]) c.seed = r.integer<std::uint64_t>(root, "seed", "seed", 0, UINT64_MAX);
+    if (root["availability"]) c.availability = read_availability(r, root["availability"], c.node, name);
+    if (root["retreat"]) {
+      const YAML::Node rt = root["retreat"];
+      r.check_keys(rt, "retreat", {"mode", "grace_seconds", "suspend_max_seconds"});
+      if (rt["mode"])
+        c.retreat.mode = r.choice(rt, "mode", "retreat.mode", {"retreat", "suspend"}) == 0
+                             ? RetreatConfig::Mode::Retreat
+                             : RetreatConfig::Mode::Suspend;
+      if (rt["grace_seconds"])
+        c.retreat.grace_seconds =
+            r.number(rt, "grace_seconds", "retreat.grace_seconds", 0, false, kMaxIntervalSeconds);
+      if (rt["suspend_max_seconds"])
+        c.retreat.suspend_max_seconds =
+            r.number(rt, "suspend_max_seconds", "retreat.suspend_max_seconds", 0, false, kMaxLongSeconds);
+    }
+    if (root["scheduler"]) {
+      const YAML::Node sc = root["scheduler"];
+      r.check_keys(sc, "scheduler", {"stale_seconds"});
+      if (sc["stale_seconds"])
+        c.scheduler.stale_seconds =
+            r.number(sc, "stale_seconds", "scheduler.stale_seconds", 0, true, kMaxLongSeconds);
+    }
+    if (root["heartbeat_seconds"])
+      c.heartbeat_seconds =
+          r.number(root, "heartbeat_seconds", "heartbeat_seconds", 0, true, kMaxIntervalSeconds);
+  } catch (const YAML::Exception& e) {
+    // Anything yaml-cpp itself objects to while walking the document.
+    r.fail(e.mark, e.msg);
+  }
+  return c;
+}
+
+AgentConfig load_agent_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open the agent configuration");
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path + ": cannot read the agent configuration");
+  return parse_agent_config(text.str(), path);
+}
+
+}  // namespace piranha
