@@ -6,6 +6,17 @@
 //   ts_peer ENDPOINT in SPACE              blocks in in("task", ?int), prints "got N"
 //   ts_peer ENDPOINT rd SPACE              blocks in rd("task", ?int), prints "read N"
 //   ts_peer ENDPOINT out SPACE N DELAY_MS  sleeps DELAY_MS, outs ("task", N), prints "wrote N"
+//   ts_peer ENDPOINT complete SPACE LEASE_MS DELAY_MS posted|blocking
+//                                          takes ("task", ?int) under a lease, prints
+//                                          "took N lease L", sleeps DELAY_MS, completes
+//                                          the lease writing ("result", N) to SPACE and
+//                                          prints "posted N" (posted: not waiting for
+//                                          the answer), "completed N" or "refused N";
+//                                          then waits to be killed
+//   ts_peer ENDPOINT take_many SPACE MAX LEASE_MS
+//                                          takes up to MAX ("task", ?int) tuples, each
+//                                          under a lease, prints "took K", then waits
+//                                          to be killed
 //
 // Each line is flushed at once so a test can wait for it. Exit status: 0 when
 // the script finished, 2 on a usage or tuple-space error. A peer nobody kills
@@ -25,7 +36,8 @@ namespace ts = piranha::ts;
 namespace {
 
 int usage() {
-  std::cerr << "usage: ts_peer ENDPOINT take SPACE LEASE_MS | in SPACE | rd SPACE | out SPACE N DELAY_MS\n";
+  std::cerr << "usage: ts_peer ENDPOINT take SPACE LEASE_MS | in SPACE | rd SPACE | out SPACE N DELAY_MS\n"
+               "       | complete SPACE LEASE_MS DELAY_MS posted|blocking | take_many SPACE MAX LEASE_MS\n";
   return 2;
 }
 
@@ -56,6 +68,28 @@ int run(int argc, char** argv) {
     space.out("task", n);
     std::cout << "wrote " << n << std::endl;
     return 0;
+  }
+  if (command == "complete" && argc == 7) {
+    std::string mode = argv[6];
+    if (mode != "posted" && mode != "blocking") return usage();
+    ts::Leased task = space.take(std::chrono::milliseconds(std::stoll(argv[4])), "task", ts::bind(n));
+    std::cout << "took " << n << " lease " << task.lease << std::endl;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::stoll(argv[5])));
+    if (mode == "posted") {
+      space.complete_posted(task, ts::Tuple::of("result", n));
+      std::cout << "posted " << n << std::endl;
+    } else {
+      bool done = space.complete(task, ts::Tuple::of("result", n));
+      std::cout << (done ? "completed " : "refused ") << n << std::endl;
+    }
+    while (true) ::pause();
+  }
+  if (command == "take_many" && argc == 6) {
+    auto tasks =
+        space.take_many(static_cast<std::size_t>(std::stoll(argv[4])),
+                        std::chrono::milliseconds(std::stoll(argv[5])), "task", ts::formal<std::int64_t>);
+    std::cout << "took " << tasks.size() << std::endl;
+    while (true) ::pause();
   }
   return usage();
 }

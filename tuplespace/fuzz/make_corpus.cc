@@ -132,6 +132,14 @@ std::vector<std::pair<std::string, std::string>> seeds() {
   add("ok-remove", enc([](std::string& o) { ts::encode_remove(o, 17, "jobs"); }));
   add("ok-stats-all", enc([](std::string& o) { ts::encode_stats(o, 18, ""); }));
   add("ok-stats-space", enc([](std::string& o) { ts::encode_stats(o, 19, "jobs"); }));
+  add("ok-rd_many", enc([&](std::string& o) { ts::encode_rd_many(o, 20, "piranha.sys", task_t, 64); }));
+  add("ok-in_many-lease", enc([&](std::string& o) { ts::encode_in_many(o, 21, "jobs", task_t, 8, 5000); }));
+  add("ok-in_many-lease-0",
+      Frame().request("in_many", 4).str("j").array(1).formal(Type::Int).u(3).i(0).bytes());
+  add("ok-ack-complete", enc([&](std::string& o) {
+        ts::encode_complete(o, 22, 5, "results", {ts::Tuple::of("result", 7, 49.0), task});
+      }));
+  add("ok-ack-complete-empty", enc([](std::string& o) { ts::encode_complete(o, 23, 5, "results", {}); }));
 
   // ---- Valid requests in encodings other clients produce.
   // float32 (widened to float64), int64/uint64 widths for small values, str8 and
@@ -205,6 +213,15 @@ std::vector<std::pair<std::string, std::string>> seeds() {
   add("bad-in_many-max-0", Frame().request("in_many", 3).str("j").array(1).i(1).u(0).bytes());
   add("bad-in_many-max-huge", Frame().request("in_many", 3).str("j").array(1).i(1).u(2'000'000).bytes());
   add("bad-ack-negative", Frame().request("ack", 1).i(-5).bytes());
+  add("bad-ack-2-args", Frame().request("ack", 2).u(5).str("j").bytes());
+  add("bad-ack-complete-not-array", Frame().request("ack", 3).u(5).str("j").i(1).bytes());
+  add("bad-ack-complete-formal",
+      Frame().request("ack", 3).u(5).str("j").array(1).array(2).str("x").formal(Type::Int).bytes());
+  add("bad-ack-complete-space-empty", Frame().request("ack", 3).u(5).str("").array(0).bytes());
+  add("bad-in_many-lease-negative", Frame().request("in_many", 4).str("j").array(1).i(1).u(3).i(-1).bytes());
+  add("bad-in_many-lease-str", Frame().request("in_many", 4).str("j").array(1).i(1).u(3).str("1").bytes());
+  add("bad-rd_many-max-0", Frame().request("rd_many", 3).str("j").array(1).i(1).u(0).bytes());
+  add("bad-rd_many-4-args", Frame().request("rd_many", 4).str("j").array(1).i(1).u(3).i(10).bytes());
   add("bad-renew-zero", Frame().request("renew", 2).u(5).i(0).bytes());
   add("bad-unwatch-str", Frame().request("unwatch", 1).str("3").bytes());
   add("bad-space-empty", Frame().request("remove", 1).str("").bytes());

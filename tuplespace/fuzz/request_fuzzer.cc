@@ -193,13 +193,19 @@ bool reencode(const ts::Request& r, std::string& out) {
     case ts::Op::Rd:
       ts::encode_in(out, r.id, r.op, r.space, template_of(r.tmpl, c), r.timeout, r.lease);
       break;
-    case ts::Op::InMany: ts::encode_in_many(out, r.id, r.space, template_of(r.tmpl, c), r.max); break;
+    case ts::Op::InMany:
+      ts::encode_in_many(out, r.id, r.space, template_of(r.tmpl, c), r.max, r.lease);
+      break;
+    case ts::Op::RdMany: ts::encode_rd_many(out, r.id, r.space, template_of(r.tmpl, c), r.max); break;
+    case ts::Op::Bye: ts::encode_bye(out, r.id); break;
     case ts::Op::Watch: ts::encode_watch(out, r.id, r.space, template_of(r.tmpl, c)); break;
     case ts::Op::Ack:
     case ts::Op::Renew:
     case ts::Op::Unwatch:
       if (r.handle > static_cast<std::uint64_t>(INT64_MAX)) return false;
-      if (r.op == ts::Op::Ack)
+      if (r.op == ts::Op::Ack && r.completes)
+        ts::encode_complete(out, r.id, r.handle, r.space, tuples_of(r));
+      else if (r.op == ts::Op::Ack)
         ts::encode_ack(out, r.id, r.handle);
       else if (r.op == ts::Op::Renew)
         ts::encode_renew(out, r.id, r.handle, r.lease);
@@ -214,8 +220,10 @@ bool reencode(const ts::Request& r, std::string& out) {
 
 void check_request(const ts::Request& r) {
   REQUIRE(ts::op_name(r.op) != "?");
-  bool has_space = r.op != ts::Op::Hello && r.op != ts::Op::Ack && r.op != ts::Op::Renew &&
-                   r.op != ts::Op::Unwatch && !(r.op == ts::Op::Stats && r.all_spaces);
+  bool has_space = r.op != ts::Op::Hello && r.op != ts::Op::Bye && r.op != ts::Op::Renew &&
+                   r.op != ts::Op::Unwatch && !(r.op == ts::Op::Ack && !r.completes) &&
+                   !(r.op == ts::Op::Stats && r.all_spaces);
+  REQUIRE(r.completes ? r.op == ts::Op::Ack : true);
   REQUIRE(has_space == !r.space.empty());
   REQUIRE(r.space.size() <= ts::kMaxSpaceNameBytes);
   REQUIRE(r.tuples.size() <= ts::kMaxBatch);
@@ -224,8 +232,8 @@ void check_request(const ts::Request& r) {
   REQUIRE(r.op == ts::Op::Rd ? r.lease == 0 : true);
 
   for (const auto& img : r.tuples) check_tuple_image(img);
-  bool has_template =
-      r.op == ts::Op::In || r.op == ts::Op::Rd || r.op == ts::Op::InMany || r.op == ts::Op::Watch;
+  bool has_template = r.op == ts::Op::In || r.op == ts::Op::Rd || r.op == ts::Op::InMany ||
+                      r.op == ts::Op::RdMany || r.op == ts::Op::Watch;
   if (has_template) check_template_image(r.tmpl);
 
   std::string again;
@@ -235,6 +243,7 @@ void check_request(const ts::Request& r) {
     fail("re-encoded request does not decode:", f->message);
   const ts::Request& q = std::get<ts::Request>(decoded);
   REQUIRE(q.id == r.id && q.op == r.op && q.space == r.space && q.all_spaces == r.all_spaces);
+  REQUIRE(q.completes == r.completes);
   REQUIRE(q.timeout == r.timeout && q.lease == r.lease && q.max == r.max && q.handle == r.handle);
   REQUIRE(q.tuples.size() == r.tuples.size());
   for (std::size_t i = 0; i < q.tuples.size(); ++i) REQUIRE(q.tuples[i].bytes == r.tuples[i].bytes);

@@ -76,14 +76,14 @@ Client::~Client() {
   if (!posted_.empty()) {
     Reply r;
     try {
-      receive_until(posted_.back(), r, options_.connect_timeout.count());
+      receive_until(posted_.back().request_id, r, options_.connect_timeout.count());
     } catch (const std::exception&) {
     }
     if (!posted_.empty())
-      std::fprintf(stderr, "piranha: %zu posted out(s) to %s were not acknowledged before close\n", posted_.size(),
-                   endpoint_.c_str());
+      std::fprintf(stderr, "piranha: %zu posted request(s) to %s were not acknowledged before close\n",
+                   posted_.size(), endpoint_.c_str());
   }
-  if (deferred_) std::fprintf(stderr, "piranha: a posted out failed: %s\n", deferred_->what());
+  if (deferred_) std::fprintf(stderr, "piranha: a posted request failed: %s\n", deferred_->what());
   // Best effort: lets the server drop this session at once (inproc
   // connections have no disconnect event; TCP ones get it a little later).
   try {
@@ -118,11 +118,17 @@ void Client::receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms) {
       }
       continue;
     }
-    // The acknowledgement of a posted out: replies come in request order.
-    if (!posted_.empty() && r.request_id == posted_.front()) {
+    // The answer to a posted request: the server answers them in order.
+    if (!posted_.empty() && r.request_id == posted_.front().request_id) {
+      Posted p = posted_.front();
       posted_.pop_front();
-      if (r.status == Reply::Status::Error && !deferred_)
-        deferred_.emplace(r.code, "out (posted earlier): " + r.code + ": " + r.message);
+      if (r.status == Reply::Status::Error) {
+        if (p.completion && r.code == errc::kUnknownLease)
+          lost_leases_.push_back(p.lease);
+        else if (!deferred_)
+          deferred_.emplace(r.code, std::string(p.completion ? "complete" : "out") +
+                                        " (posted earlier): " + r.code + ": " + r.message);
+      }
       if (r.request_id == rid) {
         out = std::move(r);
         return;
@@ -153,24 +159,51 @@ Reply Client::call(bool takes) {
   return r;
 }
 
-void Client::out(std::string_view space, const Tuple& t) {
-  throw_deferred();
-  std::uint64_t rid = next_id_++;
-  encode_out(frame_, rid, space, t);
+void Client::post(bool completion, LeaseId lease) {
+  std::uint64_t rid = next_id_ - 1;  // encoded in frame_ already
   send_frame();
-  posted_.push_back(rid);
+  posted_.push_back(Posted{rid, completion, lease});
   if (posted_.size() > kPostWindow) {
     Reply r;
-    receive_until(posted_[kPostWindow / 2], r, kForever);
+    receive_until(posted_[kPostWindow / 2].request_id, r, kForever);
   }
+}
+
+void Client::out(std::string_view space, const Tuple& t) {
+  throw_deferred();
+  encode_out(frame_, next_id_++, space, t);
+  post(false, 0);
 }
 
 void Client::flush() {
   if (!posted_.empty()) {
     Reply r;
-    receive_until(posted_.back(), r, kForever);
+    receive_until(posted_.back().request_id, r, kForever);
   }
   throw_deferred();
+}
+
+bool Client::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
+  encode_complete(frame_, next_id_++, lease, space, ts);
+  try {
+    call();
+    return true;
+  } catch (const TupleSpaceError& e) {
+    if (e.code() == errc::kUnknownLease) return false;
+    throw;
+  }
+}
+
+void Client::complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
+  throw_deferred();
+  encode_complete(frame_, next_id_++, lease, space, ts);
+  post(true, lease);
+}
+
+std::vector<LeaseId> Client::take_lost_leases() {
+  std::vector<LeaseId> lost;
+  lost.swap(lost_leases_);
+  return lost;
 }
 
 void Client::out_many(std::string_view space, const std::vector<Tuple>& ts) {
@@ -195,6 +228,27 @@ std::optional<Tuple> Client::rd(std::string_view space, const Template& t, Milli
 std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max) {
   encode_in_many(frame_, next_id_++, space, t, max);
   return call(true).tuples;
+}
+
+std::vector<Leased> Client::in_many_leased(std::string_view space, const Template& t, std::size_t max,
+                                           Millis lease) {
+  if (lease <= 0)
+    throw TupleSpaceError(std::string(errc::kBadRequest),
+                          "bad_request: in_many_leased: lease must be > 0 ms");
+  encode_in_many(frame_, next_id_++, space, t, max, lease);
+  Reply r = call(true);
+  if (r.leases.size() != r.tuples.size())
+    throw TupleSpaceError("bad_reply", "bad_reply: in_many under a lease answered without lease ids");
+  std::vector<Leased> taken;
+  taken.reserve(r.tuples.size());
+  for (std::size_t i = 0; i < r.tuples.size(); ++i)
+    taken.push_back(Leased{std::move(r.tuples[i]), r.leases[i]});
+  return taken;
+}
+
+std::vector<Tuple> Client::rd_many(std::string_view space, const Template& t, std::size_t max) {
+  encode_rd_many(frame_, next_id_++, space, t, max);
+  return call().tuples;
 }
 
 void Client::ack(LeaseId lease) {

@@ -104,3 +104,149 @@ TEST_CASE("a client that cannot reach a server says so") {
     CHECK(e.code() == "unreachable");
   }
 }
+
+TEST_CASE("rd_many copies matching tuples, oldest first, and leaves them") {
+  EmbeddedServer server;
+  Client c(server.endpoint());
+  Space sys = c.space("sys");
+  sys.out("job", 1, std::string("a"));
+  sys.out("assign", 0, 1);
+  sys.out("job", 2, std::string("b"));
+  auto jobs = sys.rd_many(10, "job", formal<std::int64_t>, formal<std::string>);
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0] == Tuple::of("job", 1, "a"));
+  CHECK(jobs[1] == Tuple::of("job", 2, "b"));
+  CHECK(sys.rd_many(1, "job", formal<std::int64_t>, formal<std::string>).size() == 1);
+  CHECK(sys.rd_many(10, "assign", formal<std::int64_t>, formal<std::int64_t>).size() == 1);
+  CHECK(sys.stats()->tuples == 3);
+  CHECK(c.rd_many("nowhere", Template({Field::formal(Type::Int)}), 5).empty());
+  CHECK_FALSE(c.stats("nowhere").has_value());
+  CHECK_THROWS_WITH_AS(c.rd_many("sys", Template({Field::formal(Type::Int)}), 0),
+                       doctest::Contains("rd_many: max must be 1..1000000"), TupleSpaceError);
+}
+
+TEST_CASE("take_many takes several tasks, each under its own lease") {
+  EmbeddedServer server;
+  Client worker(server.endpoint());
+  Client other(server.endpoint());
+  Space jobs = worker.space("jobs");
+  for (int i = 0; i < 5; ++i) jobs.out("task", i);
+  auto got = jobs.take_many(3, std::chrono::milliseconds(300), "task", formal<std::int64_t>);
+  REQUIRE(got.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(got[i].tuple == Tuple::of("task", i));
+    CHECK(got[i].lease != 0);
+  }
+  CHECK(worker.stats("jobs")->leases == 3);
+  jobs.ack(got[0]);
+  CHECK(jobs.complete(got[1], Tuple::of("result", 1)));
+  // got[2] is neither acked nor completed: it returns when its lease ends.
+  auto back = other.space("jobs").in_for(std::chrono::seconds(20), "task", 2);
+  REQUIRE(back.has_value());
+  CHECK_FALSE(jobs.complete(got[2], Tuple::of("result", 2)));
+  CHECK_FALSE(other.space("jobs").rdp("result", 2).has_value());
+  CHECK(other.space("jobs").rdp("result", 1).has_value());
+  CHECK(jobs.take_many(10, std::chrono::seconds(1), "nothing", formal<std::int64_t>).empty());
+  CHECK_THROWS_WITH_AS(worker.in_many_leased("jobs", Template({Field::formal(Type::Int)}), 3, 0),
+                       doctest::Contains("lease must be > 0"), TupleSpaceError);
+}
+
+TEST_CASE("complete ends the lease and writes the results as one step") {
+  EmbeddedServer server;
+  Client worker(server.endpoint());
+  Client thief(server.endpoint());
+  Space jobs = worker.space("jobs");
+  jobs.out("task", 7);
+  Leased task = jobs.take(std::chrono::seconds(30), "task", formal<std::int64_t>);
+
+  // Only the holder may complete; a refused completion writes nothing.
+  CHECK_FALSE(thief.complete(task.lease, "results", {Tuple::of("result", 7, 0.0)}));
+  CHECK_FALSE(thief.stats("results").has_value());
+
+  CHECK(jobs.complete(task, {Tuple::of("result", 7, 49.0), Tuple::of("log", 7)}));
+  CHECK(worker.stats("jobs")->leases == 0);
+  auto results = worker.space("jobs").rd_many(10, "result", formal<std::int64_t>, formal<double>);
+  REQUIRE(results.size() == 1);
+  CHECK(results[0] == Tuple::of("result", 7, 49.0));
+  CHECK(worker.space("jobs").rdp("log", 7).has_value());
+
+  // Completing twice is refused: the result is there exactly once.
+  CHECK_FALSE(jobs.complete(task, Tuple::of("result", 7, 49.0)));
+  CHECK(worker.space("jobs").rd_many(10, "result", formal<std::int64_t>, formal<double>).size() == 1);
+  // Other errors still throw.
+  CHECK_THROWS_WITH_AS(worker.complete(task.lease, "", {}), doctest::Contains("space name"), TupleSpaceError);
+}
+
+TEST_CASE("a completion after the lease expired writes nothing") {
+  EmbeddedServer server;
+  Client worker(server.endpoint());
+  Client master(server.endpoint());
+  worker.space("jobs").out("task", 1);
+  Leased task = worker.space("jobs").take(std::chrono::milliseconds(50), "task", formal<std::int64_t>);
+  // Another worker picks the task up once the lease has ended and finishes it.
+  Leased redo = master.space("jobs").take(std::chrono::seconds(30), "task", 1);
+  CHECK(master.space("jobs").complete(redo, Tuple::of("result", 1)));
+  // The stale worker's completion is refused.
+  CHECK_FALSE(worker.space("jobs").complete(task, Tuple::of("result", 1)));
+  CHECK(master.space("jobs").rd_many(10, "result", formal<std::int64_t>).size() == 1);
+}
+
+TEST_CASE("posted completions: accepted ones are written, refused ones are reported") {
+  EmbeddedServer server;
+  Client worker(server.endpoint());
+  Client other(server.endpoint());
+  Space jobs = worker.space("jobs");
+  for (int i = 0; i < 4; ++i) jobs.out("task", i);
+  auto tasks = jobs.take_many(4, std::chrono::seconds(30), "task", formal<std::int64_t>);
+  REQUIRE(tasks.size() == 4);
+  jobs.ack(tasks[1]);  // so its completion will be refused
+  for (const Leased& t : tasks) jobs.complete_posted(t, Tuple::of("result", t.tuple.get<std::int64_t>(1)));
+  jobs.complete_posted(tasks[3], std::vector<Tuple>{Tuple::of("result", 3)});  // a second time
+  // The next call returns only after the server handled them all.
+  CHECK(worker.stats("jobs")->leases == 0);
+  auto lost = worker.take_lost_leases();
+  CHECK(lost == std::vector<LeaseId>{tasks[1].lease, tasks[3].lease});
+  CHECK(worker.take_lost_leases().empty());
+  auto results = other.space("jobs").rd_many(10, "result", formal<std::int64_t>);
+  REQUIRE(results.size() == 3);
+  CHECK(results[0] == Tuple::of("result", 0));
+  CHECK(results[1] == Tuple::of("result", 2));
+  CHECK(results[2] == Tuple::of("result", 3));
+}
+
+TEST_CASE("flush waits for posted completions; other errors are thrown, refusals are not") {
+  EmbeddedServer server;
+  Client worker(server.endpoint());
+  worker.space("jobs").out("task", 1);
+  Leased task = worker.space("jobs").take(std::chrono::seconds(30), "task", formal<std::int64_t>);
+  worker.complete_posted(task.lease + 100, "jobs", {Tuple::of("result", 0)});  // never granted
+  CHECK_NOTHROW(worker.flush());
+  CHECK(worker.take_lost_leases() == std::vector<LeaseId>{task.lease + 100});
+
+  worker.complete_posted(task.lease, std::string(kMaxSpaceNameBytes + 1, 'x'), {Tuple::of("result", 1)});
+  try {
+    worker.flush();
+    FAIL("the posted completion's error was not reported");
+  } catch (const TupleSpaceError& e) {
+    CHECK(e.code() == "bad_request");
+    CHECK(std::string(e.what()).find("complete (posted earlier)") != std::string::npos);
+  }
+  CHECK(worker.take_lost_leases().empty());
+  CHECK(worker.stats("jobs")->leases == 1);  // the bad request changed nothing
+  CHECK(worker.complete(task.lease, "jobs", {Tuple::of("result", 1)}));
+}
+
+TEST_CASE("a client's destructor waits for its posted completions") {
+  EmbeddedServer server;
+  Client master(server.endpoint());
+  master.space("jobs").out("task", 5);
+  {
+    Client worker(server.endpoint());
+    Leased t = worker.space("jobs").take(std::chrono::seconds(30), "task", formal<std::int64_t>);
+    worker.space("jobs").complete_posted(t, Tuple::of("result", 5));
+  }
+  auto r = master.space("jobs").in_for(std::chrono::seconds(20), "result", formal<std::int64_t>);
+  REQUIRE(r.has_value());
+  CHECK(*r == Tuple::of("result", 5));
+  CHECK_FALSE(master.space("jobs").inp("task", formal<std::int64_t>).has_value());
+}

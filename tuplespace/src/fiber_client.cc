@@ -45,6 +45,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   struct Pending {
     boost::fibers::promise<Reply> reply;
     bool may_park = false;
+    // A posted completion: nobody waits on `reply`; its answer is recorded.
+    bool posted = false;
+    LeaseId lease = 0;
   };
 
   const std::thread::id owner = std::this_thread::get_id();
@@ -60,7 +63,12 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   // later call throws it.
   std::optional<TupleSpaceError> failure;
   bool stopping = false;
-  bool activity = false;       // a request or waiter arrived since the dispatcher last looked
+  bool activity = false;                    // a request or waiter arrived since the dispatcher last looked
+  std::size_t posted = 0;                   // posted completions not yet answered
+  std::vector<LeaseId> lost_leases;         // posted completions the server refused
+  std::optional<TupleSpaceError> deferred;  // the first other error a posted completion got
+  boost::fibers::mutex posted_mutex;        // only for posted_done
+  boost::fibers::condition_variable posted_done;
   boost::fibers::mutex mutex;  // only for the condition variable; one thread, no contention
   boost::fibers::condition_variable wake;
   boost::fibers::fiber dispatcher;
@@ -96,9 +104,14 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   }
 
   // Sends `frame` as request `rid` and returns the future of its reply.
-  boost::fibers::future<Reply> submit(std::uint64_t rid, bool may_park) {
+  // A `posted` lease makes it a posted completion of that lease: its answer
+  // is recorded by settle() and the future is never made ready.
+  boost::fibers::future<Reply> submit(std::uint64_t rid, bool may_park,
+                                      std::optional<LeaseId> posted_lease = std::nullopt) {
     Pending& p = pending[rid];
     p.may_park = may_park;
+    p.posted = posted_lease.has_value();
+    p.lease = posted_lease.value_or(0);
     boost::fibers::future<Reply> reply = p.reply.get_future();
     zmq::message_t msg(frame.data(), frame.size());
     try {
@@ -115,8 +128,32 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
       pending.erase(rid);
       throw;
     }
+    if (p.posted) ++posted;
     kick();
     return reply;
+  }
+
+  // Records the answer to a posted completion.
+  void settle(const Pending& p, const Reply* r, const TupleSpaceError* failed) {
+    if (r && r->status == Reply::Status::Error && r->code == errc::kUnknownLease)
+      lost_leases.push_back(p.lease);
+    else if (r && r->status == Reply::Status::Error && !deferred)
+      deferred = error_of(*r);
+    else if (failed && !deferred)
+      deferred = *failed;
+    if (--posted == 0) posted_done.notify_all();
+  }
+
+  // Waits (this fiber only) until every posted completion is answered, or
+  // at most `limit` when given; false on timeout.
+  bool wait_posted(std::optional<std::chrono::milliseconds> limit) {
+    std::unique_lock<boost::fibers::mutex> lock(posted_mutex);
+    auto done = [&] { return posted == 0; };
+    if (!limit) {
+      posted_done.wait(lock, done);
+      return true;
+    }
+    return posted_done.wait_for(lock, *limit, done);
   }
 
   // Waits (this fiber only) for the reply to the request just encoded in
@@ -174,7 +211,12 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   void fail_all(const TupleSpaceError& e) {
     if (!failure) failure = e;
     auto ex = std::make_exception_ptr(*failure);
-    for (auto& [id, p] : pending) p.reply.set_exception(ex);
+    for (auto& [id, p] : pending) {
+      if (p.posted)
+        settle(p, nullptr, &*failure);
+      else
+        p.reply.set_exception(ex);
+    }
     pending.clear();
     for (auto& [id, w] : event_waiters) w.set_exception(ex);
     event_waiters.clear();
@@ -232,7 +274,10 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     auto it = r.request_id == 0 && r.status == Reply::Status::Error ? unreadable_request()
                                                                     : pending.find(r.request_id);
     if (it == pending.end()) return;  // the answer to an abandoned request (a timed-out hello)
-    it->second.reply.set_value(std::move(r));
+    if (it->second.posted)
+      settle(it->second, &r, nullptr);
+    else
+      it->second.reply.set_value(std::move(r));
     pending.erase(it);
   }
 
@@ -302,6 +347,8 @@ FiberClient::FiberClient(std::string endpoint, ClientOptions options)
 }
 
 FiberClient::~FiberClient() {
+  // Posted completions must reach the server before the session ends.
+  if (impl_->posted > 0 && !impl_->failure) impl_->wait_posted(impl_->options.connect_timeout);
   impl_->close();
 }
 
@@ -338,6 +385,64 @@ std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& 
   std::uint64_t rid = impl_->begin();
   encode_in_many(impl_->frame, rid, space, t, max);
   return impl_->call(rid, false).tuples;
+}
+
+std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Template& t, std::size_t max,
+                                                Millis lease) {
+  if (lease <= 0)
+    throw TupleSpaceError(std::string(errc::kBadRequest),
+                          "bad_request: in_many_leased: lease must be > 0 ms");
+  std::uint64_t rid = impl_->begin();
+  encode_in_many(impl_->frame, rid, space, t, max, lease);
+  Reply r = impl_->call(rid, false);
+  if (r.leases.size() != r.tuples.size())
+    throw TupleSpaceError("bad_reply", "bad_reply: in_many under a lease answered without lease ids");
+  std::vector<Leased> taken;
+  taken.reserve(r.tuples.size());
+  for (std::size_t i = 0; i < r.tuples.size(); ++i)
+    taken.push_back(Leased{std::move(r.tuples[i]), r.leases[i]});
+  return taken;
+}
+
+std::vector<Tuple> FiberClient::rd_many(std::string_view space, const Template& t, std::size_t max) {
+  std::uint64_t rid = impl_->begin();
+  encode_rd_many(impl_->frame, rid, space, t, max);
+  return impl_->call(rid, false).tuples;
+}
+
+bool FiberClient::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
+  std::uint64_t rid = impl_->begin();
+  encode_complete(impl_->frame, rid, lease, space, ts);
+  try {
+    impl_->call(rid, false);
+    return true;
+  } catch (const TupleSpaceError& e) {
+    if (e.code() == errc::kUnknownLease) return false;
+    throw;
+  }
+}
+
+void FiberClient::complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
+  std::uint64_t rid = impl_->begin();
+  encode_complete(impl_->frame, rid, lease, space, ts);
+  impl_->submit(rid, false, lease);
+}
+
+std::vector<LeaseId> FiberClient::take_lost_leases() {
+  std::vector<LeaseId> lost;
+  lost.swap(impl_->lost_leases);
+  return lost;
+}
+
+void FiberClient::flush() {
+  auto self = impl_;  // the client may be destroyed by another fiber meanwhile
+  self->check_usable();
+  self->wait_posted(std::nullopt);
+  if (self->deferred) {
+    TupleSpaceError e = std::move(*self->deferred);
+    self->deferred.reset();
+    throw e;
+  }
 }
 
 void FiberClient::ack(LeaseId lease) {

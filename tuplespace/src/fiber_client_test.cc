@@ -480,3 +480,58 @@ TEST_CASE("FiberClient over TCP: fibers served by a Server on another thread") {
   s.out("leftover", 1);
   CHECK(client.remove("tcp"));
 }
+
+TEST_CASE("FiberClient: rd_many, take_many and completion") {
+  ts::FiberClient client(fresh_server().endpoint());
+  ts::FiberSpace s = client.space("complete");
+  for (int i = 0; i < 4; ++i) s.out("task", i);
+  auto copies = s.rd_many(10, "task", formal<std::int64_t>);
+  REQUIRE(copies.size() == 4);
+  CHECK(copies[3] == ts::Tuple::of("task", 3));
+  CHECK(s.stats()->tuples == 4);
+
+  auto tasks = s.take_many(3, 30s, "task", formal<std::int64_t>);
+  REQUIRE(tasks.size() == 3);
+  CHECK(tasks[0].tuple == ts::Tuple::of("task", 0));
+  CHECK(s.stats()->leases == 3);
+  CHECK(s.complete(tasks[0], ts::Tuple::of("result", 0)));
+  CHECK_FALSE(s.complete(tasks[0], ts::Tuple::of("result", 0)));  // not twice
+
+  // Posted completions, one of them refused, from several fibers at once.
+  s.ack(tasks[2]);
+  Fibers fibers;
+  for (int i : {1, 2})
+    fibers.spawn([&, i] { s.complete_posted(tasks[i], ts::Tuple::of("result", std::int64_t{i})); });
+  fibers.join();
+  CHECK(fibers.errors().empty());
+  client.flush();
+  CHECK(client.take_lost_leases() == std::vector<ts::LeaseId>{tasks[2].lease});
+  CHECK(client.take_lost_leases().empty());
+  auto results = s.rd_many(10, "result", formal<std::int64_t>);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0] == ts::Tuple::of("result", 0));
+  CHECK(results[1] == ts::Tuple::of("result", 1));
+  CHECK(s.stats()->leases == 0);
+
+  // A posted completion's other errors are thrown by flush.
+  client.complete_posted(tasks[1].lease, "", {});
+  CHECK(error_code([&] { client.flush(); }) == "bad_request");
+  CHECK(error_code([&] { client.flush(); }) == "no error");
+  CHECK(error_code([&] {
+          client.in_many_leased("complete", ts::Template({ts::Field::formal(ts::Type::Int)}), 1, 0);
+        }) == "bad_request");
+}
+
+TEST_CASE("FiberClient: the destructor waits for posted completions") {
+  ts::EmbeddedServer& server = fresh_server();
+  ts::FiberClient master(server.endpoint());
+  master.space("posted").out("task", 1);
+  {
+    ts::FiberClient worker(server.endpoint());
+    ts::Leased t = worker.space("posted").take(30s, "task", formal<std::int64_t>);
+    worker.space("posted").complete_posted(t, ts::Tuple::of("result", 1));
+  }
+  auto r = master.space("posted").in_for(20s, "result", formal<std::int64_t>);
+  REQUIRE(r);
+  CHECK(*r == ts::Tuple::of("result", 1));
+}

@@ -151,12 +151,32 @@ struct OpInfo {
 };
 
 constexpr OpInfo kOps[] = {
-    {"hello", Op::Hello, 0, 0},       {"out", Op::Out, 2, 2},         {"out_many", Op::OutMany, 2, 2},
-    {"in", Op::In, 4, 4},             {"rd", Op::Rd, 4, 4},           {"in_many", Op::InMany, 3, 3},
-    {"ack", Op::Ack, 1, 1},           {"renew", Op::Renew, 2, 2},     {"watch", Op::Watch, 2, 2},
-    {"unwatch", Op::Unwatch, 1, 1},   {"remove", Op::Remove, 1, 1},   {"stats", Op::Stats, 0, 1},
-    {"bye", Op::Bye, 0, 0},
+    {"hello", Op::Hello, 0, 0},     {"out", Op::Out, 2, 2},        {"out_many", Op::OutMany, 2, 2},
+    {"in", Op::In, 4, 4},           {"rd", Op::Rd, 4, 4},          {"in_many", Op::InMany, 3, 4},
+    {"ack", Op::Ack, 1, 3},         {"renew", Op::Renew, 2, 2},    {"watch", Op::Watch, 2, 2},
+    {"unwatch", Op::Unwatch, 1, 1}, {"remove", Op::Remove, 1, 1},  {"stats", Op::Stats, 0, 1},
+    {"bye", Op::Bye, 0, 0},         {"rd_many", Op::RdMany, 3, 3},
 };
+
+// The tuples of out_many and of a completing ack: an array of 0..kMaxBatch tuples.
+std::vector<TupleImage> tuple_list(const msgpack::object& o, std::string_view op) {
+  std::string what(op);
+  if (o.type != msgpack::type::ARRAY)
+    reject(what + ": tuples must be an array, got " + std::string(object_type_name(o)));
+  if (o.via.array.size > kMaxBatch) reject(what + ": more than " + std::to_string(kMaxBatch) + " tuples");
+  std::vector<TupleImage> tuples;
+  tuples.reserve(o.via.array.size);
+  for (std::uint32_t i = 0; i < o.via.array.size; ++i)
+    tuples.push_back(tuple_image(o.via.array.ptr[i], what + ": tuple " + std::to_string(i)));
+  return tuples;
+}
+
+std::uint64_t batch_max(const msgpack::object& o, std::string_view op) {
+  std::string what(op);
+  std::uint64_t max = as_uint(o, what + ": max");
+  if (max < 1 || max > kMaxBatch) reject(what + ": max must be 1.." + std::to_string(kMaxBatch));
+  return max;
+}
 
 Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
   if (top.type != msgpack::type::ARRAY) reject("request must be an array, got " + std::string(object_type_name(top)));
@@ -177,6 +197,8 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
   if (!info) reject("unknown op \"" + std::string(name.substr(0, 64)) + "\"", errc::kUnknownOp);
   r.op = info->op;
   std::uint32_t nargs = a.size - 3;
+  if (r.op == Op::Ack && nargs == 2)
+    reject("ack: expected 1 argument (lease_id) or 3 (lease_id, space, tuples), got 2");
   if (nargs < info->min_args || nargs > info->max_args)
     reject(std::string(name) + ": expected " + std::to_string(info->min_args) +
            (info->min_args == info->max_args ? "" : ".." + std::to_string(info->max_args)) +
@@ -189,15 +211,10 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
       r.space = as_space(arg[0], name);
       r.tuples.push_back(tuple_image(arg[1], "out: tuple"));
       break;
-    case Op::OutMany: {
+    case Op::OutMany:
       r.space = as_space(arg[0], name);
-      if (arg[1].type != msgpack::type::ARRAY) reject("out_many: tuples must be an array");
-      if (arg[1].via.array.size > kMaxBatch) reject("out_many: more than " + std::to_string(kMaxBatch) + " tuples");
-      r.tuples.reserve(arg[1].via.array.size);
-      for (std::uint32_t i = 0; i < arg[1].via.array.size; ++i)
-        r.tuples.push_back(tuple_image(arg[1].via.array.ptr[i], "out_many: tuple " + std::to_string(i)));
+      r.tuples = tuple_list(arg[1], name);
       break;
-    }
     case Op::In:
     case Op::Rd:
       r.space = as_space(arg[0], name);
@@ -209,12 +226,23 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
       if (r.op == Op::Rd && r.lease != 0) reject("rd: a lease applies only to in");
       break;
     case Op::InMany:
+    case Op::RdMany:
       r.space = as_space(arg[0], name);
-      r.tmpl = template_image(arg[1], "in_many: template");
-      r.max = as_uint(arg[2], "in_many: max");
-      if (r.max < 1 || r.max > kMaxBatch) reject("in_many: max must be 1.." + std::to_string(kMaxBatch));
+      r.tmpl = template_image(arg[1], std::string(name) + ": template");
+      r.max = batch_max(arg[2], name);
+      if (nargs == 4) {  // in_many's optional lease_ms
+        r.lease = as_int(arg[3], "in_many: lease_ms");
+        if (r.lease < 0) reject("in_many: lease_ms must be >= 0");
+      }
       break;
-    case Op::Ack: r.handle = as_uint(arg[0], "ack: lease_id"); break;
+    case Op::Ack:
+      r.handle = as_uint(arg[0], "ack: lease_id");
+      if (nargs == 3) {  // the completing ack: also writes tuples
+        r.completes = true;
+        r.space = as_space(arg[1], name);
+        r.tuples = tuple_list(arg[2], name);
+      }
+      break;
     case Op::Renew:
       r.handle = as_uint(arg[0], "renew: lease_id");
       r.lease = as_int(arg[1], "renew: lease_ms");
@@ -312,6 +340,15 @@ void encode_ok_tuples(std::string& out, std::uint64_t rid, const std::vector<std
   for (const auto& t : tuples) out.append(t);
 }
 
+void encode_ok_leased_tuples(std::string& out, std::uint64_t rid, const std::vector<Taken>& taken) {
+  detail::StringStream st{&out};
+  begin(out, st, rid, "ok", 2);
+  detail::append_array(out, taken.size());
+  for (const auto& t : taken) out.append(t.tuple);
+  detail::append_array(out, taken.size());
+  for (const auto& t : taken) detail::append_uint(out, t.lease);
+}
+
 void encode_ok_stats(std::string& out, std::uint64_t rid, const std::vector<SpaceStats>& stats) {
   detail::StringStream st{&out};
   begin(out, st, rid, "ok", 1);
@@ -390,8 +427,17 @@ void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view spac
 }
 
 void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
+                    std::uint64_t max, Millis lease) {
+  begin_request(out, rid, "in_many", lease > 0 ? 4 : 3);
+  detail::append_str(out, space);
+  detail::append_template(out, t);
+  detail::append_uint(out, max);
+  if (lease > 0) detail::append_int(out, lease);
+}
+
+void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
                     std::uint64_t max) {
-  begin_request(out, rid, "in_many", 3);
+  begin_request(out, rid, "rd_many", 3);
   detail::append_str(out, space);
   detail::append_template(out, t);
   detail::append_uint(out, max);
@@ -400,6 +446,15 @@ void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space,
 void encode_ack(std::string& out, std::uint64_t rid, LeaseId lease) {
   begin_request(out, rid, "ack", 1);
   detail::append_uint(out, lease);
+}
+
+void encode_complete(std::string& out, std::uint64_t rid, LeaseId lease, std::string_view space,
+                     const std::vector<Tuple>& ts) {
+  begin_request(out, rid, "ack", 3);
+  detail::append_uint(out, lease);
+  detail::append_str(out, space);
+  detail::append_array(out, ts.size());
+  for (const auto& t : ts) detail::append_tuple(out, t);
 }
 
 void encode_renew(std::string& out, std::uint64_t rid, LeaseId lease, Millis duration) {
@@ -460,6 +515,15 @@ Reply decode_reply(std::string_view frame) {
       if (n == 5 && a[3].type == msgpack::type::ARRAY && a[4].type == msgpack::type::POSITIVE_INTEGER) {
         r.tuples.push_back(tuple_from(a[3]));  // in / rd
         r.number = a[4].via.u64;
+      } else if (n == 5 && a[3].type == msgpack::type::ARRAY && a[4].type == msgpack::type::ARRAY) {
+        // in_many under a lease: tuples and their lease ids, in step.
+        if (a[3].via.array.size != a[4].via.array.size)
+          throw DecodeError("reply: " + std::to_string(a[3].via.array.size) + " tuples but " +
+                            std::to_string(a[4].via.array.size) + " lease ids");
+        for (std::uint32_t i = 0; i < a[3].via.array.size; ++i) {
+          r.tuples.push_back(tuple_from(a[3].via.array.ptr[i]));
+          r.leases.push_back(a[4].via.array.ptr[i].as<std::uint64_t>());
+        }
       } else if (n == 4 && a[3].type == msgpack::type::ARRAY) {
         for (std::uint32_t i = 0; i < a[3].via.array.size; ++i) {
           const msgpack::object& e = a[3].via.array.ptr[i];

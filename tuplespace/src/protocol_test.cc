@@ -490,3 +490,141 @@ TEST_CASE("space names are non-empty strs of at most 256 bytes") {
   rejects(Frame().request("out_many", 2).str("j").i(3).bytes(), errc::kBadRequest,
           "out_many: tuples must be an array");
 }
+
+TEST_CASE("rd_many, leased in_many and the completing ack round-trip through decode_request") {
+  std::string f;
+  SUBCASE("rd_many") {
+    encode_rd_many(f, 20, "piranha.sys", kTaskTemplate, 64);
+    Request r = decoded(f);
+    CHECK(r.op == Op::RdMany);
+    CHECK(r.id == 20);
+    CHECK(r.space == "piranha.sys");
+    same_template(r.tmpl, kTaskTemplate);
+    CHECK(r.max == 64);
+    CHECK(op_name(Op::RdMany) == "rd_many");
+  }
+  SUBCASE("in_many with and without a lease") {
+    encode_in_many(f, 21, "jobs", kTaskTemplate, 8, 1500);
+    Request r = decoded(f);
+    CHECK(r.op == Op::InMany);
+    CHECK(r.max == 8);
+    CHECK(r.lease == 1500);
+    encode_in_many(f, 22, "jobs", kTaskTemplate, 8);
+    Request plain = decoded(f);
+    CHECK(plain.lease == 0);
+    // Without a lease the frame is the old three-argument form: an array of 6.
+    CHECK(static_cast<unsigned char>(f[0]) == 0x96);
+  }
+  SUBCASE("an explicit lease_ms of 0 is a plain in_many") {
+    Request r = decoded(Frame().request("in_many", 4).str("j").array(1).i(1).u(3).i(0).bytes());
+    CHECK(r.op == Op::InMany);
+    CHECK(r.lease == 0);
+  }
+  SUBCASE("the completing ack") {
+    std::vector<Tuple> ts = {Tuple::of("result", 1, 2.5), kTask};
+    encode_complete(f, 23, 77, "results", ts);
+    Request r = decoded(f);
+    CHECK(r.op == Op::Ack);
+    CHECK(r.completes);
+    CHECK(r.handle == 77);
+    CHECK(r.space == "results");
+    REQUIRE(r.tuples.size() == 2);
+    same_tuple(r.tuples[0], ts[0]);
+    same_tuple(r.tuples[1], ts[1]);
+  }
+  SUBCASE("a completing ack with no tuples") {
+    encode_complete(f, 24, 5, "results", {});
+    Request r = decoded(f);
+    CHECK(r.completes);
+    CHECK(r.tuples.empty());
+  }
+  SUBCASE("a plain ack does not complete") {
+    encode_ack(f, 25, 5);
+    Request r = decoded(f);
+    CHECK_FALSE(r.completes);
+    CHECK(r.space.empty());
+  }
+}
+
+TEST_CASE("malformed rd_many, leased in_many and completing ack are named failures") {
+  // rd_many
+  rejects(Frame().request("rd_many", 2).str("j").array(1).i(1).bytes(), errc::kBadRequest,
+          "rd_many: expected 3 arguments, got 2");
+  rejects(Frame().request("rd_many", 4).str("j").array(1).i(1).u(3).i(10).bytes(), errc::kBadRequest,
+          "rd_many: expected 3 arguments, got 4");
+  rejects(Frame().request("rd_many", 3).str("j").array(1).i(1).u(0).bytes(), errc::kBadRequest,
+          "rd_many: max must be 1..1000000");
+  rejects(Frame().request("rd_many", 3).str("j").array(1).i(1).i(-1).bytes(), errc::kBadRequest,
+          "rd_many: max must be a non-negative integer");
+  rejects(Frame().request("rd_many", 3).str("j").array(1).nil().u(1).bytes(), errc::kBadRequest,
+          "rd_many: template field 0: unsupported msgpack type nil");
+  rejects(Frame().request("rd_many", 3).str("").array(1).i(1).u(1).bytes(), errc::kBadRequest,
+          "rd_many: space name must be 1..256 bytes");
+  // in_many's lease
+  rejects(Frame().request("in_many", 4).str("j").array(1).i(1).u(3).i(-1).bytes(), errc::kBadRequest,
+          "in_many: lease_ms must be >= 0");
+  rejects(Frame().request("in_many", 4).str("j").array(1).i(1).u(3).str("10").bytes(), errc::kBadRequest,
+          "in_many: lease_ms must be an integer, got str");
+  rejects(Frame().request("in_many", 4).str("j").array(1).i(1).u(3).u(1ull << 63).bytes(), errc::kBadRequest,
+          "in_many: lease_ms is out of range");
+  rejects(Frame().request("in_many", 5).str("j").array(1).i(1).u(3).i(10).i(10).bytes(), errc::kBadRequest,
+          "in_many: expected 3..4 arguments, got 5");
+  // the completing ack
+  rejects(Frame().request("ack", 2).u(5).str("j").bytes(), errc::kBadRequest,
+          "ack: expected 1 argument (lease_id) or 3 (lease_id, space, tuples), got 2");
+  rejects(Frame().request("ack", 4).u(5).str("j").array(0).nil().bytes(), errc::kBadRequest,
+          "ack: expected 1..3 arguments, got 4");
+  rejects(Frame().request("ack", 3).i(-5).str("j").array(0).bytes(), errc::kBadRequest,
+          "ack: lease_id must be a non-negative integer");
+  rejects(Frame().request("ack", 3).u(5).i(3).array(0).bytes(), errc::kBadRequest,
+          "ack: space name must be a str, got integer");
+  rejects(Frame().request("ack", 3).u(5).str("j").array(1).i(1).bytes(), errc::kBadRequest,
+          "ack: tuple 0 must be an array, got integer");
+  rejects(Frame().request("ack", 3).u(5).str("j").map(0).bytes(), errc::kBadRequest,
+          "ack: tuples must be an array, got map");
+  rejects(Frame().request("ack", 3).u(5).str("j").array(2).array(1).i(1).array(0).bytes(), errc::kBadRequest,
+          "ack: tuple 1 has 0 fields");
+  rejects(
+      Frame().request("ack", 3).u(5).str("j").array(1).array(2).str("x").ext(kFormalExtType, "\x01").bytes(),
+      errc::kBadRequest, "ack: tuple 0 field 1: a tuple may not hold a formal");
+  CHECK(failure(Frame().request("ack", 2, 90).u(5).str("j").bytes()).request_id == 90);
+  // Every truncation of a completing ack is a clean failure.
+  std::string f;
+  encode_complete(f, 3, 9, "jobs", {kTask, Tuple::of("r", 1)});
+  for (std::size_t n = 0; n < f.size(); ++n) {
+    CAPTURE(n);
+    CHECK(failure(std::string_view(f).substr(0, n)).code == errc::kBadRequest);
+  }
+}
+
+TEST_CASE("the leased in_many reply round-trips, and a lopsided one is refused") {
+  std::string f;
+  std::vector<Taken> taken = {{image_of(kTask).bytes, 4}, {image_of(Tuple::of(1)).bytes, 9}};
+  encode_ok_leased_tuples(f, 30, taken);
+  Reply r = decode_reply(f);
+  CHECK(r.status == Reply::Status::Ok);
+  CHECK(r.request_id == 30);
+  REQUIRE(r.tuples.size() == 2);
+  CHECK(r.tuples[0] == kTask);
+  CHECK(r.tuples[1] == Tuple::of(1));
+  CHECK(r.leases == std::vector<LeaseId>{4, 9});
+
+  f.clear();
+  encode_ok_leased_tuples(f, 31, {});
+  Reply empty = decode_reply(f);
+  CHECK(empty.tuples.empty());
+  CHECK(empty.leases.empty());
+
+  // Plain in_many replies carry no lease ids.
+  f.clear();
+  encode_ok_tuples(f, 32, {image_of(kTask).bytes});
+  CHECK(decode_reply(f).leases.empty());
+
+  Frame lopsided;
+  lopsided.array(5).i(1).u(33).str("ok").array(1).array(1).i(1).array(0);
+  CHECK_THROWS_WITH_AS(decode_reply(lopsided.bytes()), doctest::Contains("1 tuples but 0 lease ids"),
+                       DecodeError);
+  Frame bad_id;
+  bad_id.array(5).i(1).u(34).str("ok").array(1).array(1).i(1).array(1).str("x");
+  CHECK_THROWS_AS(decode_reply(bad_id.bytes()), DecodeError);
+}

@@ -36,9 +36,10 @@ Millis deadline_base_ms() {
   return (us + 999) / 1000;
 }
 
-std::string unknown_lease(LeaseId id) {
+std::string unknown_lease(LeaseId id, bool completes) {
   return "lease " + std::to_string(id) +
-         " is not held by this client: never granted to it, already acked, or expired";
+         " is not held by this client: never granted to it, already acked, or expired" +
+         (completes ? "; nothing was written" : "");
 }
 
 // At most this many requests are handled before deadlines and monitor events
@@ -227,15 +228,24 @@ struct Server::Impl {
         else return;  // parked; answered by a delivery
         break;
       }
-      case Op::InMany: encode_ok_tuples(reply, r.id, store.in_many(r.space, r.tmpl, r.max, now)); break;
-      case Op::Ack:
-        if (!store.ack(r.handle, session.id))
-          return reject(routing_id, r.id, errc::kUnknownLease, unknown_lease(r.handle));
+      case Op::InMany:
+        if (r.lease > 0)
+          encode_ok_leased_tuples(reply, r.id,
+                                  store.take_many(r.space, r.tmpl, r.max, session.id, r.lease, now));
+        else
+          encode_ok_tuples(reply, r.id, store.in_many(r.space, r.tmpl, r.max, now));
+        break;
+      case Op::RdMany: encode_ok_tuples(reply, r.id, store.rd_many(r.space, r.tmpl, r.max)); break;
+      case Op::Ack: {
+        bool held = r.completes ? store.complete(r.handle, session.id, r.space, std::move(r.tuples), now)
+                                : store.ack(r.handle, session.id);
+        if (!held) return reject(routing_id, r.id, errc::kUnknownLease, unknown_lease(r.handle, r.completes));
         encode_ok(reply, r.id);
         break;
+      }
       case Op::Renew:
         if (!store.renew(r.handle, r.lease, session.id, now))
-          return reject(routing_id, r.id, errc::kUnknownLease, unknown_lease(r.handle));
+          return reject(routing_id, r.id, errc::kUnknownLease, unknown_lease(r.handle, false));
         encode_ok(reply, r.id);
         break;
       case Op::Watch: encode_ok_count(reply, r.id, store.watch(r.space, r.tmpl, session.id)); break;

@@ -319,19 +319,65 @@ std::optional<Taken> Store::in(std::string_view space, const TemplateImage& tmpl
 
 std::vector<std::string> Store::in_many(std::string_view space, const TemplateImage& tmpl,
                                         std::size_t max, Millis now) {
-  std::vector<std::string> taken;
+  std::vector<std::string> tuples;
+  for (Taken& t : take_many(space, tmpl, max, 0, 0, now)) tuples.push_back(std::move(t.tuple));
+  return tuples;
+}
+
+std::vector<Taken> Store::take_many(std::string_view space, const TemplateImage& tmpl, std::size_t max,
+                                    ClientId client, Millis lease, Millis now) {
+  std::vector<Taken> taken;
   SpaceState* s = find_space(space);
   if (!s) return taken;
   WaitSpec spec;
+  spec.client = client;
+  spec.lease = lease > 0 ? lease : 0;
   while (taken.size() < max) {
     Bucket* b = nullptr;
     Record* r = find_oldest(*s, tmpl, &b);
     if (!r) break;
     if (!s->watches.empty()) notify(*s, b->key, b->signature, r, WatchEventKind::Taken);
     unlink(*s, b, r);
-    taken.push_back(hand_out(*s, r, spec, now).tuple);
+    taken.push_back(hand_out(*s, r, spec, now));
   }
   return taken;
+}
+
+std::vector<std::string> Store::rd_many(std::string_view space, const TemplateImage& tmpl,
+                                        std::size_t max) const {
+  std::vector<std::string> copies;
+  auto it = spaces_.find(std::string(space));
+  if (it == spaces_.end() || max == 0) return copies;
+  const SpaceState& s = *it->second;
+  // Each bucket is oldest first, so a merge of the template's buckets by
+  // write sequence yields the matches oldest first, touching no others.
+  std::vector<const Bucket*> buckets;
+  if (tmpl.field0_actual) {
+    if (auto b = s.buckets.find(tmpl.key); b != s.buckets.end()) buckets.push_back(&b->second);
+  } else if (auto sig = s.by_signature.find(tmpl.signature); sig != s.by_signature.end()) {
+    buckets.assign(sig->second.begin(), sig->second.end());
+  }
+  auto next_match = [&](const Record* r) {
+    while (r && !checks_match(tmpl, r->bytes())) r = r->next;
+    return r;
+  };
+  auto later = [](const Record* a, const Record* b) { return a->seq > b->seq; };
+  std::vector<const Record*> heads;  // a min-heap on seq: each bucket's next match
+  for (const Bucket* b : buckets)
+    if (const Record* r = next_match(b->head)) heads.push_back(r);
+  std::make_heap(heads.begin(), heads.end(), later);
+  while (!heads.empty() && copies.size() < max) {
+    std::pop_heap(heads.begin(), heads.end(), later);
+    const Record* r = heads.back();
+    copies.emplace_back(r->bytes());
+    if (const Record* n = next_match(r->next)) {
+      heads.back() = n;
+      std::push_heap(heads.begin(), heads.end(), later);
+    } else {
+      heads.pop_back();
+    }
+  }
+  return copies;
 }
 
 void Store::remove_waiter(std::uint64_t id) {
@@ -355,6 +401,13 @@ bool Store::ack(LeaseId id, ClientId client) {
   if (SpaceState* s = find_space(it->second.space)) --s->leases;
   Record::destroy(it->second.record);
   leases_.erase(it);
+  return true;
+}
+
+bool Store::complete(LeaseId lease, ClientId client, std::string_view space, std::vector<TupleImage> tuples,
+                     Millis now) {
+  if (!ack(lease, client)) return false;
+  for (TupleImage& t : tuples) out(space, std::move(t), now);
   return true;
 }
 

@@ -315,3 +315,169 @@ TEST_CASE("huge timeouts and leases mean for ever, not an overflow") {
   CHECK(st.stats("s")->waiters == 1);
   CHECK(st.stats("s")->leases == 1);
 }
+
+TEST_CASE("rd_many copies up to max, oldest first, and leaves the tuples") {
+  Store st;
+  for (int i = 0; i < 6; ++i) st.out("s", tup("t", i), 0);
+  st.out("s", tup("other", 1), 0);
+  auto got = st.rd_many("s", tmpl("t", Type::Int), 4);
+  REQUIRE(got.size() == 4);
+  for (int i = 0; i < 4; ++i) CHECK(decode_tuple(got[i]) == Tuple::of("t", i));
+  CHECK(st.rd_many("s", tmpl("t", Type::Int), 100).size() == 6);
+  CHECK(st.stats("s")->tuples == 7);
+  CHECK(st.rd_many("s", tmpl("t", 3), 10).size() == 1);
+  CHECK(st.rd_many("s", tmpl("t", Type::Double), 10).empty());
+  CHECK(st.rd_many("nowhere", tmpl("t", Type::Int), 10).empty());
+  CHECK_FALSE(st.stats("nowhere").has_value());  // not created
+}
+
+TEST_CASE("rd_many merges buckets oldest first when field 0 is a formal") {
+  Store st;
+  // Interleave field-0 values so each bucket holds every third tuple, and
+  // send one tuple round through a lease so it counts as newly written.
+  const char* tags[] = {"job", "assign", "node"};
+  for (int i = 0; i < 9; ++i) st.out("s", tup(tags[i % 3], i), 0);
+  WaitSpec spec = take_now();
+  spec.lease = 10;
+  auto leased = st.in("s", tmpl("job", 0), spec, 0);
+  REQUIRE(leased);
+  st.advance(10);  // ("job", 0) returns, now the newest
+  auto got = st.rd_many("s", tmpl(Type::String, Type::Int), 100);
+  REQUIRE(got.size() == 9);
+  for (int i = 1; i < 9; ++i) CHECK(decode_tuple(got[i - 1]).get<std::int64_t>(1) == i);
+  CHECK(decode_tuple(got[8]) == Tuple::of("job", 0));
+  // Later actuals filter within every bucket; max cuts the merge short.
+  st.out("s", tup("job", 100), 0);
+  auto some = st.rd_many("s", tmpl(Type::String, 100), 5);
+  REQUIRE(some.size() == 1);
+  CHECK(decode_tuple(some[0]) == Tuple::of("job", 100));
+  auto first3 = st.rd_many("s", tmpl(Type::String, Type::Int), 3);
+  REQUIRE(first3.size() == 3);
+  CHECK(decode_tuple(first3[0]) == Tuple::of("assign", 1));
+  CHECK(decode_tuple(first3[2]) == Tuple::of("job", 3));
+}
+
+TEST_CASE("rd_many causes no watch event and serves no waiter") {
+  Store st;
+  st.out("s", tup("t", 1), 0);
+  st.watch("s", tmpl("t", Type::Int), 1);
+  CHECK(st.rd_many("s", tmpl("t", Type::Int), 5).size() == 1);
+  CHECK(drain(st).empty());
+}
+
+TEST_CASE("take_many gives each tuple its own lease") {
+  Store st;
+  for (int i = 0; i < 5; ++i) st.out("s", tup("task", i), 0);
+  auto got = st.take_many("s", tmpl("task", Type::Int), 3, 7, 100, 0);
+  REQUIRE(got.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(decode_tuple(got[i].tuple) == Tuple::of("task", i));
+    CHECK(got[i].lease != 0);
+  }
+  CHECK(got[0].lease != got[1].lease);
+  CHECK(got[1].lease != got[2].lease);
+  CHECK(st.stats("s")->tuples == 2);
+  CHECK(st.stats("s")->leases == 3);
+
+  // Each lease ends on its own: ack one, renew one, let one expire.
+  CHECK(st.ack(got[0].lease, 7));
+  CHECK(st.renew(got[1].lease, 1000, 7, 50));
+  CHECK_FALSE(st.ack(got[2].lease, 8));  // another client's
+  st.advance(100);
+  CHECK(st.stats("s")->tuples == 3);  // got[2] is back
+  CHECK(st.stats("s")->leases == 1);
+  st.advance(1050);
+  CHECK(st.stats("s")->tuples == 4);
+  CHECK(st.stats("s")->leases == 0);
+  CHECK(st.take_many("nowhere", tmpl("task", Type::Int), 3, 7, 100, 0).empty());
+}
+
+TEST_CASE("take_many's leases return when their client is dropped") {
+  Store st;
+  for (int i = 0; i < 4; ++i) st.out("s", tup("task", i), 0);
+  auto got = st.take_many("s", tmpl("task", Type::Int), 10, 3, 60000, 0);
+  CHECK(got.size() == 4);
+  CHECK(st.drop_client(3, 1) == 4);
+  auto back = st.in_many("s", tmpl("task", Type::Int), 10, 2);
+  REQUIRE(back.size() == 4);
+  for (int i = 0; i < 4; ++i) CHECK(decode_tuple(back[i]) == Tuple::of("task", i));  // in grant order
+}
+
+TEST_CASE("take_many without a lease takes for good") {
+  Store st;
+  st.out("s", tup("task", 1), 0);
+  auto got = st.take_many("s", tmpl("task", Type::Int), 10, 3, 0, 0);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].lease == 0);
+  CHECK(st.stats("s")->leases == 0);
+  CHECK(st.tuple_count() == 0);
+}
+
+TEST_CASE("complete ends the lease and writes the tuples in one step") {
+  Store st;
+  st.out("jobs", tup("task", 1), 0);
+  WaitSpec spec = take_now();
+  spec.lease = 100;
+  spec.client = 5;
+  auto t = st.in("jobs", tmpl("task", Type::Int), spec, 0);
+  REQUIRE(t);
+  st.in("results", tmpl("result", Type::Int), blocking(6, 44), 0);  // a parked master
+  WatchId w = st.watch("results", tmpl("result", Type::Int), 6);
+  CHECK(st.complete(t->lease, 5, "results", {tup("result", 10), tup("result", 11)}, 1));
+  CHECK(st.stats("jobs")->leases == 0);
+  // The parked in took the first result; the second is stored. Watches saw both.
+  auto d = drain(st);
+  REQUIRE(d.size() == 4);
+  CHECK((d[0].kind == Delivery::Kind::Event && d[0].watch == w && d[0].event == WatchEventKind::Written));
+  CHECK(d[1].event == WatchEventKind::Taken);
+  CHECK((d[2].kind == Delivery::Kind::Tuple && d[2].request_id == 44));
+  CHECK(decode_tuple(d[2].tuple) == Tuple::of("result", 10));
+  CHECK(d[3].event == WatchEventKind::Written);
+  CHECK(st.stats("results")->tuples == 1);
+  // The lease is over: it never returns, and a second completion writes nothing.
+  st.advance(1000);
+  CHECK(st.stats("jobs")->tuples == 0);
+  CHECK_FALSE(st.complete(t->lease, 5, "results", {tup("result", 12)}, 1000));
+  CHECK(st.stats("results")->tuples == 1);
+}
+
+TEST_CASE("complete of a lease not held writes nothing") {
+  Store st;
+  st.out("jobs", tup("task", 1), 0);
+  WaitSpec spec = take_now();
+  spec.lease = 100;
+  spec.client = 5;
+  auto t = st.in("jobs", tmpl("task", Type::Int), spec, 0);
+  REQUIRE(t);
+
+  SUBCASE("held by another client") {
+    CHECK_FALSE(st.complete(t->lease, 6, "results", {tup("result", 1)}, 1));
+    CHECK(st.stats("jobs")->leases == 1);  // still held by 5
+  }
+  SUBCASE("expired") {
+    st.advance(100);
+    CHECK_FALSE(st.complete(t->lease, 5, "results", {tup("result", 1)}, 100));
+    CHECK(st.stats("jobs")->tuples == 1);  // the task is back, for someone else
+  }
+  SUBCASE("returned when the client was dropped") {
+    st.drop_client(5, 1);
+    CHECK_FALSE(st.complete(t->lease, 5, "results", {tup("result", 1)}, 1));
+  }
+  SUBCASE("never granted") {
+    CHECK_FALSE(st.complete(t->lease + 1000, 5, "results", {tup("result", 1)}, 1));
+  }
+  CHECK_FALSE(st.stats("results").has_value());  // not even created
+  CHECK(drain(st).empty());
+}
+
+TEST_CASE("complete with no tuples is an ack") {
+  Store st;
+  st.out("jobs", tup("task", 1), 0);
+  WaitSpec spec = take_now();
+  spec.lease = 100;
+  auto t = st.in("jobs", tmpl("task", Type::Int), spec, 0);
+  CHECK(st.complete(t->lease, 0, "elsewhere", {}, 0));
+  CHECK_FALSE(st.stats("elsewhere").has_value());
+  st.advance(200);
+  CHECK(st.tuple_count() == 0);
+}

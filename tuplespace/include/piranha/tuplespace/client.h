@@ -20,6 +20,14 @@
 // call that returns after it arrives (never one that took tuples, which
 // would lose them), or by flush(). The destructor flushes, so nothing posted is lost when a
 // program ends normally.
+//
+// Completion. complete(lease, space, tuples) ends a lease and writes result
+// tuples in one step of the server: either both happen or, when the lease is
+// no longer this client's (expired, returned when the session ended, already
+// acked), neither does. A task's results therefore arrive exactly once however
+// workers die or stall. complete_posted() is its posted form: it returns at
+// once like out(); a refusal is not thrown but recorded, and
+// take_lost_leases() reports the refused leases.
 #pragma once
 
 #include <chrono>
@@ -31,6 +39,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "piranha/tuplespace/fields.h"
@@ -100,17 +109,47 @@ class Client {
   // out posts (see above); throws TupleSpaceError("too_large") at once when
   // the request exceeds the server's limit.
   void out(std::string_view space, const Tuple& t);
-  // Waits until every posted out is stored; throws the first error any of
-  // them got.
+  // Waits until the server has handled every posted out and posted
+  // completion; throws the first error any of them got (a refused
+  // completion is not an error: see take_lost_leases()).
   void flush();
   void out_many(std::string_view space, const std::vector<Tuple>& ts);
   std::optional<Leased> in(std::string_view space, const Template& t, Millis timeout = kForever,
                            Millis lease = 0);
   std::optional<Tuple> rd(std::string_view space, const Template& t, Millis timeout = kForever);
   std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max);
+  // in_many under leases: takes up to `max` matching tuples now, oldest
+  // first, never waiting; each is held under its own lease of `lease` ms
+  // (> 0; TupleSpaceError("bad_request") otherwise), to be acked, renewed or
+  // completed one by one. Empty when nothing matches or the space does not
+  // exist.
+  std::vector<Leased> in_many_leased(std::string_view space, const Template& t, std::size_t max,
+                                     Millis lease);
+  // Copy-collect: copies of up to `max` matching tuples, oldest first, never
+  // waiting and leaving them in the space. Empty when nothing matches or the
+  // space does not exist. max is 1..kMaxBatch.
+  std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
   // Throw TupleSpaceError("unknown_lease") when the lease already ended.
   void ack(LeaseId lease);
   void renew(LeaseId lease, Millis duration);
+  // Atomic completion: if this client still holds `lease`, ends it and writes
+  // `ts` (possibly none) to `space`, in order, as one step; returns true.
+  // Returns false, having written nothing, when the lease is not held (the
+  // server's "unknown_lease"). Other errors throw TupleSpaceError.
+  bool complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
+  // The posted form of complete(): returns once the request is queued, like
+  // out(), with the same ordering guarantee (a later call on this Client, or
+  // flush(), returns only after the server has handled it). A refusal
+  // (unknown_lease) is never thrown: the lease is recorded for
+  // take_lost_leases(). Other errors are reported as a posted out's are.
+  // Throws TupleSpaceError("too_large") at once, posting nothing, when the
+  // request exceeds the server's limit.
+  void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
+  // The leases whose posted completion the server refused (nothing of theirs
+  // was written), in the order the refusals arrived, and forgets them. Only
+  // refusals that have arrived are reported; call flush() first to wait for
+  // every posted completion. Never blocks and never throws.
+  std::vector<LeaseId> take_lost_leases();
   WatchId watch(std::string_view space, const Template& t);
   void unwatch(WatchId id);
   // The next watch event, waiting up to `timeout` (kForever: no limit).
@@ -139,8 +178,16 @@ class Client {
   std::string frame_;
   std::deque<WatchEvent> events_;
   std::size_t max_message_bytes_ = kDefaultMaxMessageBytes;  // from the server's hello
-  std::deque<std::uint64_t> posted_;  // ids of outs not yet acknowledged, oldest first
-  std::optional<TupleSpaceError> deferred_;  // the first error a posted out got
+  // A posted request not yet answered: an out, or a completion of `lease`.
+  struct Posted {
+    std::uint64_t request_id;
+    bool completion;
+    LeaseId lease;
+  };
+  void post(bool completion, LeaseId lease);
+  std::deque<Posted> posted_;                // oldest first
+  std::optional<TupleSpaceError> deferred_;  // the first error a posted request got
+  std::vector<LeaseId> lost_leases_;         // posted completions the server refused
 };
 
 // A typed handle to one space over a connection (Client or FiberClient).
@@ -207,10 +254,42 @@ class BasicSpace {
   void ack(const Leased& l) { c_->ack(l.lease); }
   void renew(const Leased& l, std::chrono::milliseconds d) { c_->renew(l.lease, d.count()); }
 
+  // Atomic completion into this space: ends l's lease and writes the result
+  // tuples in one step, or, when the lease is no longer held, writes nothing
+  // and returns false.
+  //   space.complete(task, ts::Tuple::of("result", id, value));
+  template <class... T, class = std::enable_if_t<(std::is_same_v<std::decay_t<T>, Tuple> && ...)>>
+  bool complete(const Leased& l, T&&... results) {
+    return c_->complete(l.lease, name_, std::vector<Tuple>{std::forward<T>(results)...});
+  }
+  bool complete(const Leased& l, const std::vector<Tuple>& results) {
+    return c_->complete(l.lease, name_, results);
+  }
+  // The posted forms (see Client::complete_posted and take_lost_leases).
+  template <class... T, class = std::enable_if_t<(std::is_same_v<std::decay_t<T>, Tuple> && ...)>>
+  void complete_posted(const Leased& l, T&&... results) {
+    c_->complete_posted(l.lease, name_, std::vector<Tuple>{std::forward<T>(results)...});
+  }
+  void complete_posted(const Leased& l, const std::vector<Tuple>& results) {
+    c_->complete_posted(l.lease, name_, results);
+  }
+
   // Takes up to `max` matching tuples now, oldest first.
   template <class... A>
   std::vector<Tuple> in_many(std::size_t max, A&&... args) {
     return c_->in_many(name_, detail::template_of(std::forward<A>(args)...), max);
+  }
+  // Takes up to `max` matching tuples now, oldest first, each under its own
+  // lease of `lease` length. Bindings are not filled (there may be many).
+  template <class... A>
+  std::vector<Leased> take_many(std::size_t max, std::chrono::milliseconds lease, A&&... args) {
+    return c_->in_many_leased(name_, detail::template_of(std::forward<A>(args)...), max, lease.count());
+  }
+  // Copies up to `max` matching tuples now, oldest first, leaving them.
+  // Bindings are not filled.
+  template <class... A>
+  std::vector<Tuple> rd_many(std::size_t max, A&&... args) {
+    return c_->rd_many(name_, detail::template_of(std::forward<A>(args)...), max);
   }
   // Watches a template; events arrive through the connection's next_event().
   template <class... A>

@@ -100,9 +100,31 @@ class FiberClient {
                            Millis lease = 0);
   std::optional<Tuple> rd(std::string_view space, const Template& t, Millis timeout = kForever);
   std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max);
+  // As Client::in_many_leased: up to `max` tuples now, each under its own
+  // lease of `lease` ms (> 0).
+  std::vector<Leased> in_many_leased(std::string_view space, const Template& t, std::size_t max,
+                                     Millis lease);
+  // As Client::rd_many: copies of up to `max` matching tuples now, oldest first.
+  std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
   // Throw TupleSpaceError("unknown_lease") when the lease already ended.
   void ack(LeaseId lease);
   void renew(LeaseId lease, Millis duration);
+  // As Client::complete: ends `lease` and writes `ts` to `space` in one step
+  // of the server; false, having written nothing, when the lease is not held.
+  bool complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
+  // As Client::complete_posted: sends the completion and returns without
+  // waiting for the answer (this client's out() does wait, so completions
+  // are its only posted requests). A refusal is recorded for
+  // take_lost_leases(); any other error a posted completion gets (including
+  // "closed") is thrown by the next flush().
+  void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
+  // The leases whose posted completion was refused and that no earlier call
+  // reported, in arrival order. Never blocks and never throws.
+  std::vector<LeaseId> take_lost_leases();
+  // Blocks the calling fiber until every posted completion is answered, then
+  // throws the first non-refusal error one of them got, if any. The
+  // destructor waits the same way (at most connect_timeout).
+  void flush();
   WatchId watch(std::string_view space, const Template& t);
   // Throws TupleSpaceError("unknown_watch") when `id` is not this client's.
   void unwatch(WatchId id);

@@ -28,11 +28,13 @@ inline constexpr std::size_t kDefaultMaxMessageBytes = 16u << 20;
 
 // Limits on a decoded request besides its size.
 inline constexpr std::size_t kMaxSpaceNameBytes = 256;
-inline constexpr std::size_t kMaxBatch = 1'000'000;  // tuples per out_many / in_many
+// Tuples per out_many or completing ack, and `max` of in_many / rd_many.
+inline constexpr std::size_t kMaxBatch = 1'000'000;
 
 enum class Op : std::uint8_t {
   Hello, Out, OutMany, In, Rd, InMany, Ack, Renew, Watch, Unwatch, Remove, Stats,
-  Bye,  // the client is closing: drop its session now (no reply)
+  Bye,     // the client is closing: drop its session now (no reply)
+  RdMany,  // copy-collect: copies of up to `max` matching tuples
 };
 
 std::string_view op_name(Op op);
@@ -54,13 +56,14 @@ struct Request {
   std::uint64_t id = 0;
   Op op = Op::Hello;
   std::string space;
-  std::vector<TupleImage> tuples;  // Out (one), OutMany
-  TemplateImage tmpl;              // In, Rd, InMany, Watch
+  std::vector<TupleImage> tuples;  // Out (one), OutMany, Ack when `completes`
+  TemplateImage tmpl;              // In, Rd, InMany, RdMany, Watch
   Millis timeout = kForever;       // In, Rd: -1 waits forever, 0 never waits
-  Millis lease = 0;                // In: > 0 takes under a lease
-  std::uint64_t max = 0;           // InMany
+  Millis lease = 0;                // In, InMany: > 0 takes under leases; Renew: new length
+  std::uint64_t max = 0;           // InMany, RdMany
   std::uint64_t handle = 0;        // Ack/Renew: lease id; Unwatch: watch id
   bool all_spaces = true;          // Stats: no space named
+  bool completes = false;          // Ack: also writes `tuples` to `space` (atomic completion)
 };
 
 // Why a frame could not be decoded. request_id is the frame's id when it could
@@ -81,6 +84,8 @@ void encode_ok(std::string& out, std::uint64_t rid);
 void encode_ok_count(std::string& out, std::uint64_t rid, std::uint64_t n);
 void encode_ok_tuple(std::string& out, std::uint64_t rid, std::string_view tuple, LeaseId lease);
 void encode_ok_tuples(std::string& out, std::uint64_t rid, const std::vector<std::string>& tuples);
+// The reply of in_many under a lease: [tuple, ...] and [lease_id, ...], in step.
+void encode_ok_leased_tuples(std::string& out, std::uint64_t rid, const std::vector<Taken>& taken);
 void encode_ok_stats(std::string& out, std::uint64_t rid, const std::vector<SpaceStats>& stats);
 void encode_ok_hello(std::string& out, std::uint64_t rid, std::size_t max_message_bytes);
 void encode_timeout(std::string& out, std::uint64_t rid);
@@ -97,9 +102,16 @@ void encode_out_many(std::string& out, std::uint64_t rid, std::string_view space
 // op is Op::In or Op::Rd.
 void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view space,
                const Template& t, Millis timeout, Millis lease);
+// lease > 0 takes every tuple under its own lease of that length (the
+// optional fourth argument); 0 sends the three-argument form.
 void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
+                    std::uint64_t max, Millis lease = 0);
+void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
                     std::uint64_t max);
 void encode_ack(std::string& out, std::uint64_t rid, LeaseId lease);
+// The completing ack: ends `lease` and writes `ts` to `space` in one step.
+void encode_complete(std::string& out, std::uint64_t rid, LeaseId lease, std::string_view space,
+                     const std::vector<Tuple>& ts);
 void encode_renew(std::string& out, std::uint64_t rid, LeaseId lease, Millis duration);
 void encode_watch(std::string& out, std::uint64_t rid, std::string_view space, const Template& t);
 void encode_unwatch(std::string& out, std::uint64_t rid, WatchId watch);
@@ -113,7 +125,8 @@ struct Reply {
   std::uint64_t request_id = 0;
   Status status = Status::Ok;
   std::string code, message;        // Error
-  std::vector<Tuple> tuples;        // Ok for in/rd (one) and in_many; Event (one)
+  std::vector<Tuple> tuples;        // Ok for in/rd (one), in_many and rd_many; Event (one)
+  std::vector<LeaseId> leases;      // Ok for in_many under a lease: one per tuple, in step
   std::uint64_t number = 0;         // lease id (in), count (out_many), watch id (watch, Event)
   std::vector<SpaceStats> stats;    // Ok for stats
   std::uint64_t max_message_bytes = 0;  // Ok for hello

@@ -109,14 +109,37 @@ class Store {
   std::optional<Taken> in(std::string_view space, const TemplateImage& tmpl, const WaitSpec& spec,
                           Millis now);
 
-  // Takes up to `max` matching tuples, oldest first, without blocking.
+  // Takes up to `max` matching tuples, oldest first, without blocking. Does
+  // not create the space.
   std::vector<std::string> in_many(std::string_view space, const TemplateImage& tmpl,
                                    std::size_t max, Millis now);
+
+  // in_many under leases: takes up to `max` matching tuples, oldest first,
+  // without blocking, each under its own lease of `lease` ms (> 0) held by
+  // `client`, exactly as if each had been taken by in() with that lease. The
+  // result is in taking order; every entry has a distinct lease id. With
+  // lease <= 0 it takes without leases (lease ids 0), like in_many().
+  std::vector<Taken> take_many(std::string_view space, const TemplateImage& tmpl, std::size_t max,
+                               ClientId client, Millis lease, Millis now);
+
+  // Copies up to `max` matching tuples, oldest first, without blocking and
+  // without removing them (Linda's copy-collect). Does not create the space;
+  // causes no watch event.
+  std::vector<std::string> rd_many(std::string_view space, const TemplateImage& tmpl, std::size_t max) const;
 
   // Ends a lease: the tuple is gone for good. False when the lease is unknown
   // (never granted, already acked, expired, or its space was removed) or is
   // held by another client.
   bool ack(LeaseId lease, ClientId client);
+
+  // Atomic completion: when `client` holds `lease`, ends it as ack() does and
+  // then writes `tuples` to `space` in order, each as by out(); all in one
+  // step, so no other request sees one without the other. When the lease is
+  // not held (as for ack() returning false) nothing changes, nothing is
+  // written, and it returns false. With no tuples it is exactly ack() (the
+  // space is not created).
+  bool complete(LeaseId lease, ClientId client, std::string_view space, std::vector<TupleImage> tuples,
+                Millis now);
 
   // Extends a lease to now + duration. False as for ack().
   bool renew(LeaseId lease, Millis duration, ClientId client, Millis now);
