@@ -6,8 +6,25 @@
 namespace piranha::apps {
 
 void add_demo(CLI::App& app);
+void add_agent(CLI::App& app);
+// The pool commands (pool_command.h): submit, jobs, nodes, cancel, owner.
+void add_submit(CLI::App& app);
+void add_jobs(CLI::App& app);
+void add_nodes(CLI::App& app);
+void add_cancel(CLI::App& app);
+void add_owner(CLI::App& app);
+void add_ts_demo(CLI::App& ts);
 void add_ts_serve(CLI::App& ts);
 void add_ts_stats(CLI::App& ts);
 void add_ts_bench(CLI::App& ts);
+// The scheduler's commands (sim.cc, predict.cc, trace.cc, study.cc).
+void add_sim_piranha(CLI::App& app);
+void add_predict(CLI::App& app);
+void add_trace(CLI::App& app);
+void add_study(CLI::App& app);
+// The process trellis (trellis_run.cc, trellis_bench.cc): run, check, types, bench.
+void add_trellis(CLI::App& app);
+void add_trellis_run(CLI::App& trellis);
+void add_trellis_bench(CLI::App& trellis);
 
 }  // namespace piranha::apps

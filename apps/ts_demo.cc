@@ -1,4 +1,4 @@
-// piranha demo: a small master-worker computation over an embedded tuple space.
+// piranha ts demo: a small master-worker computation over an embedded tuple space.
 //
 // The feeder outs one task per range of integers; workers started with eval
 // take tasks under a lease, count the primes in their range, out a result and
@@ -103,9 +103,9 @@ int run_demo(const DemoOptions& o) {
 
 }  // namespace
 
-void add_demo(CLI::App& app) {
+void add_ts_demo(CLI::App& ts) {
   auto o = std::make_shared<DemoOptions>();
-  auto* cmd = app.add_subcommand("demo", "run a small master-worker computation and check its result");
+  auto* cmd = ts.add_subcommand("demo", "count primes with eval'd workers over a tuple space and check the result");
   cmd->add_option("--limit", o->limit, "count primes below this number")->check(CLI::Range(2LL, 1'000'000'000LL));
   cmd->add_option("--tasks", o->tasks, "number of tasks")->check(CLI::Range(1LL, 1'000'000LL));
   cmd->add_option("--workers", o->workers, "number of workers (eval'd threads)")->check(CLI::Range(1, 256));

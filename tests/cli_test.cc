@@ -17,17 +17,17 @@ int run_piranha(Process& p) {
 
 }  // namespace
 
-TEST_CASE("piranha demo computes with an embedded space and reports a match") {
-  Process demo({bin("piranha"), "demo"});
+TEST_CASE("piranha ts demo computes with an embedded space and reports a match") {
+  Process demo({bin("piranha"), "ts", "demo"});
   CHECK(run_piranha(demo) == 0);
   INFO("stdout:\n", demo.out());
   CHECK(demo.out().find("(match)") != std::string::npos);
   CHECK(demo.out().find("MISMATCH") == std::string::npos);
 }
 
-TEST_CASE("piranha demo --connect runs its workers against a server process") {
+TEST_CASE("piranha ts demo --connect runs its workers against a server process") {
   ServerProcess server;
-  Process demo({bin("piranha"), "demo", "--connect", server.endpoint(), "--limit", "300000", "--tasks", "60",
+  Process demo({bin("piranha"), "ts", "demo", "--connect", server.endpoint(), "--limit", "300000", "--tasks", "60",
                 "--workers", "3"});
   CHECK(run_piranha(demo) == 0);
   INFO("stdout:\n", demo.out(), "\nserver log:\n", server.log());
@@ -63,7 +63,7 @@ TEST_CASE("an unknown option exits nonzero with a message naming it") {
   CHECK(serve.err().find("--no-such-option") != std::string::npos);
   CHECK(serve.err().find("serving on") == std::string::npos);  // it never started
 
-  Process demo({bin("piranha"), "demo", "--no-such-option"});
+  Process demo({bin("piranha"), "ts", "demo", "--no-such-option"});
   CHECK(run_piranha(demo) != 0);
   CHECK(demo.err().find("--no-such-option") != std::string::npos);
 

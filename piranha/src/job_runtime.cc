@@ -242,7 +242,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   try {
     for (auto& st : held) {
       Task task = detail::Runtime::task(st);
-      if (retreating && fns.retreat) {
+      if (retreating && fns.retreat && st->started) {
         try {
           fns.retreat(worker, task);
         } catch (const std::exception& e) {
@@ -251,6 +251,13 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
       }
       if (task.held()) worker.put_back(task, {task.tuple()});
     }
+    client->flush();
+    ws.lost += static_cast<std::int64_t>(client->take_lost_leases().size());
+    if (ws.lost > 0)
+      std::fprintf(stderr,
+                   "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
+                   "do those tasks\n",
+                   name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
     if (retreating && !ws.job_ended) {
       client->out(job->space, retreat_record(ws.node, sys::wall_now(), static_cast<std::int64_t>(held.size())));
       client->flush();

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,10 +19,12 @@ struct TaskState {
   ts::Tuple tuple;
   ts::Tuple progress;
   ts::LeaseId lease = 0;
-  double started = 0;               // wall clock, for the done record
+  double started_at = 0;            // wall clock, for the done record
   SteadyClock::time_point taken;    // for the task's duration
   SteadyClock::time_point renewed;  // when the lease was last granted or renewed
   bool held = true;
+  bool started = false;  // handed to the piranha (not just prefetched)
+  bool batched = false;  // taken in a batch: its completion is posted
 };
 
 struct WorkerState {
@@ -32,7 +35,13 @@ struct WorkerState {
   std::string node;
   std::chrono::milliseconds lease{0};
   std::atomic<bool>* retreat = nullptr;  // set by the signal watcher
-  std::vector<std::shared_ptr<TaskState>> held;
+  std::vector<std::shared_ptr<TaskState>> held;  // started and prefetched
+  // Short tasks are taken several at a time; the ones not yet handed out.
+  std::deque<std::shared_ptr<TaskState>> prefetched;
+  std::vector<ts::Field> prefetch_fields;  // the template they matched
+  std::int64_t tasks_completed = 0;
+  double task_seconds = 0;  // summed, for the batching decision
+  std::int64_t lost = 0;    // posted completions refused so far
   bool job_ended = false;
   SteadyClock::time_point last_job_check{};
 };

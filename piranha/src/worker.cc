@@ -25,13 +25,57 @@ namespace {
 constexpr ts::Millis kTakeSlice = 250;
 constexpr auto kJobCheckEvery = std::chrono::seconds(1);
 
+// Tasks shorter than this on average are taken kBatch at a time and their
+// completions posted: the round trips, not the work, would dominate them.
+constexpr double kShortTaskSeconds = 0.002;
+constexpr std::size_t kBatch = 32;
+constexpr std::int64_t kTasksBeforeBatching = 8;
+
+std::shared_ptr<detail::TaskState> hold(detail::WorkerState& s, ts::Leased&& l, bool batched) {
+  auto st = std::make_shared<detail::TaskState>();
+  st->tuple = std::move(l.tuple);
+  st->lease = l.lease;
+  st->renewed = SteadyClock::now();
+  st->batched = batched;
+  s.held.push_back(st);
+  return st;
+}
+
 }  // namespace
 
 std::optional<Task> Worker::take(const ts::Template& tmpl) {
+  auto hand_out = [&](std::shared_ptr<detail::TaskState> st) {
+    st->started = true;
+    st->started_at = sys::wall_now();
+    st->taken = SteadyClock::now();
+    return Task(std::move(st));
+  };
+  if (!s_.prefetched.empty() && s_.prefetch_fields == tmpl.fields() && !s_.retreat->load()) {
+    auto st = s_.prefetched.front();
+    s_.prefetched.pop_front();
+    return hand_out(st);
+  }
+  // Prefetched tasks of another template go back for others.
+  while (!s_.prefetched.empty()) {
+    Task t(s_.prefetched.front());
+    s_.prefetched.pop_front();
+    put_back(t, {t.tuple()});
+  }
+  if (auto lost = s_.client->take_lost_leases(); !lost.empty()) s_.lost += static_cast<std::int64_t>(lost.size());
+  bool batching = s_.tasks_completed >= kTasksBeforeBatching &&
+                  s_.task_seconds / static_cast<double>(s_.tasks_completed) < kShortTaskSeconds;
   while (!s_.job_ended) {
     if (s_.retreat->load()) return std::nullopt;
     std::optional<ts::Leased> got;
     try {
+      if (batching) {
+        auto many = s_.client->in_many_leased(s_.space->name(), tmpl, kBatch, s_.lease.count());
+        if (!many.empty()) {
+          for (std::size_t i = 1; i < many.size(); ++i) s_.prefetched.push_back(hold(s_, std::move(many[i]), true));
+          s_.prefetch_fields = tmpl.fields();
+          return hand_out(hold(s_, std::move(many[0]), true));
+        }
+      }
       got = s_.client->in(s_.space->name(), tmpl, kTakeSlice, s_.lease.count());
     } catch (const ts::TupleSpaceError& e) {
       // The feeder removes the job's space when the job ends.
@@ -41,15 +85,7 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
       }
       throw;
     }
-    if (got) {
-      auto st = std::make_shared<detail::TaskState>();
-      st->tuple = std::move(got->tuple);
-      st->lease = got->lease;
-      st->started = sys::wall_now();
-      st->taken = st->renewed = SteadyClock::now();
-      s_.held.push_back(st);
-      return Task(st);
-    }
+    if (got) return hand_out(hold(s_, std::move(*got), false));
     auto now = SteadyClock::now();
     if (now - s_.last_job_check >= kJobCheckEvery) {
       s_.last_job_check = now;
@@ -73,9 +109,15 @@ bool Worker::complete(Task& task, std::vector<ts::Tuple> outs) {
   auto& st = *task.s_;
   if (!st.held) throw std::logic_error("complete: the task was already completed or put back");
   double seconds = std::chrono::duration<double>(SteadyClock::now() - st.taken).count();
-  outs.push_back(done_record(s_.node, st.started, seconds));
+  outs.push_back(done_record(s_.node, st.started_at, seconds));
   st.held = false;
   release(s_.held, &st);
+  ++s_.tasks_completed;
+  s_.task_seconds += seconds;
+  if (st.batched) {
+    s_.client->complete_posted(st.lease, s_.space->name(), outs);
+    return true;
+  }
   return s_.client->complete(st.lease, s_.space->name(), outs);
 }
 

@@ -1,0 +1,121 @@
+// piranha agent: the node agent, one per workstation.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <iostream>
+#include <random>
+
+#include "commands.h"
+#include "piranha/agent.h"
+#include "piranha/agent_config.h"
+
+namespace piranha::apps {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_stop_signal(int) { g_stop.store(true); }
+
+struct AgentArgs {
+  std::string config;
+  std::string node, server, policy, trace, trace_node, events, piranha_output;
+  double time_scale = 0;
+  int cores = 0;
+  bool quiet = false;
+};
+
+AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
+  AgentSettings s;
+  s.node = c.node;
+  s.server = c.server;
+  s.cores = c.cores;
+  s.speed = c.speed;
+  s.policy = c.policy;
+  s.seed = c.seed ? *c.seed : std::random_device{}();
+  s.mode = c.retreat.mode == RetreatConfig::Mode::Suspend ? RetreatMode::Suspend : RetreatMode::Retreat;
+  s.grace = std::chrono::milliseconds(static_cast<long>(c.retreat.grace_seconds * 1000));
+  s.suspend_max = std::chrono::milliseconds(static_cast<long>(c.retreat.suspend_max_seconds * 1000));
+  s.scheduler_stale_seconds = c.scheduler.stale_seconds;
+  s.heartbeat_seconds = c.heartbeat_seconds;
+  s.events_file = a.events;
+  s.piranha_output = a.piranha_output;
+  s.quiet = a.quiet;
+  return s;
+}
+
+int run_agent(const AgentArgs& a) {
+  AgentConfig config;
+  try {
+    config = a.config.empty() ? parse_agent_config("", "(defaults)") : load_agent_config(a.config);
+    if (!a.node.empty()) config.node = a.node;
+    if (!a.server.empty()) config.server = a.server;
+    if (a.cores > 0) config.cores = a.cores;
+    if (!a.policy.empty()) {
+      auto p = native_policy_from(a.policy);
+      if (!p) throw ConfigError("--policy: unknown policy \"" + a.policy + "\" (expected FAIR or FCFS)");
+      config.policy = *p;
+    }
+    if (!a.trace.empty()) {
+      TraceSensorConfig t;
+      t.file = a.trace;
+      t.node = a.trace_node.empty() ? config.node : a.trace_node;
+      if (a.time_scale > 0) t.time_scale = a.time_scale;
+      t.trace = std::make_shared<const AvailabilityTrace>(read_trace(a.trace));
+      if (!t.trace->index_of(t.node))
+        throw ConfigError(a.trace + ": the trace has no node \"" + t.node + "\"");
+      config.availability.sensor = SensorKind::Trace;
+      config.availability.trace = t;
+    } else if (a.time_scale > 0 && config.availability.trace) {
+      config.availability.trace->time_scale = a.time_scale;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "piranha agent: " << e.what() << "\n";
+    return 2;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  try {
+    auto source = make_availability_source(config.availability, Clock::now());
+    Agent agent(settings_from(config, a), std::move(source));
+    return agent.run(g_stop);
+  } catch (const std::exception& e) {
+    std::cerr << "piranha agent: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_agent(CLI::App& app) {
+  auto a = std::make_shared<AgentArgs>();
+  auto* cmd = app.add_subcommand(
+      "agent",
+      "the node agent: watch this node's availability and run piranhas of the pool's jobs while it is idle");
+  cmd->add_option("--config", a->config, "agent YAML (docs/configuration.md); without it, the defaults")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--node", a->node, "node name (overrides the YAML; default: the host name)");
+  cmd->add_option("--server", a->server, "tuple-space server (overrides the YAML; default tcp://127.0.0.1:7070)");
+  cmd->add_option("--cores", a->cores, "piranhas run at once (overrides the YAML)")->check(CLI::PositiveNumber);
+  cmd->add_option("--policy", a->policy, "native policy: FAIR or FCFS (overrides the YAML)");
+  cmd->add_option("--trace", a->trace, "replay availability from this *.avail.csv instead of the live sensors");
+  cmd->add_option("--trace-node", a->trace_node, "the trace node to replay (default: --node)");
+  cmd->add_option("--time-scale", a->time_scale, "trace seconds per real second (default 60)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--events", a->events, "append one JSON line per event (availability, start, retreat) here");
+  cmd->add_option("--piranha-output", a->piranha_output, "send the piranhas' stdout and stderr to this file");
+  cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
+  cmd->callback([a] {
+    int rc = run_agent(*a);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace piranha::apps

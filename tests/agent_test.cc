@@ -1,0 +1,180 @@
+// The node agent with real processes and real signals: retreat on an
+// availability change, a piranha killed outright, scheduler 0's assignments,
+// and bad configuration.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "harness.h"
+#include "piranha/sysspace.h"
+
+using namespace piranha::it;
+namespace sys = piranha::sys;
+
+namespace {
+
+// A scratch directory removed with the fixture.
+struct Scratch {
+  std::string dir;
+  Scratch() {
+    char tmpl[] = "/tmp/piranha-agent-test-XXXXXX";
+    dir = mkdtemp(tmpl);
+  }
+  ~Scratch() { std::system(("rm -rf '" + dir + "'").c_str()); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::string path = dir + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string read(const std::string& name) const {
+    std::ifstream in(dir + "/" + name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+};
+
+std::string trace_text(const std::string& rows, int length = 1000) {
+  return "# piranha availability trace v1\n# step_seconds: 60\n# length: " + std::to_string(length) +
+         "\nnode,start,end\n" + rows;
+}
+
+// `piranha agent` for node `node` replaying `trace` at `scale`.
+std::vector<std::string> agent_argv(const ServerProcess& server, const Scratch& s, const std::string& node,
+                                    const std::string& trace, double scale, std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {bin("piranha"),  "agent",   "--node",      node,
+                                   "--server",      server.endpoint(), "--trace", trace,
+                                   "--time-scale",  std::to_string(scale), "--events", s.dir + "/" + node + ".events",
+                                   "--piranha-output", s.dir + "/" + node + ".piranhas"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+// A job's feeder, run with PIRANHA_SERVER set.
+std::vector<std::string> job_argv(const ServerProcess& server, std::vector<std::string> job) {
+  std::vector<std::string> argv = {"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), bin(job[0])};
+  argv.insert(argv.end(), job.begin() + 1, job.end());
+  return argv;
+}
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("agent: a node that turns unavailable makes its piranha retreat, and the job still finishes") {
+  ServerProcess server;
+  Scratch s;
+  // One trace step lasts 0.5 s: available 1.5 s, away 1 s, then available.
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,3\nn1,5,1000\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 120));
+  Process job(job_argv(server, {"sleepy_job", "12", "250"}));
+  auto rc = job.wait(60s);
+  INFO("job stdout: ", job.out(), "\njob stderr: ", job.err(), "\nagent: ", agent.err());
+  REQUIRE(rc == 0);
+  CHECK(job.out().find("result OK") != std::string::npos);
+  std::string events = s.read("n1.events");
+  CHECK(count(events, "\"event\":\"unavailable\"") >= 1);
+  CHECK(count(events, "\"event\":\"retreat\"") >= 1);
+  ts::Client c(server.endpoint());
+  auto work = sys::list_jobwork(c, 1);
+  REQUIRE(work.size() == 1);
+  CHECK(work[0].tasks == 12);
+  CHECK(work[0].retreats >= 1);
+  // The availability period that ended was recorded.
+  CHECK(c.rd_many(sys::kSpace, sys::ap_template(), 100).size() >= 1);
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
+}
+
+TEST_CASE("agent: a piranha killed with SIGKILL mid-task loses nothing and duplicates nothing") {
+  ServerProcess server;
+  Scratch s;
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 60));
+  Process job(job_argv(server, {"sleepy_job", "8", "300"}));
+  // Wait for a piranha to take a task, then kill it outright.
+  std::regex took("piranha ([0-9]+) took task");
+  pid_t victim = 0;
+  REQUIRE(wait_until([&] {
+    std::string out = s.read("n1.piranhas");
+    std::smatch m;
+    if (!std::regex_search(out, m, took)) return false;
+    victim = std::stoi(m[1].str());
+    return true;
+  }));
+  ::kill(victim, SIGKILL);
+  auto rc = job.wait(60s);
+  INFO("job stdout: ", job.out(), "\njob stderr: ", job.err(), "\nagent: ", agent.err());
+  REQUIRE(rc == 0);
+  CHECK(job.out().find("sleepy_job: result OK (8 tasks, 0 missing, 0 twice, 0 extra)") != std::string::npos);
+  CHECK(s.read("n1.events").find("killed by signal 9") != std::string::npos);
+}
+
+TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heartbeat is stale") {
+  ServerProcess server;
+  Scratch s;
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
+  auto config = s.write("agent.yaml", "policy: FCFS\nscheduler:\n  stale_seconds: 1.5\n");
+  Process agent(agent_argv(server, s, "n1", trace, 60, {"--config", config}));
+  // Two long jobs: FCFS alone runs the first.
+  Process first(job_argv(server, {"sleepy_job", "200", "100"}));
+  ts::Client c(server.endpoint());
+  REQUIRE(wait_until([&] { return sys::list_jobs(c).size() == 1; }));
+  Process second(job_argv(server, {"sleepy_job", "200", "100"}));
+  REQUIRE(wait_until([&] { return sys::list_jobs(c).size() == 2; }));
+  REQUIRE(wait_until([&] { return s.read("n1.events").find("\"event\":\"start\",\"job\":1") != std::string::npos; }));
+
+  // Scheduler 0 assigns job 2 to n1 and keeps its heartbeat fresh.
+  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 2}.to_tuple());
+  auto beat = [&] { sys::replace(c, sys::scheduler_heartbeat_template(0), sys::SchedulerHeartbeat{0, sys::wall_now()}.to_tuple()); };
+  beat();
+  CHECK(wait_until([&] {
+    beat();
+    return s.read("n1.events").find("\"event\":\"start\",\"job\":2") != std::string::npos;
+  }));
+  // Another scheduler's assignment is not obeyed while scheduler 0 is fresh.
+  c.out(sys::kSpace, sys::Assignment{1, 5, "n1", 1}.to_tuple());
+  for (auto until = Clock::now() + 1500ms; Clock::now() < until; std::this_thread::sleep_for(100ms)) beat();
+  CHECK(count(s.read("n1.events"), "\"event\":\"start\",\"job\":1") == 1);
+  // The heartbeat stops: after stale_seconds the agent returns to FCFS.
+  CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"start\",\"job\":1") == 2; }));
+  std::string events = s.read("n1.events");
+  CHECK(events.find("\"by\":\"scheduler\"") != std::string::npos);
+  CHECK(events.rfind("\"by\":\"FCFS\"") > events.find("\"by\":\"scheduler\""));
+  INFO("agent: ", agent.err());
+  CHECK(agent.err().find("stale") != std::string::npos);
+  for (const auto& j : sys::list_jobs(c)) sys::set_job_state(c, j.id, sys::JobState::Cancelled);
+  CHECK(first.wait(30s));
+  CHECK(second.wait(30s));
+}
+
+TEST_CASE("agent: bad configuration and traces are refused with the file, line and problem") {
+  Scratch s;
+  auto unknown = s.write("unknown.yaml", "node: a\navailability:\n  laod: [0.7, 0.4, 0.1]\n");
+  Process p1({bin("piranha"), "agent", "--config", unknown});
+  CHECK(p1.wait() == 2);
+  CHECK(p1.err().find("unknown.yaml:3: unknown key 'laod'") != std::string::npos);
+
+  auto bad = s.write("bad.yaml", "availability:\n  load: [0.7, -1, 0.1]\n");
+  Process p2({bin("piranha"), "agent", "--config", bad});
+  CHECK(p2.wait() == 2);
+  CHECK(p2.err().find("bad.yaml:2") != std::string::npos);
+
+  auto corrupt = s.write("corrupt.avail.csv", trace_text("n1,0,10\nn1,5,20\n"));
+  Process p3({bin("piranha"), "agent", "--node", "n1", "--trace", corrupt});
+  CHECK(p3.wait() == 2);
+  CHECK(p3.err().find("corrupt.avail.csv:6: period of n1 overlaps the one on line 5") != std::string::npos);
+
+  auto ok = s.write("ok.avail.csv", trace_text("n1,0,10\n"));
+  Process p4({bin("piranha"), "agent", "--node", "n2", "--trace", ok});
+  CHECK(p4.wait() == 2);
+  CHECK(p4.err().find("no node \"n2\"") != std::string::npos);
+}
