@@ -31,30 +31,34 @@ namespace fs = std::filesystem;
 struct PoolDemoOptions {
   int size = 200;
   int grain = 0;
-  double time_scale = 240;  // a one-minute trace step lasts 0.25 s
+  double time_scale = 2400;  // a one-minute trace step lasts 25 ms
   std::string policy = "FAIR";
   bool keep = false;
 };
 
-// Three workstations over 200 one-minute steps: ws01 idle throughout, ws02
-// in short bursts (its owner keeps coming back), ws03 idle after a while.
+// Three workstations over 400 one-minute steps: ws01 idle throughout, ws02
+// in short bursts (its owner keeps coming back), ws03 busy at first, then
+// idle with a few interruptions.
 void write_demo_trace(const fs::path& path) {
   std::ofstream out(path);
-  out << "# piranha availability trace v1\n# step_seconds: 60\n# length: 200\nnode,start,end\n";
-  out << "ws01,0,200\n";
-  for (int s = 0; s + 6 <= 200; s += 9) out << "ws02," << s << "," << s + 6 << "\n";
-  out << "ws03,4,40\nws03,44,120\nws03,126,200\n";
+  out << "# piranha availability trace v1\n# step_seconds: 60\n# length: 400\nnode,start,end\n";
+  out << "ws01,0,400\n";
+  for (int s = 0; s + 5 <= 400; s += 8) out << "ws02," << s << "," << s + 5 << "\n";
+  out << "ws03,6,20\nws03,23,45\nws03,47,400\n";
 }
 
 fs::path self_dir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
 
-// The latencies in an agent's events file, in ms.
+// The latencies of the retreats an availability change caused, from an
+// agent's events file, in ms.
 std::vector<double> retreat_latencies(const fs::path& events) {
   std::vector<double> out;
   std::ifstream in(events);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.find("\"event\":\"retreat\"") == std::string::npos) continue;
+    if (line.find("\"event\":\"retreat\"") == std::string::npos ||
+        line.find("\"cause\":\"unavailable\"") == std::string::npos)
+      continue;
     auto at = line.find("\"latency_ms\":");
     if (at != std::string::npos) out.push_back(std::stod(line.substr(at + 13)));
   }

@@ -53,6 +53,7 @@ struct Agent::Impl {
   bool obeying_scheduler = false;
   std::map<std::int64_t, SteadyClock::time_point> hold_off;  // no restart before
   std::map<std::int64_t, int> failures;
+  std::string retreat_cause;  // why the piranhas were last told to retreat
 
   Impl(AgentSettings settings, std::unique_ptr<AvailabilitySource> src)
       : s(std::move(settings)),
@@ -190,7 +191,8 @@ struct Agent::Impl {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.1f", lat);
         log("piranha of job " + job + " retreated in " + buf + " ms" + (e.killed ? " (killed after its grace)" : ""));
-        event("retreat", "\"job\":" + job + ",\"pid\":" + std::to_string(e.pid) + ",\"latency_ms\":" + buf +
+        event("retreat", "\"job\":" + job + ",\"pid\":" + std::to_string(e.pid) + ",\"cause\":" +
+                             json_string(retreat_cause) + ",\"latency_ms\":" + buf +
                              ",\"killed\":" + (e.killed ? "true" : "false"));
         continue;
       }
@@ -220,6 +222,7 @@ struct Agent::Impl {
       }
       if (s.mode == RetreatMode::Suspend && now - *host.suspended_since() < s.suspend_max) return;
       log("retreating job " + std::to_string(*host.job()));
+      retreat_cause = "unavailable";
       host.retreat(change_at, s.grace, now);
       return;
     }
@@ -231,6 +234,7 @@ struct Agent::Impl {
       if (host.job() != target && !host.retreating()) {
         log("job " + std::to_string(*host.job()) + " gives way to " +
             (target ? "job " + std::to_string(*target) : std::string("no job")));
+        retreat_cause = obeying_scheduler ? "assignment" : "policy";
         host.retreat(now, s.grace, now);
       }
       return;
@@ -319,6 +323,7 @@ struct Agent::Impl {
   void shutdown() {
     log("stopping");
     auto now = SteadyClock::now();
+    retreat_cause = "agent stopping";
     if (host.running()) host.retreat(now, s.grace, now);
     while (host.running()) {
       handle_exits(SteadyClock::now());

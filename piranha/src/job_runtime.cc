@@ -159,6 +159,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   }
   for (auto& p : piranhas)
     if (!p->wait(std::chrono::seconds(5))) p->signal(SIGKILL);
+  std::fflush(stdout);  // the job's own output comes before the runtime's summary
   if (final_state == sys::JobState::Failed && !failure.empty())
     std::fprintf(stderr, "%s: job %lld failed: %s\n", name.c_str(), static_cast<long long>(job.id), failure.c_str());
   std::fprintf(stderr, "%s: job %lld %s in %.2f s: %s\n", name.c_str(), static_cast<long long>(job.id),
@@ -168,22 +169,23 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
 
 // Turns SIGUSR1 / SIGTERM / SIGINT / SIGHUP into the retreat flag. The
 // signals are blocked in every thread and taken by this one, so no blocking
-// call elsewhere is interrupted.
+// call elsewhere is interrupted. SIGUSR2 only wakes the thread to end it.
 class RetreatSignals {
  public:
   RetreatSignals() {
     sigemptyset(&set_);
-    for (int s : {SIGUSR1, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set_, s);
+    for (int s : {SIGUSR1, SIGTERM, SIGINT, SIGHUP, SIGUSR2}) sigaddset(&set_, s);
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
     thread_ = std::thread([this] {
       while (!stop_.load()) {
-        timespec slice{0, 50'000'000};
-        if (sigtimedwait(&set_, nullptr, &slice) > 0) retreat.store(true);
+        int sig = 0;
+        if (sigwait(&set_, &sig) == 0 && sig != SIGUSR2) retreat.store(true);
       }
     });
   }
   ~RetreatSignals() {
     stop_.store(true);
+    pthread_kill(thread_.native_handle(), SIGUSR2);
     thread_.join();
   }
   std::atomic<bool> retreat{false};
@@ -239,18 +241,8 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   }
   bool retreating = signals.retreat.load();
   auto held = ws.held;
+  std::int64_t interrupted = 0;  // tasks the piranha had started
   try {
-    for (auto& st : held) {
-      Task task = detail::Runtime::task(st);
-      if (retreating && fns.retreat && st->started) {
-        try {
-          fns.retreat(worker, task);
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "%s (piranha on %s): retreat: %s\n", name.c_str(), ws.node.c_str(), e.what());
-        }
-      }
-      if (task.held()) worker.put_back(task, {task.tuple()});
-    }
     client->flush();
     ws.lost += static_cast<std::int64_t>(client->take_lost_leases().size());
     if (ws.lost > 0)
@@ -258,10 +250,25 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
                    "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
                    "do those tasks\n",
                    name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
-    if (retreating && !ws.job_ended) {
-      client->out(job->space, retreat_record(ws.node, sys::wall_now(), static_cast<std::int64_t>(held.size())));
-      client->flush();
+    for (auto& st : held) {
+      Task task = detail::Runtime::task(st);
+      if (st->started) ++interrupted;
+      if (retreating && fns.retreat && st->started) {
+        try {
+          fns.retreat(worker, task);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "%s (piranha on %s): retreat: %s\n", name.c_str(), ws.node.c_str(), e.what());
+        }
+      }
+      // Whatever the retreat function did not put back goes back as it was,
+      // all in one burst of posted requests: a retreat must be quick.
+      if (st->held) {
+        st->held = false;
+        client->complete_posted(st->lease, job->space, {st->tuple});
+      }
     }
+    if (retreating && !ws.job_ended) client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
+    client->flush();
   } catch (const ts::TupleSpaceError& e) {
     // The job ended meanwhile, or the server went away: the held tasks'
     // leases return them in either case.
