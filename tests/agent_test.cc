@@ -3,7 +3,11 @@
 // and bad configuration.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <linux/input.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -177,4 +181,45 @@ TEST_CASE("agent: bad configuration and traces are refused with the file, line a
   Process p4({bin("piranha"), "agent", "--node", "n2", "--trace", ok});
   CHECK(p4.wait() == 2);
   CHECK(p4.err().find("no node \"n2\"") != std::string::npos);
+}
+
+TEST_CASE("agent: an input event on a watched device makes the piranha retreat at once") {
+  ServerProcess server;
+  Scratch s;
+  // A FIFO stands in for /dev/input/eventN: the agent's live sensor reads
+  // struct input_event records from it through the same code path.
+  std::string device = s.dir + "/event0";
+  REQUIRE(::mkfifo(device.c_str(), 0600) == 0);
+  int writer_keepalive = ::open(device.c_str(), O_RDWR | O_NONBLOCK);  // so the agent never sees end of file
+  REQUIRE(writer_keepalive >= 0);
+  auto config = s.write("live.yaml",
+                        "node: n1\n"
+                        "availability:\n"
+                        "  sensor: live\n"
+                        "  load: [1000, 1000, 1000]\n"  // this shared machine's load must not matter here
+                        "  input_idle_seconds: 1\n"
+                        "  poll_seconds: 0.2\n"
+                        "  input_devices: [\"" + device + "\"]\n"
+                        "  terminals: false\n"
+                        "  x11: false\n");
+  Process agent({bin("piranha"), "agent", "--config", config, "--server", server.endpoint(), "--events",
+                 s.dir + "/n1.events", "--piranha-output", s.dir + "/n1.piranhas"});
+  Process job(job_argv(server, {"sleepy_job", "100000", "50"}));
+  // Idle for a second: available, and a piranha computes.
+  REQUIRE(wait_until([&] { return s.read("n1.piranhas").find("took task") != std::string::npos; }));
+  // The owner presses a key.
+  input_event ev{};
+  ev.type = EV_KEY;
+  ev.code = KEY_A;
+  ev.value = 1;
+  REQUIRE(::write(writer_keepalive, &ev, sizeof ev) == static_cast<ssize_t>(sizeof ev));
+  REQUIRE(wait_until([&] { return s.read("n1.events").find("\"cause\":\"unavailable\"") != std::string::npos; }));
+  std::string events = s.read("n1.events");
+  CHECK(events.find("keyboard/mouse idle") != std::string::npos);
+  // Idle again after input_idle_seconds: the piranha comes back.
+  CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"start\"") >= 2; }));
+  ts::Client c(server.endpoint());
+  sys::set_job_state(c, 1, sys::JobState::Cancelled);
+  CHECK(job.wait(30s));
+  ::close(writer_keepalive);
 }
