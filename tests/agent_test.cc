@@ -223,3 +223,26 @@ TEST_CASE("agent: an input event on a watched device makes the piranha retreat a
   CHECK(job.wait(30s));
   ::close(writer_keepalive);
 }
+
+TEST_CASE("agent: an owner block makes the node unavailable whatever the sensors say, until it ends") {
+  ServerProcess server;
+  Scratch s;
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 60));
+  Process job(job_argv(server, {"sleepy_job", "100000", "50"}));
+  ts::Client c(server.endpoint());
+  REQUIRE(wait_until([&] { return s.read("n1.piranhas").find("took task") != std::string::npos; }));
+  // The owner blocks the node for the next two seconds.
+  double now = sys::wall_now();
+  c.out(sys::kSpace, sys::OwnerBlock{"n1", now, now + 2.0}.to_tuple());
+  REQUIRE(wait_until([&] { return s.read("n1.events").find("\"cause\":\"unavailable\"") != std::string::npos; }));
+  CHECK(s.read("n1.events").find("\"reason\":\"owner block\"") != std::string::npos);
+  auto nodes = sys::list_nodes(c);
+  REQUIRE(nodes.size() == 1);
+  CHECK(nodes[0].state == sys::NodeState::OwnerBlocked);
+  // When the window ends, the node is available again and a piranha returns.
+  CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"start\"") >= 2; }));
+  CHECK(sys::list_nodes(c)[0].state == sys::NodeState::Available);
+  sys::set_job_state(c, 1, sys::JobState::Cancelled);
+  CHECK(job.wait(30s));
+}
