@@ -246,3 +246,21 @@ TEST_CASE("agent: an owner block makes the node unavailable whatever the sensors
   sys::set_job_state(c, 1, sys::JobState::Cancelled);
   CHECK(job.wait(30s));
 }
+
+TEST_CASE("agent: in suspend mode a short absence stops and continues the piranha instead of retreating") {
+  ServerProcess server;
+  Scratch s;
+  // One step lasts 0.5 s: away for one step, well within suspend_max_seconds.
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,3\nn1,4,1000\n"));
+  auto config = s.write("suspend.yaml", "retreat:\n  mode: suspend\n  suspend_max_seconds: 10\n");
+  Process agent(agent_argv(server, s, "n1", trace, 120, {"--config", config}));
+  Process job(job_argv(server, {"sleepy_job", "12", "250"}));
+  auto rc = job.wait(60s);
+  INFO("job: ", job.out(), job.err(), "\nagent: ", agent.err());
+  REQUIRE(rc == 0);
+  CHECK(job.out().find("result OK") != std::string::npos);
+  std::string events = s.read("n1.events");
+  CHECK(events.find("\"event\":\"suspend\"") != std::string::npos);
+  CHECK(events.find("\"event\":\"resume\"") != std::string::npos);
+  CHECK(events.find("\"cause\":\"unavailable\"") == std::string::npos);
+}
