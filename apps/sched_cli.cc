@@ -1,0 +1,114 @@
+#include "sched_cli.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "piranha/avail_trace.h"
+#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/predictor.h"
+#include "piranha/scheduler/strategy.h"
+
+namespace piranha::apps::schedcli {
+
+void bad_input(const std::string& message) {
+  std::cout.flush();
+  std::cerr << "piranha: " << message << "\n";
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(2);
+}
+
+void guarded(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const TraceError& e) {
+    bad_input(e.what());
+  } catch (const sched::JobError& e) {
+    bad_input(e.what());
+  } catch (const std::invalid_argument& e) {  // StrategyError, PredictorError, bad options
+    bad_input(e.what());
+  }
+}
+
+std::int64_t to_int(const std::string& option, const std::string& text, std::int64_t min) {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size())
+    bad_input(option + " \"" + text + "\" is not an integer");
+  if (v < min) bad_input(option + " " + text + " must be at least " + std::to_string(min));
+  return v;
+}
+
+double to_real(const std::string& option, const std::string& text, double min, double max) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+    bad_input(option + " \"" + text + "\" is not a number");
+  if (v < min || v > max) {
+    std::ostringstream range;
+    range << option << " " << text << " is not between " << min << " and " << max;
+    bad_input(range.str());
+  }
+  return v;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (auto& item : sched::split_strategy_list(text))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void write_whole_file(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) bad_input(path + ": cannot write (" + std::strerror(errno) + ")");
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      bad_input(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    bad_input(path + ": cannot write (" + why + ")");
+  }
+}
+
+bool stderr_is_terminal() {
+  return ::isatty(STDERR_FILENO) != 0;
+}
+
+Progress::Progress(std::string what) : what_(std::move(what)), begin_(std::chrono::steady_clock::now()) {}
+
+void Progress::update(double fraction, const std::string& detail) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - begin_ < std::chrono::seconds(2)) return;
+  const bool tty = stderr_is_terminal();
+  if (!tty && shown_ && now - last_ < std::chrono::seconds(5)) return;
+  last_ = now;
+  shown_ = true;
+  std::fprintf(stderr, "%s%s: %3.0f%% %s%s", tty ? "\r" : "", what_.c_str(), 100 * fraction, detail.c_str(),
+               tty ? "   " : "\n");
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  if (shown_ && stderr_is_terminal()) std::fprintf(stderr, "\n");
+  shown_ = false;
+}
+
+}  // namespace piranha::apps::schedcli

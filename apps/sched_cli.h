@@ -1,0 +1,49 @@
+// Shared plumbing of the scheduler's commands (sim, predict, trace, study):
+// option values parsed by hand so that every bad value is one line on stderr
+// and exit status 2, and output files that appear whole or not at all.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace piranha::apps::schedcli {
+
+// Prints "piranha: <message>" on stderr and exits with status 2.
+[[noreturn]] void bad_input(const std::string& message);
+
+// Runs `body`; a TraceError, JobError, StrategyError, PredictorError or
+// std::invalid_argument it throws becomes bad_input(what()).
+void guarded(const std::function<void()>& body);
+
+// Parses the value of `option`; bad_input unless it is an integer >= min
+// (or a real number in [min, max]).
+std::int64_t to_int(const std::string& option, const std::string& text, std::int64_t min);
+double to_real(const std::string& option, const std::string& text, double min, double max);
+
+// Splits "a,b,c" (keeping commas inside parentheses), dropping empty items.
+std::vector<std::string> split_list(const std::string& text);
+
+// Writes `content` to `path` through a temporary file renamed into place;
+// bad_input when it cannot.
+void write_whole_file(const std::string& path, const std::string& content);
+
+bool stderr_is_terminal();
+
+// Progress on stderr for work that runs longer than two seconds: a line
+// rewritten in place on a terminal, a line every five seconds otherwise.
+class Progress {
+ public:
+  explicit Progress(std::string what);
+  void update(double fraction, const std::string& detail = {});
+  void finish();  // ends the progress line, if one was shown
+
+ private:
+  std::string what_;
+  std::chrono::steady_clock::time_point begin_, last_;
+  bool shown_ = false;
+};
+
+}  // namespace piranha::apps::schedcli

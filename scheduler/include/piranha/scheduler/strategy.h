@@ -1,0 +1,121 @@
+// Scheduling strategies (seed 003 §6, spec/scheduling.md §3): the one library
+// that the simulator and the live scheduler both call (DESIGN.md principle 1).
+//
+// At each invocation a Strategy maps every node to a job of the queue (or to
+// none when the queue is empty). It sees only the queue, the current
+// assignment, the predictions for each node (NodeOutlook, computed from
+// availability at steps < now) and an injected Rng; it performs no I/O.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/random.h"
+
+namespace piranha::sched {
+
+// A queued job as a strategy sees it. `task_time` is what the scheduler
+// believes (the true time in the simulator by default, a running mean in the
+// live system; see task_time.h).
+struct JobView {
+  JobId id = 0;
+  std::int64_t arrival = 0;
+  std::int64_t task_time = 1;
+  std::int64_t tasks = 1;
+  std::int64_t tasks_left = 1;
+  std::int64_t attained = 0;  // node-steps of service so far
+};
+
+// Predictions for each node at the current invocation.
+class NodeOutlook {
+ public:
+  virtual ~NodeOutlook() = default;
+  // Predicted average AP length of node n over the next window (the
+  // --predictor of the run).
+  virtual double ap_length(std::size_t n) const = 0;
+  // Predicted fraction of the next window that node n is available.
+  virtual double available_fraction(std::size_t n) const = 0;
+};
+
+// A position in the queue, or kIdle for "no job".
+using Slot = std::int32_t;
+inline constexpr Slot kIdle = -1;
+
+struct Invocation {
+  std::int64_t now = 0;
+  // The queue in (arrival, id) order; jobs leave it when they complete.
+  std::span<const JobView> queue;
+  // Per node, the queue position of its current job, or kIdle when it has
+  // none or its job has completed.
+  std::span<const Slot> current;
+  const NodeOutlook* outlook = nullptr;  // required only if Strategy::uses_outlook()
+  Rng* rng = nullptr;                    // required only if Strategy::uses_rng()
+  // Beyond the paper (--spill): global strategies give a job at most as many
+  // nodes as it has tasks left; the rest go down the strategy's order, each
+  // node keeping its current job where it can, and idle when every job is
+  // covered. Other strategies ignore it.
+  bool spill = false;
+};
+
+// A bad strategy name or parameter; what() names it.
+class StrategyError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+
+  // The canonical name, e.g. "SRTA(0.5)", "ROR(10)".
+  const std::string& name() const { return name_; }
+
+  // Sets out[n] (out.size() == number of nodes) to the chosen queue position
+  // for every node; kIdle for all when the queue is empty. Strategies with
+  // memory (ROR's quantum, FAIR's last invocation) keep it between calls: use
+  // one instance per run, invoked with non-decreasing `now`.
+  virtual void assign(const Invocation& inv, std::span<Slot> out) = 0;
+
+  // Whether assign() reads Invocation::outlook / Invocation::rng.
+  virtual bool uses_outlook() const { return false; }
+  virtual bool uses_rng() const { return false; }
+
+  // The predictor this strategy's outlook must use ("MIX"), or empty for the
+  // run's own --predictor.
+  virtual std::string predictor() const { return {}; }
+
+ protected:
+  explicit Strategy(std::string name) : name_(std::move(name)) {}
+
+ private:
+  std::string name_;
+};
+
+// Makes a strategy from its name; case-insensitive, parameter in parentheses:
+//   FCFS TSK SRT SPT SET LET        global priorities
+//   ROR  ROR(q)                     round robin, integer quantum q >= 1 (default 10)
+//   RND  FAIR                       randomized, per node
+//   xFIT  (x any of the above global ones; RORFIT(q))   fit by predicted AP length
+//   xA(T) (0 <= T <= 1; RORA(T,q))  x where the node's predicted availability >= T, else TSK
+//   xMIX(c) (c > 0, default 1)      beyond the paper: x's top job where the node's
+//                                   MIX-predicted AP length >= c × its task time, else TSK
+// A parameterized name without its parameter takes the default (ROR: q = 10,
+// xA: T = 0.5, xMIX: c = 1); the canonical name keeps exactly the parameters given.
+// Throws StrategyError naming the input and the problem for an unknown name
+// or a malformed parameter (SRTA(1.5), ROR(0), FCFS(3)).
+std::unique_ptr<Strategy> make_strategy(std::string_view name);
+
+// The canonical name make_strategy would give, without building it.
+std::string canonical_strategy_name(std::string_view name);
+
+// Splits a comma-separated list of strategy names, keeping commas inside
+// parentheses ("RORA(0.5,20),TSK").
+std::vector<std::string> split_strategy_list(std::string_view list);
+
+}  // namespace piranha::sched

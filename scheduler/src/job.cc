@@ -1,0 +1,126 @@
+#include "piranha/scheduler/job.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "piranha/scheduler/random.h"
+
+namespace piranha::sched {
+namespace {
+
+std::string trim(std::string_view s) {
+  auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  auto e = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+[[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
+  throw JobError(name + ":" + std::to_string(line) + ": " + problem);
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) out.push_back(trim(cell));
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+constexpr std::array<const char*, 4> kColumns{"id", "arrival", "task_time", "tasks"};
+
+}  // namespace
+
+std::vector<Job> parse_jobs(std::istream& in, const std::string& name) {
+  std::vector<Job> jobs;
+  std::array<std::size_t, 4> column{};  // kColumns[i] is field column[i]
+  bool have_header = false;
+  std::map<JobId, std::size_t> seen;  // id -> line
+  std::string raw;
+  std::size_t line = 0;
+  while (std::getline(in, raw)) {
+    ++line;
+    std::string text = trim(raw);
+    if (text.empty() || text[0] == '#') continue;
+    auto cells = split(text);
+    if (!have_header) {
+      std::array<bool, 4> found{};
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        auto it =
+            std::find_if(kColumns.begin(), kColumns.end(), [&](const char* k) { return cells[c] == k; });
+        if (it == kColumns.end()) {
+          if (c == 0 && !cells[c].empty() &&
+              (std::isdigit(static_cast<unsigned char>(cells[c][0])) || cells[c][0] == '-'))
+            fail(name, line, "missing the header \"id,arrival,task_time,tasks\"");
+          fail(name, line, "unknown column \"" + cells[c] + "\"");
+        }
+        auto k = static_cast<std::size_t>(it - kColumns.begin());
+        if (found[k]) fail(name, line, "column \"" + cells[c] + "\" appears twice");
+        found[k] = true;
+        column[k] = c;
+      }
+      for (std::size_t k = 0; k < kColumns.size(); ++k)
+        if (!found[k]) fail(name, line, std::string("missing column \"") + kColumns[k] + "\"");
+      have_header = true;
+      continue;
+    }
+    if (cells.size() != kColumns.size())
+      fail(name, line, "expected 4 fields, got " + std::to_string(cells.size()));
+    std::array<std::int64_t, 4> v{};
+    for (std::size_t k = 0; k < kColumns.size(); ++k) {
+      const std::string& s = cells[column[k]];
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v[k]);
+      if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+        fail(name, line, std::string(kColumns[k]) + " \"" + s + "\" is not an integer");
+    }
+    Job j{v[0], v[1], v[2], v[3]};
+    if (j.id == kNoJob) fail(name, line, "id " + std::to_string(j.id) + " is reserved");
+    if (j.arrival < 0) fail(name, line, "arrival " + std::to_string(j.arrival) + " is negative");
+    if (j.task_time < 1) fail(name, line, "task_time " + std::to_string(j.task_time) + " is less than 1");
+    if (j.tasks < 1) fail(name, line, "tasks " + std::to_string(j.tasks) + " is less than 1");
+    if (auto [it, fresh] = seen.emplace(j.id, line); !fresh)
+      fail(name, line,
+           "id " + std::to_string(j.id) + " repeats the one on line " + std::to_string(it->second));
+    jobs.push_back(j);
+  }
+  if (!have_header) fail(name, line, "missing the header \"id,arrival,task_time,tasks\"");
+  if (jobs.empty()) fail(name, line, "no jobs");
+  std::stable_sort(jobs.begin(), jobs.end(), queue_before);
+  return jobs;
+}
+
+std::vector<Job> read_jobs(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw JobError(path + ": cannot open the job file");
+  return parse_jobs(in, path);
+}
+
+void write_jobs(std::ostream& out, const std::vector<Job>& jobs) {
+  out << "id,arrival,task_time,tasks\n";
+  for (const Job& j : jobs) out << j.id << ',' << j.arrival << ',' << j.task_time << ',' << j.tasks << '\n';
+}
+
+std::vector<Job> random_workload(std::uint64_t seed, const WorkloadOptions& options) {
+  Rng rng(seed, 1);
+  std::vector<Job> jobs;
+  double clock = 0;
+  for (int k = 1; k <= options.jobs; ++k) {
+    if (k > 1) clock += rng.exponential(options.interarrival);
+    Job j;
+    j.id = k;
+    j.arrival = static_cast<std::int64_t>(std::floor(clock));
+    j.tasks = rng.uniform_int(options.min_tasks, options.max_tasks);
+    j.task_time = rng.uniform_int(options.min_task_time, options.max_task_time);
+    jobs.push_back(j);
+  }
+  return jobs;
+}
+
+}  // namespace piranha::sched

@@ -1,0 +1,41 @@
+// The global priority orders shared by the global, FIT and adaptive
+// strategies (internal to the strategy library).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "piranha/scheduler/strategy.h"
+
+namespace piranha::sched {
+
+enum class Priority { FCFS, TSK, SRT, SPT, SET, LET, ROR };
+
+// Orders the queue by one priority; ties by (arrival, id), i.e. queue position.
+// Only ROR has state: call begin() once per invocation before top()/order().
+class GlobalOrder {
+ public:
+  explicit GlobalOrder(Priority p, std::int64_t quantum = 10) : priority_(p), quantum_(quantum) {}
+
+  void begin(const Invocation& inv);
+  // The top job's position; kIdle when the queue is empty.
+  Slot top(const Invocation& inv) const;
+  // Every queue position, best first.
+  void order(const Invocation& inv, std::vector<Slot>& out) const;
+
+  Priority priority() const { return priority_; }
+
+ private:
+  Priority priority_;
+  std::int64_t quantum_;
+  // ROR: the job holding the nodes and since when.
+  std::optional<JobView> holder_;
+  std::int64_t since_ = 0;
+  Slot holder_slot_ = kIdle;
+};
+
+// TSK's top job: the smallest task time, ties by queue position.
+Slot tsk_top(std::span<const JobView> queue);
+
+}  // namespace piranha::sched

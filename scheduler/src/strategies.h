@@ -1,0 +1,92 @@
+// The strategy classes behind make_strategy (internal to the strategy library).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "piranha/scheduler/strategy.h"
+#include "priority.h"
+
+namespace piranha::sched {
+
+// FCFS, TSK, SRT, SPT, SET, LET, ROR(q): every node gets the top job.
+class GlobalStrategy : public Strategy {
+ public:
+  GlobalStrategy(std::string name, GlobalOrder order) : Strategy(std::move(name)), order_(std::move(order)) {}
+  void assign(const Invocation& inv, std::span<Slot> out) override;
+
+ private:
+  GlobalOrder order_;
+  std::vector<Slot> ranked_;
+  std::vector<std::size_t> room_;
+};
+
+// RND: every node a uniformly random job at every invocation.
+class RandomStrategy : public Strategy {
+ public:
+  RandomStrategy() : Strategy("RND") {}
+  void assign(const Invocation& inv, std::span<Slot> out) override;
+  bool uses_rng() const override { return true; }
+};
+
+// FAIR, Piranha's native policy. A node without a job (or whose job
+// completed) gets a uniformly random job. A node that has one switches to
+// each job that arrived since the previous invocation, in queue order, with
+// probability 1/q, q = that job's 1-based queue position (the queue length
+// right after it arrived when the scheduler runs every step; with a longer
+// period, jobs that completed meanwhile are not counted).
+class FairStrategy : public Strategy {
+ public:
+  FairStrategy() : Strategy("FAIR") {}
+  void assign(const Invocation& inv, std::span<Slot> out) override;
+  bool uses_rng() const override { return true; }
+
+ private:
+  std::int64_t last_ = -1;  // time of the previous invocation
+};
+
+// xFIT: the first job in x's order whose task time <= the node's predicted
+// average AP length; TSK's top job when none fits.
+class FitStrategy : public Strategy {
+ public:
+  FitStrategy(std::string name, GlobalOrder order) : Strategy(std::move(name)), order_(std::move(order)) {}
+  void assign(const Invocation& inv, std::span<Slot> out) override;
+  bool uses_outlook() const override { return true; }
+
+ private:
+  GlobalOrder order_;
+  std::vector<Slot> ranked_;
+  std::vector<std::int64_t> prefix_min_;
+};
+
+// xA(T): x's top job where the node's predicted available fraction >= T,
+// TSK's top job elsewhere.
+class AdaptiveStrategy : public Strategy {
+ public:
+  AdaptiveStrategy(std::string name, GlobalOrder order, double threshold)
+      : Strategy(std::move(name)), order_(std::move(order)), threshold_(threshold) {}
+  void assign(const Invocation& inv, std::span<Slot> out) override;
+  bool uses_outlook() const override { return true; }
+
+ private:
+  GlobalOrder order_;
+  double threshold_;
+};
+
+// xMIX(c), beyond the paper: x's top job where the node's predicted average
+// AP length (by the MIX predictor, whatever the run's --predictor) is at
+// least c times that job's task time, TSK's top job elsewhere.
+class MixFitStrategy : public Strategy {
+ public:
+  MixFitStrategy(std::string name, GlobalOrder order, double factor)
+      : Strategy(std::move(name)), order_(std::move(order)), factor_(factor) {}
+  void assign(const Invocation& inv, std::span<Slot> out) override;
+  bool uses_outlook() const override { return true; }
+  std::string predictor() const override { return "MIX"; }
+
+ private:
+  GlobalOrder order_;
+  double factor_;
+};
+
+}  // namespace piranha::sched
