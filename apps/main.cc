@@ -45,7 +45,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // A command's own status (CLI::RuntimeError) passes through; a usage
+    // error exits 2, as an unknown command word does, not CLI11's 105..
+    int rc = app.exit(e);
+    return rc == 0 || e.get_name() == "RuntimeError" ? rc : 2;
   } catch (const std::exception& e) {
     std::cerr << "piranha: " << e.what() << "\n";
     return 1;

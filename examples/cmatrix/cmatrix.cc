@@ -208,4 +208,9 @@ void piranha_worker(piranha::Worker& w) {
 
 }  // namespace
 
-PIRANHA_JOB(feeder, piranha_worker, nullptr)
+// The arguments are checked before the runtime connects, so --help and
+// usage errors need no server.
+int main(int argc, char** argv) {
+  parse(std::vector<std::string>(argv + 1, argv + argc));
+  return piranha::run_job(argc, argv, piranha::JobFunctions{feeder, piranha_worker, nullptr});
+}

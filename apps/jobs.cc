@@ -1,0 +1,106 @@
+// piranha jobs: the pool's jobs and their progress, from the ("job", ...) and
+// ("jobstat", ...) tuples of the system space.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "piranha/sysspace.h"
+#include "pool_command.h"
+
+namespace piranha::apps {
+namespace {
+
+struct JobsArgs {
+  std::shared_ptr<std::string> server;
+  bool json = false;
+  bool all = false;
+};
+
+struct JobRow {
+  sys::JobRecord job;
+  std::optional<sys::JobStat> stat;
+};
+
+nlohmann::json to_json(const JobRow& r) {
+  nlohmann::json j = {{"id", r.job.id},
+                      {"name", r.job.name},
+                      {"space", r.job.space},
+                      {"state", std::string(sys::name(r.job.state))},
+                      {"submit_time", r.job.submit_time}};
+  const sys::JobStat s = r.stat.value_or(sys::JobStat{});
+  j["tasks_done"] = s.tasks_done;
+  j["tasks_left"] = s.tasks_left;
+  j["tasks"] = s.tasks_done + s.tasks_left;
+  j["mean_task_seconds"] = s.mean_task_seconds;
+  j["stat_updated_at"] = r.stat ? nlohmann::json(s.updated_at) : nlohmann::json(nullptr);
+  return j;
+}
+
+void print_table(const std::vector<JobRow>& rows, double now) {
+  int name_w = 4;
+  for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.job.name.size()));
+  std::printf("%-5s %-*s %-10s %-10s %8s %8s %10s\n", "ID", name_w, "NAME", "STATE", "SUBMITTED", "DONE",
+              "LEFT", "MEAN TASK");
+  for (const auto& r : rows) {
+    std::string done = r.stat ? std::to_string(r.stat->tasks_done) : "-";
+    std::string left = r.stat ? std::to_string(r.stat->tasks_left) : "-";
+    std::string mean = r.stat ? seconds_for_people(r.stat->mean_task_seconds) : "-";
+    std::printf("%-5lld %-*s %-10s %-10s %8s %8s %10s\n", static_cast<long long>(r.job.id), name_w,
+                r.job.name.c_str(), std::string(sys::name(r.job.state)).c_str(),
+                age(r.job.submit_time, now).c_str(), done.c_str(), left.c_str(), mean.c_str());
+  }
+}
+
+int jobs(const JobsArgs& a) {
+  auto client = connect(*a.server);
+  std::map<std::int64_t, sys::JobStat> stats;
+  for (auto& s : sys::list_jobstats(*client)) {
+    auto& slot = stats[s.id];
+    if (s.updated_at >= slot.updated_at) slot = s;  // a racing duplicate: the newer wins
+  }
+  std::vector<JobRow> rows;
+  std::size_t finished = 0;
+  for (auto& j : sys::list_jobs(*client)) {
+    if (!a.all && !sys::is_live(j.state)) {
+      ++finished;
+      continue;
+    }
+    auto it = stats.find(j.id);
+    rows.push_back({j, it == stats.end() ? std::nullopt : std::optional<sys::JobStat>(it->second)});
+  }
+  std::sort(rows.begin(), rows.end(), [](const JobRow& x, const JobRow& y) { return x.job.id < y.job.id; });
+
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rows) out.push_back(to_json(r));
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (rows.empty()) {
+    std::cout << (finished ? "no live jobs (" + std::to_string(finished) + " finished; --all shows them)"
+                           : std::string("no jobs"))
+              << "\n";
+    return 0;
+  }
+  print_table(rows, sys::wall_now());
+  if (finished)
+    std::cout << "(" << finished << " finished job" << (finished == 1 ? "" : "s") << " not shown; --all)\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_jobs(CLI::App& app) {
+  auto a = std::make_shared<JobsArgs>();
+  auto* cmd =
+      app.add_subcommand("jobs", "list the pool's jobs: state, age, tasks done and left, mean task time");
+  a->server = add_server_option(*cmd);
+  cmd->add_flag("--all", a->all, "also list finished jobs (done, failed, cancelled)");
+  cmd->add_flag("--json", a->json, "print one JSON array of job objects instead of the table");
+  cmd->callback([a] { run_command("jobs", *a->server, [&] { return jobs(*a); }); });
+}
+
+}  // namespace piranha::apps

@@ -1,0 +1,94 @@
+// piranha nodes: the pool's nodes as their agents last reported them, from
+// the ("node", ...), agent ("heartbeat", ...) and ("owner", ...) tuples.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "piranha/sysspace.h"
+#include "pool_command.h"
+
+namespace piranha::apps {
+namespace {
+
+// An agent reports at least every 10 s; three missed reports and the node
+// counts as down, whatever its last record says.
+constexpr double kStaleSeconds = 3 * 10.0;
+
+struct NodesArgs {
+  std::shared_ptr<std::string> server;
+  bool json = false;
+};
+
+struct NodeRow {
+  sys::NodeRecord node;
+  double heard_at = 0;  // the newer of updated_at and the agent's heartbeat
+  bool stale = false;
+  std::optional<double> blocked_until;  // an owner block in force now
+  std::string state() const { return stale ? "down (stale)" : std::string(sys::name(node.state)); }
+};
+
+NodeRow row_of(ts::Client& c, const sys::NodeRecord& n, double now) {
+  NodeRow r{n, n.updated_at, false, std::nullopt};
+  if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0))
+    if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) r.heard_at = std::max(r.heard_at, h->time);
+  r.stale = now - r.heard_at > kStaleSeconds;
+  for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
+    if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now))
+      r.blocked_until = std::max(r.blocked_until.value_or(0.0), b->end);
+  return r;
+}
+
+int nodes(const NodesArgs& a) {
+  auto client = connect(*a.server);
+  double now = sys::wall_now();
+  std::vector<NodeRow> rows;
+  for (const auto& n : sys::list_nodes(*client)) rows.push_back(row_of(*client, n, now));
+  std::sort(rows.begin(), rows.end(),
+            [](const NodeRow& x, const NodeRow& y) { return x.node.name < y.node.name; });
+
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rows)
+      out.push_back(
+          {{"node", r.node.name},
+           {"state", r.stale ? std::string("down") : std::string(sys::name(r.node.state))},
+           {"reported_state", std::string(sys::name(r.node.state))},
+           {"stale", r.stale},
+           {"cores", r.node.cores},
+           {"speed", r.node.speed},
+           {"updated_at", r.node.updated_at},
+           {"heard_at", r.heard_at},
+           {"blocked_until", r.blocked_until ? nlohmann::json(*r.blocked_until) : nlohmann::json(nullptr)}});
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (rows.empty()) {
+    std::cout << "no nodes (start `piranha agent` on each workstation)\n";
+    return 0;
+  }
+  int name_w = 4;
+  for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.node.name.size()));
+  std::printf("%-*s %-14s %5s %6s %-10s %s\n", name_w, "NODE", "STATE", "CORES", "SPEED", "UPDATED",
+              "BLOCKED-UNTIL");
+  for (const auto& r : rows)
+    std::printf("%-*s %-14s %5lld %6.2f %-10s %s\n", name_w, r.node.name.c_str(), r.state().c_str(),
+                static_cast<long long>(r.node.cores), r.node.speed, age(r.heard_at, now).c_str(),
+                r.blocked_until ? local_time(*r.blocked_until, now).c_str() : "-");
+  return 0;
+}
+
+}  // namespace
+
+void add_nodes(CLI::App& app) {
+  auto a = std::make_shared<NodesArgs>();
+  auto* cmd =
+      app.add_subcommand("nodes", "list the pool's nodes: state, cores, speed, last report, owner blocks");
+  a->server = add_server_option(*cmd);
+  cmd->add_flag("--json", a->json, "print one JSON array of node objects instead of the table");
+  cmd->footer("A node whose agent has not reported for 30 s shows as \"down (stale)\".");
+  cmd->callback([a] { run_command("nodes", *a->server, [&] { return nodes(*a); }); });
+}
+
+}  // namespace piranha::apps

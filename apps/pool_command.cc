@@ -1,0 +1,172 @@
+#include "pool_command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "piranha/sysspace.h"
+
+namespace piranha::apps {
+
+std::shared_ptr<std::string> add_server_option(CLI::App& cmd) {
+  auto server = std::make_shared<std::string>(sys::server_from_env());
+  cmd.add_option("--server", *server,
+                 "tuple-space server (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070)")
+      ->capture_default_str();
+  return server;
+}
+
+namespace {
+
+CommandFailure unreachable(const std::string& server) {
+  return CommandFailure(
+      1, "cannot reach the tuple-space server at " + server + "; start one with `piranha ts serve`");
+}
+
+}  // namespace
+
+std::unique_ptr<ts::Client> connect(const std::string& server) {
+  ts::ClientOptions o;
+  o.connect_timeout = std::chrono::milliseconds(3000);
+  try {
+    return std::make_unique<ts::Client>(server, o);
+  } catch (const ts::TupleSpaceError& e) {
+    if (e.code() == "unreachable") throw unreachable(server);
+    throw;
+  }
+}
+
+void run_command(const std::string& command, const std::string& server, const std::function<int()>& body) {
+  int status = 0;
+  try {
+    status = body();
+  } catch (const CommandFailure& e) {
+    std::cerr << "piranha " << command << ": " << e.what() << "\n";
+    status = e.status;
+  } catch (const ts::TupleSpaceError& e) {
+    std::cerr << "piranha " << command << ": "
+              << (e.code() == "unreachable"
+                      ? unreachable(server).what()
+                      : "the tuple-space server at " + server + " answered: " + e.what())
+              << "\n";
+    status = 1;
+  } catch (const std::exception& e) {
+    std::cerr << "piranha " << command << ": " << e.what() << "\n";
+    status = 1;
+  }
+  if (status != 0) throw CLI::RuntimeError(status);
+}
+
+std::string age(double then, double now) {
+  if (then <= 0) return "-";
+  double s = std::max(0.0, now - then);
+  char buf[32];
+  if (s < 120)
+    std::snprintf(buf, sizeof buf, "%.0fs ago", s);
+  else if (s < 2 * 3600)
+    std::snprintf(buf, sizeof buf, "%.0fm ago", s / 60);
+  else if (s < 2 * 86400)
+    std::snprintf(buf, sizeof buf, "%.0fh ago", s / 3600);
+  else
+    std::snprintf(buf, sizeof buf, "%.0fd ago", s / 86400);
+  return buf;
+}
+
+std::string seconds_for_people(double s) {
+  if (s <= 0) return "-";
+  char buf[32];
+  if (s < 1)
+    std::snprintf(buf, sizeof buf, s < 0.01 ? "%.2f ms" : "%.1f ms", s * 1000);
+  else if (s < 60)
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  else
+    std::snprintf(buf, sizeof buf, "%dm %02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+  return buf;
+}
+
+std::string local_time(double t, double now) {
+  if (t >= kForeverSeconds) return "forever";
+  std::time_t tt = static_cast<std::time_t>(t), nt = static_cast<std::time_t>(now);
+  std::tm lt{}, ln{};
+  localtime_r(&tt, &lt);
+  localtime_r(&nt, &ln);
+  bool today = lt.tm_year == ln.tm_year && lt.tm_yday == ln.tm_yday;
+  char buf[32];
+  std::strftime(buf, sizeof buf, today ? "%H:%M:%S" : "%Y-%m-%d %H:%M", &lt);
+  return buf;
+}
+
+std::optional<double> parse_duration(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  double total = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t used = 0;
+    double n = 0;
+    try {
+      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
+      n = std::stod(text.substr(i), &used);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    i += used;
+    double unit = 1;
+    if (i < text.size()) {
+      switch (text[i]) {
+        case 's': unit = 1; break;
+        case 'm': unit = 60; break;
+        case 'h': unit = 3600; break;
+        case 'd': unit = 86400; break;
+        default: return std::nullopt;
+      }
+      ++i;
+    } else if (total > 0) {
+      return std::nullopt;  // "1h30": the unit of the last number is missing
+    }
+    total += n * unit;
+  }
+  if (!(total > 0) || !std::isfinite(total)) return std::nullopt;
+  return total;
+}
+
+std::optional<double> parse_time(const std::string& text, double now) {
+  if (text == "now") return now;
+  if (!text.empty() && text[0] == '+') {
+    auto d = parse_duration(text.substr(1));
+    return d ? std::optional<double>(now + *d) : std::nullopt;
+  }
+  if (!text.empty() && text.find_first_not_of("0123456789.") == std::string::npos) {
+    try {
+      return std::stod(text);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  std::tm tm{};
+  std::time_t nt = static_cast<std::time_t>(now);
+  localtime_r(&nt, &tm);
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  char sep = 0, end = 0;
+  int n = std::sscanf(text.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d%c", &year, &month, &day, &sep, &hour, &minute,
+                      &second, &end);
+  if ((n == 6 || n == 7) && (sep == ' ' || sep == 'T')) {
+    tm.tm_year = year - 1900;
+    tm.tm_mon = month - 1;
+    tm.tm_mday = day;
+  } else {
+    second = 0;
+    n = std::sscanf(text.c_str(), "%2d:%2d:%2d%c", &hour, &minute, &second, &end);
+    if (n != 2 && n != 3) return std::nullopt;
+  }
+  if (hour > 23 || minute > 59 || second > 60 || hour < 0 || minute < 0 || second < 0) return std::nullopt;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  tm.tm_isdst = -1;
+  std::time_t t = std::mktime(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return static_cast<double>(t);
+}
+
+}  // namespace piranha::apps

@@ -1,0 +1,60 @@
+// What the pool commands (submit, jobs, nodes, cancel, owner) share: the
+// --server option, one connection to the system space, one-line errors, and
+// times written for people.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "piranha/tuplespace/client.h"
+
+namespace piranha::apps {
+
+// A command's failure: `message` is printed as "piranha <command>: message"
+// and the program exits with `status`.
+struct CommandFailure : std::runtime_error {
+  CommandFailure(int status, const std::string& message) : std::runtime_error(message), status(status) {}
+  int status;
+};
+
+// Adds --server to `cmd` (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070)
+// and returns where the value lands.
+std::shared_ptr<std::string> add_server_option(CLI::App& cmd);
+
+// Connects to the server. Throws CommandFailure(1, "cannot reach the
+// tuple-space server at X; start one with `piranha ts serve`") when no server
+// answers.
+std::unique_ptr<ts::Client> connect(const std::string& server);
+
+// Runs a command's body and ends the program as it says: returns normally
+// for status 0, else throws CLI::RuntimeError(status) (which main turns into
+// the exit status without printing anything). A CommandFailure, an
+// unreachable server or any other exception is printed as one line naming
+// `command` and the server.
+void run_command(const std::string& command, const std::string& server, const std::function<int()>& body);
+
+// "42s ago", "3m ago", "2h ago", "5d ago" for a wall-clock time; "-" for 0.
+std::string age(double then, double now);
+// "0.12 ms", "35.0 ms", "1.20 s", "2m 05s"; "-" for 0.
+std::string seconds_for_people(double s);
+// Local time: "14:05:09" today, "2026-11-23 14:05" otherwise; "forever"
+// at or beyond kForeverSeconds.
+std::string local_time(double t, double now);
+
+// A block with no end ends here (9999-12-31): owner blocks "until allowed".
+inline constexpr double kForeverSeconds = 253402300799.0;
+
+// Parses "90", "30s", "10m", "2h", "1d", "1h30m" as seconds; nullopt when
+// malformed or not positive.
+std::optional<double> parse_duration(const std::string& text);
+// Parses a wall-clock time: "now", seconds since the epoch ("1795000000"),
+// "HH:MM[:SS]" (today, local time), "YYYY-MM-DD HH:MM[:SS]" or
+// "YYYY-MM-DDTHH:MM[:SS]" (local time), or "+DURATION" (from now). nullopt
+// when malformed.
+std::optional<double> parse_time(const std::string& text, double now);
+
+}  // namespace piranha::apps

@@ -1,0 +1,216 @@
+// piranha submit: registers a job in the system space and runs its feeder.
+//
+//   piranha submit [--server S] [--detach] PROGRAM [ARGS...]
+//
+// The job is registered before the feeder starts (("jobexec", ...) first, so
+// an agent that sees the ("job", ...) tuple can always start piranhas), then
+// PROGRAM runs here as the feeder with PIRANHA_JOB_ID and PIRANHA_SERVER set.
+// The feeder records the job's end itself; when it cannot (it crashed, was
+// killed, or never connected), this command records it, so no job stays
+// queued or running without a feeder.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "piranha/child.h"
+#include "piranha/sysspace.h"
+#include "pool_command.h"
+
+extern char** environ;
+
+namespace piranha::apps {
+namespace {
+
+struct SubmitArgs {
+  std::shared_ptr<std::string> server;
+  bool detach = false;
+  std::int64_t registered = 0;  // --registered ID: the detached supervisor of a job already registered
+  std::vector<std::string> command;
+};
+
+// The last termination signal this process received, to pass on to the feeder.
+volatile std::sig_atomic_t g_pending = 0;
+void remember_signal(int sig) {
+  g_pending = sig;
+}
+
+const char* const kUsage = "usage: piranha submit [--server S] [--detach] PROGRAM [ARGS...]";
+
+std::string base_name(const std::string& program) {
+  return std::filesystem::path(program).filename().string();
+}
+
+// Starts PROGRAM as the feeder, passing on SIGINT, SIGTERM and SIGHUP, and
+// waits for it. `interrupted` says whether a signal was passed on.
+ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t id, bool& interrupted) {
+  SpawnOptions o;
+  o.argv = a.command;
+  o.argv[0] = path;
+  o.env = {{"PIRANHA_JOB_ID", std::to_string(id)}, {"PIRANHA_SERVER", *a.server}};
+  struct sigaction sa {};
+  sa.sa_handler = remember_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
+  ChildProcess feeder(o);
+  interrupted = false;
+  while (true) {
+    if (int sig = g_pending) {
+      g_pending = 0;
+      interrupted = true;
+      feeder.signal(sig);
+    }
+    if (auto st = feeder.wait(std::chrono::milliseconds(100))) return *st;
+  }
+}
+
+// Records the end of a job whose feeder did not: failed, or cancelled when
+// the person interrupted it. Returns whether this command recorded it.
+bool settle(ts::Client& c, const sys::JobRecord& job, const std::string& name, const ExitStatus& status,
+            bool interrupted) {
+  // Wait a little: a concurrent set_job_state (cancel) may hold the tuple.
+  auto t = c.in(sys::kSpace, sys::job_template(job.id), 2000);
+  if (!t) {
+    std::cerr << "piranha submit: job " << job.id << " is no longer in the system space\n";
+    return false;
+  }
+  auto rec = sys::JobRecord::from_tuple(t->tuple);
+  if (!rec || !sys::is_live(rec->state)) {
+    c.out(sys::kSpace, t->tuple);  // the feeder recorded the end: leave it
+    c.flush();
+    return false;
+  }
+  bool never_ran = rec->state == sys::JobState::Queued;
+  rec->state = interrupted ? sys::JobState::Cancelled : sys::JobState::Failed;
+  c.out(sys::kSpace, rec->to_tuple());
+  c.flush();
+  c.remove(rec->space);  // ends the waits of its piranhas, as the feeder would have
+  std::string how = status.signal      ? name + " " + status.describe()
+                    : status.code != 0 ? name + " exited with status " + std::to_string(status.code)
+                    : never_ran        ? name + " exited without running the job (is it a Piranha job?)"
+                                       : name + " exited before recording the job's end";
+  if (never_ran && status.code != 0) how += " before it connected to the job";
+  std::cerr << "job " << job.id << " " << sys::name(rec->state) << ": "
+            << (interrupted ? "interrupted; " : "") << how << "\n";
+  return true;
+}
+
+// --detach: starts `piranha submit --registered ID ...` in a session of its
+// own, with its output (and the feeder's) appended to `log`.
+void start_detached(const SubmitArgs& a, std::int64_t id, const std::string& log) {
+  std::vector<std::string> argv = {"/proc/self/exe", "submit",       "--server",
+                                   *a.server,        "--registered", std::to_string(id)};
+  argv.insert(argv.end(), a.command.begin(), a.command.end());
+  std::vector<char*> args;
+  for (auto& s : argv) args.push_back(s.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&files, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, args[0], &files, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw CommandFailure(1, "cannot start the detached feeder: " + std::string(std::strerror(rc)));
+}
+
+int submit(const SubmitArgs& a) {
+  if (a.command.empty()) throw CommandFailure(2, std::string("no program to run\n") + kUsage);
+  const std::string& program = a.command[0];
+  if (program.size() > 1 && program[0] == '-')
+    throw CommandFailure(2, "unknown option \"" + program + "\"\n" + kUsage);
+  auto path = find_program(program);
+  if (!path)
+    throw CommandFailure(127, program + ": no such program, or not executable" +
+                                  (program.find('/') == std::string::npos ? " (looked in PATH)" : "") +
+                                  "; nothing submitted");
+  auto client = connect(*a.server);
+
+  sys::JobRecord job;
+  if (a.registered > 0) {
+    auto t = client->rd(sys::kSpace, sys::job_template(a.registered), 0);
+    auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
+    if (!rec) throw CommandFailure(1, "--registered " + std::to_string(a.registered) + ": no such job");
+    job = *rec;
+  } else {
+    job.id = sys::next_job_id(*client);
+    job.name = base_name(program);
+    job.space = "job." + std::to_string(job.id);
+    job.submit_time = sys::wall_now();
+    job.state = sys::JobState::Queued;
+    std::vector<std::string> args(a.command.begin() + 1, a.command.end());
+    sys::JobLaunch launch{job.id, *path, args, std::filesystem::current_path().string()};
+    client->out(sys::kSpace, launch.to_tuple());
+    client->out(sys::kSpace, job.to_tuple());
+    client->flush();
+  }
+
+  if (a.detach) {
+    std::string log =
+        (std::filesystem::current_path() / ("piranha-job-" + std::to_string(job.id) + ".log")).string();
+    try {
+      start_detached(a, job.id, log);
+    } catch (const CommandFailure&) {
+      settle(*client, job, job.name, ExitStatus{1, 0}, false);
+      throw;
+    }
+    std::cerr << "job " << job.id << " submitted: " << job.name << " (detached; output in " << log << ")\n";
+    std::cout << job.id << "\n";
+    return 0;
+  }
+  if (a.registered == 0) std::cerr << "job " << job.id << " submitted: " << job.name << "\n";
+
+  bool interrupted = false;
+  ExitStatus status;
+  try {
+    status = run_feeder(*path, a, job.id, interrupted);
+  } catch (const std::exception& e) {
+    settle(*client, job, job.name, ExitStatus{127, 0}, false);
+    throw CommandFailure(127, e.what());
+  }
+  bool recorded = false;
+  try {
+    recorded = settle(*client, job, job.name, status, interrupted);
+  } catch (const ts::TupleSpaceError& e) {
+    std::cerr << "piranha submit: job " << job.id << ": could not check how it ended: " << e.what() << "\n";
+  }
+  // A program that is no job "succeeded" at nothing: the job failed.
+  if (recorded && status.ok()) return 1;
+  return status.shell_code();
+}
+
+}  // namespace
+
+void add_submit(CLI::App& app) {
+  auto a = std::make_shared<SubmitArgs>();
+  auto* cmd = app.add_subcommand("submit", "start a job's feeder (PROGRAM ARGS...) and register the job");
+  a->server = add_server_option(*cmd);
+  cmd->add_flag(
+      "--detach", a->detach,
+      "run the feeder in the background (output in ./piranha-job-ID.log); print the job id and exit");
+  cmd->add_option("--registered", a->registered, "(internal) supervise the feeder of this registered job")
+      ->group("");
+  // Everything from PROGRAM on is the job's own command line, untouched.
+  cmd->prefix_command();
+  cmd->footer(
+      "PROGRAM runs here as the feeder, with PIRANHA_JOB_ID and PIRANHA_SERVER set; agents start its "
+      "piranhas. Exits with the feeder's status (128+N when signal N ended it); 127 when PROGRAM cannot "
+      "be run; 1 when the server cannot be reached.");
+  cmd->callback([a, cmd] {
+    a->command = cmd->remaining();
+    run_command("submit", *a->server, [&] { return submit(*a); });
+  });
+}
+
+}  // namespace piranha::apps
