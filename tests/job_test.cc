@@ -104,7 +104,7 @@ TEST_CASE("piranha submit runs the feeder with the job's own arguments and the j
   CHECK(all.out().find("done") != std::string::npos);
 }
 
-TEST_CASE("piranha submit of a missing program exits 127 and registers nothing; usage errors exit 2") {
+TEST_CASE("piranha submit of a missing program exits 127 and registers nothing, usage errors exit 2") {
   ServerProcess server;
   Process submit({bin("piranha"), "submit", "--server", server.endpoint(), "no-such-piranha-program", "10"});
   CHECK(finish(submit) == 127);

@@ -35,7 +35,7 @@ TEST_CASE("availability: each load average must be strictly under its threshold"
   CHECK(v15.reason == "15-min load 0.10 >= 0.10");
 }
 
-TEST_CASE("availability: recent input blocks; exactly the idle threshold does not") {
+TEST_CASE("availability: recent input blocks, exactly the idle threshold does not") {
   Thresholds t;
   auto busy = judge(Reading{std::nullopt, 3.7}, t);
   CHECK_FALSE(busy.available);

@@ -75,7 +75,7 @@ TEST_CASE("sim piranha --json: the worked example's completions in the spec's sh
   CHECK(j["summary"]["SRT"]["normalized_turnaround"] == doctest::Approx(290 / 219.5));
 }
 
-TEST_CASE("sim piranha: TSK is run for normalization; unfinished jobs are null") {
+TEST_CASE("sim piranha: TSK is run for normalization, unfinished jobs are null") {
   auto trace = write("short.avail.csv", "# length: 4\nnode,start,end\nn,0,3\n");
   auto jobs = write("starve.jobs.csv", "id,arrival,task_time,tasks\n1,0,5,1\n");
   auto r = piranha("sim piranha --trace " + trace.string() + " --jobs-file " + jobs.string() +

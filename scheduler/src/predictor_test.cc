@@ -53,7 +53,7 @@ TEST_CASE("predictors: each equals spec §4's definition, over a small calendar"
   }
 }
 
-TEST_CASE("make_predictor: case-insensitive; unknown names are an error naming the input") {
+TEST_CASE("make_predictor: case-insensitive, unknown names are an error naming the input") {
   CHECK(make_predictor("rec_hist", 5, {}, 1)->name() == "REC_HIST");
   CHECK(make_predictor("Mix", 5, {}, 1)->name() == "MIX");
   CHECK_THROWS_WITH_AS(make_predictor("REC", 5, {}, 1), doctest::Contains("unknown predictor \"REC\""),

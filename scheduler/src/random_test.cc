@@ -7,7 +7,7 @@
 
 using piranha::sched::Rng;
 
-TEST_CASE("Rng: a seed and stream give one sequence; streams differ") {
+TEST_CASE("Rng: a seed and stream give one sequence, streams differ") {
   Rng a(7), b(7), c(7, 1);
   bool differs = false;
   for (int i = 0; i < 100; ++i) {
@@ -30,7 +30,7 @@ TEST_CASE("Rng: uniform_int stays in range and reaches both ends") {
   for (int c : seen) CHECK(c > 800);  // each about 1000
 }
 
-TEST_CASE("Rng: exponential has the asked mean; uniform01 is in [0, 1)") {
+TEST_CASE("Rng: exponential has the asked mean, uniform01 is in 0 to 1, 1 excluded") {
   Rng r(3);
   double sum = 0;
   const int n = 200000;

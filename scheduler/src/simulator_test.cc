@@ -79,7 +79,7 @@ TEST_CASE("a job that arrives between invocations waits for the next one") {
   CHECK(completion_of(r, 1) == 8);  // scheduled on arrival
 }
 
-TEST_CASE("several nodes share a global job; a job done mid-step stops the later nodes at once") {
+TEST_CASE("several nodes share a global job, a job done mid-step stops the later nodes at once") {
   const auto t = trace_of({"1111", "1111", "1111"});
   SimOptions o;
   o.window = 2;

@@ -59,7 +59,7 @@ TEST_CASE("ties are broken by (arrival, id), i.e. queue order") {
   }
 }
 
-TEST_CASE("every node gets the top job; an empty queue gives none") {
+TEST_CASE("every node gets the top job, an empty queue gives none") {
   auto s = make_strategy("SRT");
   CHECK(run(*s, kQueue, 3) == std::vector<JobId>{3, 3, 3});
   CHECK(run(*s, {}, 2) == std::vector<JobId>{0, 0});
@@ -102,7 +102,7 @@ TEST_CASE("RND: uniform over the queue, per node") {
   for (auto [id, c] : count) CHECK(c > 400);  // each about 500
 }
 
-TEST_CASE("FAIR: idle nodes draw a job; busy nodes switch to each new job with probability 1/q") {
+TEST_CASE("FAIR: idle nodes draw a job, busy nodes switch to each new job with probability 1/q") {
   Rng rng(5);
   const std::size_t nodes = 4000;
   auto s = make_strategy("FAIR");

@@ -214,7 +214,7 @@ TEST_CASE("posted completions: accepted ones are written, refused ones are repor
   CHECK(results[2] == Tuple::of("result", 3));
 }
 
-TEST_CASE("flush waits for posted completions; other errors are thrown, refusals are not") {
+TEST_CASE("flush waits for posted completions, other errors are thrown, refusals are not") {
   EmbeddedServer server;
   Client worker(server.endpoint());
   worker.space("jobs").out("task", 1);

@@ -135,7 +135,7 @@ TEST_CASE("blocked requests are served in arrival order") {
   CHECK(st.tuple_count() == 0);
 }
 
-TEST_CASE("readers ahead of a taker get copies; the taker consumes") {
+TEST_CASE("readers ahead of a taker get copies, the taker consumes") {
   Store st;
   st.in("s", tmpl("t", Type::Int), blocking(1, 1, false), 0);
   st.in("s", tmpl("t", Type::Int), blocking(2, 2, true), 0);
@@ -193,7 +193,7 @@ TEST_CASE("an unacknowledged lease returns its tuple to the space") {
   CHECK_FALSE(st.ack(t->lease, 4));
 }
 
-TEST_CASE("ack ends a lease for good; renew postpones it") {
+TEST_CASE("ack ends a lease for good, renew postpones it") {
   Store st;
   st.out("s", tup("task", 1), 0);
   st.out("s", tup("task", 2), 0);
