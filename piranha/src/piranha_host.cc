@@ -1,5 +1,6 @@
 #include "piranha/piranha_host.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -57,6 +58,12 @@ void PiranhaHost::retreat(SteadyClock::time_point change, std::chrono::milliseco
     if (p.kill_at) continue;  // already retreating
     p.change = change;
     p.kill_at = now + grace;
+    // Under SCHED_IDLE a piranha can starve for as long as the owner keeps
+    // the processors busy, and so could not even retreat: it goes back to
+    // the normal policy (still nice 19) to do so. Best effort: without the
+    // privilege the grace period still bounds the retreat.
+    sched_param normal{};
+    sched_setscheduler(p.child->pid(), SCHED_OTHER, &normal);
     p.child->signal(SIGUSR1);
   }
 }

@@ -59,7 +59,8 @@ class PiranhaHost {
 
   // Tells every running piranha to retreat, because of an availability (or
   // assignment) change at `change`; kills those still running at now + grace.
-  // Suspended piranhas are continued first so that they can retreat.
+  // Suspended piranhas are continued first, and every piranha leaves
+  // SCHED_IDLE (keeping nice 19), so that it gets the processor to retreat.
   void retreat(SteadyClock::time_point change, std::chrono::milliseconds grace, SteadyClock::time_point now);
   void suspend(SteadyClock::time_point now);
   void resume();
