@@ -81,3 +81,12 @@ TEST_CASE("random workload: the spec's ranges, ids in arrival order, first arriv
   }
   CHECK(gaps / count == doctest::Approx(60).epsilon(0.05));
 }
+
+TEST_CASE("random workload: pinned values, so a seed keeps its workload across versions") {
+  // job.h documents the draws; changing them changes every published number.
+  auto w0 = random_workload(0), w7 = random_workload(7);
+  CHECK(std::vector<Job>(w0.begin(), w0.begin() + 3) ==
+        std::vector<Job>{{1, 0, 9, 543}, {2, 81, 10, 845}, {3, 174, 6, 407}});
+  CHECK(std::vector<Job>(w7.begin(), w7.begin() + 3) ==
+        std::vector<Job>{{1, 0, 9, 947}, {2, 11, 8, 824}, {3, 40, 8, 56}});
+}

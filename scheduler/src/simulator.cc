@@ -78,6 +78,8 @@ SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& input
   std::vector<TaskTimeEstimator> estimate(njobs, TaskTimeEstimator(opt.cold_start));
   std::vector<int> queue;                    // job indices in queue order
   std::vector<Slot> position(njobs, kIdle);  // job index -> queue position at the last invocation
+  std::vector<std::int64_t> length_at_arrival(njobs, 0);  // queue length right after the job arrived
+  std::vector<std::int64_t> arrival_lengths;              // the same, per queue position
   for (std::size_t j = 0; j < njobs; ++j) tasks_left[j] = jobs[j].tasks;
 
   std::vector<int> job(nodes, -1), prev(nodes, -1);  // JOB[n], PREV[n] as job indices
@@ -97,6 +99,7 @@ SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& input
   for (; remaining > 0 && t < max_steps; ++t) {
     // 1. Arrivals.
     while (next_arrival < njobs && jobs[next_arrival].arrival == t) {
+      length_at_arrival[next_arrival] = static_cast<std::int64_t>(queue.size()) + 1;
       queue.push_back(static_cast<int>(next_arrival++));
       event = true;
     }
@@ -104,8 +107,10 @@ SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& input
     if (t % opt.period == 0 || (opt.on_events && event)) {
       event = false;
       views.clear();
+      arrival_lengths.clear();
       for (std::size_t q = 0; q < queue.size(); ++q) {
         const int j = queue[q];
+        arrival_lengths.push_back(length_at_arrival[static_cast<std::size_t>(j)]);
         const Job& jb = jobs[static_cast<std::size_t>(j)];
         std::int64_t task_time = jb.task_time;
         if (opt.task_times == TaskTimes::kObserved)
@@ -126,6 +131,7 @@ SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& input
       inv.outlook = outlook ? &*outlook : nullptr;
       inv.rng = &rng;
       inv.spill = opt.spill;
+      inv.arrival_queue_length = arrival_lengths;
       strategy.assign(inv, chosen);
       for (std::size_t n = 0; n < nodes; ++n)
         job[n] = chosen[n] == kIdle ? -1 : queue[static_cast<std::size_t>(chosen[n])];

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using namespace piranha::sched;
 using piranha::AvailabilityTrace;
 using piranha::StepPeriod;
@@ -137,6 +139,35 @@ TEST_CASE("randomized strategies: one seed, one schedule") {
     CHECK(a.mean_turnaround == b.mean_turnaround);
     CHECK(a.busy_steps == b.busy_steps);
   }
+}
+
+namespace {
+
+// Records what FAIR would be told: the queue length right after each queued job arrived.
+class RecordingStrategy : public Strategy {
+ public:
+  RecordingStrategy() : Strategy("RECORD") {}
+  void assign(const Invocation& inv, std::span<Slot> out) override {
+    seen.emplace_back(
+        inv.now, std::vector<std::int64_t>(inv.arrival_queue_length.begin(), inv.arrival_queue_length.end()));
+    std::fill(out.begin(), out.end(), inv.queue.empty() ? kIdle : Slot{0});
+  }
+  std::vector<std::pair<std::int64_t, std::vector<std::int64_t>>> seen;
+};
+
+}  // namespace
+
+TEST_CASE("FAIR's q: the simulator passes the queue length right after each arrival") {
+  const auto t = trace_of({std::string(40, '1')});
+  SimOptions o;
+  o.period = 10;
+  // Job 1 holds the node from 0; jobs 2 and 3 arrive at 3 and 4 (lengths 2, 3);
+  // job 1 completes at 5, so at 10 the queue is 2, 3 with lengths 2, 3.
+  RecordingStrategy s;
+  simulate(t, {{1, 0, 5, 1}, {2, 3, 1, 30}, {3, 4, 1, 1}}, s, o);
+  REQUIRE(s.seen.size() >= 2);
+  CHECK(s.seen[0] == std::pair<std::int64_t, std::vector<std::int64_t>>{0, {1}});
+  CHECK(s.seen[1] == std::pair<std::int64_t, std::vector<std::int64_t>>{10, {2, 3}});
 }
 
 TEST_CASE("adaptive strategies see only the past: at t = 0 the fraction is 1") {

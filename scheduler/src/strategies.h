@@ -32,9 +32,9 @@ class RandomStrategy : public Strategy {
 // FAIR, Piranha's native policy. A node without a job (or whose job
 // completed) gets a uniformly random job. A node that has one switches to
 // each job that arrived since the previous invocation, in queue order, with
-// probability 1/q, q = that job's 1-based queue position (the queue length
-// right after it arrived when the scheduler runs every step; with a longer
-// period, jobs that completed meanwhile are not counted).
+// probability 1/q, q = the queue length right after that job arrived
+// (Invocation::arrival_queue_length; its 1-based queue position when that is
+// not given).
 class FairStrategy : public Strategy {
  public:
   FairStrategy() : Strategy("FAIR") {}

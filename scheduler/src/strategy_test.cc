@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 
 using namespace piranha::sched;
@@ -122,6 +123,28 @@ TEST_CASE("FAIR: idle nodes draw a job, busy nodes switch to each new job with p
   count.clear();
   for (JobId id : run(*s, q3, nodes, 3, nullptr, idle, &rng)) ++count[id];
   for (JobId id : {1, 2, 3}) CHECK(count[id] == doctest::Approx(nodes / 3.0).epsilon(0.1));
+}
+
+TEST_CASE("FAIR: q is the queue length right after the arrival, even when jobs completed since") {
+  Rng rng(8);
+  const std::size_t nodes = 8000;
+  auto s = make_strategy("FAIR");
+  std::vector<JobView> q1{{1, 0, 1, 9, 9, 0}};
+  run(*s, q1, nodes, 0, nullptr, {}, &rng);
+  // Job 2 arrived at 3 behind jobs 1 and 5 (q = 3); job 5 completed before
+  // this invocation at 10, so job 2 is second in the queue but q stays 3.
+  std::vector<JobView> q{{1, 0, 1, 9, 9, 0}, {2, 3, 1, 9, 9, 0}};
+  const std::vector<std::int64_t> lengths{1, 3};
+  std::vector<Slot> out(nodes, 99), cur(nodes, 0);
+  Invocation inv;
+  inv.now = 10;
+  inv.queue = q;
+  inv.current = cur;
+  inv.rng = &rng;
+  inv.arrival_queue_length = lengths;
+  s->assign(inv, out);
+  const auto switched = std::count(out.begin(), out.end(), Slot{1});
+  CHECK(static_cast<double>(switched) == doctest::Approx(nodes / 3.0).epsilon(0.08));
 }
 
 TEST_CASE("xFIT: first job in x's order whose task time fits the predicted AP length, else TSK") {

@@ -19,7 +19,7 @@ std::uint64_t splitmix64(std::uint64_t x);
 // Deterministic generator. Not thread-safe; cheap to copy.
 class Rng {
  public:
-  // The engine is seeded with splitmix64(seed ^ stream): distinct streams of
+  // The engine is seeded with splitmix64(seed ^ splitmix64(stream)): distinct streams of
   // one seed (the workload, a strategy's coin flips) never share a sequence.
   explicit Rng(std::uint64_t seed, std::uint64_t stream = 0);
 

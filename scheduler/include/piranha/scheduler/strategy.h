@@ -61,6 +61,11 @@ struct Invocation {
   // node keeping its current job where it can, and idle when every job is
   // covered. Other strategies ignore it.
   bool spill = false;
+  // FAIR's q (spec §3): per queue position, the queue length right after that
+  // job arrived. Empty, or 0 at a position, means the job's 1-based queue
+  // position, which is the same whenever no job completed between the
+  // arrival and this invocation (always so with --period 1 or --on-events).
+  std::span<const std::int64_t> arrival_queue_length = {};
 };
 
 // A bad strategy name or parameter; what() names it.
