@@ -1,20 +1,17 @@
 #include "piranha/avail_trace.h"
 
+#include "piranha/csv.h"
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 namespace piranha {
 namespace {
 
-std::string trim(std::string_view s) {
-  auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
-}
+using csv::split;
+using csv::trim;
 
 [[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
   throw TraceError(name + ":" + std::to_string(line) + ": " + problem);
@@ -27,15 +24,6 @@ std::int64_t parse_int(const std::string& text, const std::string& what, const s
   if (text.empty() || ec != std::errc() || p != text.data() + text.size())
     fail(name, line, what + " \"" + text + "\" is not an integer");
   return v;
-}
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) out.push_back(trim(cell));
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
 }
 
 }  // namespace
@@ -89,6 +77,8 @@ AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
       if (colon == std::string::npos) continue;  // a comment, like the version line
       std::string key = trim(std::string_view(text).substr(1, colon - 1));
       std::string value = trim(std::string_view(text).substr(colon + 1));
+      if (have_header && (key == "step_seconds" || key == "length"))
+        fail(name, line, "metadata \"" + key + "\" after the header; it must come before \"node,start,end\"");
       if (key == "step_seconds") {
         t.step_seconds = parse_int(value, "step_seconds", name, line);
         if (t.step_seconds < 1) fail(name, line, "step_seconds must be at least 1");
@@ -102,6 +92,10 @@ AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
     if (!have_header) {
       auto cols = split(text);
       if (cols != std::vector<std::string>{"node", "start", "end"}) {
+        bool header_like = false;
+        for (const auto& c : cols) header_like |= c == "node" || c == "start" || c == "end";
+        if (!header_like)
+          fail(name, line, "missing the header \"node,start,end\" before the first row \"" + text + "\"");
         for (const auto& c : cols)
           if (c != "node" && c != "start" && c != "end") fail(name, line, "unknown column \"" + c + "\"");
         fail(name, line, "expected the header \"node,start,end\", got \"" + text + "\"");

@@ -64,7 +64,9 @@ TEST_CASE("trace: write then parse gives the same trace") {
 
 TEST_CASE("trace: every defect is named with its line") {
   CHECK(error_of("node,start,end\na,0,1\n") == "t.avail.csv:1: missing \"# length: N\" metadata before the header");
-  CHECK(error_of("# length: 10\na,0,1\n").find("t.avail.csv:2: unknown column \"a\"") == 0);
+  CHECK(error_of("# length: 10\na,0,1\n") == "t.avail.csv:2: missing the header \"node,start,end\" before the first row \"a,0,1\"");
+  CHECK(error_of("# length: 10\nnode,start,end\n# length: 20\n") ==
+        "t.avail.csv:3: metadata \"length\" after the header; it must come before \"node,start,end\"");
   CHECK(error_of("# length: 10\nnode,start,end,x\n") == "t.avail.csv:2: unknown column \"x\"");
   CHECK(error_of(std::string(kHeader) + "a,0,101\n") == "t.avail.csv:5: end 101 is past the trace length 100");
   CHECK(error_of(std::string(kHeader) + "a,5,5\n") == "t.avail.csv:5: start 5 is not before end 5");

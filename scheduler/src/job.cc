@@ -9,29 +9,17 @@
 #include <map>
 #include <sstream>
 
+#include "piranha/csv.h"
 #include "piranha/scheduler/random.h"
 
 namespace piranha::sched {
 namespace {
 
-std::string trim(std::string_view s) {
-  auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
-}
+using csv::split;
+using csv::trim;
 
 [[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
   throw JobError(name + ":" + std::to_string(line) + ": " + problem);
-}
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) out.push_back(trim(cell));
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
 }
 
 constexpr std::array<const char*, 4> kColumns{"id", "arrival", "task_time", "tasks"};
