@@ -1,22 +1,24 @@
 // piranha agent: the node agent, one per workstation.
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <climits>
+#include <cstdlib>
 #include <iostream>
 #include <random>
+#include <thread>
 
 #include "commands.h"
 #include "piranha/agent.h"
 #include "piranha/agent_config.h"
+#include "piranha/sysspace.h"
 
 namespace piranha::apps {
 namespace {
 
 std::atomic<bool> g_stop{false};
-
-void on_stop_signal(int) { g_stop.store(true); }
 
 struct AgentArgs {
   std::string config;
@@ -51,6 +53,8 @@ int run_agent(const AgentArgs& a) {
     config = a.config.empty() ? parse_agent_config("", "(defaults)") : load_agent_config(a.config);
     if (!a.node.empty()) config.node = a.node;
     if (!a.server.empty()) config.server = a.server;
+    else if (std::getenv("PIRANHA_SERVER") && config.server == sys::kDefaultServer)
+      config.server = sys::server_from_env();  // like every other command
     if (a.cores > 0) config.cores = a.cores;
     if (!a.policy.empty()) {
       auto p = native_policy_from(a.policy);
@@ -75,12 +79,26 @@ int run_agent(const AgentArgs& a) {
     return 2;
   }
 
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // SIGINT and SIGTERM are blocked in every thread and taken by one that
+  // only sets the stop flag, so no call in progress is interrupted (a
+  // tuple-space call would fail with EINTR) and the loop stops at its next
+  // turn. SIGUSR2 only ends that thread.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  for (int sig : {SIGINT, SIGTERM, SIGUSR2}) sigaddset(&stop_signals, sig);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  std::thread watcher([&stop_signals] {
+    int sig = 0;
+    while (sigwait(&stop_signals, &sig) == 0 && sig != SIGUSR2) g_stop.store(true);
+  });
+  struct WatcherStop {
+    std::thread& t;
+    ~WatcherStop() {
+      pthread_kill(t.native_handle(), SIGUSR2);
+      t.join();
+    }
+  } watcher_stop{watcher};
 
   try {
     auto source = make_availability_source(config.availability, Clock::now());
@@ -102,7 +120,8 @@ void add_agent(CLI::App& app) {
   cmd->add_option("--config", a->config, "agent YAML (docs/configuration.md); without it, the defaults")
       ->check(CLI::ExistingFile);
   cmd->add_option("--node", a->node, "node name (overrides the YAML; default: the host name)");
-  cmd->add_option("--server", a->server, "tuple-space server (overrides the YAML; default tcp://127.0.0.1:7070)");
+  cmd->add_option("--server", a->server,
+                  "tuple-space server (overrides the YAML; default $PIRANHA_SERVER, else tcp://127.0.0.1:7070)");
   cmd->add_option("--cores", a->cores, "piranhas run at once (overrides the YAML)")->check(CLI::PositiveNumber);
   cmd->add_option("--policy", a->policy, "native policy: FAIR or FCFS (overrides the YAML)");
   cmd->add_option("--trace", a->trace, "replay availability from this *.avail.csv instead of the live sensors");

@@ -76,7 +76,7 @@ int jobs(const JobsArgs& a) {
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : rows) out.push_back(to_json(r));
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   if (rows.empty()) {

@@ -61,7 +61,7 @@ int nodes(const NodesArgs& a) {
            {"updated_at", r.node.updated_at},
            {"heard_at", r.heard_at},
            {"blocked_until", r.blocked_until ? nlohmann::json(*r.blocked_until) : nlohmann::json(nullptr)}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   if (rows.empty()) {

@@ -102,7 +102,7 @@ int list(const OwnerArgs& a) {
                      {"start", b.start},
                      {"end", b.end >= kForeverSeconds ? nlohmann::json(nullptr) : nlohmann::json(b.end)},
                      {"status", status(b)}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   if (blocks.empty()) {

@@ -51,6 +51,7 @@ std::string base_name(const std::string& program) {
 // waits for it. `interrupted` says whether a signal was passed on.
 ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t id, bool& interrupted) {
   SpawnOptions o;
+  o.die_with_parent = !a.detach;
   o.argv = a.command;
   o.argv[0] = path;
   o.env = {{"PIRANHA_JOB_ID", std::to_string(id)}, {"PIRANHA_SERVER", *a.server}};
@@ -66,7 +67,12 @@ ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t
       interrupted = true;
       feeder.signal(sig);
     }
-    if (auto st = feeder.wait(std::chrono::milliseconds(100))) return *st;
+    if (auto st = feeder.wait(std::chrono::milliseconds(100))) {
+      // A terminal's Ctrl-C reaches the feeder (same process group) as well
+      // as this process: it was an interruption even if the feeder went first.
+      if (g_pending) interrupted = true;
+      return *st;
+    }
   }
 }
 

@@ -204,7 +204,7 @@ TEST_CASE("agent: an input event on a watched device makes the piranha retreat a
                         "  x11: false\n");
   Process agent({bin("piranha"), "agent", "--config", config, "--server", server.endpoint(), "--events",
                  s.dir + "/n1.events", "--piranha-output", s.dir + "/n1.piranhas"});
-  Process job(job_argv(server, {"sleepy_job", "100000", "50"}));
+  Process job(job_argv(server, {"sleepy_job", "2000", "50"}));
   // Idle for a second: available, and a piranha computes.
   REQUIRE(wait_until([&] { return s.read("n1.piranhas").find("took task") != std::string::npos; }));
   // The owner presses a key.
@@ -229,7 +229,7 @@ TEST_CASE("agent: an owner block makes the node unavailable whatever the sensors
   Scratch s;
   auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
   Process agent(agent_argv(server, s, "n1", trace, 60));
-  Process job(job_argv(server, {"sleepy_job", "100000", "50"}));
+  Process job(job_argv(server, {"sleepy_job", "2000", "50"}));
   ts::Client c(server.endpoint());
   REQUIRE(wait_until([&] { return s.read("n1.piranhas").find("took task") != std::string::npos; }));
   // The owner blocks the node for the next two seconds.

@@ -31,6 +31,9 @@ std::string json_string(const std::string& s) {
 
 double ms(std::chrono::duration<double> d) { return d.count() * 1e3; }
 
+// Feeders rewrite their jobstat at least every 5 s (JobMonitor).
+constexpr double kFeederSilence = 30;
+
 }  // namespace
 
 struct Agent::Impl {
@@ -121,9 +124,16 @@ struct Agent::Impl {
       if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now)) blocked = true;
     owner_blocked = blocked;
 
+    std::map<std::int64_t, double> heard;  // job id -> its feeder's last jobstat
+    for (const auto& st : sys::list_jobstats(*client)) heard[st.id] = st.updated_at;
     std::vector<LiveJob> live;
     for (const auto& j : sys::list_jobs(*client)) {
       if (!sys::is_live(j.state)) continue;
+      // A running job whose feeder has been silent this long is dead (killed
+      // outright, outside `piranha submit`): its piranhas would wait for ever.
+      if (auto h = heard.find(j.id); j.state == sys::JobState::Running && h != heard.end() &&
+                                     now - h->second > kFeederSilence)
+        continue;
       if (!launches.count(j.id)) {
         auto l = sys::find_launch(*client, j.id);
         if (!l) continue;  // registered without a program: nothing to start

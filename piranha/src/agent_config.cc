@@ -25,6 +25,8 @@ namespace {
 constexpr double kMaxLoad = 1000;
 constexpr double kMaxIdleSeconds = 86400;
 constexpr double kMaxIntervalSeconds = 3600;
+// Shorter intervals would only hammer the server and the processor.
+constexpr double kMinIntervalSeconds = 0.05;
 constexpr double kMaxLongSeconds = 86400;
 constexpr double kMaxTimeScale = 1e6;
 constexpr double kMaxSpeed = 1e6;
@@ -250,7 +252,7 @@ AvailabilityConfig read_availability(const Reader& r, const YAML::Node& av, cons
     c.thresholds.input_idle_seconds =
         r.number(av, "input_idle_seconds", "availability.input_idle_seconds", 0, false, kMaxIdleSeconds);
   if (av["poll_seconds"])
-    c.poll_seconds = r.number(av, "poll_seconds", "availability.poll_seconds", 0, true, kMaxIntervalSeconds);
+    c.poll_seconds = r.number(av, "poll_seconds", "availability.poll_seconds", kMinIntervalSeconds, false, kMaxIntervalSeconds);
   if (av["input_devices"]) c.input_devices = read_patterns(r, av);
   if (av["terminals"]) c.terminals = r.boolean(av, "terminals", "availability.terminals");
   if (av["x11"]) c.x11 = r.boolean(av, "x11", "availability.x11");
@@ -325,7 +327,7 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
     }
     if (root["heartbeat_seconds"])
       c.heartbeat_seconds =
-          r.number(root, "heartbeat_seconds", "heartbeat_seconds", 0, true, kMaxIntervalSeconds);
+          r.number(root, "heartbeat_seconds", "heartbeat_seconds", kMinIntervalSeconds, false, kMaxIntervalSeconds);
   } catch (const YAML::Exception& e) {
     // Anything yaml-cpp itself objects to while walking the document.
     r.fail(e.mark, e.msg);

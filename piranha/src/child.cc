@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,6 +89,7 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
 
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     int err = errno;
@@ -101,6 +103,10 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
+    if (o.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the parent died before the line above
+    }
     if (o.own_process_group) setpgid(0, 0);
     if (o.lowest_priority) {
       setpriority(PRIO_PROCESS, 0, 19);

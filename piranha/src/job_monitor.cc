@@ -8,6 +8,9 @@ namespace {
 
 constexpr auto kTick = std::chrono::milliseconds(250);
 constexpr std::size_t kBatch = 100'000;
+// The jobstat is rewritten at least this often: its updated_at is the
+// feeder's heartbeat, by which agents tell a dead feeder's job.
+constexpr auto kHeartbeat = std::chrono::seconds(5);
 
 }  // namespace
 
@@ -41,6 +44,7 @@ void JobMonitor::run() {
     ts::Client c(server_);
     std::int64_t published_done = -1, published_put = -1, published_retreats = -1;
     std::map<std::string, NodeWork> published_nodes;
+    auto published_at = std::chrono::steady_clock::now();
     bool last = false;
     while (!last) {
       {
@@ -51,15 +55,17 @@ void JobMonitor::run() {
       if (!cancelled_) {
         auto t = c.rd(sys::kSpace, sys::job_template(job_.id), 0);
         auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
-        if (rec && rec->state == sys::JobState::Cancelled) {
-          cancelled_ = true;
-          c.remove(job_.space);
-        }
+        if (rec && rec->state == sys::JobState::Cancelled) cancelled_ = true;
       }
+      // Removed on every tick while cancelled: a feeder still writing
+      // recreates the space, and only the next removal ends its waits.
+      if (cancelled_ && !last) c.remove(job_.space);
       if (!cancelled_) collect(c);
       std::int64_t put = tasks_put_.load();
+      auto now = std::chrono::steady_clock::now();
       if (tally_.tasks_done() != published_done || put != published_put ||
-          tally_.retreats() != published_retreats || last) {
+          tally_.retreats() != published_retreats || last || now - published_at >= kHeartbeat) {
+        published_at = now;
         sys::replace(c, sys::jobstat_template(job_.id), tally_.stat(job_.id, put, sys::wall_now()).to_tuple());
         for (const auto& [node, w] : tally_.per_node()) {
           auto& before = published_nodes[node];

@@ -88,7 +88,9 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   std::string name = std::filesystem::path(argv[0]).filename().string();
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string program = self_path(argv[0]);
-  int local = static_cast<int>(env_int("PIRANHA_LOCAL_PIRANHAS", 0));
+  long long local_n = env_int("PIRANHA_LOCAL_PIRANHAS", 0);
+  if (local_n < 0 || local_n > 256) throw std::runtime_error("PIRANHA_LOCAL_PIRANHAS must be 0..256");
+  int local = static_cast<int>(local_n);
 
   std::unique_ptr<ts::EmbeddedServer> embedded;
   std::string server = sys::server_from_env();
@@ -109,6 +111,15 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     return 1;
   }
   sys::JobRecord job = adopt_or_register(*client, name, program, args);
+  if (job.state == sys::JobState::Cancelled) {
+    std::fprintf(stderr, "%s: job %lld was cancelled before it started\n", name.c_str(), static_cast<long long>(job.id));
+    return 130;
+  }
+  if (!sys::is_live(job.state)) {
+    std::fprintf(stderr, "%s: job %lld has already ended (%s)\n", name.c_str(), static_cast<long long>(job.id),
+                 std::string(sys::name(job.state)).c_str());
+    return 1;
+  }
   sys::set_job_state(*client, job.id, sys::JobState::Running);
   client->out(sys::kSpace, sys::JobStat{job.id, 0, 0, 0.0, sys::wall_now()}.to_tuple());
 
@@ -130,6 +141,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
              {"PIRANHA_JOB_ID", std::to_string(job.id)},
              {"PIRANHA_NODE", "local-" + std::to_string(i + 1)}};
     o.own_process_group = true;
+    o.die_with_parent = true;
     piranhas.push_back(std::make_unique<ChildProcess>(o));
   }
 
@@ -204,7 +216,9 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   ws.args.assign(argv + 1, argv + argc);
   ws.node = env("PIRANHA_NODE").value_or(host_name());
   ws.retreat = &signals.retreat;
-  ws.lease = std::chrono::seconds(env_int("PIRANHA_LEASE_SECONDS", 600));
+  long long lease_s = env_int("PIRANHA_LEASE_SECONDS", 600);
+  if (lease_s < 1) throw std::runtime_error("PIRANHA_LEASE_SECONDS must be at least 1");
+  ws.lease = std::chrono::seconds(lease_s);
   ts::ClientOptions opts;
   opts.heartbeat_timeout_ms = static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout_ms));
   if (!env("PIRANHA_JOB_ID")) {

@@ -5,6 +5,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace piranha {
 namespace {
 
@@ -15,6 +18,17 @@ int open_pidfd(pid_t pid) {
   (void)pid;
   return -1;
 #endif
+}
+
+// Every thread of the process: its signal thread and the ZeroMQ I/O thread
+// must run too for the retreat to finish.
+void leave_sched_idle(pid_t pid) {
+  sched_param normal{};
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    pid_t tid = static_cast<pid_t>(std::atol(t.path().filename().c_str()));
+    if (tid > 0) sched_setscheduler(tid, SCHED_OTHER, &normal);
+  }
 }
 
 }  // namespace
@@ -42,6 +56,7 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
       o.env.emplace_back("PIRANHA_HEARTBEAT_TIMEOUT_MS", std::to_string(env_.heartbeat_timeout_ms));
     o.own_process_group = true;
     o.lowest_priority = true;
+    o.die_with_parent = true;
     o.output_file = env_.output_file;
     Proc p;
     p.job_id = job.id;
@@ -62,8 +77,7 @@ void PiranhaHost::retreat(SteadyClock::time_point change, std::chrono::milliseco
     // the processors busy, and so could not even retreat: it goes back to
     // the normal policy (still nice 19) to do so. Best effort: without the
     // privilege the grace period still bounds the retreat.
-    sched_param normal{};
-    sched_setscheduler(p.child->pid(), SCHED_OTHER, &normal);
+    leave_sched_idle(p.child->pid());
     p.child->signal(SIGUSR1);
   }
 }

@@ -211,34 +211,38 @@ ts::Template owner_template(const std::string& node) {
 
 std::int64_t next_job_id(ts::Client& c) {
   ts::Template seq({tag("jobseq"), any(Type::Int)});
-  // Whoever finds no counter starts it; duplicates from a race between two
-  // first submissions are folded into one here, keeping the largest.
-  auto taken = c.in_many(kSpace, seq, 16);
-  std::int64_t next = 1;
-  for (const auto& t : taken) next = std::max(next, t.get<std::int64_t>(1));
-  if (taken.empty()) {
-    // Ids continue after any job already registered (a counter lost with a
-    // restarted server must not reuse ids still in the space).
-    for (const auto& j : list_jobs(c)) next = std::max(next, j.id + 1);
+  ts::Template created({tag("jobseq.created")});
+  // The counter is created once, marked by a tuple that stays; after that an
+  // absent counter only means another submitter holds it for a moment. (Two
+  // submitters racing on a brand-new server could both create it.)
+  if (!c.rd(kSpace, created, 0)) {
+    std::int64_t first = 1;
+    // Ids continue after any job already registered, so a counter lost with
+    // a restarted server never reuses an id still in the space.
+    for (const auto& j : list_jobs(c)) first = std::max(first, j.id + 1);
+    c.out(kSpace, ts::Tuple::of("jobseq.created"));
+    c.out(kSpace, ts::Tuple::of("jobseq", first));
   }
-  c.out(kSpace, ts::Tuple::of("jobseq", next + 1));
-  c.flush();
+  auto t = c.in(kSpace, seq, 10'000, 10'000);
+  if (!t) throw ts::TupleSpaceError("timeout", "the job id counter was not returned within 10 s");
+  std::int64_t next = t->tuple.get<std::int64_t>(1);
+  // Taken under a lease and put back in one atomic step: a submitter that
+  // dies in between loses no counter.
+  if (!c.complete(t->lease, kSpace, {ts::Tuple::of("jobseq", next + 1)}))
+    throw ts::TupleSpaceError("unknown_lease", "the job id counter's lease ended before it was advanced");
   return next;
 }
 
 bool set_job_state(ts::Client& c, std::int64_t id, JobState state) {
-  auto t = c.in(kSpace, job_template(id), 0);
+  auto t = c.in(kSpace, job_template(id), 1000, 10'000);
   if (!t) return false;
   auto job = JobRecord::from_tuple(t->tuple);
   if (!job) {  // not ours to rewrite: put it back untouched
-    c.out(kSpace, t->tuple);
-    c.flush();
+    c.complete(t->lease, kSpace, {t->tuple});
     return false;
   }
   job->state = state;
-  c.out(kSpace, job->to_tuple());
-  c.flush();
-  return true;
+  return c.complete(t->lease, kSpace, {job->to_tuple()});
 }
 
 template <class Record>
@@ -268,8 +272,16 @@ std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id) {
 }
 
 void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
-  c.in_many(kSpace, tmpl, 64);
-  c.out(kSpace, t);
+  // The old record is taken under a lease and the new one written with its
+  // completion, in one step: a writer that dies between the two loses
+  // nothing. Duplicates (from older writers) are folded away.
+  auto old = c.in_many_leased(kSpace, tmpl, 64, 10'000);
+  if (old.empty()) {
+    c.out(kSpace, t);
+    return;
+  }
+  for (std::size_t i = 1; i < old.size(); ++i) c.complete(old[i].lease, kSpace, {});
+  if (!c.complete(old[0].lease, kSpace, {t})) c.out(kSpace, t);
 }
 
 }  // namespace piranha::sys

@@ -89,7 +89,8 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
     auto now = SteadyClock::now();
     if (now - s_.last_job_check >= kJobCheckEvery) {
       s_.last_job_check = now;
-      auto job = s_.client->rd(sys::kSpace, sys::job_template(s_.job_id), 0);
+      // A short wait: the record is briefly absent while somebody rewrites it.
+      auto job = s_.client->rd(sys::kSpace, sys::job_template(s_.job_id), 500);
       auto rec = job ? sys::JobRecord::from_tuple(*job) : std::nullopt;
       if (!rec || !sys::is_live(rec->state)) s_.job_ended = true;
     }

@@ -19,6 +19,9 @@ struct SpawnOptions {
   std::string cwd;                // empty: this process's
   bool own_process_group = false;  // the child leads a new process group
   bool lowest_priority = false;    // nice 19 and SCHED_IDLE, as piranhas run
+  // The child is killed (SIGKILL) when this process dies, so that a
+  // supervisor killed outright leaves nothing running unsupervised.
+  bool die_with_parent = false;
   // Where stdout/stderr go: empty inherits this process's; else a file
   // opened for appending.
   std::string output_file;

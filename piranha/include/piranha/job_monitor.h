@@ -2,7 +2,8 @@
 //
 // Every quarter second it collects the done and retreat records the job's
 // piranhas left in its space (task_tally.h), publishes the job's
-// ("jobstat", ...) tuple, and watches for `piranha cancel`: a cancelled job's
+// ("jobstat", ...) tuple (at least every 5 s, so that its updated_at shows
+// the feeder alive), and watches for `piranha cancel`: a cancelled job's
 // space is removed, which ends every blocked operation on it, in the feeder
 // and in the piranhas, with error "space_removed".
 #pragma once

@@ -169,10 +169,12 @@ ts::Template owner_template(const std::string& node);
 // ---- Operations on a live system space. Each throws ts::TupleSpaceError
 // when the server cannot be reached.
 
-// Allocates the next job id (1, 2, ...) through a ("jobseq", n) counter tuple.
+// Allocates the next job id (1, 2, ...) through a ("jobseq", n) counter tuple,
+// taken under a lease and advanced atomically.
 std::int64_t next_job_id(ts::Client& c);
 
-// Replaces the ("job", id, ...) tuple's state. Returns false when no such job.
+// Replaces the ("job", id, ...) tuple's state atomically (taken under a
+// lease, rewritten by its completion). Returns false when no such job.
 bool set_job_state(ts::Client& c, std::int64_t id, JobState state);
 
 // Every tuple of a shape now in the system space, decoded; stray tuples of
@@ -183,7 +185,8 @@ std::vector<NodeRecord> list_nodes(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
 std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id);
 
-// Replaces the single tuple matching `tmpl` (or adds it when absent) with `t`.
+// Replaces the single tuple matching `tmpl` (or adds it when absent) with
+// `t`, atomically when it was present.
 void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t);
 
 }  // namespace piranha::sys
