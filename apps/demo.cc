@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "piranha/child.h"
+#include "piranha/native_policy.h"
 #include "piranha/sysspace.h"
 #include "piranha/tuplespace/embedded.h"
 
@@ -77,6 +78,19 @@ int run_pool_demo(const PoolDemoOptions& o) {
     return 1;
   }
   fs::path dir = tmpl;
+  // Removed on every way out unless --keep.
+  struct Cleanup {
+    const fs::path& dir;
+    bool keep;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!keep) fs::remove_all(dir, ec);
+    }
+  } cleanup{dir, o.keep};
+  if (!native_policy_from(o.policy)) {
+    std::cerr << "piranha demo: unknown policy \"" << o.policy << "\" (expected FAIR or FCFS)\n";
+    return 2;
+  }
   fs::path trace = dir / "pool.avail.csv";
   write_demo_trace(trace);
 
@@ -138,14 +152,14 @@ int run_pool_demo(const PoolDemoOptions& o) {
   std::printf("  turnaround: %.2f s\n", turnaround);
   if (latencies.empty()) std::printf("  retreats:   none\n");
   else
-    std::printf("  retreats:   %zu, latency from availability change to piranha stopped: p50 %.1f ms, max %.1f ms\n",
+    std::printf("  retreats:   %zu seen by the agents, latency from availability change to piranha stopped: p50 %.1f ms, "
+                "max %.1f ms\n",
                 latencies.size(), latencies[latencies.size() / 2], latencies.back());
   for (const auto& w : work)
-    std::printf("  %-6s      %lld tasks, %.2f s of task time, %lld retreat%s\n", w.node.c_str(),
+    std::printf("  %-6s      %lld tasks, %.2f s of task time, %lld retreat%s recorded by the job\n", w.node.c_str(),
                 static_cast<long long>(w.tasks), w.seconds, static_cast<long long>(w.retreats),
                 w.retreats == 1 ? "" : "s");
   if (o.keep) std::printf("  files:      %s (trace, agents' event logs)\n", dir.string().c_str());
-  else fs::remove_all(dir);
   return status && status->ok() ? 0 : 1;
 }
 
