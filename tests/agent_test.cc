@@ -264,3 +264,20 @@ TEST_CASE("agent: in suspend mode a short absence stops and continues the piranh
   CHECK(events.find("\"event\":\"resume\"") != std::string::npos);
   CHECK(events.find("\"cause\":\"unavailable\"") == std::string::npos);
 }
+
+TEST_CASE("piranha demo: three agents on a replayed trace run cmatrix and report check, retreats and work") {
+  Process demo({bin("piranha"), "demo", "--size", "60"});
+  auto rc = demo.wait(110s);
+  INFO("demo stdout: ", demo.out(), "\ndemo stderr: ", demo.err());
+  REQUIRE(rc == 0);
+  const std::string out = demo.out();
+  CHECK(out.find("result:     checked OK against a sequential multiply") != std::string::npos);
+  CHECK(out.find("turnaround: ") != std::string::npos);
+  CHECK(out.find("retreats:   ") != std::string::npos);
+  // Every cmatrix 60 task (60 x 60 = 3600) was done by some node, once.
+  std::int64_t tasks = 0;
+  std::regex line("  (ws0[123]) +([0-9]+) tasks");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator(); ++it)
+    tasks += std::stoll((*it)[2].str());
+  CHECK(tasks == 60 * 60);
+}
