@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "piranha/csv.h"
 #include "piranha/scheduler/trace_tools.h"
 
 namespace piranha::sched {
@@ -13,11 +14,7 @@ namespace {
   throw TraceError(name + ":" + std::to_string(line) + ": " + problem);
 }
 
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
+using csv::trim;
 
 // Splits at commas outside double quotes.
 std::vector<std::string> fields(const std::string& s) {
