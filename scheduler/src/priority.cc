@@ -7,11 +7,11 @@ namespace piranha::sched {
 namespace {
 
 // The key each priority minimizes.
-std::int64_t key(Priority p, const JobView& j) {
+double key(Priority p, const JobView& j) {
   switch (p) {
     case Priority::TSK: return j.task_time;
-    case Priority::SRT: return j.tasks_left * j.task_time;
-    case Priority::SPT: return j.tasks * j.task_time;
+    case Priority::SRT: return static_cast<double>(j.tasks_left) * j.task_time;
+    case Priority::SPT: return static_cast<double>(j.tasks) * j.task_time;
     case Priority::SET: return j.attained;
     case Priority::LET: return -j.attained;
     case Priority::FCFS:
@@ -70,9 +70,9 @@ Slot GlobalOrder::top(const Invocation& inv) const {
   if (priority_ == Priority::ROR) return holder_slot_;
   const auto& q = inv.queue;
   Slot best = kIdle;
-  std::int64_t best_key = 0;
+  double best_key = 0;
   for (Slot i = 0; i < static_cast<Slot>(q.size()); ++i) {
-    const std::int64_t k = key(priority_, q[i]);
+    const double k = key(priority_, q[i]);
     if (best == kIdle || k < best_key) best = i, best_key = k;
   }
   return best;

@@ -16,7 +16,7 @@ enum class Priority { FCFS, TSK, SRT, SPT, SET, LET, ROR };
 // Only ROR has state: call begin() once per invocation before top()/order().
 class GlobalOrder {
  public:
-  explicit GlobalOrder(Priority p, std::int64_t quantum = 10) : priority_(p), quantum_(quantum) {}
+  explicit GlobalOrder(Priority p, double quantum = 10) : priority_(p), quantum_(quantum) {}
 
   void begin(const Invocation& inv);
   // The top job's position; kIdle when the queue is empty.
@@ -28,10 +28,10 @@ class GlobalOrder {
 
  private:
   Priority priority_;
-  std::int64_t quantum_;
+  double quantum_;
   // ROR: the job holding the nodes and since when.
   std::optional<JobView> holder_;
-  std::int64_t since_ = 0;
+  double since_ = 0;
   Slot holder_slot_ = kIdle;
 };
 

@@ -115,8 +115,9 @@ SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& input
         std::int64_t task_time = jb.task_time;
         if (opt.task_times == TaskTimes::kObserved)
           task_time = std::llround(estimate[static_cast<std::size_t>(j)].estimate());
-        views.push_back({jb.id, jb.arrival, task_time, jb.tasks, tasks_left[static_cast<std::size_t>(j)],
-                         attained[static_cast<std::size_t>(j)]});
+        views.push_back({jb.id, static_cast<double>(jb.arrival), static_cast<double>(task_time), jb.tasks,
+                         tasks_left[static_cast<std::size_t>(j)],
+                         static_cast<double>(attained[static_cast<std::size_t>(j)])});
         position[static_cast<std::size_t>(j)] = static_cast<Slot>(q);
       }
       for (std::size_t n = 0; n < nodes; ++n) {
@@ -125,7 +126,7 @@ SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& input
             j < 0 || completion[static_cast<std::size_t>(j)] ? kIdle : position[static_cast<std::size_t>(j)];
       }
       Invocation inv;
-      inv.now = t;
+      inv.now = static_cast<double>(t);
       inv.queue = views;
       inv.current = current;
       inv.outlook = outlook ? &*outlook : nullptr;

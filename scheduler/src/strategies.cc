@@ -93,14 +93,14 @@ void FitStrategy::assign(const Invocation& inv, std::span<Slot> out) {
   // prefix_min_[i]: the shortest task time among the first i + 1 jobs in x's
   // order; the first job that fits is where it first drops to <= the prediction.
   prefix_min_.resize(ranked_.size());
-  std::int64_t m = inv.queue[ranked_[0]].task_time;
+  double m = inv.queue[ranked_[0]].task_time;
   for (std::size_t i = 0; i < ranked_.size(); ++i)
     prefix_min_[i] = m = std::min(m, inv.queue[ranked_[i]].task_time);
   const Slot fallback = tsk_top(inv.queue);
   for (std::size_t node = 0; node < out.size(); ++node) {
     const double ap = inv.outlook->ap_length(node);
     auto it = std::partition_point(prefix_min_.begin(), prefix_min_.end(),
-                                   [&](std::int64_t v) { return static_cast<double>(v) > ap; });
+                                   [&](double v) { return v > ap; });
     out[node] =
         it == prefix_min_.end() ? fallback : ranked_[static_cast<std::size_t>(it - prefix_min_.begin())];
   }
@@ -120,7 +120,7 @@ void MixFitStrategy::assign(const Invocation& inv, std::span<Slot> out) {
     std::fill(out.begin(), out.end(), kIdle);
     return;
   }
-  const double need = factor_ * static_cast<double>(inv.queue[top].task_time);
+  const double need = factor_ * inv.queue[top].task_time;
   for (std::size_t node = 0; node < out.size(); ++node)
     out[node] = inv.outlook->ap_length(node) >= need ? top : fallback;
 }

@@ -1,6 +1,7 @@
 // The strategy classes behind make_strategy (internal to the strategy library).
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,7 @@ class FairStrategy : public Strategy {
   bool uses_rng() const override { return true; }
 
  private:
-  std::int64_t last_ = -1;  // time of the previous invocation
+  double last_ = -std::numeric_limits<double>::infinity();  // time of the previous invocation
 };
 
 // xFIT: the first job in x's order whose task time <= the node's predicted
@@ -56,7 +57,7 @@ class FitStrategy : public Strategy {
  private:
   GlobalOrder order_;
   std::vector<Slot> ranked_;
-  std::vector<std::int64_t> prefix_min_;
+  std::vector<double> prefix_min_;
 };
 
 // xA(T): x's top job where the node's predicted available fraction >= T,

@@ -17,7 +17,7 @@ struct FixedOutlook : NodeOutlook {
 
 // Runs one invocation and returns the chosen job id per node (0 = none).
 std::vector<JobId> run(Strategy& s, const std::vector<JobView>& queue, std::size_t nodes,
-                       std::int64_t now = 0, const NodeOutlook* outlook = nullptr,
+                       double now = 0, const NodeOutlook* outlook = nullptr,
                        std::vector<Slot> current = {}, Rng* rng = nullptr, bool spill = false) {
   if (current.empty()) current.assign(nodes, kIdle);
   std::vector<Slot> out(nodes, 99);
@@ -201,4 +201,28 @@ TEST_CASE("strategy lists split at top-level commas only") {
   CHECK(split_strategy_list("TSK, RORA(0.5,20),SRT") ==
         std::vector<std::string>{"TSK", "RORA(0.5,20)", "SRT"});
   CHECK(canonical_strategy_name("rora(0.50,20)") == "RORA(0.5,20)");
+}
+
+TEST_CASE("real-valued times: microsecond task times order exactly, ties by (arrival, id)") {
+  // Live task times are seconds: a 3 µs job before a 40 µs one, nothing rounded to whole steps.
+  const std::vector<JobView> q{{1, 0.5, 4e-5, 10, 10, 0}, {2, 0.75, 3e-6, 10, 10, 0}};
+  FixedOutlook fits;
+  fits.ap = {1e-3};
+  fits.fraction = {1};
+  for (const char* name : {"TSK", "SRT", "SRTFIT"}) {
+    auto s = make_strategy(name);
+    CHECK_MESSAGE(run(*s, q, 1, 1.0, &fits).at(0) == 2, name);
+  }
+  // Equal times: the earlier arrival first, then the smaller id (the queue is in that order).
+  const std::vector<JobView> tie{{4, 2e-6, 3e-6, 10, 10, 0}, {5, 2e-6, 3e-6, 10, 10, 0},
+                                 {3, 2.5e-6, 3e-6, 10, 10, 0}};
+  for (const char* name : {"TSK", "SRT", "SRTFIT"}) {
+    auto s = make_strategy(name);
+    CHECK_MESSAGE(run(*s, tie, 1, 1.0, &fits).at(0) == 4, name);
+  }
+  // A fractional ROR quantum in seconds: the holder keeps the nodes until it has held them that long.
+  auto ror = make_strategy("ROR(1)");
+  CHECK(run(*ror, q, 1, 0.25).at(0) == 1);
+  CHECK(run(*ror, q, 1, 1.0).at(0) == 1);
+  CHECK(run(*ror, q, 1, 1.25).at(0) == 2);
 }

@@ -5,6 +5,12 @@
 // none when the queue is empty). It sees only the queue, the current
 // assignment, the predictions for each node (NodeOutlook, computed from
 // availability at steps < now) and an injected Rng; it performs no I/O.
+//
+// Times are in the caller's time unit: simulation steps in the simulator,
+// seconds in the live NPS; now, arrival, task_time, attained, ROR's quantum
+// and the outlook's ap_length are all in it. They are real numbers, so a
+// live task of 3 µs orders before one of 40 µs; the simulator's integers
+// pass through exactly.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +31,11 @@ namespace piranha::sched {
 // live system; see task_time.h).
 struct JobView {
   JobId id = 0;
-  std::int64_t arrival = 0;
-  std::int64_t task_time = 1;
+  double arrival = 0;
+  double task_time = 1;
   std::int64_t tasks = 1;
   std::int64_t tasks_left = 1;
-  std::int64_t attained = 0;  // node-steps of service so far
+  double attained = 0;  // node-time of service so far
 };
 
 // Predictions for each node at the current invocation.
@@ -37,7 +43,7 @@ class NodeOutlook {
  public:
   virtual ~NodeOutlook() = default;
   // Predicted average AP length of node n over the next window (the
-  // --predictor of the run).
+  // --predictor of the run), in the caller's time unit.
   virtual double ap_length(std::size_t n) const = 0;
   // Predicted fraction of the next window that node n is available.
   virtual double available_fraction(std::size_t n) const = 0;
@@ -48,7 +54,7 @@ using Slot = std::int32_t;
 inline constexpr Slot kIdle = -1;
 
 struct Invocation {
-  std::int64_t now = 0;
+  double now = 0;
   // The queue in (arrival, id) order; jobs leave it when they complete.
   std::span<const JobView> queue;
   // Per node, the queue position of its current job, or kIdle when it has
