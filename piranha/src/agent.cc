@@ -139,7 +139,7 @@ struct Agent::Impl {
         if (!l) continue;  // registered without a program: nothing to start
         launches.emplace(j.id, *l);
       }
-      live.push_back(LiveJob{j.id, j.submit_time});
+      live.push_back(LiveJob{j.id});
     }
     std::erase_if(launches, [&](const auto& kv) {
       return std::none_of(live.begin(), live.end(), [&](const LiveJob& j) { return j.id == kv.first; });

@@ -2,6 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <string>
+
+#include "piranha/scheduler/decision.h"
+#include "piranha/scheduler/random.h"
+#include "piranha/scheduler/strategy.h"
 
 namespace piranha {
 
@@ -15,47 +21,53 @@ std::optional<NativePolicyKind> native_policy_from(std::string_view s) {
 
 std::string_view name(NativePolicyKind k) { return k == NativePolicyKind::Fair ? "FAIR" : "FCFS"; }
 
-std::size_t NativePolicy::uniform(std::size_t n) {
-  // Rejection sampling keeps it exactly uniform.
-  std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  std::uint64_t x;
-  do {
-    x = rng_();
-  } while (x >= limit);
-  return static_cast<std::size_t>(x % n);
-}
-
-std::optional<std::int64_t> NativePolicy::choose(std::vector<LiveJob> live, std::optional<std::int64_t> current) {
-  std::sort(live.begin(), live.end(), [](const LiveJob& a, const LiveJob& b) {
-    return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.id < b.id;
-  });
-  if (live.empty()) {
-    seen_.clear();
-    return std::nullopt;
-  }
-  if (kind_ == NativePolicyKind::Fcfs) return live.front().id;
-
-  auto is_live = [&](std::int64_t id) {
-    return std::any_of(live.begin(), live.end(), [id](const LiveJob& j) { return j.id == id; });
+struct NativePolicy::State {
+  struct Seen {
+    std::int64_t arrival = 0;       // the call at which the job was first seen
+    std::int64_t queue_length = 0;  // live jobs right after that arrival (FAIR's q)
   };
-  std::erase_if(seen_, [&](std::int64_t id) { return !is_live(id); });
-  std::optional<std::int64_t> job = current && is_live(*current) ? current : std::nullopt;
-  std::vector<LiveJob> arrived;
-  for (const auto& j : live)
-    if (!seen_.count(j.id)) arrived.push_back(j);
-  if (!job) {
-    job = live[uniform(live.size())].id;
-    for (const auto& j : live) seen_.insert(j.id);
-    return job;
+  std::unique_ptr<sched::Strategy> strategy;
+  sched::Rng rng;
+  sched::Decider decider;
+  std::int64_t calls = 0;
+  std::map<std::int64_t, Seen> seen;  // live jobs by id
+};
+
+NativePolicy::NativePolicy(NativePolicyKind kind, std::uint64_t seed)
+    : kind_(kind), state_(new State{sched::make_strategy(name(kind)), sched::Rng(seed, 2), {}, 0, {}}) {}
+NativePolicy::~NativePolicy() = default;
+NativePolicy::NativePolicy(NativePolicy&&) noexcept = default;
+NativePolicy& NativePolicy::operator=(NativePolicy&&) noexcept = default;
+
+std::optional<std::int64_t> NativePolicy::choose(const std::vector<LiveJob>& live,
+                                                 std::optional<std::int64_t> current) {
+  State& st = *state_;
+  const std::int64_t now = st.calls++;
+  std::erase_if(st.seen, [&](const auto& kv) {
+    return std::none_of(live.begin(), live.end(), [&](const LiveJob& j) { return j.id == kv.first; });
+  });
+  // Jobs seen for the first time arrive now, in id order, each lengthening the queue by one.
+  std::vector<std::int64_t> arrived;
+  for (const LiveJob& j : live)
+    if (!st.seen.count(j.id)) arrived.push_back(j.id);
+  std::sort(arrived.begin(), arrived.end());
+  arrived.erase(std::unique(arrived.begin(), arrived.end()), arrived.end());
+  for (std::int64_t id : arrived) {
+    const auto q = static_cast<std::int64_t>(st.seen.size()) + 1;
+    st.seen[id] = State::Seen{now, q};
   }
-  // q counts the live jobs up to and including each arrival.
-  std::size_t q = live.size() - arrived.size();
-  for (const auto& j : arrived) {
-    ++q;
-    seen_.insert(j.id);
-    if (uniform(q) == 0) job = j.id;
+
+  std::vector<sched::QueuedJob> queue;
+  for (const auto& [id, seen] : st.seen) {
+    sched::QueuedJob j;
+    j.id = id;
+    j.arrival = static_cast<double>(seen.arrival);
+    j.queue_length_at_arrival = seen.queue_length;
+    queue.push_back(j);
   }
-  return job;
+  const std::optional<sched::JobId> node[] = {current};
+  return st.decider.decide(*st.strategy, static_cast<double>(now), std::move(queue), node, nullptr, &st.rng, false)
+      .front();
 }
 
 }  // namespace piranha
