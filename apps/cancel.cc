@@ -1,5 +1,5 @@
 // piranha cancel: marks a live job cancelled in the system space. The job's
-// feeder (its JobMonitor) notices within a second, removes the job's space
+// feeder (its JobReporter) notices within a second, removes the job's space
 // and exits; agents retreat the job's piranhas.
 #include <iostream>
 
