@@ -254,6 +254,41 @@ TEST_CASE("mandelbrot: a retreating piranha's partial chunk is resumed by the ne
   CHECK(std::stoll(m[1]) > 0);
 }
 
+TEST_CASE("spin with two local piranhas does every task once and says so") {
+  ServerProcess server;
+  Process feeder(with_env({"PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_LOCAL_PIRANHAS=2"},
+                          {bin("spin"), "--tasks", "30", "--task-ms", "5"}));
+  CHECK(finish(feeder) == 0);
+  CHECK(feeder.out().find("spin: every task done once: 30 tasks of 5 ms, wall ") != std::string::npos);
+  auto j = job(server.endpoint(), 1);
+  REQUIRE(j);
+  CHECK((*j)["state"] == "done");
+  CHECK((*j)["tasks_done"] == 30);
+  // A task burns 5 ms of CPU, so it takes at least that long.
+  CHECK((*j)["mean_task_seconds"].get<double>() >= 0.0045);
+}
+
+TEST_CASE("spin: --help, and bad arguments exit 2 naming the problem, without a server") {
+  Process help({bin("spin"), "--help"});
+  CHECK(finish(help, 30s) == 0);
+  CHECK(help.out().find("spin --tasks N --task-ms T") != std::string::npos);
+  for (auto [args, problem] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--tasks", "abc", "--task-ms", "5"}, "--tasks \"abc\" must be an integer from 1 to "},
+           {{"--tasks", "0", "--task-ms", "5"}, "--tasks \"0\" must be an integer from 1 to "},
+           {{"--tasks", "3", "--task-ms", "-1"}, "--task-ms \"-1\" must be an integer from 0 to "},
+           {{"--task-ms", "5"}, "--tasks is required"},
+           {{"--tasks", "3"}, "--task-ms is required"},
+           {{"--tasks"}, "--tasks needs a value"},
+           {{"--tasks", "3", "--task-ms", "5", "extra"}, "unknown argument \"extra\""}}) {
+    std::vector<std::string> argv = {bin("spin")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Process p(argv);
+    CHECK(finish(p, 30s) == 2);
+    CHECK_MESSAGE(p.err().find("spin: " + problem) != std::string::npos, p.err());
+    CHECK(p.err().find("usage: spin --tasks N --task-ms T") != std::string::npos);
+  }
+}
+
 TEST_CASE("owner block, list, nodes and allow round trip through the system space") {
   ServerProcess server;
   const std::string& ep = server.endpoint();
