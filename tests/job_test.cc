@@ -289,6 +289,75 @@ TEST_CASE("spin: --help, and bad arguments exit 2 naming the problem, without a 
   }
 }
 
+TEST_CASE("piranha jobs --json: start and end times, and turnaround once the job has ended") {
+  ServerProcess server;
+  // One piranha, 40 tasks of 50 ms: the job runs for two seconds or more.
+  Process submit(with_env({"PIRANHA_LOCAL_PIRANHAS=1"}, {bin("piranha"), "submit", "--server", server.endpoint(),
+                                                         bin("spin"), "--tasks", "40", "--task-ms", "50"}));
+  std::int64_t id = submitted_id(submit);
+  std::optional<json> running;
+  REQUIRE(wait_until(
+      [&] {
+        running = job(server.endpoint(), id);
+        return running && !(*running)["start_time"].is_null();
+      },
+      60s));
+  INFO("while running: ", running->dump());
+  CHECK((*running)["state"] == "running");
+  CHECK((*running)["end_time"].is_null());
+  CHECK((*running)["turnaround_seconds"].is_null());
+
+  CHECK(finish(submit) == 0);
+  auto j = job(server.endpoint(), id);
+  REQUIRE(j);
+  INFO("ended: ", j->dump());
+  CHECK((*j)["state"] == "done");
+  REQUIRE(!(*j)["start_time"].is_null());
+  REQUIRE(!(*j)["end_time"].is_null());
+  double submitted = (*j)["submit_time"], start = (*j)["start_time"], end = (*j)["end_time"];
+  CHECK(submitted <= start);
+  CHECK(start <= end);
+  CHECK(start == (*running)["start_time"].get<double>());  // the first piranha's first task, set once
+  CHECK((*j)["turnaround_seconds"].get<double>() == doctest::Approx(end - submitted));
+  // 40 tasks of 50 ms of CPU, one after another.
+  CHECK(end - start >= 2.0);
+
+  Process table({bin("piranha"), "jobs", "--all", "--server", server.endpoint()});
+  CHECK(finish(table) == 0);
+  CHECK(table.out().find("TURNAROUND") != std::string::npos);
+}
+
+TEST_CASE("a cancelled job and a crashed feeder's job get an end time too") {
+  ServerProcess server;
+  Process crash({bin("piranha"), "submit", "--server", server.endpoint(), bin("crash_job")});
+  std::int64_t crashed = submitted_id(crash);
+  CHECK(finish(crash) == 128 + SIGABRT);
+  // No piranha ever comes to this one.
+  Process submit({bin("piranha"), "submit", "--server", server.endpoint(), bin("spin"), "--tasks", "3",
+                  "--task-ms", "1"});
+  std::int64_t waiting = submitted_id(submit);
+  REQUIRE(wait_until([&] { return state_of(server.endpoint(), waiting) == "running"; }, 30s));
+  double before_cancel = sys::wall_now();
+  Process cancel({bin("piranha"), "cancel", std::to_string(waiting), "--server", server.endpoint()});
+  CHECK(finish(cancel) == 0);
+  CHECK(finish(submit, 30s) == 130);
+
+  auto c = job(server.endpoint(), crashed), w = job(server.endpoint(), waiting);
+  REQUIRE(c);
+  REQUIRE(w);
+  INFO(c->dump(), "\n", w->dump());
+  CHECK((*c)["state"] == "failed");
+  CHECK(!(*c)["end_time"].is_null());
+  CHECK((*c)["start_time"].is_null());
+  CHECK((*w)["state"] == "cancelled");
+  CHECK((*w)["start_time"].is_null());
+  // The end is when `piranha cancel` marked it, not when the feeder noticed.
+  CHECK((*w)["end_time"].get<double>() >= before_cancel);
+  CHECK((*w)["end_time"].get<double>() <= sys::wall_now());
+  CHECK((*w)["turnaround_seconds"].get<double>() ==
+        doctest::Approx((*w)["end_time"].get<double>() - (*w)["submit_time"].get<double>()));
+}
+
 TEST_CASE("owner block, list, nodes and allow round trip through the system space") {
   ServerProcess server;
   const std::string& ep = server.endpoint();

@@ -162,7 +162,9 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
                                                   : sys::JobState::Failed;
   if (reporter.cancelled()) rc = 130;
   try {
+    double ended = sys::wall_now();
     sys::set_job_state(*client, job.id, final_state);
+    sys::record_job_times(*client, sys::JobTimes{job.id, 0, ended});
     // Ends the piranhas' waits: the job is over.
     client->remove(job.space);
   } catch (const std::exception& e) {
