@@ -358,6 +358,38 @@ TEST_CASE("a cancelled job and a crashed feeder's job get an end time too") {
         doctest::Approx((*w)["end_time"].get<double>() - (*w)["submit_time"].get<double>()));
 }
 
+TEST_CASE("jobstat shows a job's first completed tasks and their mean time within a second") {
+  ServerProcess server;
+  Process submit(with_env({"PIRANHA_LOCAL_PIRANHAS=1"}, {bin("piranha"), "submit", "--server", server.endpoint(),
+                                                         bin("spin"), "--tasks", "20", "--task-ms", "50"}));
+  std::int64_t id = submitted_id(submit);
+  // Watch as the NPS would, only much more often.
+  ts::Client c(server.endpoint());
+  std::optional<sys::JobStat> seen;
+  double seen_at = 0;
+  REQUIRE(wait_until(
+      [&] {
+        auto t = c.rd(sys::kSpace, sys::jobstat_template(id), 0);
+        auto st = t ? sys::JobStat::from_tuple(*t) : std::nullopt;
+        if (!st || st->tasks_done == 0 || st->mean_task_seconds <= 0) return false;
+        seen = st;
+        seen_at = sys::wall_now();
+        return true;
+      },
+      60s));
+  auto times = sys::find_jobtimes(c, id);
+  REQUIRE(times);
+  REQUIRE(times->start_time > 0);
+  // The first task started at start_time and took about the mean task time.
+  double first_done = times->start_time + seen->mean_task_seconds;
+  double delay = seen_at - first_done;
+  MESSAGE("jobstat showed ", seen->tasks_done, " task(s), mean ", seen->mean_task_seconds, " s, ", delay,
+          " s after the first task completed");
+  CHECK(seen->mean_task_seconds >= 0.045);
+  CHECK(delay < 1.0);
+  CHECK(finish(submit) == 0);
+}
+
 TEST_CASE("owner block, list, nodes and allow round trip through the system space") {
   ServerProcess server;
   const std::string& ep = server.endpoint();
