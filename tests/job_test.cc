@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -266,6 +267,37 @@ TEST_CASE("spin with two local piranhas does every task once and says so") {
   CHECK((*j)["tasks_done"] == 30);
   // A task burns 5 ms of CPU, so it takes at least that long.
   CHECK((*j)["mean_task_seconds"].get<double>() >= 0.0045);
+}
+
+TEST_CASE("spin: a piranha told to retreat mid-task stops at once and another piranha redoes the task") {
+  ServerProcess server;
+  Process submit({bin("piranha"), "submit", "--server", server.endpoint(), bin("spin"), "--tasks", "3",
+                  "--task-ms", "1000"});
+  std::int64_t id = submitted_id(submit);
+  REQUIRE(wait_until([&] { return state_of(server.endpoint(), id) == "running"; }, 30s));
+  auto piranha_argv = [&](const std::string& node) {
+    return with_env({"PIRANHA_ROLE=piranha", "PIRANHA_JOB_ID=" + std::to_string(id),
+                     "PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_NODE=" + node},
+                    {bin("spin"), "--tasks", "3", "--task-ms", "1000"});
+  };
+  ts::Client c(server.endpoint());
+  Process retreater(piranha_argv("retreater"));
+  // It holds a task once the job's space has a lease.
+  REQUIRE_MESSAGE(wait_until([&] { return stats_of(c, "job." + std::to_string(id)).leases > 0; }, 60s),
+                  retreater.err());
+  retreater.signal(SIGUSR1);
+  CHECK(finish(retreater, 30s) == 0);
+
+  Process finisher(piranha_argv("finisher"));
+  CHECK(finish(submit) == 0);
+  CHECK(finish(finisher, 30s) == 0);
+  CHECK(submit.out().find("spin: every task done once: 3 tasks of 1000 ms") != std::string::npos);
+  std::map<std::string, sys::JobWork> work;
+  for (const auto& w : sys::list_jobwork(c, id)) work[w.node] = w;
+  // It stopped mid-task (a task is a second of CPU) and completed none.
+  CHECK(work["retreater"].retreats == 1);
+  CHECK(work["retreater"].tasks == 0);
+  CHECK(work["finisher"].tasks == 3);
 }
 
 TEST_CASE("spin: --help, and bad arguments exit 2 naming the problem, without a server") {
