@@ -1,5 +1,5 @@
 // piranha cancel: marks a live job cancelled in the system space. The job's
-// feeder (its JobMonitor) notices within a second, removes the job's space
+// feeder (its JobReporter) notices within a second, removes the job's space
 // and exits; agents retreat the job's piranhas.
 #include <iostream>
 
@@ -37,6 +37,7 @@ int cancel(const CancelArgs& a) {
   }
   job->state = sys::JobState::Cancelled;
   client->out(sys::kSpace, job->to_tuple());
+  sys::record_job_times(*client, sys::JobTimes{job->id, 0, sys::wall_now()});
   client->flush();
   std::cerr << "job " << a.id << " (" << job->name
             << ") cancelled; its feeder stops and its piranhas retreat\n";

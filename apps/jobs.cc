@@ -1,5 +1,5 @@
-// piranha jobs: the pool's jobs and their progress, from the ("job", ...) and
-// ("jobstat", ...) tuples of the system space.
+// piranha jobs: the pool's jobs and their progress, from the ("job", ...),
+// ("jobstat", ...) and ("jobtime", ...) tuples of the system space.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -22,7 +22,13 @@ struct JobsArgs {
 struct JobRow {
   sys::JobRecord job;
   std::optional<sys::JobStat> stat;
+  sys::JobTimes times;  // 0: not yet
+  // Seconds from submission to the end; 0 while the job runs.
+  double turnaround() const { return times.end_time != 0 ? times.end_time - job.submit_time : 0; }
 };
+
+// A time, or null while it is not known (0).
+nlohmann::json known(double t) { return t != 0 ? nlohmann::json(t) : nlohmann::json(nullptr); }
 
 nlohmann::json to_json(const JobRow& r) {
   nlohmann::json j = {{"id", r.job.id},
@@ -36,21 +42,25 @@ nlohmann::json to_json(const JobRow& r) {
   j["tasks"] = s.tasks_done + s.tasks_left;
   j["mean_task_seconds"] = s.mean_task_seconds;
   j["stat_updated_at"] = r.stat ? nlohmann::json(s.updated_at) : nlohmann::json(nullptr);
+  j["start_time"] = known(r.times.start_time);
+  j["end_time"] = known(r.times.end_time);
+  j["turnaround_seconds"] = r.times.end_time != 0 ? nlohmann::json(r.turnaround()) : nlohmann::json(nullptr);
   return j;
 }
 
 void print_table(const std::vector<JobRow>& rows, double now) {
   int name_w = 4;
   for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.job.name.size()));
-  std::printf("%-5s %-*s %-10s %-10s %8s %8s %10s\n", "ID", name_w, "NAME", "STATE", "SUBMITTED", "DONE",
-              "LEFT", "MEAN TASK");
+  std::printf("%-5s %-*s %-10s %-10s %8s %8s %10s %10s\n", "ID", name_w, "NAME", "STATE", "SUBMITTED", "DONE",
+              "LEFT", "MEAN TASK", "TURNAROUND");
   for (const auto& r : rows) {
     std::string done = r.stat ? std::to_string(r.stat->tasks_done) : "-";
     std::string left = r.stat ? std::to_string(r.stat->tasks_left) : "-";
     std::string mean = r.stat ? seconds_for_people(r.stat->mean_task_seconds) : "-";
-    std::printf("%-5lld %-*s %-10s %-10s %8s %8s %10s\n", static_cast<long long>(r.job.id), name_w,
+    std::printf("%-5lld %-*s %-10s %-10s %8s %8s %10s %10s\n", static_cast<long long>(r.job.id), name_w,
                 r.job.name.c_str(), std::string(sys::name(r.job.state)).c_str(),
-                age(r.job.submit_time, now).c_str(), done.c_str(), left.c_str(), mean.c_str());
+                age(r.job.submit_time, now).c_str(), done.c_str(), left.c_str(), mean.c_str(),
+                seconds_for_people(r.turnaround()).c_str());
   }
 }
 
@@ -61,6 +71,7 @@ int jobs(const JobsArgs& a) {
     auto& slot = stats[s.id];
     if (s.updated_at >= slot.updated_at) slot = s;  // a racing duplicate: the newer wins
   }
+  auto times = sys::jobtimes_by_job(*client);
   std::vector<JobRow> rows;
   std::size_t finished = 0;
   for (auto& j : sys::list_jobs(*client)) {
@@ -69,7 +80,9 @@ int jobs(const JobsArgs& a) {
       continue;
     }
     auto it = stats.find(j.id);
-    rows.push_back({j, it == stats.end() ? std::nullopt : std::optional<sys::JobStat>(it->second)});
+    auto t = times.find(j.id);
+    rows.push_back({j, it == stats.end() ? std::nullopt : std::optional<sys::JobStat>(it->second),
+                    t == times.end() ? sys::JobTimes{j.id, 0, 0} : t->second});
   }
   std::sort(rows.begin(), rows.end(), [](const JobRow& x, const JobRow& y) { return x.job.id < y.job.id; });
 
@@ -96,7 +109,7 @@ int jobs(const JobsArgs& a) {
 void add_jobs(CLI::App& app) {
   auto a = std::make_shared<JobsArgs>();
   auto* cmd =
-      app.add_subcommand("jobs", "list the pool's jobs: state, age, tasks done and left, mean task time");
+      app.add_subcommand("jobs", "list the pool's jobs: state, age, tasks done and left, mean task time, turnaround");
   a->server = add_server_option(*cmd);
   cmd->add_flag("--all", a->all, "also list finished jobs (done, failed, cancelled)");
   cmd->add_flag("--json", a->json, "print one JSON array of job objects instead of the table");

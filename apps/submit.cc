@@ -95,6 +95,7 @@ bool settle(ts::Client& c, const sys::JobRecord& job, const std::string& name, c
   bool never_ran = rec->state == sys::JobState::Queued;
   rec->state = interrupted ? sys::JobState::Cancelled : sys::JobState::Failed;
   c.out(sys::kSpace, rec->to_tuple());
+  sys::record_job_times(c, sys::JobTimes{job.id, 0, sys::wall_now()});
   c.flush();
   c.remove(rec->space);  // ends the waits of its piranhas, as the feeder would have
   std::string how = status.signal      ? name + " " + status.describe()

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -252,6 +253,173 @@ TEST_CASE("mandelbrot: a retreating piranha's partial chunk is resumed by the ne
   std::string out = submit.out();
   REQUIRE(std::regex_search(out, m, std::regex("(\\d+) resumed from partial progress")));
   CHECK(std::stoll(m[1]) > 0);
+}
+
+TEST_CASE("spin with two local piranhas does every task once and says so") {
+  ServerProcess server;
+  Process feeder(with_env({"PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_LOCAL_PIRANHAS=2"},
+                          {bin("spin"), "--tasks", "30", "--task-ms", "5"}));
+  CHECK(finish(feeder) == 0);
+  CHECK(feeder.out().find("spin: every task done once: 30 tasks of 5 ms, wall ") != std::string::npos);
+  auto j = job(server.endpoint(), 1);
+  REQUIRE(j);
+  CHECK((*j)["state"] == "done");
+  CHECK((*j)["tasks_done"] == 30);
+  // A task burns 5 ms of CPU, so it takes at least that long.
+  CHECK((*j)["mean_task_seconds"].get<double>() >= 0.0045);
+}
+
+TEST_CASE("spin: a piranha told to retreat mid-task stops at once and another piranha redoes the task") {
+  ServerProcess server;
+  Process submit({bin("piranha"), "submit", "--server", server.endpoint(), bin("spin"), "--tasks", "3",
+                  "--task-ms", "1000"});
+  std::int64_t id = submitted_id(submit);
+  REQUIRE(wait_until([&] { return state_of(server.endpoint(), id) == "running"; }, 30s));
+  auto piranha_argv = [&](const std::string& node) {
+    return with_env({"PIRANHA_ROLE=piranha", "PIRANHA_JOB_ID=" + std::to_string(id),
+                     "PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_NODE=" + node},
+                    {bin("spin"), "--tasks", "3", "--task-ms", "1000"});
+  };
+  ts::Client c(server.endpoint());
+  Process retreater(piranha_argv("retreater"));
+  // It holds a task once the job's space has a lease.
+  REQUIRE_MESSAGE(wait_until([&] { return stats_of(c, "job." + std::to_string(id)).leases > 0; }, 60s),
+                  retreater.err());
+  retreater.signal(SIGUSR1);
+  CHECK(finish(retreater, 30s) == 0);
+
+  Process finisher(piranha_argv("finisher"));
+  CHECK(finish(submit) == 0);
+  CHECK(finish(finisher, 30s) == 0);
+  CHECK(submit.out().find("spin: every task done once: 3 tasks of 1000 ms") != std::string::npos);
+  std::map<std::string, sys::JobWork> work;
+  for (const auto& w : sys::list_jobwork(c, id)) work[w.node] = w;
+  // It stopped mid-task (a task is a second of CPU) and completed none.
+  CHECK(work["retreater"].retreats == 1);
+  CHECK(work["retreater"].tasks == 0);
+  CHECK(work["finisher"].tasks == 3);
+}
+
+TEST_CASE("spin: --help, and bad arguments exit 2 naming the problem, without a server") {
+  Process help({bin("spin"), "--help"});
+  CHECK(finish(help, 30s) == 0);
+  CHECK(help.out().find("spin --tasks N --task-ms T") != std::string::npos);
+  for (auto [args, problem] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--tasks", "abc", "--task-ms", "5"}, "--tasks \"abc\" must be an integer from 1 to "},
+           {{"--tasks", "0", "--task-ms", "5"}, "--tasks \"0\" must be an integer from 1 to "},
+           {{"--tasks", "3", "--task-ms", "-1"}, "--task-ms \"-1\" must be an integer from 0 to "},
+           {{"--task-ms", "5"}, "--tasks is required"},
+           {{"--tasks", "3"}, "--task-ms is required"},
+           {{"--tasks"}, "--tasks needs a value"},
+           {{"--tasks", "3", "--task-ms", "5", "extra"}, "unknown argument \"extra\""}}) {
+    std::vector<std::string> argv = {bin("spin")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Process p(argv);
+    CHECK(finish(p, 30s) == 2);
+    CHECK_MESSAGE(p.err().find("spin: " + problem) != std::string::npos, p.err());
+    CHECK(p.err().find("usage: spin --tasks N --task-ms T") != std::string::npos);
+  }
+}
+
+TEST_CASE("piranha jobs --json: start and end times, and turnaround once the job has ended") {
+  ServerProcess server;
+  // One piranha, 40 tasks of 50 ms: the job runs for two seconds or more.
+  Process submit(with_env({"PIRANHA_LOCAL_PIRANHAS=1"}, {bin("piranha"), "submit", "--server", server.endpoint(),
+                                                         bin("spin"), "--tasks", "40", "--task-ms", "50"}));
+  std::int64_t id = submitted_id(submit);
+  std::optional<json> running;
+  REQUIRE(wait_until(
+      [&] {
+        running = job(server.endpoint(), id);
+        return running && !(*running)["start_time"].is_null();
+      },
+      60s));
+  INFO("while running: ", running->dump());
+  CHECK((*running)["state"] == "running");
+  CHECK((*running)["end_time"].is_null());
+  CHECK((*running)["turnaround_seconds"].is_null());
+
+  CHECK(finish(submit) == 0);
+  auto j = job(server.endpoint(), id);
+  REQUIRE(j);
+  INFO("ended: ", j->dump());
+  CHECK((*j)["state"] == "done");
+  REQUIRE(!(*j)["start_time"].is_null());
+  REQUIRE(!(*j)["end_time"].is_null());
+  double submitted = (*j)["submit_time"], start = (*j)["start_time"], end = (*j)["end_time"];
+  CHECK(submitted <= start);
+  CHECK(start <= end);
+  CHECK(start == (*running)["start_time"].get<double>());  // the first piranha's first task, set once
+  CHECK((*j)["turnaround_seconds"].get<double>() == doctest::Approx(end - submitted));
+  // 40 tasks of 50 ms of CPU, one after another.
+  CHECK(end - start >= 2.0);
+
+  Process table({bin("piranha"), "jobs", "--all", "--server", server.endpoint()});
+  CHECK(finish(table) == 0);
+  CHECK(table.out().find("TURNAROUND") != std::string::npos);
+}
+
+TEST_CASE("a cancelled job and a crashed feeder's job get an end time too") {
+  ServerProcess server;
+  Process crash({bin("piranha"), "submit", "--server", server.endpoint(), bin("crash_job")});
+  std::int64_t crashed = submitted_id(crash);
+  CHECK(finish(crash) == 128 + SIGABRT);
+  // No piranha ever comes to this one.
+  Process submit({bin("piranha"), "submit", "--server", server.endpoint(), bin("spin"), "--tasks", "3",
+                  "--task-ms", "1"});
+  std::int64_t waiting = submitted_id(submit);
+  REQUIRE(wait_until([&] { return state_of(server.endpoint(), waiting) == "running"; }, 30s));
+  double before_cancel = sys::wall_now();
+  Process cancel({bin("piranha"), "cancel", std::to_string(waiting), "--server", server.endpoint()});
+  CHECK(finish(cancel) == 0);
+  CHECK(finish(submit, 30s) == 130);
+
+  auto c = job(server.endpoint(), crashed), w = job(server.endpoint(), waiting);
+  REQUIRE(c);
+  REQUIRE(w);
+  INFO(c->dump(), "\n", w->dump());
+  CHECK((*c)["state"] == "failed");
+  CHECK(!(*c)["end_time"].is_null());
+  CHECK((*c)["start_time"].is_null());
+  CHECK((*w)["state"] == "cancelled");
+  CHECK((*w)["start_time"].is_null());
+  // The end is when `piranha cancel` marked it, not when the feeder noticed.
+  CHECK((*w)["end_time"].get<double>() >= before_cancel);
+  CHECK((*w)["end_time"].get<double>() <= sys::wall_now());
+  CHECK((*w)["turnaround_seconds"].get<double>() ==
+        doctest::Approx((*w)["end_time"].get<double>() - (*w)["submit_time"].get<double>()));
+}
+
+TEST_CASE("jobstat shows a job's first completed tasks and their mean time within a second") {
+  ServerProcess server;
+  Process submit(with_env({"PIRANHA_LOCAL_PIRANHAS=1"}, {bin("piranha"), "submit", "--server", server.endpoint(),
+                                                         bin("spin"), "--tasks", "20", "--task-ms", "50"}));
+  std::int64_t id = submitted_id(submit);
+  // Watch as the NPS would, only much more often.
+  ts::Client c(server.endpoint());
+  std::optional<sys::JobStat> seen;
+  double seen_at = 0;
+  REQUIRE(wait_until(
+      [&] {
+        auto t = c.rd(sys::kSpace, sys::jobstat_template(id), 0);
+        auto st = t ? sys::JobStat::from_tuple(*t) : std::nullopt;
+        if (!st || st->tasks_done == 0 || st->mean_task_seconds <= 0) return false;
+        seen = st;
+        seen_at = sys::wall_now();
+        return true;
+      },
+      60s));
+  auto times = sys::find_jobtimes(c, id);
+  REQUIRE(times);
+  REQUIRE(times->start_time > 0);
+  // The first task started at start_time and took about the mean task time.
+  double first_done = times->start_time + seen->mean_task_seconds;
+  double delay = seen_at - first_done;
+  MESSAGE("jobstat showed ", seen->tasks_done, " task(s), mean ", seen->mean_task_seconds, " s, ", delay,
+          " s after the first task completed");
+  CHECK(seen->mean_task_seconds >= 0.045);
+  CHECK(delay < 1.0);
+  CHECK(finish(submit) == 0);
 }
 
 TEST_CASE("owner block, list, nodes and allow round trip through the system space") {

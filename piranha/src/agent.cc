@@ -31,7 +31,7 @@ std::string json_string(const std::string& s) {
 
 double ms(std::chrono::duration<double> d) { return d.count() * 1e3; }
 
-// Feeders rewrite their jobstat at least every 5 s (JobMonitor).
+// Feeders rewrite their jobstat at least every 5 s (JobReporter).
 constexpr double kFeederSilence = 30;
 
 }  // namespace

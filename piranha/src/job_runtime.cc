@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "piranha/child.h"
-#include "piranha/job_monitor.h"
+#include "piranha/job_reporter.h"
 #include "piranha/sysspace.h"
 #include "piranha/task_tally.h"
 #include "piranha/tuplespace/embedded.h"
@@ -129,7 +129,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   impl.args = args;
   impl.job_id = job.id;
   Feeder feeder(impl);
-  JobMonitor monitor(server, job, impl.tasks_put);
+  JobReporter reporter(server, job, impl.tasks_put);
 
   std::vector<std::unique_ptr<ChildProcess>> piranhas;
   for (int i = 0; i < local; ++i) {
@@ -156,13 +156,15 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     failure = e.what();
   }
   double elapsed = std::chrono::duration<double>(SteadyClock::now() - started).count();
-  monitor.stop();
-  sys::JobState final_state = monitor.cancelled() ? sys::JobState::Cancelled
+  reporter.stop();
+  sys::JobState final_state = reporter.cancelled() ? sys::JobState::Cancelled
                               : rc == 0           ? sys::JobState::Done
                                                   : sys::JobState::Failed;
-  if (monitor.cancelled()) rc = 130;
+  if (reporter.cancelled()) rc = 130;
   try {
+    double ended = sys::wall_now();
     sys::set_job_state(*client, job.id, final_state);
+    sys::record_job_times(*client, sys::JobTimes{job.id, 0, ended});
     // Ends the piranhas' waits: the job is over.
     client->remove(job.space);
   } catch (const std::exception& e) {
@@ -175,7 +177,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   if (final_state == sys::JobState::Failed && !failure.empty())
     std::fprintf(stderr, "%s: job %lld failed: %s\n", name.c_str(), static_cast<long long>(job.id), failure.c_str());
   std::fprintf(stderr, "%s: job %lld %s in %.2f s: %s\n", name.c_str(), static_cast<long long>(job.id),
-               std::string(sys::name(final_state)).c_str(), elapsed, monitor.tally().summary().c_str());
+               std::string(sys::name(final_state)).c_str(), elapsed, reporter.tally().summary().c_str());
   return rc;
 }
 

@@ -43,6 +43,7 @@ struct WorkerState {
   double task_seconds = 0;  // summed, for the batching decision
   std::int64_t lost = 0;    // posted completions refused so far
   bool job_ended = false;
+  bool start_noted = false;  // this piranha's first task was noted in ("jobtime", ...)
   SteadyClock::time_point last_job_check{};
 };
 

@@ -1,5 +1,6 @@
 #include "piranha/sysspace.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -121,6 +122,20 @@ std::optional<JobWork> JobWork::from_tuple(const ts::Tuple& t) {
   return JobWork{i_at(t, 1), s_at(t, 2), i_at(t, 3), d_at(t, 4), i_at(t, 5)};
 }
 
+namespace {
+// The earlier of two times, where 0 means "not known".
+double earliest_known(double a, double b) { return a == 0 ? b : b == 0 ? a : std::min(a, b); }
+}  // namespace
+
+JobTimes JobTimes::merged(const JobTimes& other) const {
+  return JobTimes{id, earliest_known(start_time, other.start_time), earliest_known(end_time, other.end_time)};
+}
+ts::Tuple JobTimes::to_tuple() const { return ts::Tuple::of("jobtime", id, start_time, end_time); }
+std::optional<JobTimes> JobTimes::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobtime", {Type::Int, Type::Double, Type::Double})) return std::nullopt;
+  return JobTimes{i_at(t, 1), d_at(t, 2), d_at(t, 3)};
+}
+
 ts::Tuple NodeRecord::to_tuple() const {
   return ts::Tuple::of("node", name, cores, speed, std::string(sys::name(state)), updated_at);
 }
@@ -187,6 +202,12 @@ ts::Template jobwork_template(std::int64_t id) {
 }
 ts::Template jobwork_template(std::int64_t id, const std::string& node) {
   return ts::Template({tag("jobwork"), num(id), str(node), any(Type::Int), any(Type::Double), any(Type::Int)});
+}
+ts::Template jobtime_template() {
+  return ts::Template({tag("jobtime"), any(Type::Int), any(Type::Double), any(Type::Double)});
+}
+ts::Template jobtime_template(std::int64_t id) {
+  return ts::Template({tag("jobtime"), num(id), any(Type::Double), any(Type::Double)});
 }
 ts::Template node_template() {
   return ts::Template(
@@ -265,23 +286,60 @@ std::vector<NodeRecord> list_nodes(ts::Client& c) {
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
   return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
 }
+std::map<std::int64_t, JobTimes> jobtimes_by_job(ts::Client& c) {
+  std::map<std::int64_t, JobTimes> out;
+  for (const auto& t : decode_all<JobTimes>(c.rd_many(kSpace, jobtime_template(), kListMax))) {
+    auto [it, fresh] = out.try_emplace(t.id, t);
+    if (!fresh) it->second = it->second.merged(t);
+  }
+  return out;
+}
+std::optional<JobTimes> find_jobtimes(ts::Client& c, std::int64_t id) {
+  std::optional<JobTimes> m;
+  for (const auto& t : decode_all<JobTimes>(c.rd_many(kSpace, jobtime_template(id), kListMax)))
+    m = m ? m->merged(t) : t;
+  return m;
+}
 std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id) {
   auto t = c.rd(kSpace, launch_template(id), 0);
   if (!t) return std::nullopt;
   return JobLaunch::from_tuple(*t);
 }
 
-void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
-  // The old record is taken under a lease and the new one written with its
-  // completion, in one step: a writer that dies between the two loses
-  // nothing. Duplicates (from older writers) are folded away.
+namespace {
+
+// Takes every tuple matching `tmpl` under a lease (without waiting) and
+// writes make(those tuples) in their place with the first one's completion,
+// in one step: a writer that dies between the two loses nothing. Duplicates
+// (from writers that raced on an absent tuple) are folded away. Writes the
+// new tuple plainly when none matched.
+template <class Make>
+void rewrite(ts::Client& c, const ts::Template& tmpl, Make make) {
   auto old = c.in_many_leased(kSpace, tmpl, 64, 10'000);
+  std::vector<ts::Tuple> taken;
+  for (const auto& l : old) taken.push_back(l.tuple);
+  ts::Tuple t = make(taken);
   if (old.empty()) {
     c.out(kSpace, t);
     return;
   }
   for (std::size_t i = 1; i < old.size(); ++i) c.complete(old[i].lease, kSpace, {});
   if (!c.complete(old[0].lease, kSpace, {t})) c.out(kSpace, t);
+}
+
+}  // namespace
+
+void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
+  rewrite(c, tmpl, [&](const std::vector<ts::Tuple>&) { return t; });
+}
+
+void record_job_times(ts::Client& c, const JobTimes& times) {
+  rewrite(c, jobtime_template(times.id), [&](const std::vector<ts::Tuple>& old) {
+    JobTimes m = times;
+    for (const auto& t : old)
+      if (auto r = JobTimes::from_tuple(t)) m = m.merged(*r);
+    return m.to_tuple();
+  });
 }
 
 }  // namespace piranha::sys

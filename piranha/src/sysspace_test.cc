@@ -28,6 +28,16 @@ TEST_CASE("sysspace: every record survives a round trip through its tuple") {
   CHECK(st2->tasks_left == 90);
   CHECK(st2->mean_task_seconds == 0.25);
 
+  sys::JobTimes tm{7, 100.5, 250.25};
+  auto tm2 = sys::JobTimes::from_tuple(tm.to_tuple());
+  REQUIRE(tm2);
+  CHECK(tm2->id == 7);
+  CHECK(tm2->start_time == 100.5);
+  CHECK(tm2->end_time == 250.25);
+  CHECK(sys::jobtime_template(7).matches(tm.to_tuple()));
+  CHECK(sys::jobtime_template().matches(tm.to_tuple()));
+  CHECK_FALSE(sys::jobtime_template(8).matches(tm.to_tuple()));
+
   sys::NodeRecord n{"ws01", 4, 1.5, sys::NodeState::OwnerBlocked, 3.0};
   auto n2 = sys::NodeRecord::from_tuple(n.to_tuple());
   REQUIRE(n2);
@@ -57,6 +67,8 @@ TEST_CASE("sysspace: tuples of another shape are not misread") {
   CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("jab", 1, "n", "s", 1.0, "queued")));
   CHECK_FALSE(sys::NodeRecord::from_tuple(ts::Tuple::of("node", "a", 1.0, 1.0, "available", 1.0)));
   CHECK_FALSE(sys::JobStat::from_tuple(ts::Tuple::of(1, 2)));
+  CHECK_FALSE(sys::JobTimes::from_tuple(ts::Tuple::of("jobtime", 1, 2, 3)));  // ints, not times
+  CHECK_FALSE(sys::JobTimes::from_tuple(sys::JobStat{1, 2, 3, 4.0, 5.0}.to_tuple()));
 }
 
 TEST_CASE("sysspace: state names") {
@@ -66,4 +78,20 @@ TEST_CASE("sysspace: state names") {
   CHECK(sys::is_live(sys::JobState::Queued));
   CHECK_FALSE(sys::is_live(sys::JobState::Done));
   CHECK(sys::name(sys::NodeState::OwnerBlocked) == "owner-blocked");
+}
+
+TEST_CASE("sysspace: job times merge to the earliest known start and end; 0 is not known") {
+  sys::JobTimes none{3, 0, 0}, started{3, 10, 0}, earlier{3, 8, 0}, ended{3, 0, 20}, ended_later{3, 0, 25};
+  CHECK(none.merged(started).start_time == 10);
+  CHECK(started.merged(none).start_time == 10);
+  CHECK(started.merged(earlier).start_time == 8);
+  CHECK(earlier.merged(started).start_time == 8);
+  auto both = started.merged(ended);
+  CHECK(both.start_time == 10);
+  CHECK(both.end_time == 20);
+  // The first recorded end stays: a later writer of the same end state does not move it.
+  CHECK(both.merged(ended_later).end_time == 20);
+  CHECK(ended_later.merged(both).end_time == 20);
+  CHECK(none.merged(none).start_time == 0);
+  CHECK(none.merged(none).end_time == 0);
 }

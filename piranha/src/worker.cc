@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <stdexcept>
 
 #include "piranha/sysspace.h"
@@ -41,6 +42,24 @@ std::shared_ptr<detail::TaskState> hold(detail::WorkerState& s, ts::Leased&& l, 
   return st;
 }
 
+// Notes in the job's ("jobtime", ...) tuple that this piranha took its first
+// task at `at`, unless an earlier start is already there (the common case
+// after the job's first piranha: one read, no rewrite). The job's start
+// time is a service to the scheduler: failing to note it must not fail the
+// task, so an error is only reported.
+void note_first_task(detail::WorkerState& s, double at) {
+  s.start_noted = true;
+  try {
+    auto t = s.client->rd(sys::kSpace, sys::jobtime_template(s.job_id), 0);
+    auto known = t ? sys::JobTimes::from_tuple(*t) : std::nullopt;
+    if (known && known->start_time != 0 && known->start_time <= at) return;
+    sys::record_job_times(*s.client, sys::JobTimes{s.job_id, at, 0});
+  } catch (const ts::TupleSpaceError& e) {
+    std::fprintf(stderr, "piranha on %s: job %lld: could not record its start time: %s\n", s.node.c_str(),
+                 static_cast<long long>(s.job_id), e.what());
+  }
+}
+
 }  // namespace
 
 std::optional<Task> Worker::take(const ts::Template& tmpl) {
@@ -48,6 +67,7 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
     st->started = true;
     st->started_at = sys::wall_now();
     st->taken = SteadyClock::now();
+    if (!s_.start_noted) note_first_task(s_, st->started_at);
     return Task(std::move(st));
   };
   if (!s_.prefetched.empty() && s_.prefetch_fields == tmpl.fields() && !s_.retreat->load()) {

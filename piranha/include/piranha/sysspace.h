@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -85,6 +86,24 @@ struct JobWork {
   static std::optional<JobWork> from_tuple(const ts::Tuple& t);
 };
 
+// ("jobtime", id, start_time, end_time): when a job began and ended, 0 for
+// "not yet". start_time is the earliest moment any piranha took its first
+// task of the job (the runtime, in the piranha, writes it when it takes that
+// task); end_time is the moment the job's ("job", ...) record first became
+// done, failed or cancelled (written by whichever process wrote that state:
+// the feeder's runtime, `piranha submit` for a feeder that could not, or
+// `piranha cancel`). An extension of the schema. Rewritten through
+// record_job_times(), which keeps the earliest time each writer reported.
+struct JobTimes {
+  std::int64_t id = 0;
+  double start_time = 0;
+  double end_time = 0;
+  // Both records' knowledge: each time the earliest that is not 0.
+  JobTimes merged(const JobTimes& other) const;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobTimes> from_tuple(const ts::Tuple& t);
+};
+
 enum class NodeState { Available, Unavailable, OwnerBlocked, Down };
 std::string_view name(NodeState s);
 std::optional<NodeState> node_state_from(std::string_view s);
@@ -157,6 +176,8 @@ ts::Template launch_template(std::int64_t id);
 ts::Template jobstat_template();
 ts::Template jobstat_template(std::int64_t id);
 ts::Template jobwork_template(std::int64_t id);
+ts::Template jobtime_template();
+ts::Template jobtime_template(std::int64_t id);
 ts::Template jobwork_template(std::int64_t id, const std::string& node);
 ts::Template node_template();
 ts::Template node_template(const std::string& node);
@@ -177,12 +198,23 @@ std::int64_t next_job_id(ts::Client& c);
 // lease, rewritten by its completion). Returns false when no such job.
 bool set_job_state(ts::Client& c, std::int64_t id, JobState state);
 
+// Merges `times` into the job's ("jobtime", ...) tuple (JobTimes::merged),
+// creating it when absent: the old tuples are taken under a lease and the
+// merged one written with the completion, in one step. Does not wait for a
+// tuple another writer holds for a moment; the two then leave duplicates,
+// which the next call folds together and readers merge (jobtimes_by_job).
+void record_job_times(ts::Client& c, const JobTimes& times);
+
 // Every tuple of a shape now in the system space, decoded; stray tuples of
 // another shape are skipped.
 std::vector<JobRecord> list_jobs(ts::Client& c);
 std::vector<JobStat> list_jobstats(ts::Client& c);
 std::vector<NodeRecord> list_nodes(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
+// Every job's ("jobtime", ...) tuples, duplicates merged, by job id.
+std::map<std::int64_t, JobTimes> jobtimes_by_job(ts::Client& c);
+// One job's, merged; nullopt when it has none.
+std::optional<JobTimes> find_jobtimes(ts::Client& c, std::int64_t id);
 std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id);
 
 // Replaces the single tuple matching `tmpl` (or adds it when absent) with

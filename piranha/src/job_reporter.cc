@@ -1,4 +1,4 @@
-#include "piranha/job_monitor.h"
+#include "piranha/job_reporter.h"
 
 #include <cstdio>
 #include <map>
@@ -14,12 +14,12 @@ constexpr auto kHeartbeat = std::chrono::seconds(5);
 
 }  // namespace
 
-JobMonitor::JobMonitor(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put)
+JobReporter::JobReporter(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put)
     : server_(std::move(server)), job_(std::move(job)), tasks_put_(tasks_put), thread_([this] { run(); }) {}
 
-JobMonitor::~JobMonitor() { stop(); }
+JobReporter::~JobReporter() { stop(); }
 
-void JobMonitor::stop() {
+void JobReporter::stop() {
   {
     std::lock_guard lock(mu_);
     if (stopping_ && !thread_.joinable()) return;
@@ -29,7 +29,7 @@ void JobMonitor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void JobMonitor::collect(ts::Client& c) {
+void JobReporter::collect(ts::Client& c) {
   for (const auto& tmpl : {done_template(), retreat_template()}) {
     while (true) {
       auto records = c.in_many(job_.space, tmpl, kBatch);
@@ -39,7 +39,7 @@ void JobMonitor::collect(ts::Client& c) {
   }
 }
 
-void JobMonitor::run() {
+void JobReporter::run() {
   try {
     ts::Client c(server_);
     std::int64_t published_done = -1, published_put = -1, published_retreats = -1;

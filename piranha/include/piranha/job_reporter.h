@@ -1,4 +1,6 @@
-// JobMonitor: the feeder-side thread that keeps a job's statistics current.
+// JobReporter: the feeder-side thread that keeps a job's statistics current.
+// (Not the NPS's monitor, which is a scheduler component: this one reports on
+// one job, from inside it.)
 //
 // Every quarter second it collects the done and retreat records the job's
 // piranhas left in its space (task_tally.h), publishes the job's
@@ -6,6 +8,12 @@
 // the feeder alive), and watches for `piranha cancel`: a cancelled job's
 // space is removed, which ends every blocked operation on it, in the feeder
 // and in the piranhas, with error "space_removed".
+//
+// Promptness, which the NPS relies on to learn a job's mean task time within
+// one scheduling period: a piranha writes a task's done record with the
+// task's completion (posted at once, even for batched short tasks), so a
+// task completed at time t is counted in jobstat by about t + 0.25 s plus a
+// round trip (tests/job_test.cc measures it).
 #pragma once
 
 #include <atomic>
@@ -20,15 +28,15 @@
 
 namespace piranha {
 
-class JobMonitor {
+class JobReporter {
  public:
   // Starts the thread, with its own connection to `server`. `tasks_put` is
-  // the feeder's running count of tasks written; it must outlive the monitor.
-  JobMonitor(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put);
+  // the feeder's running count of tasks written; it must outlive the reporter.
+  JobReporter(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put);
   // Stops the thread (as stop()).
-  ~JobMonitor();
-  JobMonitor(const JobMonitor&) = delete;
-  JobMonitor& operator=(const JobMonitor&) = delete;
+  ~JobReporter();
+  JobReporter(const JobReporter&) = delete;
+  JobReporter& operator=(const JobReporter&) = delete;
 
   // Collects the last records, publishes the final jobstat and joins the
   // thread. Idempotent.
