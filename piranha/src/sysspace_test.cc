@@ -49,6 +49,16 @@ TEST_CASE("sysspace: every record survives a round trip through its tuple") {
   CHECK(sys::OwnerBlock::from_tuple(b.to_tuple())->covers(15));
   CHECK_FALSE(b.covers(20));
   CHECK(sys::AvailabilityPeriod::from_tuple(sys::AvailabilityPeriod{"ws01", 1, 2}.to_tuple())->end == 2);
+
+  sys::NodeRun r{"ws01", 7, "scheduler 0", 12.5};
+  CHECK(sys::running_template("ws01").matches(r.to_tuple()));
+  CHECK_FALSE(sys::running_template("ws02").matches(r.to_tuple()));
+  auto r2 = sys::NodeRun::from_tuple(r.to_tuple());
+  REQUIRE(r2);
+  CHECK(r2->node == "ws01");
+  CHECK(r2->job_id == 7);
+  CHECK(r2->by == "scheduler 0");
+  CHECK(r2->since == 12.5);
 }
 
 TEST_CASE("sysspace: tuples of another shape are not misread") {
@@ -57,6 +67,7 @@ TEST_CASE("sysspace: tuples of another shape are not misread") {
   CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("jab", 1, "n", "s", 1.0, "queued")));
   CHECK_FALSE(sys::NodeRecord::from_tuple(ts::Tuple::of("node", "a", 1.0, 1.0, "available", 1.0)));
   CHECK_FALSE(sys::JobStat::from_tuple(ts::Tuple::of(1, 2)));
+  CHECK_FALSE(sys::NodeRun::from_tuple(ts::Tuple::of("running", "ws01", 7.0, "FAIR", 1.0)));
 }
 
 TEST_CASE("sysspace: state names") {
