@@ -1,5 +1,6 @@
 // piranha nodes: the pool's nodes as their agents last reported them, from
-// the ("node", ...), agent ("heartbeat", ...) and ("owner", ...) tuples.
+// the ("node", ...), agent ("heartbeat", ...), ("owner", ...) and
+// ("running", ...) tuples.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -26,17 +27,19 @@ struct NodeRow {
   double heard_at = 0;  // the newer of updated_at and the agent's heartbeat
   bool stale = false;
   std::optional<double> blocked_until;  // an owner block in force now
+  std::optional<sys::NodeRun> run;      // what its agent last said it runs
   std::string state() const { return stale ? "down (stale)" : std::string(sys::name(node.state)); }
 };
 
 NodeRow row_of(ts::Client& c, const sys::NodeRecord& n, double now) {
-  NodeRow r{n, n.updated_at, false, std::nullopt};
+  NodeRow r{n, n.updated_at, false, std::nullopt, std::nullopt};
   if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0))
     if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) r.heard_at = std::max(r.heard_at, h->time);
   r.stale = now - r.heard_at > kStaleSeconds;
   for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
     if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now))
       r.blocked_until = std::max(r.blocked_until.value_or(0.0), b->end);
+  if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0)) r.run = sys::NodeRun::from_tuple(*t);
   return r;
 }
 
@@ -60,7 +63,9 @@ int nodes(const NodesArgs& a) {
            {"speed", r.node.speed},
            {"updated_at", r.node.updated_at},
            {"heard_at", r.heard_at},
-           {"blocked_until", r.blocked_until ? nlohmann::json(*r.blocked_until) : nlohmann::json(nullptr)}});
+           {"blocked_until", r.blocked_until ? nlohmann::json(*r.blocked_until) : nlohmann::json(nullptr)},
+           {"job", r.run && r.run->job_id != 0 ? nlohmann::json(r.run->job_id) : nlohmann::json(nullptr)},
+           {"by", r.run ? nlohmann::json(r.run->by) : nlohmann::json(nullptr)}});
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
@@ -70,12 +75,14 @@ int nodes(const NodesArgs& a) {
   }
   int name_w = 4;
   for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.node.name.size()));
-  std::printf("%-*s %-14s %5s %6s %-10s %s\n", name_w, "NODE", "STATE", "CORES", "SPEED", "UPDATED",
+  std::printf("%-*s %-14s %5s %6s %-10s %-6s %s\n", name_w, "NODE", "STATE", "CORES", "SPEED", "UPDATED", "JOB",
               "BLOCKED-UNTIL");
-  for (const auto& r : rows)
-    std::printf("%-*s %-14s %5lld %6.2f %-10s %s\n", name_w, r.node.name.c_str(), r.state().c_str(),
-                static_cast<long long>(r.node.cores), r.node.speed, age(r.heard_at, now).c_str(),
+  for (const auto& r : rows) {
+    std::string job = r.run && r.run->job_id != 0 ? std::to_string(r.run->job_id) : "-";
+    std::printf("%-*s %-14s %5lld %6.2f %-10s %-6s %s\n", name_w, r.node.name.c_str(), r.state().c_str(),
+                static_cast<long long>(r.node.cores), r.node.speed, age(r.heard_at, now).c_str(), job.c_str(),
                 r.blocked_until ? local_time(*r.blocked_until, now).c_str() : "-");
+  }
   return 0;
 }
 
@@ -84,7 +91,7 @@ int nodes(const NodesArgs& a) {
 void add_nodes(CLI::App& app) {
   auto a = std::make_shared<NodesArgs>();
   auto* cmd =
-      app.add_subcommand("nodes", "list the pool's nodes: state, cores, speed, last report, owner blocks");
+      app.add_subcommand("nodes", "list the pool's nodes: state, cores, speed, last report, job, owner blocks");
   a->server = add_server_option(*cmd);
   cmd->add_flag("--json", a->json, "print one JSON array of node objects instead of the table");
   cmd->footer("A node whose agent has not reported for 30 s shows as \"down (stale)\".");

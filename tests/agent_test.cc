@@ -135,6 +135,13 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
   Process second(job_argv(server, {"sleepy_job", "200", "100"}));
   REQUIRE(wait_until([&] { return sys::list_jobs(c).size() == 2; }));
   REQUIRE(wait_until([&] { return s.read("n1.events").find("\"event\":\"start\",\"job\":1") != std::string::npos; }));
+  // The agent publishes what it runs and on whose word.
+  auto runs = [&](std::int64_t job, const std::string& by) {
+    auto t = c.rd(sys::kSpace, sys::running_template("n1"), 0);
+    auto r = t ? sys::NodeRun::from_tuple(*t) : std::nullopt;
+    return r && r->job_id == job && r->by == by;
+  };
+  CHECK(runs(1, "FCFS"));
 
   // Scheduler 0 assigns job 2 to n1 and keeps its heartbeat fresh.
   c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 2}.to_tuple());
@@ -144,12 +151,14 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
     beat();
     return s.read("n1.events").find("\"event\":\"start\",\"job\":2") != std::string::npos;
   }));
+  CHECK(runs(2, "scheduler 0"));
   // Another scheduler's assignment is not obeyed while scheduler 0 is fresh.
   c.out(sys::kSpace, sys::Assignment{1, 5, "n1", 1}.to_tuple());
   for (auto until = Clock::now() + 1500ms; Clock::now() < until; std::this_thread::sleep_for(100ms)) beat();
   CHECK(count(s.read("n1.events"), "\"event\":\"start\",\"job\":1") == 1);
   // The heartbeat stops: after stale_seconds the agent returns to FCFS.
   CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"start\",\"job\":1") == 2; }));
+  CHECK(runs(1, "FCFS"));
   std::string events = s.read("n1.events");
   CHECK(events.find("\"by\":\"scheduler\"") != std::string::npos);
   CHECK(events.rfind("\"by\":\"FCFS\"") > events.find("\"by\":\"scheduler\""));

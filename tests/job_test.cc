@@ -429,6 +429,7 @@ TEST_CASE("owner block, list, nodes and allow round trip through the system spac
   double now = sys::wall_now();
   c.out(sys::kSpace, sys::NodeRecord{"ws01", 4, 1.5, sys::NodeState::Available, now}.to_tuple());
   c.out(sys::kSpace, sys::NodeRecord{"ws02", 2, 1.0, sys::NodeState::Available, now - 3600}.to_tuple());
+  c.out(sys::kSpace, sys::NodeRun{"ws01", 7, "scheduler 0", now}.to_tuple());
   c.flush();
 
   Process for_ten({bin("piranha"), "owner", "block", "ws01", "--for", "10m", "--server", ep});
@@ -470,10 +471,15 @@ TEST_CASE("owner block, list, nodes and allow round trip through the system spac
   CHECK(ns[1]["state"] == "down");
   CHECK(ns[1]["stale"] == true);
   CHECK(ns[1]["blocked_until"].is_null());
+  CHECK(ns[0]["job"] == 7);
+  CHECK(ns[0]["by"] == "scheduler 0");
+  CHECK(ns[1]["job"].is_null());
+  CHECK(ns[1]["by"].is_null());
   Process table({bin("piranha"), "nodes", "--server", ep});
   REQUIRE(finish(table) == 0);
   CHECK(table.out().find("down (stale)") != std::string::npos);
   CHECK(table.out().find("BLOCKED-UNTIL") != std::string::npos);
+  CHECK(table.out().find("JOB") != std::string::npos);
 
   Process allow({bin("piranha"), "owner", "allow", "ws01", "--server", ep});
   CHECK(finish(allow) == 0);

@@ -54,6 +54,7 @@ struct Agent::Impl {
   std::map<std::int64_t, sys::JobLaunch> launches;
   std::optional<std::int64_t> target;  // the job this node should run
   bool obeying_scheduler = false;
+  std::string run_by;  // `by` of the last ("running", ...) published
   std::map<std::int64_t, SteadyClock::time_point> hold_off;  // no restart before
   std::map<std::int64_t, int> failures;
   std::string retreat_cause;  // why the piranhas were last told to retreat
@@ -164,11 +165,22 @@ struct Agent::Impl {
       obeying_scheduler = false;
       chosen = policy.choose(live, target);
     }
+    std::string by = obeying_scheduler ? "scheduler 0" : std::string(name(s.policy));
     if (chosen != target) {
       event("target", "\"job\":" + (chosen ? std::to_string(*chosen) : std::string("null")) +
                           ",\"by\":" + json_string(obeying_scheduler ? "scheduler" : std::string(name(s.policy))));
       target = chosen;
+      publish_run(by);
+    } else if (by != run_by) {
+      publish_run(by);
     }
+  }
+
+  // ("running", node, job, by, since): what this node runs now and on whose word.
+  void publish_run(const std::string& by) {
+    run_by = by;
+    sys::replace(*client, sys::running_template(s.node),
+                 sys::NodeRun{s.node, target.value_or(0), by, sys::wall_now()}.to_tuple());
   }
 
   void on_availability_change(bool now_available, SteadyClock::time_point when) {
@@ -270,6 +282,7 @@ struct Agent::Impl {
     log("serving " + s.server + " with " + std::to_string(s.cores) + " core" + (s.cores == 1 ? "" : "s") +
         ", native policy " + std::string(name(s.policy)));
     publish(sys::NodeState::Unavailable);
+    publish_run(std::string(name(s.policy)));
     auto now = SteadyClock::now();
     next_eval = next_tick = next_heartbeat = now;
     bool input_event = false;

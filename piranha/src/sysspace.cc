@@ -158,6 +158,12 @@ std::optional<Assignment> Assignment::from_tuple(const ts::Tuple& t) {
   return Assignment{i_at(t, 1), i_at(t, 2), s_at(t, 3), i_at(t, 4)};
 }
 
+ts::Tuple NodeRun::to_tuple() const { return ts::Tuple::of("running", node, job_id, by, since); }
+std::optional<NodeRun> NodeRun::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "running", {Type::String, Type::Int, Type::String, Type::Double})) return std::nullopt;
+  return NodeRun{s_at(t, 1), i_at(t, 2), s_at(t, 3), d_at(t, 4)};
+}
+
 ts::Tuple SchedulerHeartbeat::to_tuple() const { return ts::Tuple::of("heartbeat", "scheduler", id, time); }
 std::optional<SchedulerHeartbeat> SchedulerHeartbeat::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "heartbeat", {Type::String, Type::Int, Type::Double}) || s_at(t, 1) != "scheduler")
@@ -228,6 +234,9 @@ ts::Template agent_heartbeat_template(const std::string& node) {
 }
 ts::Template owner_template(const std::string& node) {
   return ts::Template({tag("owner"), str(node), tag("block"), any(Type::Double), any(Type::Double)});
+}
+ts::Template running_template(const std::string& node) {
+  return ts::Template({tag("running"), str(node), any(Type::Int), any(Type::String), any(Type::Double)});
 }
 
 std::int64_t next_job_id(ts::Client& c) {

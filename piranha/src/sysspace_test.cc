@@ -59,6 +59,16 @@ TEST_CASE("sysspace: every record survives a round trip through its tuple") {
   CHECK(sys::OwnerBlock::from_tuple(b.to_tuple())->covers(15));
   CHECK_FALSE(b.covers(20));
   CHECK(sys::AvailabilityPeriod::from_tuple(sys::AvailabilityPeriod{"ws01", 1, 2}.to_tuple())->end == 2);
+
+  sys::NodeRun r{"ws01", 7, "scheduler 0", 12.5};
+  CHECK(sys::running_template("ws01").matches(r.to_tuple()));
+  CHECK_FALSE(sys::running_template("ws02").matches(r.to_tuple()));
+  auto r2 = sys::NodeRun::from_tuple(r.to_tuple());
+  REQUIRE(r2);
+  CHECK(r2->node == "ws01");
+  CHECK(r2->job_id == 7);
+  CHECK(r2->by == "scheduler 0");
+  CHECK(r2->since == 12.5);
 }
 
 TEST_CASE("sysspace: tuples of another shape are not misread") {
@@ -69,6 +79,7 @@ TEST_CASE("sysspace: tuples of another shape are not misread") {
   CHECK_FALSE(sys::JobStat::from_tuple(ts::Tuple::of(1, 2)));
   CHECK_FALSE(sys::JobTimes::from_tuple(ts::Tuple::of("jobtime", 1, 2, 3)));  // ints, not times
   CHECK_FALSE(sys::JobTimes::from_tuple(sys::JobStat{1, 2, 3, 4.0, 5.0}.to_tuple()));
+  CHECK_FALSE(sys::NodeRun::from_tuple(ts::Tuple::of("running", "ws01", 7.0, "FAIR", 1.0)));
 }
 
 TEST_CASE("sysspace: state names") {

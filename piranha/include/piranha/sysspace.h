@@ -140,6 +140,20 @@ struct Assignment {
   static std::optional<Assignment> from_tuple(const ts::Tuple& t);
 };
 
+// ("running", node, job_id, by, since): what the node's agent runs now
+// (job_id 0: none), on whose word (`by`: "scheduler 0" when obeying
+// scheduler 0, else its native policy's name, "FAIR" or "FCFS") and since
+// when (wall time it took that target). One per node, replaced by its agent
+// whenever its target changes. An extension of the schema.
+struct NodeRun {
+  std::string node;
+  std::int64_t job_id = 0;
+  std::string by;
+  double since = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<NodeRun> from_tuple(const ts::Tuple& t);
+};
+
 // ("heartbeat", component, id, time). Schedulers use integer ids (0 is the
 // one agents obey); agents use their node name as id.
 struct SchedulerHeartbeat {
@@ -186,6 +200,7 @@ ts::Template assign_template(std::int64_t scheduler_id, const std::string& node)
 ts::Template scheduler_heartbeat_template(std::int64_t id);
 ts::Template agent_heartbeat_template(const std::string& node);
 ts::Template owner_template(const std::string& node);
+ts::Template running_template(const std::string& node);
 
 // ---- Operations on a live system space. Each throws ts::TupleSpaceError
 // when the server cannot be reached.

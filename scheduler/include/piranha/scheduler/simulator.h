@@ -62,7 +62,9 @@ void validate(const SimOptions& options, const AvailabilityTrace& trace);
 
 // Runs `jobs` (any order; they are queued by (arrival, id)) through `strategy`
 // (fresh: one instance per run) on `trace`. `seed` seeds the strategy's Rng
-// (stream 2) and is copied into the result.
+// (stream 2) and is copied into the result. A loop over PoolModel
+// (pool_model.h): arrive, decide when t % period == 0 (or on an event with
+// on_events), step, then feed the node histories.
 SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& jobs, Strategy& strategy,
                    const SimOptions& options, std::uint64_t seed = 0);
 
