@@ -19,7 +19,9 @@ std::optional<NativePolicyKind> native_policy_from(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view name(NativePolicyKind k) { return k == NativePolicyKind::Fair ? "FAIR" : "FCFS"; }
+std::string_view name(NativePolicyKind k) {
+  return k == NativePolicyKind::Fair ? "FAIR" : "FCFS";
+}
 
 struct NativePolicy::State {
   struct Seen {
@@ -66,7 +68,8 @@ std::optional<std::int64_t> NativePolicy::choose(const std::vector<LiveJob>& liv
     queue.push_back(j);
   }
   const std::optional<sched::JobId> node[] = {current};
-  return st.decider.decide(*st.strategy, static_cast<double>(now), std::move(queue), node, nullptr, &st.rng, false)
+  return st.decider
+      .decide(*st.strategy, static_cast<double>(now), std::move(queue), node, nullptr, &st.rng, false)
       .front();
 }
 

@@ -25,7 +25,8 @@ std::span<const Slot> InvocationBuilder::assign(Strategy& strategy, double now, 
   return chosen_;
 }
 
-std::vector<std::optional<JobId>> Decider::decide(Strategy& strategy, double now, std::vector<QueuedJob> queue,
+std::vector<std::optional<JobId>> Decider::decide(Strategy& strategy, double now,
+                                                  std::vector<QueuedJob> queue,
                                                   std::span<const std::optional<JobId>> current,
                                                   const NodeOutlook* outlook, Rng* rng, bool spill) {
   std::stable_sort(queue.begin(), queue.end(), [](const QueuedJob& a, const QueuedJob& b) {
@@ -35,7 +36,8 @@ std::vector<std::optional<JobId>> Decider::decide(Strategy& strategy, double now
   for (const QueuedJob& j : queue) builder_.push(j);
   for (std::size_t n = 0; n < current.size(); ++n) {
     if (!current[n]) continue;
-    auto it = std::find_if(queue.begin(), queue.end(), [&](const QueuedJob& j) { return j.id == *current[n]; });
+    auto it =
+        std::find_if(queue.begin(), queue.end(), [&](const QueuedJob& j) { return j.id == *current[n]; });
     if (it != queue.end()) builder_.set_current(n, static_cast<Slot>(it - queue.begin()));
   }
   auto chosen = builder_.assign(strategy, now, outlook, rng, spill);

@@ -94,13 +94,13 @@ piranha::AvailabilityTrace random_trace(std::size_t nodes, std::int64_t length, 
 }
 
 // spec §2 driven through PoolModel's id-based API and a Decider, as the NPS does.
-SimResult drive(const piranha::AvailabilityTrace& trace, const std::vector<Job>& jobs, const std::string& name,
-                const SimOptions& o, std::uint64_t seed) {
+SimResult drive(const piranha::AvailabilityTrace& trace, const std::vector<Job>& jobs,
+                const std::string& name, const SimOptions& o, std::uint64_t seed) {
   auto strategy = make_strategy(name);
   PoolModel model(trace, jobs, o, strategy->name(), seed);
   const std::string predictor_name = strategy->predictor().empty() ? o.predictor : strategy->predictor();
-  auto predictor = make_predictor(predictor_name, o.window, Calendar::for_step_seconds(trace.step_seconds),
-                                  model.nodes());
+  auto predictor =
+      make_predictor(predictor_name, o.window, Calendar::for_step_seconds(trace.step_seconds), model.nodes());
   std::vector<NodeHistory> history(model.nodes(), NodeHistory(std::max(predictor->lookback(), o.window) + 1));
   Rng rng(seed, 2);
   Decider decider;
@@ -115,8 +115,8 @@ SimResult drive(const piranha::AvailabilityTrace& trace, const std::vector<Job>&
         current.push_back(model.job(n));
       }
       FixedOutlook outlook(ap, fraction);
-      auto chosen = decider.decide(*strategy, static_cast<double>(model.now()), model.queue(), current, &outlook,
-                                   &rng, o.spill);
+      auto chosen = decider.decide(*strategy, static_cast<double>(model.now()), model.queue(), current,
+                                   &outlook, &rng, o.spill);
       for (std::size_t n = 0; n < model.nodes(); ++n) model.set_job(n, chosen[n]);
     }
     model.step();
@@ -152,7 +152,8 @@ TEST_CASE("PoolModel driven by id through a Decider reproduces simulate()") {
       CHECK(got.lost_steps == want.lost_steps);
       CHECK(got.owner_retreats == want.owner_retreats);
       CHECK(got.scheduler_retreats == want.scheduler_retreats);
-      for (std::size_t j = 0; j < want.jobs.size(); ++j) CHECK(got.jobs[j].completion == want.jobs[j].completion);
+      for (std::size_t j = 0; j < want.jobs.size(); ++j)
+        CHECK(got.jobs[j].completion == want.jobs[j].completion);
     }
   }
 }

@@ -8,7 +8,11 @@ namespace piranha::sched {
 
 PoolModel::PoolModel(const AvailabilityTrace& trace, std::vector<Job> jobs, const SimOptions& options,
                      std::string strategy_name, std::uint64_t seed)
-    : trace_(trace), options_(options), jobs_(std::move(jobs)), strategy_(std::move(strategy_name)), seed_(seed) {
+    : trace_(trace),
+      options_(options),
+      jobs_(std::move(jobs)),
+      strategy_(std::move(strategy_name)),
+      seed_(seed) {
   validate(options_, trace_);
   std::stable_sort(jobs_.begin(), jobs_.end(), queue_before);
   const std::size_t njobs = jobs_.size(), n = trace_.nodes.size();
@@ -45,13 +49,8 @@ inline QueuedJob PoolModel::queued(int j) const {
   const Job& jb = jobs_[ju];
   std::int64_t task_time = jb.task_time;
   if (options_.task_times == TaskTimes::kObserved) task_time = std::llround(estimate_[ju].estimate());
-  return {jb.id,
-          static_cast<double>(jb.arrival),
-          static_cast<double>(task_time),
-          jb.tasks,
-          tasks_left_[ju],
-          static_cast<double>(attained_[ju]),
-          length_at_arrival_[ju]};
+  return {jb.id,           static_cast<double>(jb.arrival),    static_cast<double>(task_time), jb.tasks,
+          tasks_left_[ju], static_cast<double>(attained_[ju]), length_at_arrival_[ju]};
 }
 
 std::vector<QueuedJob> PoolModel::queue() const {

@@ -68,7 +68,8 @@ SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& jobs,
     // Step 2: the strategy, from the queue and availability at steps < t.
     if (t % opt.period == 0 || (opt.on_events && event)) {
       model.fill(builder);
-      model.apply(builder.assign(strategy, static_cast<double>(t), outlook ? &*outlook : nullptr, &rng, opt.spill));
+      model.apply(
+          builder.assign(strategy, static_cast<double>(t), outlook ? &*outlook : nullptr, &rng, opt.spill));
     }
     model.step();
     if (outlook_needed)

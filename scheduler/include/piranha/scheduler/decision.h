@@ -24,7 +24,7 @@ struct QueuedJob {
   double task_time = 0;  // believed task time (caller's unit)
   std::int64_t tasks = 1;
   std::int64_t tasks_left = 1;
-  double attained = 0;  // service so far, node-time in the caller's unit
+  double attained = 0;                       // service so far, node-time in the caller's unit
   std::int64_t queue_length_at_arrival = 0;  // FAIR's q; 0: its 1-based queue position
 };
 
@@ -50,7 +50,8 @@ class InvocationBuilder {
   // returns, per node, the chosen queue position (kIdle: idle). The span
   // stays valid until the next call on this builder. `outlook` may be null
   // unless strategy.uses_outlook(), `rng` unless strategy.uses_rng().
-  std::span<const Slot> assign(Strategy& strategy, double now, const NodeOutlook* outlook, Rng* rng, bool spill);
+  std::span<const Slot> assign(Strategy& strategy, double now, const NodeOutlook* outlook, Rng* rng,
+                               bool spill);
 
  private:
   std::vector<JobView> views_;
