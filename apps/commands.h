@@ -24,6 +24,8 @@ void add_trace(CLI::App& app);
 void add_study(CLI::App& app);
 // The process trellis (trellis_run.cc, trellis_bench.cc): run, check, types, bench.
 void add_trellis(CLI::App& app);
+// The Network Piranha Scheduler (nps.cc): run, init, check, simulate.
+void add_nps(CLI::App& app);
 void add_trellis_run(CLI::App& trellis);
 void add_trellis_bench(CLI::App& trellis);
 

@@ -9,18 +9,10 @@
 #include "piranha/scheduler/experiment.h"
 #include "piranha/scheduler/report.h"
 #include "sched_cli.h"
+#include "sim_run.h"
 
 namespace piranha::apps {
 namespace {
-
-struct SimArgs {
-  std::string trace, jobs_file, seeds = "20", jobs = "20", interarrival = "60";
-  std::string strategies = "FCFS,TSK,SRT,SPT,SET,LET,ROR,RND,FAIR";
-  std::string period = "1", window = "10", predictor = "REC_HIST", start = "0", max_steps = "0";
-  std::string task_times = "known", cold_start = "0", threads = "0";
-  std::string report;
-  bool json = false, spill = false, on_events = false;
-};
 
 nlohmann::ordered_json to_json(const sched::Experiment& e) {
   nlohmann::ordered_json out;
@@ -60,9 +52,11 @@ nlohmann::ordered_json to_json(const sched::Experiment& e) {
   return out;
 }
 
-void run(const SimArgs& a) {
+}  // namespace
+
+void run_sim(const SimArgs& a, const sched::RunFunction& runner) {
   using namespace schedcli;
-  if (a.trace.empty()) bad_input("sim piranha: --trace is required");
+  if (a.trace.empty()) bad_input(a.what + ": --trace is required");
   sched::SimOptions o;
   o.period = to_int("--period", a.period, 1);
   o.window = to_int("--window", a.window, 1);
@@ -91,12 +85,14 @@ void run(const SimArgs& a) {
     workloads = sched::random_workloads(static_cast<int>(to_int("--seeds", a.seeds, 1)), w);
   }
   sched::validate(o, trace);
-  Progress progress("sim piranha");
-  auto e =
-      sched::run_experiment(trace, names, workloads, o, threads, [&](std::size_t done, std::size_t total) {
+  Progress progress(a.what);
+  auto e = sched::run_experiment(
+      trace, names, workloads, o, threads,
+      [&](std::size_t done, std::size_t total) {
         progress.update(static_cast<double>(done) / static_cast<double>(total),
                         std::to_string(done) + "/" + std::to_string(total) + " runs");
-      });
+      },
+      runner);
   progress.finish();
   if (!a.report.empty()) {
     sched::SimReportInput in{a.trace, trace, o, workloads.size(), a.jobs_file, e};
@@ -115,7 +111,28 @@ void run(const SimArgs& a) {
               << s.normalized_turnaround << std::setw(12) << s.unfinished << "\n";
 }
 
-}  // namespace
+void add_sim_options(CLI::App& cmd, SimArgs& a) {
+  cmd.add_option("--trace", a.trace, "availability trace (*.avail.csv)");
+  cmd.add_option("--jobs-file", a.jobs_file, "job list (*.jobs.csv); one run, seed 0");
+  cmd.add_option("--seeds", a.seeds, "random workloads, seeds 0..N-1")->capture_default_str();
+  cmd.add_option("--jobs", a.jobs, "jobs per random workload")->capture_default_str();
+  cmd.add_option("--interarrival", a.interarrival, "mean minutes between arrivals")->capture_default_str();
+  cmd.add_option("--period", a.period, "invoke the strategy every N steps")->capture_default_str();
+  cmd.add_option("--window", a.window, "prediction window (steps)")->capture_default_str();
+  cmd.add_option("--predictor", a.predictor, "AP-length predictor for FIT strategies")->capture_default_str();
+  cmd.add_option("--start", a.start, "trace step at which runs begin")->capture_default_str();
+  cmd.add_option("--max-steps", a.max_steps, "stop a run after N steps (0: 20 x trace length)")
+      ->capture_default_str();
+  cmd.add_flag("--spill", a.spill, "global strategies give a job at most tasks-left nodes");
+  cmd.add_flag("--on-events", a.on_events, "also invoke the strategy on arrivals and completions");
+  cmd.add_option("--task-times", a.task_times, "known | observed (running mean, see --cold-start)")
+      ->capture_default_str();
+  cmd.add_option("--cold-start", a.cold_start, "task time assumed before a job's first task completes")
+      ->capture_default_str();
+  cmd.add_option("--threads", a.threads, "parallel runs (0: one per core)")->capture_default_str();
+  cmd.add_flag("--json", a.json, "print one JSON object on stdout");
+  cmd.add_option("--report", a.report, "write a self-contained HTML report here");
+}
 
 void add_sim_piranha(CLI::App& app) {
   // "sim" groups the simulators; another one may have created it already.
@@ -129,30 +146,10 @@ void add_sim_piranha(CLI::App& app) {
   auto a = std::make_shared<SimArgs>();
   auto* cmd =
       sim->add_subcommand("piranha", "simulate Piranha jobs on an availability trace (spec/scheduling.md)");
-  cmd->add_option("--trace", a->trace, "availability trace (*.avail.csv)");
-  cmd->add_option("--jobs-file", a->jobs_file, "job list (*.jobs.csv); one run, seed 0");
-  cmd->add_option("--seeds", a->seeds, "random workloads, seeds 0..N-1")->capture_default_str();
-  cmd->add_option("--jobs", a->jobs, "jobs per random workload")->capture_default_str();
-  cmd->add_option("--interarrival", a->interarrival, "mean minutes between arrivals")->capture_default_str();
+  add_sim_options(*cmd, *a);
   cmd->add_option("--strategies", a->strategies, "comma-separated strategies, e.g. TSK,SRTA(0.5),ROR(20)")
       ->capture_default_str();
-  cmd->add_option("--period", a->period, "invoke the strategy every N steps")->capture_default_str();
-  cmd->add_option("--window", a->window, "prediction window (steps)")->capture_default_str();
-  cmd->add_option("--predictor", a->predictor, "AP-length predictor for FIT strategies")
-      ->capture_default_str();
-  cmd->add_option("--start", a->start, "trace step at which runs begin")->capture_default_str();
-  cmd->add_option("--max-steps", a->max_steps, "stop a run after N steps (0: 20 x trace length)")
-      ->capture_default_str();
-  cmd->add_flag("--spill", a->spill, "global strategies give a job at most tasks-left nodes");
-  cmd->add_flag("--on-events", a->on_events, "also invoke the strategy on arrivals and completions");
-  cmd->add_option("--task-times", a->task_times, "known | observed (running mean, see --cold-start)")
-      ->capture_default_str();
-  cmd->add_option("--cold-start", a->cold_start, "task time assumed before a job's first task completes")
-      ->capture_default_str();
-  cmd->add_option("--threads", a->threads, "parallel runs (0: one per core)")->capture_default_str();
-  cmd->add_flag("--json", a->json, "print one JSON object on stdout");
-  cmd->add_option("--report", a->report, "write a self-contained HTML report here");
-  cmd->callback([a] { schedcli::guarded([&] { run(*a); }); });
+  cmd->callback([a] { schedcli::guarded([&] { run_sim(*a, {}); }); });
 }
 
 }  // namespace piranha::apps

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "piranha/trellis/program.h"
 #include "piranha/trellis/run.h"
+#include "piranha/nps/node_types.h"
 #include "piranha/trellis/standard_types.h"
 
 namespace piranha::apps {
@@ -13,6 +14,8 @@ namespace {
 trellis::Registry standard_types() {
   trellis::Registry types;
   trellis::add_standard_types(types);
+  // Listed and checked here; they act on a pool only under `piranha nps run`.
+  nps::add_detached_nps_types(types);
   return types;
 }
 

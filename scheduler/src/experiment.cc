@@ -58,7 +58,8 @@ void parallel_for(std::size_t count, unsigned threads, const std::function<void(
 
 Experiment run_experiment(const AvailabilityTrace& trace, const std::vector<std::string>& strategies,
                           const std::vector<Workload>& workloads, const SimOptions& options, unsigned threads,
-                          const std::function<void(std::size_t, std::size_t)>& progress) {
+                          const std::function<void(std::size_t, std::size_t)>& progress,
+                          const RunFunction& run) {
   validate(options, trace);
   std::vector<std::string> names;
   for (const auto& s : strategies) {
@@ -74,8 +75,13 @@ Experiment run_experiment(const AvailabilityTrace& trace, const std::vector<std:
       e.results.size(), threads,
       [&](std::size_t i) {
         const auto& w = workloads[i % workloads.size()];
-        auto s = make_strategy(names[i / workloads.size()]);
-        e.results[i] = simulate(trace, w.jobs, *s, o, w.seed);
+        const std::string& name = names[i / workloads.size()];
+        if (run) {
+          e.results[i] = run(trace, w.jobs, name, o, w.seed);
+        } else {
+          auto s = make_strategy(name);
+          e.results[i] = simulate(trace, w.jobs, *s, o, w.seed);
+        }
       },
       progress);
   const auto tsk = static_cast<std::size_t>(std::find(names.begin(), names.end(), "TSK") - names.begin());

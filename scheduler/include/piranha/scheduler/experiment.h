@@ -32,6 +32,12 @@ struct Experiment {
   std::vector<StrategySummary> summary;  // one per strategy, in the order run
 };
 
+// One run of one strategy on one workload: simulate() by default; the NPS
+// passes its own (the same model driven through its trellis).
+using RunFunction = std::function<SimResult(const AvailabilityTrace& trace, const std::vector<Job>& jobs,
+                                            const std::string& strategy, const SimOptions& options,
+                                            std::uint64_t seed)>;
+
 // Runs every strategy (names as make_strategy takes them; duplicates by
 // canonical name dropped) on every workload. TSK is appended when absent, as
 // the normalization needs it. Runs are spread over `threads` threads (0: the
@@ -41,7 +47,8 @@ struct Experiment {
 Experiment run_experiment(const AvailabilityTrace& trace, const std::vector<std::string>& strategies,
                           const std::vector<Workload>& workloads, const SimOptions& options,
                           unsigned threads = 0,
-                          const std::function<void(std::size_t, std::size_t)>& progress = {});
+                          const std::function<void(std::size_t, std::size_t)>& progress = {},
+                          const RunFunction& run = {});
 
 // Runs `work(i)` for i in [0, count) on up to `threads` threads (0: the
 // hardware's), calling `progress(done, count)` on the calling thread.

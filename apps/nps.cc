@@ -1,0 +1,228 @@
+// piranha nps run | init | check | simulate: the Network Piranha Scheduler
+// (docs/nps.md).
+#include <csignal>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "piranha/nps/live.h"
+#include "piranha/nps/node_types.h"
+#include "piranha/nps/program.h"
+#include "piranha/nps/simulate.h"
+#include "piranha/scheduler/strategy.h"
+#include "piranha/sysspace.h"
+#include "pool_command.h"
+#include "sched_cli.h"
+#include "sim_run.h"
+
+namespace piranha::apps {
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_nps_signal(int) {
+  g_stop.store(true);
+}
+
+trellis::Registry checking_types() {
+  trellis::Registry types;
+  nps::add_detached_nps_types(types);
+  return types;
+}
+
+// The program file, checked as an NPS program; bad_input on any error.
+trellis::Program load_nps_program(const std::string& file) {
+  try {
+    trellis::Program p = trellis::load_program(file, checking_types());
+    nps::check_nps_program(p);
+    return p;
+  } catch (const trellis::ProgramError& e) {
+    schedcli::bad_input(e.what());
+  }
+}
+
+struct RunArgs {
+  std::shared_ptr<std::string> server;
+  std::string program, strategy = "TSK", predictor = "REC_HIST";
+  std::vector<std::string> hosts;
+  double period = 10, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30;
+  std::int64_t window = 10;
+  bool spill = false, quiet = false;
+};
+
+void add_run(CLI::App& nps) {
+  auto a = std::make_shared<RunArgs>();
+  auto* run = nps.add_subcommand("run", "run the NPS on the pool: scheduler 0's decisions reach the agents");
+  run->add_option("program", a->program,
+                  "an NPS program (YAML; see `piranha nps init`); default: the standard one");
+  a->server = add_server_option(*run);
+  auto* strategy = run->add_option("--strategy", a->strategy,
+                                   "scheduler 0's strategy: TSK, SRT, SRTA(0.5), LETFIT, ROR(10), ...")
+                       ->capture_default_str();
+  auto* period =
+      run->add_option("--period", a->period, "seconds between ticks and decisions")->capture_default_str();
+  run->add_option("--host", a->hosts, "run only the part of the program placed on this host (repeatable)");
+  run->add_option("--step-seconds", a->step_seconds, "seconds per step of the nodes' availability history")
+      ->capture_default_str();
+  auto* window =
+      run->add_option("--window", a->window, "prediction window, in history steps")->capture_default_str();
+  auto* predictor =
+      run->add_option("--predictor", a->predictor, "AP-length predictor for FIT and A strategies")
+          ->capture_default_str();
+  run->add_flag("--spill", a->spill, "no job holds more nodes than it has tasks left");
+  run->add_option("--cold-start", a->cold_start,
+                  "task time (s) assumed for a job none of whose tasks has completed (docs/nps.md)")
+      ->capture_default_str();
+  run->add_option("--stale", a->stale, "seconds of silence after which an agent's node counts as down")
+      ->capture_default_str();
+  run->add_option("--seconds", a->seconds, "stop after this long (default: until SIGINT or SIGTERM)");
+  run->add_flag("--quiet", a->quiet, "do not log the schedulers' decisions");
+  run->callback([a, strategy, period, window, predictor] {
+    schedcli::guarded([&] {
+      if (!(a->period > 0)) schedcli::bad_input("--period must be positive");
+      if (!(a->step_seconds >= 1)) schedcli::bad_input("--step-seconds must be at least 1");
+      if (a->window < 1) schedcli::bad_input("--window must be at least 1");
+      sched::make_strategy(a->strategy);  // a bad name is one line, before anything starts
+      nps::LiveOptions o;
+      o.server = *a->server;
+      o.standard.strategy = a->strategy;
+      o.standard.period = a->period;
+      o.standard.window = a->window;
+      o.standard.predictor = a->predictor;
+      o.standard.spill = a->spill;
+      o.standard.cold_start = a->cold_start;
+      if (!a->program.empty()) {
+        load_nps_program(a->program);
+        o.program_file = a->program;
+        if (*strategy) o.overrides.strategy = a->strategy;
+        if (*period) o.overrides.period = a->period;
+        if (*window) o.overrides.window = a->window;
+        if (*predictor) o.overrides.predictor = a->predictor;
+      } else if (!a->hosts.empty()) {
+        schedcli::bad_input("--host needs a program that places nodes on hosts");
+      }
+      o.hosts = a->hosts;
+      o.pool.history_step = a->step_seconds;
+      o.pool.stale_seconds = a->stale;
+      o.pool.slack = std::min(0.25, a->period / 4);
+      o.quiet = a->quiet;
+      if (a->seconds > 0) o.duration = std::chrono::milliseconds(static_cast<long>(a->seconds * 1000));
+      g_stop = false;
+      auto old_int = std::signal(SIGINT, on_nps_signal);
+      auto old_term = std::signal(SIGTERM, on_nps_signal);
+      int rc = 0;
+      try {
+        rc = nps::run_live(o, g_stop, std::cerr);
+      } catch (const trellis::ProgramError& e) {
+        std::signal(SIGINT, old_int);
+        std::signal(SIGTERM, old_term);
+        schedcli::bad_input(e.what());
+      }
+      std::signal(SIGINT, old_int);
+      std::signal(SIGTERM, old_term);
+      if (rc != 0) throw CLI::RuntimeError(rc);
+    });
+  });
+}
+
+struct InitArgs {
+  std::shared_ptr<std::string> server;
+  std::string strategy = "TSK", nodes, predictor = "REC_HIST";
+  double period = 10;
+  std::int64_t window = 10;
+};
+
+void add_init(CLI::App& nps) {
+  auto a = std::make_shared<InitArgs>();
+  auto* init = nps.add_subcommand("init", "print the standard NPS program as YAML, for the pool's nodes");
+  a->server = add_server_option(*init);
+  init->add_option("--strategy", a->strategy, "scheduler 0's strategy")->capture_default_str();
+  init->add_option("--period", a->period, "seconds between ticks and decisions")->capture_default_str();
+  init->add_option("--window", a->window, "prediction window, in history steps")->capture_default_str();
+  init->add_option("--predictor", a->predictor, "AP-length predictor")->capture_default_str();
+  init->add_option("--nodes", a->nodes,
+                   "comma-separated node names (default: the nodes registered at --server)");
+  init->callback([a] {
+    schedcli::guarded([&] {
+      sched::make_strategy(a->strategy);
+      if (!(a->period > 0)) schedcli::bad_input("--period must be positive");
+      nps::StandardOptions o;
+      o.strategy = a->strategy;
+      o.period = a->period;
+      o.window = a->window;
+      o.predictor = a->predictor;
+      if (!a->nodes.empty()) {
+        o.nodes = schedcli::split_list(a->nodes);
+      } else {
+        run_command("nps init", *a->server, [&] {
+          auto c = connect(*a->server);
+          for (const auto& n : sys::list_nodes(*c)) o.nodes.push_back(n.name);
+          return 0;
+        });
+        if (o.nodes.empty())
+          schedcli::bad_input("nps init: no node has registered at " + *a->server +
+                              " yet; start agents first or name them with --nodes");
+      }
+      std::cout << nps::standard_program_yaml(o);
+    });
+  });
+}
+
+void add_check(CLI::App& nps) {
+  auto file = std::make_shared<std::string>();
+  auto* check = nps.add_subcommand("check", "validate an NPS program; an error names FILE:LINE");
+  check->add_option("program", *file, "the program's YAML file")->required();
+  check->callback([file] {
+    trellis::Program p = load_nps_program(*file);
+    std::size_t monitors = 0;
+    std::string schedulers;
+    for (const auto& n : p.nodes) {
+      if (n.type == "monitor") ++monitors;
+      if (n.type != "scheduler") continue;
+      const auto& id = n.params.at("id");
+      auto s = n.params.find("strategy");
+      schedulers += (schedulers.empty() ? "" : ", ") + trellis::to_json(id) + " " +
+                    sched::canonical_strategy_name(s == n.params.end() ? "TSK" : s->second.as_string()) +
+                    (id == trellis::Value(0) ? " (obeyed)" : " (shadow)");
+    }
+    std::cout << *file << ": ok: " << p.nodes.size() << " nodes, " << monitors << " monitors, schedulers "
+              << schedulers << "\n";
+  });
+}
+
+void add_simulate(CLI::App& nps) {
+  auto a = std::make_shared<SimArgs>();
+  auto program = std::make_shared<std::string>();
+  a->what = "nps simulate";
+  a->strategies = "TSK";
+  auto* sim = nps.add_subcommand(
+      "simulate",
+      "run an NPS program on a recorded trace and job list (the simulator's model, a virtual clock)");
+  sim->add_option("program", *program,
+                  "an NPS program (YAML); default: the standard one for the trace's nodes");
+  add_sim_options(*sim, *a);
+  sim->add_option("--strategy", a->strategies, "scheduler 0's strategy (a comma-separated list runs each)")
+      ->capture_default_str();
+  sim->callback([a, program] {
+    schedcli::guarded([&] {
+      std::optional<trellis::Program> p;
+      if (!program->empty()) p = load_nps_program(*program);
+      run_sim(*a, [p](const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
+                      const std::string& strategy, const sched::SimOptions& options, std::uint64_t seed) {
+        return nps::simulate_program(p, trace, jobs, strategy, options, seed);
+      });
+    });
+  });
+}
+
+}  // namespace
+
+void add_nps(CLI::App& app) {
+  auto* nps = app.add_subcommand("nps", "the Network Piranha Scheduler: run, init, check, simulate");
+  nps->require_subcommand(1);
+  add_run(*nps);
+  add_init(*nps);
+  add_check(*nps);
+  add_simulate(*nps);
+}
+
+}  // namespace piranha::apps

@@ -1,0 +1,47 @@
+// `piranha nps run`: the Network Piranha Scheduler on a live pool -- the I/O
+// shell around the node types (node_types.h) and the LivePool.
+//
+// Once per tick (the enabler's period) the shell refreshes the LivePool from
+// the system space and probes the enabler; the trellis then runs on its own
+// thread (a FiberTrellis per host run here), and whatever the monitors and
+// schedulers write (assignments, heartbeats) the shell sends as soon as it
+// appears. Without a program file it runs the standard program for the
+// nodes registered so far and rebuilds it, keeping every node's memory,
+// when a node registers (so a late node is scheduled within one period).
+//
+// Stops when `stop` becomes true (or after `duration`): the trellis stops,
+// the last writes are sent and the schedulers' heartbeats are withdrawn, so
+// agents go back to their native policy at once. A killed NPS simply stops
+// beating; agents fall back once its heartbeat is stale.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "piranha/nps/live_pool.h"
+#include "piranha/nps/program.h"
+#include "piranha/nps/simulate.h"
+
+namespace piranha::nps {
+
+struct LiveOptions {
+  std::string server;
+  std::optional<std::string> program_file;  // nullopt: the standard program
+  StandardOptions standard;                 // the standard program's settings (its nodes are the pool's)
+  Overrides overrides;                      // command-line settings applied to a program file
+  std::vector<std::string> hosts;           // the program's hosts to run here; empty: all
+  LivePoolOptions pool;
+  bool quiet = false;  // no log of decisions
+  std::optional<std::chrono::milliseconds> duration;
+};
+
+// Runs until stopped. Returns 0 after a clean stop, 1 when the server could
+// not be reached before `stop`. Throws trellis::ProgramError for a bad
+// program, std::runtime_error when a host's endpoint cannot be bound.
+int run_live(const LiveOptions& options, const std::atomic<bool>& stop, std::ostream& log);
+
+}  // namespace piranha::nps

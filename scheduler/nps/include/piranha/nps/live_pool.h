@@ -1,0 +1,96 @@
+// LivePool: the Pool of a real pool, read from and written to the system
+// space `piranha.sys` (docs/system-space.md).
+//
+// The NPS's I/O shell owns the tuple-space connection and calls refresh()
+// once per tick (before probing the enabler) and flush() whenever
+// pending() says there is something to send; the trellis thread's nodes
+// call the Pool methods, which answer from the snapshot refresh() took and
+// queue their writes. Node availability histories are built incrementally:
+// refresh() reads each new ("ap", node, start, end) record once, through a
+// watch on the ap shape (the ones already there are read once, at start()),
+// and steps() turns records plus the node's open availability period into
+// whole history steps.
+//
+// Thread-safety: every method may be called from any thread; a mutex guards
+// the snapshot and the outbox. refresh(), flush() and start() do tuple-space
+// I/O and throw ts::TupleSpaceError when the server fails them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "piranha/nps/pool.h"
+#include "piranha/sysspace.h"
+
+namespace piranha::nps {
+
+struct LivePoolOptions {
+  double history_step = 60;                // seconds per history step (a trace's step_seconds)
+  std::int64_t history_steps = 10080 + 2;  // how far back start() reads availability (steps)
+  double stale_seconds = 30;               // an agent silent this long counts as down
+  double feeder_silence = 30;  // a running job whose jobstat is this old is dead (as agents judge)
+  double slack = 0.25;         // how early a scheduler's due time may be met (seconds)
+};
+
+class LivePool : public Pool {
+ public:
+  explicit LivePool(LivePoolOptions options = {});
+
+  // Shell side. start() sets the history origin, reads the ap records of the
+  // look-back and watches for new ones; call it once before refresh().
+  void start(ts::Client& c);
+  void refresh(ts::Client& c);
+  bool pending() const;
+  void flush(ts::Client& c);
+  // Removes the heartbeats of the schedulers that beat through this pool,
+  // so agents fall back to their native policy at once (a clean stop).
+  void withdraw(ts::Client& c);
+
+  // Pool.
+  double now() const override;
+  std::int64_t epoch() const override;
+  double history_step() const override { return options_.history_step; }
+  double history_origin() const override;
+  std::int64_t step_seconds() const override;
+  double slack() const override { return options_.slack; }
+  std::vector<std::string> node_names() const override;
+  std::optional<NodeStatus> node(std::string_view name) const override;
+  std::vector<bool> steps(std::string_view node, std::int64_t from) const override;
+  std::vector<Block> blocks(std::string_view node) const override;
+  std::vector<JobInfo> jobs() const override;
+  void assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,
+              std::optional<JobId> job) override;
+  void heartbeat(std::int64_t scheduler) override;
+
+ private:
+  struct NodeData {
+    NodeStatus status;
+    std::vector<std::pair<double, double>> periods;  // ap records, sorted by end
+    std::optional<double> open_since;                // available since (as first seen), while it is
+    std::vector<Block> blocks;
+  };
+  void add_period(const sys::AvailabilityPeriod& ap);
+
+  LivePoolOptions options_;
+  mutable std::mutex mu_;
+  double origin_ = 0, snapshot_at_ = 0;
+  std::vector<std::string> order_;
+  std::map<std::string, NodeData, std::less<>> nodes_;
+  std::vector<JobInfo> jobs_;
+  std::map<JobId, std::int64_t> first_queue_length_;
+  std::set<JobId> launchable_;
+  ts::WatchId ap_watch_ = 0;
+  struct Pending {
+    std::int64_t epoch;
+    std::optional<JobId> job;
+  };
+  std::map<std::pair<std::int64_t, std::string>, Pending> assigns_;
+  std::set<std::int64_t> beats_, beaten_;
+};
+
+}  // namespace piranha::nps

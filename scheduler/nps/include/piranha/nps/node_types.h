@@ -1,0 +1,80 @@
+// The Network Piranha Scheduler's node types (seed 003 §9.1, Figure 8), as
+// process-trellis nodes (trellis/node.h). Every type decides from its
+// inferiors' states, its commands and the Pool (pool.h); none blocks, none
+// touches a socket. `piranha trellis types` lists them; docs/nps.md is the
+// operator's reference.
+//
+//   enabler    Probed every period (the program's probe_every_ms live, every
+//              step simulated). State {"tick": n}: each probe is a new tick,
+//              which activates every monitor, owner and jobs node above it.
+//   owner      params: node. Inferior: the enabler. State {"node", "blocks":
+//              [[start, end], ...], "blocked": bool}: the owner's blocks of
+//              its node that have not ended (`piranha owner block`).
+//   monitor    params: node; obey (the scheduler id it obeys, 0);
+//              predictor (REC_HIST), window (10 history steps). Inferiors:
+//              the enabler and optionally its node's owner. On each tick it
+//              extends the node's availability history from the pool
+//              (incrementally: only steps it has not seen) and reports
+//              {"node", "tick", "state", "available", "ap_length" (predicted
+//              average AP length over the window, pool units), "fraction"
+//              (predicted available fraction of the window), "running",
+//              "decisions": {scheduler id: job or null}}. A command
+//              {"scheduler": id, "epoch": e, "job": j or null} records that
+//              scheduler's decision; when id is the one it obeys it writes
+//              ("assign", id, e, node, j) through the pool.
+//   jobs       Inferior: the enabler. State {"tick", "jobs": [{"id", "name",
+//              "arrival", "task_time", "measured", "tasks", "tasks_left",
+//              "attained", "q"}, ...]}: the live jobs, in queue order.
+//   scheduler  params: id (required, unique); strategy (TSK; any name
+//              make_strategy takes: SRTA(0.5), LETFIT, ROR(10), ...);
+//              period (1, pool units); predictor, window (as its monitors);
+//              spill (false); on_events (false); cold_start (0: the task time
+//              assumed for a job none of whose tasks has completed; see
+//              docs/nps.md "The prior"); seed (0). Inferiors: one jobs node
+//              and its monitors. Once every tick its inferiors have all
+//              reached (monitors whose link is down are left out), when its
+//              period is due, it runs the strategy through the strategy
+//              library's Decider, commands each monitor whose recorded
+//              decision differs, and beats its heartbeat. State {"id",
+//              "strategy", "tick", "epoch", "decided_at", "decisions" (count),
+//              "assignments": {node: job or null}}.
+//   evaluator  Inferiors: schedulers and monitors. State {"tick",
+//              "schedulers": {id: {"strategy", "decisions", "changes",
+//              "obeyed"}}, "nodes": {node: {"ticks", "available_ticks",
+//              "fraction"}}}: per scheduler the decisions made and how many
+//              node assignments changed, per node the availability seen.
+//
+// Node state that must survive a rebuild of the trellis (a node joined the
+// pool) lives in a Memory shared by the node types: monitors' histories and
+// predictors, schedulers' strategies, random generators and last decisions,
+// evaluators' counts.
+#pragma once
+
+#include <memory>
+
+#include "piranha/nps/pool.h"
+#include "piranha/trellis/registry.h"
+
+namespace piranha::nps {
+
+// The state kept across trellis rebuilds. Opaque; one per NPS process (or
+// per simulated run). Not thread-safe: used from the trellis thread.
+class Memory;
+std::shared_ptr<Memory> make_memory();
+
+// What the node types act on. `pool` must outlive every node made from the
+// registry.
+struct Environment {
+  Pool* pool = nullptr;
+  std::shared_ptr<Memory> memory;
+};
+
+// Registers enabler, owner, monitor, jobs, scheduler and evaluator in
+// `types`, bound to `env`. Throws std::invalid_argument when a name is taken.
+void add_nps_types(trellis::Registry& types, Environment env);
+
+// Registers the same types bound to a DetachedPool (for checking and
+// listing programs, and for `piranha trellis run`, where they are inert).
+void add_detached_nps_types(trellis::Registry& types);
+
+}  // namespace piranha::nps

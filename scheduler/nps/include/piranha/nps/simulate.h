@@ -1,0 +1,77 @@
+// `piranha nps simulate`: an NPS program run on the deterministic trellis
+// against the Piranha simulator's model (spec/scheduling.md §2) instead of
+// live agents -- a virtual clock, an availability trace for the nodes, a job
+// list for the jobs. The node types are the live ones; only the Pool differs
+// (SimPool). With the standard program and the same options, every result
+// equals `piranha sim piranha`'s, number for number.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "piranha/avail_trace.h"
+#include "piranha/nps/pool.h"
+#include "piranha/scheduler/pool_model.h"
+#include "piranha/scheduler/simulator.h"
+#include "piranha/trellis/program.h"
+
+namespace piranha::nps {
+
+// The simulator's model as a Pool: nodes are the trace's, in its order;
+// jobs are the model's queue; a monitor's assignment sets the node's job
+// for the step being simulated. History steps are trace steps (unit 1).
+// Not thread-safe.
+class SimPool : public Pool {
+ public:
+  // `model` must outlive this pool.
+  SimPool(sched::PoolModel& model, const AvailabilityTrace& trace, std::int64_t start);
+
+  double now() const override;
+  std::int64_t epoch() const override;
+  double history_step() const override { return 1; }
+  double history_origin() const override { return 0; }
+  std::int64_t step_seconds() const override { return trace_.step_seconds; }
+  std::vector<std::string> node_names() const override;
+  std::optional<NodeStatus> node(std::string_view name) const override;
+  std::vector<bool> steps(std::string_view node, std::int64_t from) const override;
+  std::vector<Block> blocks(std::string_view) const override { return {}; }
+  std::vector<JobInfo> jobs() const override;
+  void assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,
+              std::optional<JobId> job) override;
+  void heartbeat(std::int64_t) override { ++heartbeats_; }
+
+  std::int64_t heartbeats() const { return heartbeats_; }
+
+ private:
+  std::optional<std::size_t> index(std::string_view node) const;
+  sched::PoolModel& model_;
+  const AvailabilityTrace& trace_;
+  std::int64_t start_;
+  std::int64_t heartbeats_ = 0;
+};
+
+// Command-line overrides of an NPS program's scheduler 0 (and of its
+// monitors' predictions); unset fields keep the program's values.
+struct Overrides {
+  std::optional<std::string> strategy;
+  std::optional<double> period;
+  std::optional<std::int64_t> window;
+  std::optional<std::string> predictor;
+};
+
+// Applies `o` to `program` (scheduler with id 0 and every monitor).
+void apply_overrides(trellis::Program& program, const Overrides& o);
+
+// One simulated run of `program` (nullopt: the standard program for the
+// trace's nodes with `strategy`, options.period, options.window,
+// options.predictor, options.spill and options.on_events) with scheduler 0
+// running `strategy`. Throws trellis::ProgramError for a bad program and
+// std::invalid_argument / sched::StrategyError as simulate() does.
+sched::SimResult simulate_program(const std::optional<trellis::Program>& program,
+                                  const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
+                                  const std::string& strategy, const sched::SimOptions& options,
+                                  std::uint64_t seed);
+
+}  // namespace piranha::nps

@@ -1,0 +1,41 @@
+// The enabler and owner node types (node_types.h).
+#include "node_kinds.h"
+#include "values.h"
+
+namespace piranha::nps {
+
+Enabler::Enabler(const trellis::Params& p) {
+  // The period is the live shell's business (it probes the enabler right
+  // after refreshing the pool); it is read here so that a bad one is an error.
+  if (!(p.number("period", 10) > 0)) throw trellis::BadParameter("period", "period must be positive");
+}
+
+Value Enabler::calculate(trellis::Context& ctx) {
+  std::int64_t tick = int_of(ctx.state(), "tick");
+  if (ctx.activated_by(trellis::Cause::Probe)) ++tick;
+  Value::Map state;
+  state["tick"] = tick;
+  return state;
+}
+
+Owner::Owner(Environment env, const trellis::Params& p) : env_(std::move(env)), node_(p.string("node")) {}
+
+Value Owner::calculate(trellis::Context&) {
+  const double now = env_.pool->now();
+  Value::List blocks;
+  bool blocked = false;
+  for (const Block& b : env_.pool->blocks(node_)) {
+    Value::List span;
+    span.emplace_back(b.start);
+    span.emplace_back(b.end);
+    blocks.emplace_back(std::move(span));
+    blocked = blocked || (b.start <= now && now < b.end);
+  }
+  Value::Map state;
+  state["node"] = node_;
+  state["blocks"] = std::move(blocks);
+  state["blocked"] = blocked;
+  return state;
+}
+
+}  // namespace piranha::nps

@@ -1,0 +1,202 @@
+#include "piranha/nps/live.h"
+
+#include <ctime>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "piranha/nps/node_types.h"
+#include "piranha/trellis/fiber_trellis.h"
+#include "values.h"
+
+namespace piranha::nps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string stamp() {
+  std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&t));
+  return buf;
+}
+
+std::string job_text(const Value& v) {
+  return v.is_int() ? "job " + std::to_string(v.as_int()) : "no job";
+}
+
+class Shell {
+ public:
+  Shell(const LiveOptions& o, std::ostream& log) : o_(o), log_(log), pool_(o.pool) {}
+
+  int run(const std::atomic<bool>& stop) {
+    const auto deadline = o_.duration ? std::optional(Clock::now() + *o_.duration) : std::nullopt;
+    auto stopped = [&] { return stop.load() || (deadline && Clock::now() >= *deadline); };
+    if (!connect(stopped)) return 1;
+    pool_.start(*client_);
+    add_nps_types(types_, Environment{&pool_, make_memory()});
+    if (o_.program_file) {
+      program_ = trellis::load_program(*o_.program_file, types_);
+      apply_overrides(*program_, o_.overrides);
+      if (o_.overrides.period)
+        for (auto& n : program_->nodes)
+          if (n.type == "enabler") n.params["period"] = *o_.overrides.period;
+      trellis::validate(*program_, types_);
+      check_nps_program(*program_);
+    }
+    const double period = program_ ? enabler_period(*program_) : o_.standard.period;
+    const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period));
+    note("serving " + o_.server +
+         (o_.program_file ? " with " + *o_.program_file : " with the standard program") + ", a tick every " +
+         std::to_string(period) + " s");
+    auto next_tick = Clock::now(), next_look = Clock::now();
+    while (!stopped()) {
+      const auto now = Clock::now();
+      if (now >= next_tick) {
+        try {
+          pool_.refresh(*client_);
+          if (!program_ || trellises_.empty()) build();
+          if (!enabler_.empty()) enabler_host_->probe(enabler_);
+        } catch (const ts::TupleSpaceError& e) {
+          note(std::string("tuple space: ") + e.what());
+        }
+        next_tick += tick;
+        if (next_tick < now) next_tick = now + tick;
+      }
+      try {
+        if (pool_.pending()) pool_.flush(*client_);
+      } catch (const ts::TupleSpaceError& e) {
+        note(std::string("tuple space: ") + e.what());
+      }
+      if (now >= next_look) {
+        report_decisions();
+        next_look = now + std::chrono::milliseconds(100);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (auto& t : trellises_) t->stop();
+    try {
+      if (pool_.pending()) pool_.flush(*client_);
+      pool_.withdraw(*client_);
+    } catch (const ts::TupleSpaceError& e) {
+      note(std::string("could not withdraw the heartbeat: ") + e.what());
+    }
+    note("stopped");
+    return 0;
+  }
+
+ private:
+  bool connect(const std::function<bool()>& stopped) {
+    auto next_note = Clock::now();
+    while (!stopped()) {
+      try {
+        ts::ClientOptions co;
+        co.connect_timeout = std::chrono::milliseconds(1000);
+        client_ = std::make_unique<ts::Client>(o_.server, co);
+        return true;
+      } catch (const ts::TupleSpaceError& e) {
+        if (Clock::now() >= next_note) {
+          note("waiting for the tuple-space server at " + o_.server + " (" + e.what() + ")");
+          next_note = Clock::now() + std::chrono::seconds(10);
+        }
+      }
+    }
+    return false;
+  }
+
+  // (Re)builds the trellis: once for a program file; for the standard
+  // program whenever the pool's node list has grown.
+  void build() {
+    trellis::Program program;
+    if (program_) {
+      program = *program_;
+    } else {
+      auto nodes = pool_.node_names();
+      if (nodes.empty()) {
+        if (!waiting_) note("waiting for a node to register");
+        waiting_ = true;
+        return;
+      }
+      if (nodes == built_nodes_) return;
+      std::string joined;
+      for (std::size_t i = built_nodes_.size(); i < nodes.size(); ++i) joined += " " + nodes[i];
+      note((built_nodes_.empty() ? "scheduling" : "node(s) joined, rescheduling with") + joined +
+           " (scheduler 0: " + sched::canonical_strategy_name(o_.standard.strategy) + ")");
+      StandardOptions s = o_.standard;
+      s.nodes = nodes;
+      program = standard_program(s, types_);
+      built_nodes_ = nodes;
+    }
+    for (auto& t : trellises_) t->stop();
+    trellises_.clear();
+    enabler_host_ = nullptr;
+    enabler_ = enabler_name(program);
+    std::vector<std::string> hosts = o_.hosts;
+    if (hosts.empty())
+      for (const auto& h : program.hosts) hosts.push_back(h.name);
+    if (hosts.empty()) hosts.push_back("");
+    schedulers_.clear();
+    for (const auto& h : hosts) {
+      trellis::FiberOptions fo;
+      fo.host = h;
+      trellises_.push_back(std::make_unique<trellis::FiberTrellis>(program, types_, fo));
+      for (const auto& n : program.nodes) {
+        if (n.host != h) continue;
+        if (n.name == enabler_) enabler_host_ = trellises_.back().get();
+        if (n.type == "scheduler") schedulers_.push_back({trellises_.back().get(), n.name});
+      }
+    }
+    if (!enabler_host_) enabler_.clear();  // another host ticks
+    built_ = program;
+  }
+
+  // Logs each scheduler's assignments when they change.
+  void report_decisions() {
+    if (o_.quiet) return;
+    for (const auto& [t, name] : schedulers_) {
+      const Value s = t->state(name);
+      if (!s["assignments"].is_map()) continue;
+      auto& before = last_[name];
+      if (s["assignments"] == before) continue;
+      std::map<std::string, std::vector<std::string>> by_job;
+      for (const auto& [node, job] : s["assignments"].as_map()) by_job[job_text(job)].push_back(node);
+      std::string line =
+          "scheduler " + std::to_string(int_of(s, "id")) + " (" + s["strategy"].as_string() + "):";
+      for (const auto& [job, nodes] : by_job) {
+        line += " " + job + " on";
+        for (const auto& n : nodes) line += " " + n;
+        line += ";";
+      }
+      line.pop_back();
+      note(line);
+      before = s["assignments"];
+    }
+  }
+
+  void note(const std::string& line) {
+    if (o_.quiet && line.rfind("scheduler ", 0) == 0) return;
+    log_ << stamp() << " nps: " << line << std::endl;
+  }
+
+  const LiveOptions& o_;
+  std::ostream& log_;
+  LivePool pool_;
+  std::unique_ptr<ts::Client> client_;
+  trellis::Registry types_;
+  std::optional<trellis::Program> program_, built_;
+  std::vector<std::string> built_nodes_;
+  std::vector<std::unique_ptr<trellis::FiberTrellis>> trellises_;
+  trellis::FiberTrellis* enabler_host_ = nullptr;
+  std::string enabler_;
+  std::vector<std::pair<trellis::FiberTrellis*, std::string>> schedulers_;
+  std::map<std::string, Value> last_;
+  bool waiting_ = false;
+};
+
+}  // namespace
+
+int run_live(const LiveOptions& options, const std::atomic<bool>& stop, std::ostream& log) {
+  return Shell(options, log).run(stop);
+}
+
+}  // namespace piranha::nps

@@ -1,0 +1,265 @@
+#include "piranha/nps/live_pool.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace piranha::nps {
+
+LivePool::LivePool(LivePoolOptions options) : options_(options) {
+  snapshot_at_ = sys::wall_now();
+  origin_ = std::floor(snapshot_at_ / options_.history_step) * options_.history_step;
+}
+
+void LivePool::start(ts::Client& c) {
+  const double now = sys::wall_now();
+  {
+    std::lock_guard lock(mu_);
+    // Steps are aligned to the wall clock, and the history reaches back as
+    // far as the longest predictor looks.
+    origin_ = (std::floor(now / options_.history_step) - static_cast<double>(options_.history_steps)) *
+              options_.history_step;
+    snapshot_at_ = now;
+  }
+  // Watch first, then read: a period written in between shows up twice and
+  // is stored once (add_period ignores duplicates).
+  ap_watch_ = c.watch(sys::kSpace, sys::ap_template());
+  for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 10'000'000))
+    if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
+      std::lock_guard lock(mu_);
+      add_period(*ap);
+    }
+}
+
+void LivePool::add_period(const sys::AvailabilityPeriod& ap) {
+  if (!(ap.end > ap.start)) return;
+  auto& node = nodes_[ap.node];
+  if (node.status.name.empty()) node.status.name = ap.node;
+  auto& v = node.periods;
+  const std::pair<double, double> p{ap.start, ap.end};
+  auto at = std::lower_bound(v.begin(), v.end(), p, [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second < b.second : a.first < b.first;
+  });
+  if (at != v.end() && *at == p) return;
+  v.insert(at, p);
+}
+
+void LivePool::refresh(ts::Client& c) {
+  const double now = sys::wall_now();
+  auto records = sys::list_nodes(c);
+  std::map<std::string, double> heard;
+  for (const auto& n : records) {
+    heard[n.name] = n.updated_at;
+    if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0))
+      if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) heard[n.name] = std::max(heard[n.name], h->time);
+  }
+  std::map<std::string, std::vector<Block>> blocks;
+  for (const auto& n : records)
+    for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
+      if (auto b = sys::OwnerBlock::from_tuple(t); b && b->end > now)
+        blocks[n.name].push_back({b->start, b->end});
+  std::map<std::string, sys::NodeRun> running;
+  for (const auto& n : records)
+    if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0))
+      if (auto r = sys::NodeRun::from_tuple(*t)) running[n.name] = *r;
+  // New availability periods, in the order they were written.
+  std::vector<sys::AvailabilityPeriod> aps;
+  while (auto e = c.next_event(0))
+    if (e->watch == ap_watch_ && e->kind == ts::WatchEventKind::Written)
+      if (auto ap = sys::AvailabilityPeriod::from_tuple(e->tuple)) aps.push_back(*ap);
+
+  std::map<JobId, sys::JobStat> stats;
+  for (const auto& s : sys::list_jobstats(c)) stats[s.id] = s;
+  std::vector<JobInfo> jobs;
+  std::vector<sys::JobRecord> live;
+  for (const auto& j : sys::list_jobs(c)) {
+    if (!sys::is_live(j.state)) continue;
+    const auto st = stats.find(j.id);
+    // A running job whose feeder went silent is dead (agents skip it too).
+    if (j.state == sys::JobState::Running && st != stats.end() &&
+        now - st->second.updated_at > options_.feeder_silence)
+      continue;
+    if (!launchable_.count(j.id)) {
+      if (!sys::find_launch(c, j.id)) continue;  // registered without a program: no agent can run it
+      launchable_.insert(j.id);
+    }
+    live.push_back(j);
+  }
+  std::sort(live.begin(), live.end(), [](const sys::JobRecord& a, const sys::JobRecord& b) {
+    return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.id < b.id;
+  });
+  for (const auto& j : live) {
+    JobInfo info;
+    info.id = j.id;
+    info.name = j.name;
+    info.arrival = j.submit_time;
+    if (const auto st = stats.find(j.id); st != stats.end()) {
+      info.measured = st->second.tasks_done > 0 && st->second.mean_task_seconds > 0;
+      info.mean_task_time = st->second.mean_task_seconds;
+      info.tasks_left = st->second.tasks_left;
+      info.tasks = st->second.tasks_done + st->second.tasks_left;
+    }
+    for (const auto& w : sys::list_jobwork(c, j.id)) info.attained += w.seconds;
+    jobs.push_back(info);
+  }
+
+  std::lock_guard lock(mu_);
+  snapshot_at_ = now;
+  for (const auto& ap : aps) add_period(ap);
+  for (const auto& n : records) {
+    if (!nodes_.count(n.name) || std::find(order_.begin(), order_.end(), n.name) == order_.end())
+      order_.push_back(n.name);
+    NodeData& d = nodes_[n.name];
+    NodeStatus& s = d.status;
+    s.name = n.name;
+    const bool fresh = now - heard[n.name] <= options_.stale_seconds;
+    s.state = fresh ? std::string(sys::name(n.state)) : "down";
+    d.blocks = blocks[n.name];
+    bool blocked = false;
+    for (const auto& b : d.blocks) blocked = blocked || (b.start <= now && now < b.end);
+    s.available = fresh && n.state == sys::NodeState::Available && !blocked;
+    if (!s.available)
+      d.open_since.reset();
+    else if (!d.open_since)
+      d.open_since = now;
+    if (const auto r = running.find(n.name); r != running.end()) {
+      s.running = r->second.job_id == 0 ? std::nullopt : std::optional<JobId>(r->second.job_id);
+      s.by = r->second.by;
+    }
+  }
+  // FAIR's q: how many live jobs there were when the NPS first saw a job.
+  std::erase_if(first_queue_length_, [&](const auto& kv) {
+    return std::none_of(jobs.begin(), jobs.end(), [&](const JobInfo& j) { return j.id == kv.first; });
+  });
+  for (auto& j : jobs) {
+    auto [it, fresh] = first_queue_length_.emplace(j.id, 0);
+    if (fresh) it->second = static_cast<std::int64_t>(jobs.size());
+    j.queue_length_at_arrival = it->second;
+  }
+  jobs_ = std::move(jobs);
+}
+
+bool LivePool::pending() const {
+  std::lock_guard lock(mu_);
+  return !assigns_.empty() || !beats_.empty();
+}
+
+void LivePool::flush(ts::Client& c) {
+  decltype(assigns_) assigns;
+  std::set<std::int64_t> beats;
+  {
+    std::lock_guard lock(mu_);
+    assigns.swap(assigns_);
+    beats.swap(beats_);
+    beaten_.insert(beats.begin(), beats.end());
+  }
+  for (const auto& [key, a] : assigns)
+    sys::replace(c, sys::assign_template(key.first, key.second),
+                 sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)}.to_tuple());
+  const double now = sys::wall_now();
+  for (std::int64_t id : beats)
+    sys::replace(c, sys::scheduler_heartbeat_template(id), sys::SchedulerHeartbeat{id, now}.to_tuple());
+  c.flush();
+}
+
+void LivePool::withdraw(ts::Client& c) {
+  std::set<std::int64_t> ids;
+  {
+    std::lock_guard lock(mu_);
+    ids = beaten_;
+    ids.insert(beats_.begin(), beats_.end());
+    beats_.clear();
+  }
+  for (std::int64_t id : ids) c.in_many(sys::kSpace, sys::scheduler_heartbeat_template(id), 100);
+  c.flush();
+}
+
+double LivePool::now() const {
+  return sys::wall_now();
+}
+std::int64_t LivePool::epoch() const {
+  return static_cast<std::int64_t>(std::llround(sys::wall_now() * 1000));
+}
+
+double LivePool::history_origin() const {
+  std::lock_guard lock(mu_);
+  return origin_;
+}
+
+std::int64_t LivePool::step_seconds() const {
+  return std::max<std::int64_t>(1, std::llround(options_.history_step));
+}
+
+std::vector<std::string> LivePool::node_names() const {
+  std::lock_guard lock(mu_);
+  return order_;
+}
+
+std::optional<NodeStatus> LivePool::node(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || std::find(order_.begin(), order_.end(), name) == order_.end())
+    return std::nullopt;
+  return it->second.status;
+}
+
+std::vector<bool> LivePool::steps(std::string_view name, std::int64_t from) const {
+  std::lock_guard lock(mu_);
+  std::vector<bool> out;
+  auto it = nodes_.find(name);
+  const double step = options_.history_step;
+  // Only steps that ended by the snapshot: later ones are not known yet.
+  const auto end = static_cast<std::int64_t>(std::floor((snapshot_at_ - origin_) / step));
+  if (from >= end) return out;
+  std::vector<std::pair<double, double>> spans;
+  if (it != nodes_.end()) {
+    const auto& v = it->second.periods;
+    const double begin = origin_ + static_cast<double>(from) * step;
+    auto first = std::upper_bound(v.begin(), v.end(), begin,
+                                  [](double t, const std::pair<double, double>& p) { return t < p.second; });
+    spans.assign(first, v.end());
+    if (it->second.open_since) spans.emplace_back(*it->second.open_since, snapshot_at_);
+    std::sort(spans.begin(), spans.end());
+  }
+  // Merge overlapping spans (a record and the open period seen may overlap).
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& s : spans) {
+    if (!merged.empty() && s.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, s.second);
+    else
+      merged.push_back(s);
+  }
+  std::size_t k = 0;
+  for (std::int64_t s = from; s < end; ++s) {
+    const double a = origin_ + static_cast<double>(s) * step, b = a + step;
+    while (k < merged.size() && merged[k].second <= a) ++k;
+    double covered = 0;
+    for (std::size_t i = k; i < merged.size() && merged[i].first < b; ++i)
+      covered += std::min(b, merged[i].second) - std::max(a, merged[i].first);
+    out.push_back(covered * 2 >= step);
+  }
+  return out;
+}
+
+std::vector<Block> LivePool::blocks(std::string_view node) const {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? std::vector<Block>{} : it->second.blocks;
+}
+
+std::vector<JobInfo> LivePool::jobs() const {
+  std::lock_guard lock(mu_);
+  return jobs_;
+}
+
+void LivePool::assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,
+                      std::optional<JobId> job) {
+  std::lock_guard lock(mu_);
+  assigns_[{scheduler, std::string(node)}] = Pending{epoch, job};
+}
+
+void LivePool::heartbeat(std::int64_t scheduler) {
+  std::lock_guard lock(mu_);
+  beats_.insert(scheduler);
+}
+
+}  // namespace piranha::nps

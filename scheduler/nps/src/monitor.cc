@@ -1,0 +1,57 @@
+// The monitor node type (node_types.h): one per physical node.
+#include "node_kinds.h"
+#include "values.h"
+
+namespace piranha::nps {
+
+Monitor::Monitor(Environment env, const trellis::Params& p)
+    : env_(std::move(env)), node_(p.string("node")), obey_(p.integer("obey", 0)) {
+  const std::string predictor = p.string("predictor", "REC_HIST");
+  const std::int64_t window = p.integer("window", 10);
+  if (window < 1) throw trellis::BadParameter("window", "window must be at least 1 history step");
+  MonitorMemory& m = env_.memory->monitors[node_];
+  if (!m.predictor || m.predictor_name != predictor || m.window != window) {
+    try {
+      m.predictor = sched::make_predictor(predictor, window,
+                                          sched::Calendar::for_step_seconds(env_.pool->step_seconds()), 1);
+    } catch (const sched::PredictorError& e) {
+      throw trellis::BadParameter("predictor", e.what());
+    }
+    m.predictor_name = predictor;
+    m.window = window;
+    m.history = std::make_unique<sched::NodeHistory>(std::max(m.predictor->lookback(), window) + 1);
+  }
+  memory_ = &m;
+}
+
+Value Monitor::calculate(trellis::Context& ctx) {
+  Pool& pool = *env_.pool;
+  MonitorMemory& m = *memory_;
+  // Commands first: a scheduler's decision for this node.
+  for (const auto& c : ctx.commands()) {
+    const std::int64_t id = int_of(c.data, "scheduler");
+    if (id < 0) continue;
+    const std::optional<JobId> job = job_of(c.data["job"]);
+    m.decisions[id] = job;
+    if (id == obey_) pool.assign(id, int_of(c.data, "epoch", pool.epoch()), node_, job);
+  }
+  // Then the node's availability since it was last looked at.
+  for (bool up : pool.steps(node_, m.history->now())) {
+    m.history->observe(up);
+    m.predictor->observe(0, *m.history);
+  }
+  const auto status = pool.node(node_);
+  bool blocked = false;
+  for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
+    if (const Value& b = ctx.inferior(i)["blocked"]; b.is_bool() && b.as_bool()) blocked = true;
+  Value::Map decisions;
+  for (const auto& [id, job] : m.decisions) decisions[std::to_string(id)] = job_value(job);
+  return Fields()("node", node_)("tick", newest_tick(ctx))(
+      "state", status ? status->state : std::string("unknown"))("available",
+                                                                status && status->available && !blocked)(
+      "ap_length", m.predictor->predict(0, *m.history) * pool.history_step())(
+      "fraction", m.history->available_fraction(m.window))(
+      "running", status ? job_value(status->running) : Value())("decisions", std::move(decisions));
+}
+
+}  // namespace piranha::nps

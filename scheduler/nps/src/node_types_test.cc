@@ -1,0 +1,203 @@
+// The NPS node types on the deterministic trellis, against a ScriptedPool:
+// the propagation from enabler to monitors to scheduler and back down as
+// commands, with no sockets, clocks or sleeps.
+#include "piranha/nps/node_types.h"
+
+#include <doctest/doctest.h>
+
+#include "piranha/nps/program.h"
+#include "piranha/trellis/deterministic.h"
+#include "scripted_pool.h"
+
+namespace piranha::nps {
+namespace {
+
+using testing::ScriptedPool;
+using trellis::Value;
+
+struct Rig {
+  ScriptedPool pool;
+  trellis::Registry types;
+  std::unique_ptr<trellis::DeterministicTrellis> t;
+
+  explicit Rig(std::vector<std::string> nodes) {
+    for (const auto& n : nodes) pool.add_node(n);
+    add_nps_types(types, Environment{&pool, make_memory()});
+  }
+  void standard(const std::string& strategy, double period = 1, double cold_start = 0) {
+    StandardOptions o;
+    o.nodes = pool.names;
+    o.strategy = strategy;
+    o.period = period;
+    o.cold_start = cold_start;
+    t = std::make_unique<trellis::DeterministicTrellis>(standard_program(o, types), types);
+  }
+  void program(const std::string& yaml) {
+    auto p = trellis::parse_program(yaml, types, "test.yaml");
+    check_nps_program(p);
+    t = std::make_unique<trellis::DeterministicTrellis>(p, types);
+  }
+  // One tick at time `now`.
+  void tick(double now) {
+    pool.clock = now;
+    t->probe("enabler");
+    t->run();
+  }
+  // The last job the pool was told for `node` by scheduler 0.
+  std::optional<std::optional<JobId>> assigned(const std::string& node) const {
+    std::optional<std::optional<JobId>> last;
+    for (const auto& w : pool.assigns)
+      if (w.node == node && w.scheduler == 0) last = w.job;
+    return last;
+  }
+};
+
+TEST_CASE("enabler: every probe is a new tick") {
+  Rig r({"ws01"});
+  r.standard("TSK");
+  r.tick(0);
+  CHECK(r.t->state("enabler")["tick"] == Value(0));
+  r.tick(1);
+  r.tick(2);
+  CHECK(r.t->state("enabler")["tick"] == Value(2));
+  CHECK(r.t->state("jobs")["tick"] == Value(2));
+  CHECK(r.t->state("monitor_ws01")["tick"] == Value(2));
+}
+
+TEST_CASE("TSK live: the job with 3 microsecond tasks gets every node before the one with 40") {
+  Rig r({"ws01", "ws02", "ws03"});
+  r.pool.job_list = {testing::job(1, 100.0, 40e-6, 1000), testing::job(2, 101.0, 3e-6, 1000)};
+  r.standard("TSK");
+  r.tick(200);
+  for (const char* n : {"ws01", "ws02", "ws03"}) {
+    REQUIRE(r.assigned(n).has_value());
+    CHECK(*r.assigned(n) == std::optional<JobId>(2));
+  }
+  CHECK(r.pool.beats == std::vector<std::int64_t>{0});
+  CHECK(r.t->state("scheduler_0")["assignments"]["ws02"] == Value(2));
+}
+
+TEST_CASE("SRT: the job with less work left wins, whatever its task time") {
+  Rig r({"ws01", "ws02"});
+  // Job 1: 10 tasks of 0.5 s = 5 s left; job 2: 1000 tasks of 0.01 s = 10 s left.
+  r.pool.job_list = {testing::job(1, 0, 0.5, 10), testing::job(2, 1, 0.01, 1000)};
+  r.standard("SRT");
+  r.tick(5);
+  CHECK(*r.assigned("ws01") == std::optional<JobId>(1));
+  CHECK(*r.assigned("ws02") == std::optional<JobId>(1));
+}
+
+TEST_CASE("an unmeasured job is given the cold-start task time, so TSK tries it at once") {
+  Rig r({"ws01"});
+  r.pool.job_list = {testing::job(1, 0, 0.2, 100), testing::job(2, 5, 0, 100, false)};
+  SUBCASE("default prior 0: the new job runs first and gets measured") {
+    r.standard("TSK");
+    r.tick(6);
+    CHECK(*r.assigned("ws01") == std::optional<JobId>(2));
+  }
+  SUBCASE("a prior of 1 s: the measured 0.2 s job keeps the node") {
+    r.standard("TSK", 1, 1.0);
+    r.tick(6);
+    CHECK(*r.assigned("ws01") == std::optional<JobId>(1));
+  }
+}
+
+TEST_CASE("decisions come once per period, only commands that change something are sent") {
+  Rig r({"ws01", "ws02"});
+  r.pool.job_list = {testing::job(1, 0, 1, 100)};
+  r.standard("TSK", 10);
+  auto decisions = [&] { return r.t->state("scheduler_0")["decisions"]; };
+  r.tick(0);
+  CHECK(r.pool.assigns.size() == 2);  // the first decision is sent to every monitor
+  CHECK(decisions() == trellis::Value(1));
+  r.tick(4);
+  r.tick(8);
+  CHECK(decisions() == trellis::Value(1));  // not due yet...
+  CHECK(r.pool.beats.size() == 3);          // ...but alive: a heartbeat every tick
+  r.pool.job_list.push_back(testing::job(2, 9, 0.5, 10));
+  r.tick(10);
+  CHECK(decisions() == trellis::Value(2));
+  REQUIRE(r.pool.assigns.size() == 4);
+  CHECK(r.pool.assigns[2].job == std::optional<JobId>(2));
+  CHECK(r.pool.assigns[2].epoch == 10);
+  r.tick(20);
+  CHECK(decisions() == trellis::Value(3));
+  CHECK(r.pool.assigns.size() == 4);  // nothing changed: no command, no write
+  r.pool.job_list.clear();
+  r.tick(30);
+  REQUIRE(r.pool.assigns.size() == 6);
+  CHECK(r.pool.assigns[5].job == std::nullopt);  // an empty queue: no job
+}
+
+TEST_CASE("monitor: history grows by the new steps only, and predictions follow it") {
+  Rig r({"ws01"});
+  r.pool.history["ws01"] = {true, true, false, true};
+  r.standard("TSK");
+  r.tick(4);
+  r.pool.history["ws01"].push_back(true);
+  r.pool.step_requests.clear();
+  r.tick(5);
+  // Asked only from the step it had not seen.
+  for (const auto& [node, from] : r.pool.step_requests)
+    if (node == "ws01") CHECK(from == 4);
+  const Value& m = r.t->state("monitor_ws01");
+  // REC_HIST over [-5, 5) clipped to [0, 5): runs 2 and 2, mean 2.
+  CHECK(m["ap_length"] == Value(2.0));
+  CHECK(m["fraction"] == Value(0.8));
+  CHECK(m["available"] == Value(true));
+}
+
+TEST_CASE("owner: a block in force makes the monitor report the node unavailable") {
+  Rig r({"ws01"});
+  r.pool.owner_blocks["ws01"] = {Block{10, 20}};
+  r.standard("TSK");
+  r.tick(5);
+  CHECK(r.t->state("owner_ws01")["blocked"] == Value(false));
+  CHECK(r.t->state("monitor_ws01")["available"] == Value(true));
+  r.tick(12);
+  CHECK(r.t->state("owner_ws01")["blocked"] == Value(true));
+  CHECK(r.t->state("monitor_ws01")["available"] == Value(false));
+}
+
+const char* kShadowProgram = R"(program: shadow
+nodes:
+  - {name: enabler, type: enabler}
+  - {name: jobs, type: jobs, inferiors: [enabler]}
+  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}
+  - {name: m2, type: monitor, inferiors: [enabler], params: {node: ws02}}
+  - {name: s0, type: scheduler, inferiors: [jobs, m1, m2], params: {id: 0, strategy: TSK}}
+  - {name: s1, type: scheduler, inferiors: [jobs, m1, m2], params: {id: 1, strategy: SRT}}
+  - {name: eval, type: evaluator, inferiors: [s0, s1, m1, m2]}
+)";
+
+TEST_CASE("a shadow scheduler decides and is recorded, but only scheduler 0 reaches the pool") {
+  Rig r({"ws01", "ws02"});
+  r.pool.job_list = {testing::job(1, 0, 0.5, 2), testing::job(2, 1, 0.1, 1000)};
+  r.program(kShadowProgram);
+  r.tick(0);
+  CHECK(r.t->state("s0")["assignments"]["ws01"] == Value(2));  // TSK
+  CHECK(r.t->state("s1")["assignments"]["ws01"] == Value(1));  // SRT
+  for (const auto& w : r.pool.assigns) CHECK(w.scheduler == 0);
+  CHECK(r.t->state("m1")["decisions"]["1"] == Value(1));
+  CHECK(r.t->state("m1")["decisions"]["0"] == Value(2));
+  r.tick(1);
+  const Value& e = r.t->state("eval");
+  CHECK(e["schedulers"]["0"]["decisions"] == Value(2));
+  CHECK(e["schedulers"]["1"]["strategy"] == Value("SRT"));
+  CHECK(e["schedulers"]["1"]["obeyed"] == Value(false));
+  CHECK(e["nodes"]["ws01"]["ticks"] == Value(2));
+  CHECK(e["nodes"]["ws01"]["fraction"] == Value(1.0));
+}
+
+TEST_CASE("a scheduler waits for every monitor to reach the tick, leaving out one whose link is down") {
+  Rig r({"ws01", "ws02"});
+  r.pool.job_list = {testing::job(1, 0, 1, 10)};
+  r.program(kShadowProgram);
+  r.t->set_link("s0", "m2", trellis::LinkState::Down);
+  r.tick(0);
+  // ws02's monitor is out of reach: ws01 is still scheduled.
+  CHECK(*r.assigned("ws01") == std::optional<JobId>(1));
+}
+
+}  // namespace
+}  // namespace piranha::nps

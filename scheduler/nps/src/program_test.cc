@@ -1,0 +1,108 @@
+// NPS programs: the standard program and every error `piranha nps check`
+// names by line.
+#include "piranha/nps/program.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "piranha/nps/node_types.h"
+
+namespace piranha::nps {
+namespace {
+
+trellis::Registry types() {
+  trellis::Registry r;
+  add_detached_nps_types(r);
+  return r;
+}
+
+// The error checking `yaml` gives ("" when it is fine).
+std::string error_of(const std::string& yaml) {
+  try {
+    auto p = trellis::parse_program(yaml, types(), "p.yaml");
+    check_nps_program(p);
+    return "";
+  } catch (const trellis::ProgramError& e) {
+    return e.what();
+  }
+}
+
+const std::string kHead = R"(program: t
+nodes:
+  - {name: enabler, type: enabler}
+  - {name: jobs, type: jobs, inferiors: [enabler]}
+  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}
+)";
+
+TEST_CASE("the standard program is valid and names every node type") {
+  StandardOptions o;
+  o.nodes = {"ws01", "ws-02.example", "yes"};
+  o.strategy = "SRTA(0.5)";
+  const std::string yaml = standard_program_yaml(o);
+  CHECK(error_of(yaml) == "");
+  auto p = standard_program(o, types());
+  for (const char* name :
+       {"enabler", "jobs", "owner_ws01", "monitor_ws-02.example", "monitor_yes", "scheduler_0", "evaluator"})
+    CHECK(p.node_index(name) >= 0);
+  CHECK(enabler_name(p) == "enabler");
+  CHECK(enabler_period(p) == 1.0);  // min(tick, period)
+}
+
+TEST_CASE("a MIX strategy's monitors predict with MIX") {
+  StandardOptions o;
+  o.nodes = {"ws01"};
+  o.strategy = "TSKMIX(1)";
+  CHECK(standard_program_yaml(o).find("predictor: MIX") != std::string::npos);
+  CHECK(error_of(standard_program_yaml(o)) == "");
+}
+
+TEST_CASE("nps check: each error names the file and line") {
+  CHECK(error_of(kHead +
+                 "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, strategy: NOPE}}\n")
+            .starts_with("p.yaml:6: "));
+  CHECK(error_of(kHead +
+                 "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, strategy: NOPE}}\n")
+            .find("NOPE") != std::string::npos);
+  CHECK(error_of(
+            kHead +
+            "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, strategy: SRTA(1.5)}}\n")
+            .starts_with("p.yaml:6: "));
+  CHECK(error_of(kHead + "  - {name: s0, type: schedular, inferiors: [jobs, m1], params: {id: 0}}\n")
+            .starts_with("p.yaml:6: "));
+  CHECK(error_of(kHead + "  - {name: s0, type: scheduler, inferiors: [jobs, m9], params: {id: 0}}\n")
+            .starts_with("p.yaml:6: "));
+  const std::string twice =
+      error_of(kHead +
+               "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0}}\n"
+               "  - {name: s1, type: scheduler, inferiors: [jobs, m1], params: {id: 0}}\n");
+  CHECK(twice.starts_with("p.yaml:7: "));
+  CHECK(twice.find("line 6") != std::string::npos);
+  const std::string none =
+      error_of(kHead + "  - {name: s0, type: scheduler, inferiors: [jobs], params: {id: 0}}\n");
+  CHECK(none.starts_with("p.yaml:6: "));
+  CHECK(none.find("no monitors") != std::string::npos);
+  CHECK(error_of(kHead + "  - {name: s0, type: scheduler, inferiors: [m1], params: {id: 0}}\n")
+            .find("no jobs") != std::string::npos);
+  CHECK(error_of(kHead +
+                 "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, colour: red}}\n")
+            .starts_with("p.yaml:6: "));
+  const std::string window = error_of(kHead +
+                                      "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: "
+                                      "0, strategy: LETFIT, window: 20}}\n");
+  CHECK(window.starts_with("p.yaml:6: "));
+  CHECK(window.find("over 20 steps") != std::string::npos);
+  CHECK(error_of(kHead + "  - {name: m2, type: monitor, inferiors: [jobs], params: {node: ws02}}\n"
+                         "  - {name: s0, type: scheduler, inferiors: [jobs, m2], params: {id: 0}}\n")
+            .starts_with("p.yaml:6: "));
+  CHECK(error_of(kHead + "  - {name: m2, type: monitor, inferiors: [enabler], params: {node: ws01}}\n"
+                         "  - {name: s0, type: scheduler, inferiors: [jobs, m1, m2], params: {id: 0}}\n")
+            .starts_with("p.yaml:6: "));
+  // A window that does not matter (TSK reads no prediction) is no error.
+  CHECK(error_of(kHead +
+                 "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, window: 20}}\n") ==
+        "");
+}
+
+}  // namespace
+}  // namespace piranha::nps

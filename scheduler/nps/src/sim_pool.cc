@@ -1,0 +1,136 @@
+// SimPool and simulate_program (simulate.h).
+#include <algorithm>
+
+#include "piranha/nps/node_types.h"
+#include "piranha/nps/program.h"
+#include "piranha/nps/simulate.h"
+#include "piranha/trellis/deterministic.h"
+
+namespace piranha::nps {
+
+SimPool::SimPool(sched::PoolModel& model, const AvailabilityTrace& trace, std::int64_t start)
+    : model_(model), trace_(trace), start_(start) {}
+
+double SimPool::now() const {
+  return static_cast<double>(model_.now());
+}
+std::int64_t SimPool::epoch() const {
+  return model_.now();
+}
+
+std::vector<std::string> SimPool::node_names() const {
+  std::vector<std::string> names;
+  for (std::size_t n = 0; n < model_.nodes(); ++n) names.push_back(model_.node_name(n));
+  return names;
+}
+
+std::optional<std::size_t> SimPool::index(std::string_view node) const {
+  for (std::size_t n = 0; n < model_.nodes(); ++n)
+    if (model_.node_name(n) == node) return n;
+  return std::nullopt;
+}
+
+std::optional<NodeStatus> SimPool::node(std::string_view name) const {
+  const auto n = index(name);
+  if (!n) return std::nullopt;
+  NodeStatus s;
+  s.name = std::string(name);
+  // What the last simulated step showed (nothing is known before step 0).
+  const bool up = model_.now() > 0 && model_.was_available(*n);
+  s.state = up ? "available" : "unavailable";
+  s.available = up;
+  s.running = model_.job(*n);
+  s.by = "scheduler 0";
+  return s;
+}
+
+std::vector<bool> SimPool::steps(std::string_view node, std::int64_t from) const {
+  std::vector<bool> out;
+  const auto n = index(node);
+  if (!n) return out;
+  for (std::int64_t s = from; s < model_.now(); ++s)
+    out.push_back(trace_.available(*n, (start_ + s) % trace_.length));
+  return out;
+}
+
+std::vector<JobInfo> SimPool::jobs() const {
+  std::vector<JobInfo> out;
+  for (const sched::QueuedJob& q : model_.queue()) {
+    JobInfo j;
+    j.id = q.id;
+    j.name = "job " + std::to_string(q.id);
+    j.arrival = q.arrival;
+    j.mean_task_time = q.task_time;  // the model's belief: known, or observed with its cold start
+    j.measured = true;
+    j.tasks = q.tasks;
+    j.tasks_left = q.tasks_left;
+    j.attained = q.attained;
+    j.queue_length_at_arrival = q.queue_length_at_arrival;
+    out.push_back(j);
+  }
+  return out;
+}
+
+void SimPool::assign(std::int64_t, std::int64_t, std::string_view node, std::optional<JobId> job) {
+  if (const auto n = index(node)) model_.set_job(*n, job);
+}
+
+void apply_overrides(trellis::Program& p, const Overrides& o) {
+  for (auto& n : p.nodes) {
+    const bool scheduler0 =
+        n.type == "scheduler" && n.params.count("id") && n.params.at("id") == trellis::Value(0);
+    if (scheduler0) {
+      if (o.strategy) n.params["strategy"] = *o.strategy;
+      if (o.period) n.params["period"] = *o.period;
+    }
+    if (scheduler0 || n.type == "monitor") {
+      if (o.window) n.params["window"] = *o.window;
+      if (o.predictor) n.params["predictor"] = *o.predictor;
+    }
+  }
+}
+
+sched::SimResult simulate_program(const std::optional<trellis::Program>& program,
+                                  const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
+                                  const std::string& strategy, const sched::SimOptions& options,
+                                  std::uint64_t seed) {
+  sched::PoolModel model(trace, jobs, options, sched::canonical_strategy_name(strategy), seed);
+  SimPool pool(model, trace, options.start);
+  trellis::Registry types;
+  add_nps_types(types, Environment{&pool, make_memory()});
+  trellis::Program p;
+  if (program) {
+    p = *program;
+    apply_overrides(
+        p, Overrides{strategy, static_cast<double>(options.period), options.window, options.predictor});
+  } else {
+    StandardOptions s;
+    s.nodes = pool.node_names();
+    s.strategy = strategy;
+    s.period = static_cast<double>(options.period);
+    s.predictor = options.predictor;
+    s.window = options.window;
+    s.spill = options.spill;
+    s.on_events = options.on_events;
+    p = standard_program(s, types);
+  }
+  // The run's seed drives scheduler 0's coin flips, as it does the simulator's.
+  for (auto& n : p.nodes)
+    if (n.type == "scheduler" && n.params.count("id") && n.params.at("id") == trellis::Value(0))
+      n.params["seed"] = static_cast<std::int64_t>(seed);
+  trellis::validate(p, types);
+  check_nps_program(p);
+  trellis::DeterministicTrellis t(p, types);
+  const std::string enabler = enabler_name(p);
+  while (model.running()) {
+    model.arrive();
+    t.probe(enabler);
+    t.run();
+    t.clear_steps();
+    model.step();
+    if (options.progress && model.now() % options.progress_every == 0) options.progress(model.now());
+  }
+  return model.result();
+}
+
+}  // namespace piranha::nps

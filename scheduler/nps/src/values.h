@@ -1,0 +1,57 @@
+// Small readers of trellis Values shared by the NPS node types (internal).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "piranha/nps/pool.h"
+#include "piranha/trellis/node.h"
+
+namespace piranha::nps {
+
+using trellis::Value;
+
+// A map Value built one field at a time: Fields()("tick", 3)("jobs", list).
+// (GCC 12 misreads brace-initialized maps of Values at -O2 as reading out of
+// bounds, a false -Warray-bounds; building them this way says the same.)
+class Fields {
+ public:
+  Fields&& operator()(std::string key, Value value) && {
+    map_.insert_or_assign(std::move(key), std::move(value));
+    return std::move(*this);
+  }
+  operator Value() && { return Value(std::move(map_)); }
+
+ private:
+  Value::Map map_;
+};
+
+// The integer `key` of a map value, or `fallback`.
+inline std::int64_t int_of(const Value& v, std::string_view key, std::int64_t fallback = -1) {
+  const Value& x = v[key];
+  return x.is_int() ? x.as_int() : fallback;
+}
+
+inline double number_of(const Value& v, std::string_view key, double fallback = 0) {
+  const Value& x = v[key];
+  return x.is_number() ? x.as_number() : fallback;
+}
+
+// A job id as a Value: the id, or null for none.
+inline Value job_value(const std::optional<JobId>& job) {
+  return job ? Value(*job) : Value();
+}
+inline std::optional<JobId> job_of(const Value& v) {
+  return v.is_int() ? std::optional<JobId>(v.as_int()) : std::nullopt;
+}
+
+// The newest enabler tick among the inferiors' states (-1: none yet).
+inline std::int64_t newest_tick(const trellis::Context& ctx) {
+  std::int64_t tick = -1;
+  for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
+    tick = std::max(tick, int_of(ctx.inferior(i), "tick"));
+  return tick;
+}
+
+}  // namespace piranha::nps
