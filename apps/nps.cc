@@ -44,7 +44,7 @@ struct RunArgs {
   std::shared_ptr<std::string> server;
   std::string program, strategy = "TSK", predictor = "REC_HIST";
   std::vector<std::string> hosts;
-  double period = 10, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30;
+  double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30;
   std::int64_t window = 10;
   bool spill = false, quiet = false;
 };
@@ -58,8 +58,12 @@ void add_run(CLI::App& nps) {
   auto* strategy = run->add_option("--strategy", a->strategy,
                                    "scheduler 0's strategy: TSK, SRT, SRTA(0.5), LETFIT, ROR(10), ...")
                        ->capture_default_str();
-  auto* period =
-      run->add_option("--period", a->period, "seconds between ticks and decisions")->capture_default_str();
+  auto* period = run->add_option("--period", a->period, "seconds between scheduler 0's decisions")
+                     ->capture_default_str();
+  run->add_option(
+         "--tick", a->tick,
+         "seconds between the enabler's ticks (monitors and jobs look again, heartbeats); at most --period")
+      ->capture_default_str();
   run->add_option("--host", a->hosts, "run only the part of the program placed on this host (repeatable)");
   run->add_option("--step-seconds", a->step_seconds, "seconds per step of the nodes' availability history")
       ->capture_default_str();
@@ -79,6 +83,7 @@ void add_run(CLI::App& nps) {
   run->callback([a, strategy, period, window, predictor] {
     schedcli::guarded([&] {
       if (!(a->period > 0)) schedcli::bad_input("--period must be positive");
+      if (!(a->tick > 0)) schedcli::bad_input("--tick must be positive");
       if (!(a->step_seconds >= 1)) schedcli::bad_input("--step-seconds must be at least 1");
       if (a->window < 1) schedcli::bad_input("--window must be at least 1");
       sched::make_strategy(a->strategy);  // a bad name is one line, before anything starts
@@ -86,6 +91,7 @@ void add_run(CLI::App& nps) {
       o.server = *a->server;
       o.standard.strategy = a->strategy;
       o.standard.period = a->period;
+      o.standard.tick = a->tick;
       o.standard.window = a->window;
       o.standard.predictor = a->predictor;
       o.standard.spill = a->spill;
@@ -103,7 +109,7 @@ void add_run(CLI::App& nps) {
       o.hosts = a->hosts;
       o.pool.history_step = a->step_seconds;
       o.pool.stale_seconds = a->stale;
-      o.pool.slack = std::min(0.25, a->period / 4);
+      o.pool.slack = std::min(0.25, std::min(a->tick, a->period) / 4);
       o.quiet = a->quiet;
       if (a->seconds > 0) o.duration = std::chrono::milliseconds(static_cast<long>(a->seconds * 1000));
       g_stop = false;
@@ -136,7 +142,7 @@ void add_init(CLI::App& nps) {
   auto* init = nps.add_subcommand("init", "print the standard NPS program as YAML, for the pool's nodes");
   a->server = add_server_option(*init);
   init->add_option("--strategy", a->strategy, "scheduler 0's strategy")->capture_default_str();
-  init->add_option("--period", a->period, "seconds between ticks and decisions")->capture_default_str();
+  init->add_option("--period", a->period, "seconds between scheduler 0's decisions")->capture_default_str();
   init->add_option("--window", a->window, "prediction window, in history steps")->capture_default_str();
   init->add_option("--predictor", a->predictor, "AP-length predictor")->capture_default_str();
   init->add_option("--nodes", a->nodes,

@@ -1,8 +1,10 @@
 #include "piranha/nps/live.h"
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "piranha/nps/node_types.h"
@@ -44,11 +46,16 @@ class Shell {
       trellis::validate(*program_, types_);
       check_nps_program(*program_);
     }
-    const double period = program_ ? enabler_period(*program_) : o_.standard.period;
+    // The shell probes the enabler at the enabler's own period (the standard
+    // program's enabler ticks every min(tick, period)).
+    const double period =
+        program_ ? enabler_period(*program_) : std::min(o_.standard.tick, o_.standard.period);
     const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period));
-    note("serving " + o_.server +
-         (o_.program_file ? " with " + *o_.program_file : " with the standard program") + ", a tick every " +
-         std::to_string(period) + " s");
+    std::ostringstream what;
+    what << "serving " << o_.server << " with "
+         << (o_.program_file ? *o_.program_file : "the standard program") << ", a tick every " << period
+         << " s";
+    note(what.str());
     auto next_tick = Clock::now(), next_look = Clock::now();
     while (!stopped()) {
       const auto now = Clock::now();

@@ -23,7 +23,7 @@ void LivePool::start(ts::Client& c) {
   // Watch first, then read: a period written in between shows up twice and
   // is stored once (add_period ignores duplicates).
   ap_watch_ = c.watch(sys::kSpace, sys::ap_template());
-  for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 10'000'000))
+  for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 1'000'000))
     if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
       std::lock_guard lock(mu_);
       add_period(*ap);
@@ -105,9 +105,15 @@ void LivePool::refresh(ts::Client& c) {
   std::lock_guard lock(mu_);
   snapshot_at_ = now;
   for (const auto& ap : aps) add_period(ap);
+  // Nodes seen for the first time join the order by name: the system space
+  // does not keep registration order, and a stable order keeps FAIR's and
+  // RND's draws reproducible.
+  std::vector<std::string> joined;
+  for (const auto& n : records)
+    if (std::find(order_.begin(), order_.end(), n.name) == order_.end()) joined.push_back(n.name);
+  std::sort(joined.begin(), joined.end());
+  order_.insert(order_.end(), joined.begin(), joined.end());
   for (const auto& n : records) {
-    if (!nodes_.count(n.name) || std::find(order_.begin(), order_.end(), n.name) == order_.end())
-      order_.push_back(n.name);
     NodeData& d = nodes_[n.name];
     NodeStatus& s = d.status;
     s.name = n.name;
