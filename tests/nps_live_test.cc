@@ -174,3 +174,46 @@ TEST_CASE("nps live: a node whose agent starts after the NPS is scheduled and ge
   job->signal(SIGTERM);
   job->wait();
 }
+
+TEST_CASE("nps live: spread over hosts, each monitor in its own process; a host killed is left out") {
+  Pool pool;
+  for (const char* n : {"ws01", "ws02"}) pool.add_agent(n);
+  auto c = pool.client();
+  REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 2; }));
+  auto endpoint = [] { return "tcp://127.0.0.1:" + std::to_string(free_port()); };
+  const std::string program = pool.s.write(
+      "nps.yaml",
+      "program: nps\nlink_timeout_ms: 500\nhosts:\n  hub: " + endpoint() + "\n  ws01: " + endpoint() +
+          "\n  ws02: " + endpoint() +
+          "\nnodes:\n"
+          "  - {name: enabler, type: enabler, host: hub, params: {period: 0.5}}\n"
+          "  - {name: jobs, type: jobs, host: hub, inferiors: [enabler]}\n"
+          "  - {name: m1, type: monitor, host: ws01, inferiors: [enabler], params: {node: ws01}}\n"
+          "  - {name: m2, type: monitor, host: ws02, inferiors: [enabler], params: {node: ws02}}\n"
+          "  - {name: s0, type: scheduler, host: hub, inferiors: [jobs, m1, m2],\n"
+          "     params: {id: 0, strategy: TSK, period: 1}}\n");
+  auto part = [&](const std::string& host) {
+    return std::make_unique<Process>(std::vector<std::string>{
+        bin("piranha"), "nps", "run", program, "--server", pool.server.endpoint(), "--host", host});
+  };
+  auto hub = part("hub"), ws01 = part("ws01"), ws02 = part("ws02");
+  auto first = pool.spin(60, 20);
+  // Each node's assignment was written by its own host's process.
+  REQUIRE(wait_until([&] {
+    auto r = runs(c);
+    return r["ws01"].job_id == 1 && r["ws02"].job_id == 1 && r["ws01"].by == "scheduler 0";
+  }));
+  REQUIRE(first->wait(60s) == 0);
+  ws02->signal(SIGKILL);
+  REQUIRE(ws02->wait() == 128 + SIGKILL);
+  // The hub goes on scheduling ws01; ws02's agent keeps its last assignment
+  // (scheduler 0's heartbeat is still fresh) but no new one reaches it.
+  auto second = pool.spin(60, 20);
+  CHECK(wait_until([&] { return runs(c)["ws01"].job_id == 2; }));
+  CHECK(second->wait(60s) == 0);
+  INFO(hub->err());
+  for (auto* p : {hub.get(), ws01.get()}) {
+    p->signal(SIGTERM);
+    CHECK(p->wait() == 0);
+  }
+}

@@ -162,7 +162,7 @@ class Shell {
     if (o_.quiet) return;
     for (const auto& [t, name] : schedulers_) {
       const Value s = t->state(name);
-      if (!s["assignments"].is_map()) continue;
+      if (!s["assignments"].is_map() || s["assignments"].as_map().empty()) continue;
       auto& before = last_[name];
       if (s["assignments"] == before) continue;
       std::map<std::string, std::vector<std::string>> by_job;
