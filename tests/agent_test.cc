@@ -21,26 +21,6 @@ namespace sys = piranha::sys;
 
 namespace {
 
-// A scratch directory removed with the fixture.
-struct Scratch {
-  std::string dir;
-  Scratch() {
-    char tmpl[] = "/tmp/piranha-agent-test-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  ~Scratch() { std::system(("rm -rf '" + dir + "'").c_str()); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::string path = dir + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
-  std::string read(const std::string& name) const {
-    std::ifstream in(dir + "/" + name);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-};
 
 std::string trace_text(const std::string& rows, int length = 1000) {
   return "# piranha availability trace v1\n# step_seconds: 60\n# length: " + std::to_string(length) +

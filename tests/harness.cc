@@ -236,4 +236,28 @@ std::vector<std::string> peer_argv(const std::string& endpoint, std::vector<std:
   return argv;
 }
 
+Scratch::Scratch() {
+  char tmpl[] = "/tmp/piranha-test-XXXXXX";
+  if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot make a scratch directory in /tmp");
+  dir = tmpl;
+}
+
+Scratch::~Scratch() {
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+std::string Scratch::write(const std::string& name, const std::string& text) const {
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string Scratch::read(const std::string& name) const {
+  std::ifstream in(dir + "/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 }  // namespace piranha::it

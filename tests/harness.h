@@ -138,6 +138,21 @@ class BackgroundTraffic {
   std::thread thread_;
 };
 
+// A private temporary directory, removed with everything in it when the
+// object goes. Not copyable.
+class Scratch {
+ public:
+  Scratch();
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  // Writes `text` to the file `name` here; returns its path.
+  std::string write(const std::string& name, const std::string& text) const;
+  // The file `name`'s contents ("" when it does not exist).
+  std::string read(const std::string& name) const;
+  std::string dir;  // its path
+};
+
 // Starts a tests/ts_peer process: ts_peer ENDPOINT ARGS...
 std::vector<std::string> peer_argv(const std::string& endpoint, std::vector<std::string> args);
 

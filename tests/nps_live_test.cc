@@ -17,19 +17,6 @@ namespace sys = piranha::sys;
 
 namespace {
 
-struct Scratch {
-  std::string dir;
-  Scratch() {
-    char tmpl[] = "/tmp/piranha-nps-test-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  ~Scratch() { std::system(("rm -rf '" + dir + "'").c_str()); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::string path = dir + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
-};
 
 // A pool: a server and agents that are always available; their scheduler 0
 // goes stale after 2 s.
