@@ -1,4 +1,6 @@
 // piranha agent: the node agent, one per workstation.
+#include "piranha/agent.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -11,9 +13,9 @@
 #include <thread>
 
 #include "commands.h"
-#include "piranha/agent.h"
 #include "piranha/agent_config.h"
 #include "piranha/sysspace.h"
+#include "stop_signals.h"
 
 namespace piranha::apps {
 namespace {
@@ -52,7 +54,8 @@ int run_agent(const AgentArgs& a) {
   try {
     config = a.config.empty() ? parse_agent_config("", "(defaults)") : load_agent_config(a.config);
     if (!a.node.empty()) config.node = a.node;
-    if (!a.server.empty()) config.server = a.server;
+    if (!a.server.empty())
+      config.server = a.server;
     else if (std::getenv("PIRANHA_SERVER") && config.server == sys::kDefaultServer)
       config.server = sys::server_from_env();  // like every other command
     if (a.cores > 0) config.cores = a.cores;
@@ -79,26 +82,7 @@ int run_agent(const AgentArgs& a) {
     return 2;
   }
 
-  // SIGINT and SIGTERM are blocked in every thread and taken by one that
-  // only sets the stop flag, so no call in progress is interrupted (a
-  // tuple-space call would fail with EINTR) and the loop stops at its next
-  // turn. SIGUSR2 only ends that thread.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  for (int sig : {SIGINT, SIGTERM, SIGUSR2}) sigaddset(&stop_signals, sig);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  std::thread watcher([&stop_signals] {
-    int sig = 0;
-    while (sigwait(&stop_signals, &sig) == 0 && sig != SIGUSR2) g_stop.store(true);
-  });
-  struct WatcherStop {
-    std::thread& t;
-    ~WatcherStop() {
-      pthread_kill(t.native_handle(), SIGUSR2);
-      t.join();
-    }
-  } watcher_stop{watcher};
+  StopOnSignals signals(g_stop);
 
   try {
     auto source = make_availability_source(config.availability, Clock::now());
@@ -120,15 +104,19 @@ void add_agent(CLI::App& app) {
   cmd->add_option("--config", a->config, "agent YAML (docs/configuration.md); without it, the defaults")
       ->check(CLI::ExistingFile);
   cmd->add_option("--node", a->node, "node name (overrides the YAML; default: the host name)");
-  cmd->add_option("--server", a->server,
-                  "tuple-space server (overrides the YAML; default $PIRANHA_SERVER, else tcp://127.0.0.1:7070)");
-  cmd->add_option("--cores", a->cores, "piranhas run at once (overrides the YAML)")->check(CLI::PositiveNumber);
+  cmd->add_option(
+      "--server", a->server,
+      "tuple-space server (overrides the YAML; default $PIRANHA_SERVER, else tcp://127.0.0.1:7070)");
+  cmd->add_option("--cores", a->cores, "piranhas run at once (overrides the YAML)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--policy", a->policy, "native policy: FAIR or FCFS (overrides the YAML)");
-  cmd->add_option("--trace", a->trace, "replay availability from this *.avail.csv instead of the live sensors");
+  cmd->add_option("--trace", a->trace,
+                  "replay availability from this *.avail.csv instead of the live sensors");
   cmd->add_option("--trace-node", a->trace_node, "the trace node to replay (default: --node)");
   cmd->add_option("--time-scale", a->time_scale, "trace seconds per real second (default 60)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--events", a->events, "append one JSON line per event (availability, start, retreat) here");
+  cmd->add_option("--events", a->events,
+                  "append one JSON line per event (availability, start, retreat) here");
   cmd->add_option("--piranha-output", a->piranha_output, "send the piranhas' stdout and stderr to this file");
   cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
   cmd->callback([a] {

@@ -1,6 +1,5 @@
 // piranha nps run | init | check | simulate: the Network Piranha Scheduler
 // (docs/nps.md).
-#include <csignal>
 #include <iostream>
 #include <memory>
 
@@ -14,6 +13,7 @@
 #include "pool_command.h"
 #include "sched_cli.h"
 #include "sim_run.h"
+#include "stop_signals.h"
 
 namespace piranha::apps {
 namespace {
@@ -113,18 +113,13 @@ void add_run(CLI::App& nps) {
       o.quiet = a->quiet;
       if (a->seconds > 0) o.duration = std::chrono::milliseconds(static_cast<long>(a->seconds * 1000));
       g_stop = false;
-      auto old_int = std::signal(SIGINT, on_nps_signal);
-      auto old_term = std::signal(SIGTERM, on_nps_signal);
+      StopOnSignals signals(g_stop);
       int rc = 0;
       try {
         rc = nps::run_live(o, g_stop, std::cerr);
       } catch (const trellis::ProgramError& e) {
-        std::signal(SIGINT, old_int);
-        std::signal(SIGTERM, old_term);
         schedcli::bad_input(e.what());
       }
-      std::signal(SIGINT, old_int);
-      std::signal(SIGTERM, old_term);
       if (rc != 0) throw CLI::RuntimeError(rc);
     });
   });

@@ -100,21 +100,8 @@ struct Agent::Impl {
   }
 
   bool connect(const std::atomic<bool>& stop) {
-    auto next_note = SteadyClock::now();
-    while (!stop.load()) {
-      try {
-        ts::ClientOptions o;
-        o.connect_timeout = std::chrono::milliseconds(1000);
-        client = std::make_unique<ts::Client>(s.server, o);
-        return true;
-      } catch (const ts::TupleSpaceError& e) {
-        if (SteadyClock::now() >= next_note) {
-          log("waiting for the tuple-space server at " + s.server + " (" + e.what() + ")");
-          next_note = SteadyClock::now() + std::chrono::seconds(10);
-        }
-      }
-    }
-    return false;
+    client = sys::connect_patiently(s.server, [&] { return stop.load(); }, [&](const std::string& m) { log(m); });
+    return client != nullptr;
   }
 
   // Reads jobs, owner blocks and the scheduler's assignment; decides target.

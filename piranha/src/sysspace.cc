@@ -10,10 +10,18 @@ namespace {
 using ts::Field;
 using ts::Type;
 
-Field tag(const char* t) { return Field::of(ts::Value(std::string(t))); }
-Field str(const std::string& s) { return Field::of(ts::Value(s)); }
-Field num(std::int64_t v) { return Field::of(ts::Value(v)); }
-Field any(Type t) { return Field::formal(t); }
+Field tag(const char* t) {
+  return Field::of(ts::Value(std::string(t)));
+}
+Field str(const std::string& s) {
+  return Field::of(ts::Value(s));
+}
+Field num(std::int64_t v) {
+  return Field::of(ts::Value(v));
+}
+Field any(Type t) {
+  return Field::formal(t);
+}
 
 // The fields of `t` when it has the tag and exactly these types.
 bool shaped(const ts::Tuple& t, std::string_view tag_name, std::initializer_list<Type> types) {
@@ -25,9 +33,15 @@ bool shaped(const ts::Tuple& t, std::string_view tag_name, std::initializer_list
   return true;
 }
 
-const std::string& s_at(const ts::Tuple& t, std::size_t i) { return t.get<std::string>(i); }
-std::int64_t i_at(const ts::Tuple& t, std::size_t i) { return t.get<std::int64_t>(i); }
-double d_at(const ts::Tuple& t, std::size_t i) { return t.get<double>(i); }
+const std::string& s_at(const ts::Tuple& t, std::size_t i) {
+  return t.get<std::string>(i);
+}
+std::int64_t i_at(const ts::Tuple& t, std::size_t i) {
+  return t.get<std::int64_t>(i);
+}
+double d_at(const ts::Tuple& t, std::size_t i) {
+  return t.get<double>(i);
+}
 
 // Large enough for any real pool; rd_many needs a bound.
 constexpr std::size_t kListMax = 100'000;
@@ -37,6 +51,24 @@ constexpr std::size_t kListMax = 100'000;
 std::string server_from_env() {
   const char* e = std::getenv("PIRANHA_SERVER");
   return e && *e ? std::string(e) : std::string(kDefaultServer);
+}
+
+std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
+                                              const std::function<void(const std::string&)>& note) {
+  auto next_note = std::chrono::steady_clock::now();
+  while (!stopped()) {
+    try {
+      ts::ClientOptions o;
+      o.connect_timeout = std::chrono::milliseconds(1000);
+      return std::make_unique<ts::Client>(server, o);
+    } catch (const ts::TupleSpaceError& e) {
+      if (std::chrono::steady_clock::now() >= next_note) {
+        note("waiting for the tuple-space server at " + server + " (" + e.what() + ")");
+        next_note = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      }
+    }
+  }
+  return nullptr;
 }
 
 double wall_now() {
@@ -80,7 +112,8 @@ ts::Tuple JobRecord::to_tuple() const {
   return ts::Tuple::of("job", id, name, space, submit_time, std::string(sys::name(state)));
 }
 std::optional<JobRecord> JobRecord::from_tuple(const ts::Tuple& t) {
-  if (!shaped(t, "job", {Type::Int, Type::String, Type::String, Type::Double, Type::String})) return std::nullopt;
+  if (!shaped(t, "job", {Type::Int, Type::String, Type::String, Type::Double, Type::String}))
+    return std::nullopt;
   auto state = job_state_from(s_at(t, 5));
   if (!state) return std::nullopt;
   return JobRecord{i_at(t, 1), s_at(t, 2), s_at(t, 3), d_at(t, 4), *state};
@@ -112,25 +145,33 @@ ts::Tuple JobStat::to_tuple() const {
   return ts::Tuple::of("jobstat", id, tasks_done, tasks_left, mean_task_seconds, updated_at);
 }
 std::optional<JobStat> JobStat::from_tuple(const ts::Tuple& t) {
-  if (!shaped(t, "jobstat", {Type::Int, Type::Int, Type::Int, Type::Double, Type::Double})) return std::nullopt;
+  if (!shaped(t, "jobstat", {Type::Int, Type::Int, Type::Int, Type::Double, Type::Double}))
+    return std::nullopt;
   return JobStat{i_at(t, 1), i_at(t, 2), i_at(t, 3), d_at(t, 4), d_at(t, 5)};
 }
 
-ts::Tuple JobWork::to_tuple() const { return ts::Tuple::of("jobwork", id, node, tasks, seconds, retreats); }
+ts::Tuple JobWork::to_tuple() const {
+  return ts::Tuple::of("jobwork", id, node, tasks, seconds, retreats);
+}
 std::optional<JobWork> JobWork::from_tuple(const ts::Tuple& t) {
-  if (!shaped(t, "jobwork", {Type::Int, Type::String, Type::Int, Type::Double, Type::Int})) return std::nullopt;
+  if (!shaped(t, "jobwork", {Type::Int, Type::String, Type::Int, Type::Double, Type::Int}))
+    return std::nullopt;
   return JobWork{i_at(t, 1), s_at(t, 2), i_at(t, 3), d_at(t, 4), i_at(t, 5)};
 }
 
 namespace {
 // The earlier of two times, where 0 means "not known".
-double earliest_known(double a, double b) { return a == 0 ? b : b == 0 ? a : std::min(a, b); }
+double earliest_known(double a, double b) {
+  return a == 0 ? b : b == 0 ? a : std::min(a, b);
+}
 }  // namespace
 
 JobTimes JobTimes::merged(const JobTimes& other) const {
   return JobTimes{id, earliest_known(start_time, other.start_time), earliest_known(end_time, other.end_time)};
 }
-ts::Tuple JobTimes::to_tuple() const { return ts::Tuple::of("jobtime", id, start_time, end_time); }
+ts::Tuple JobTimes::to_tuple() const {
+  return ts::Tuple::of("jobtime", id, start_time, end_time);
+}
 std::optional<JobTimes> JobTimes::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "jobtime", {Type::Int, Type::Double, Type::Double})) return std::nullopt;
   return JobTimes{i_at(t, 1), d_at(t, 2), d_at(t, 3)};
@@ -140,45 +181,58 @@ ts::Tuple NodeRecord::to_tuple() const {
   return ts::Tuple::of("node", name, cores, speed, std::string(sys::name(state)), updated_at);
 }
 std::optional<NodeRecord> NodeRecord::from_tuple(const ts::Tuple& t) {
-  if (!shaped(t, "node", {Type::String, Type::Int, Type::Double, Type::String, Type::Double})) return std::nullopt;
+  if (!shaped(t, "node", {Type::String, Type::Int, Type::Double, Type::String, Type::Double}))
+    return std::nullopt;
   auto state = node_state_from(s_at(t, 4));
   if (!state) return std::nullopt;
   return NodeRecord{s_at(t, 1), i_at(t, 2), d_at(t, 3), *state, d_at(t, 5)};
 }
 
-ts::Tuple AvailabilityPeriod::to_tuple() const { return ts::Tuple::of("ap", node, start, end); }
+ts::Tuple AvailabilityPeriod::to_tuple() const {
+  return ts::Tuple::of("ap", node, start, end);
+}
 std::optional<AvailabilityPeriod> AvailabilityPeriod::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "ap", {Type::String, Type::Double, Type::Double})) return std::nullopt;
   return AvailabilityPeriod{s_at(t, 1), d_at(t, 2), d_at(t, 3)};
 }
 
-ts::Tuple Assignment::to_tuple() const { return ts::Tuple::of("assign", scheduler_id, epoch, node, job_id); }
+ts::Tuple Assignment::to_tuple() const {
+  return ts::Tuple::of("assign", scheduler_id, epoch, node, job_id);
+}
 std::optional<Assignment> Assignment::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "assign", {Type::Int, Type::Int, Type::String, Type::Int})) return std::nullopt;
   return Assignment{i_at(t, 1), i_at(t, 2), s_at(t, 3), i_at(t, 4)};
 }
 
-ts::Tuple NodeRun::to_tuple() const { return ts::Tuple::of("running", node, job_id, by, since); }
+ts::Tuple NodeRun::to_tuple() const {
+  return ts::Tuple::of("running", node, job_id, by, since);
+}
 std::optional<NodeRun> NodeRun::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "running", {Type::String, Type::Int, Type::String, Type::Double})) return std::nullopt;
   return NodeRun{s_at(t, 1), i_at(t, 2), s_at(t, 3), d_at(t, 4)};
 }
 
-ts::Tuple SchedulerHeartbeat::to_tuple() const { return ts::Tuple::of("heartbeat", "scheduler", id, time); }
+ts::Tuple SchedulerHeartbeat::to_tuple() const {
+  return ts::Tuple::of("heartbeat", "scheduler", id, time);
+}
 std::optional<SchedulerHeartbeat> SchedulerHeartbeat::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "heartbeat", {Type::String, Type::Int, Type::Double}) || s_at(t, 1) != "scheduler")
     return std::nullopt;
   return SchedulerHeartbeat{i_at(t, 2), d_at(t, 3)};
 }
 
-ts::Tuple AgentHeartbeat::to_tuple() const { return ts::Tuple::of("heartbeat", "agent", node, time); }
+ts::Tuple AgentHeartbeat::to_tuple() const {
+  return ts::Tuple::of("heartbeat", "agent", node, time);
+}
 std::optional<AgentHeartbeat> AgentHeartbeat::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "heartbeat", {Type::String, Type::String, Type::Double}) || s_at(t, 1) != "agent")
     return std::nullopt;
   return AgentHeartbeat{s_at(t, 2), d_at(t, 3)};
 }
 
-ts::Tuple OwnerBlock::to_tuple() const { return ts::Tuple::of("owner", node, "block", start, end); }
+ts::Tuple OwnerBlock::to_tuple() const {
+  return ts::Tuple::of("owner", node, "block", start, end);
+}
 std::optional<OwnerBlock> OwnerBlock::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "owner", {Type::String, Type::String, Type::Double, Type::Double}) || s_at(t, 2) != "block")
     return std::nullopt;
@@ -201,13 +255,16 @@ ts::Template jobstat_template() {
       {tag("jobstat"), any(Type::Int), any(Type::Int), any(Type::Int), any(Type::Double), any(Type::Double)});
 }
 ts::Template jobstat_template(std::int64_t id) {
-  return ts::Template({tag("jobstat"), num(id), any(Type::Int), any(Type::Int), any(Type::Double), any(Type::Double)});
+  return ts::Template(
+      {tag("jobstat"), num(id), any(Type::Int), any(Type::Int), any(Type::Double), any(Type::Double)});
 }
 ts::Template jobwork_template(std::int64_t id) {
-  return ts::Template({tag("jobwork"), num(id), any(Type::String), any(Type::Int), any(Type::Double), any(Type::Int)});
+  return ts::Template(
+      {tag("jobwork"), num(id), any(Type::String), any(Type::Int), any(Type::Double), any(Type::Int)});
 }
 ts::Template jobwork_template(std::int64_t id, const std::string& node) {
-  return ts::Template({tag("jobwork"), num(id), str(node), any(Type::Int), any(Type::Double), any(Type::Int)});
+  return ts::Template(
+      {tag("jobwork"), num(id), str(node), any(Type::Int), any(Type::Double), any(Type::Int)});
 }
 ts::Template jobtime_template() {
   return ts::Template({tag("jobtime"), any(Type::Int), any(Type::Double), any(Type::Double)});
@@ -216,13 +273,16 @@ ts::Template jobtime_template(std::int64_t id) {
   return ts::Template({tag("jobtime"), num(id), any(Type::Double), any(Type::Double)});
 }
 ts::Template node_template() {
-  return ts::Template(
-      {tag("node"), any(Type::String), any(Type::Int), any(Type::Double), any(Type::String), any(Type::Double)});
+  return ts::Template({tag("node"), any(Type::String), any(Type::Int), any(Type::Double), any(Type::String),
+                       any(Type::Double)});
 }
 ts::Template node_template(const std::string& node) {
-  return ts::Template({tag("node"), str(node), any(Type::Int), any(Type::Double), any(Type::String), any(Type::Double)});
+  return ts::Template(
+      {tag("node"), str(node), any(Type::Int), any(Type::Double), any(Type::String), any(Type::Double)});
 }
-ts::Template ap_template() { return ts::Template({tag("ap"), any(Type::String), any(Type::Double), any(Type::Double)}); }
+ts::Template ap_template() {
+  return ts::Template({tag("ap"), any(Type::String), any(Type::Double), any(Type::Double)});
+}
 ts::Template assign_template(std::int64_t scheduler_id, const std::string& node) {
   return ts::Template({tag("assign"), num(scheduler_id), any(Type::Int), str(node), any(Type::Int)});
 }

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +32,13 @@ inline constexpr std::string_view kSpace = "piranha.sys";
 // default); the PIRANHA_SERVER environment variable overrides it.
 inline constexpr std::string_view kDefaultServer = "tcp://127.0.0.1:7070";
 std::string server_from_env();
+
+// Connects to `server`, trying again every second while no server answers,
+// until `stopped()` says to give up (then nullptr). `note` hears "waiting for
+// the tuple-space server at ... (why)" at most every 10 s. For daemons (the
+// agent, the NPS) that may start before the server does.
+std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
+                                              const std::function<void(const std::string&)>& note);
 
 // Seconds since the Unix epoch, now.
 double wall_now();

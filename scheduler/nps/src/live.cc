@@ -94,21 +94,8 @@ class Shell {
 
  private:
   bool connect(const std::function<bool()>& stopped) {
-    auto next_note = Clock::now();
-    while (!stopped()) {
-      try {
-        ts::ClientOptions co;
-        co.connect_timeout = std::chrono::milliseconds(1000);
-        client_ = std::make_unique<ts::Client>(o_.server, co);
-        return true;
-      } catch (const ts::TupleSpaceError& e) {
-        if (Clock::now() >= next_note) {
-          note("waiting for the tuple-space server at " + o_.server + " (" + e.what() + ")");
-          next_note = Clock::now() + std::chrono::seconds(10);
-        }
-      }
-    }
-    return false;
+    client_ = sys::connect_patiently(o_.server, stopped, [&](const std::string& m) { note(m); });
+    return client_ != nullptr;
   }
 
   // (Re)builds the trellis: once for a program file; for the standard
