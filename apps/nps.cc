@@ -207,10 +207,14 @@ void add_simulate(CLI::App& nps) {
     schedcli::guarded([&] {
       std::optional<trellis::Program> p;
       if (!program->empty()) p = load_nps_program(*program);
-      run_sim(*a, [p](const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
-                      const std::string& strategy, const sched::SimOptions& options, std::uint64_t seed) {
-        return nps::simulate_program(p, trace, jobs, strategy, options, seed);
-      });
+      try {
+        run_sim(*a, [p](const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
+                        const std::string& strategy, const sched::SimOptions& options, std::uint64_t seed) {
+          return nps::simulate_program(p, trace, jobs, strategy, options, seed);
+        });
+      } catch (const trellis::ProgramError& e) {
+        schedcli::bad_input(e.what());
+      }
     });
   });
 }

@@ -17,7 +17,6 @@ namespace sys = piranha::sys;
 
 namespace {
 
-
 // A pool: a server and agents that are always available; their scheduler 0
 // goes stale after 2 s.
 struct Pool {
@@ -156,6 +155,13 @@ TEST_CASE("nps live: a node whose agent starts after the NPS is scheduled and ge
       if (w.node == "ws02" && w.tasks > 0) return true;
     return false;
   }));
+  // A second NPS for the same pool waits while the first beats, rather than
+  // overwrite its assignments.
+  auto second = pool.nps({"--strategy", "SRT"});
+  CHECK(second->wait_for_err("another NPS is serving this pool"));
+  second->signal(SIGTERM);
+  CHECK(second->wait() == 0);
+  CHECK(runs(c)["ws02"].by == "scheduler 0");
   nps->signal(SIGTERM);
   CHECK(nps->wait() == 0);
   job->signal(SIGTERM);

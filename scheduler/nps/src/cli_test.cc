@@ -161,6 +161,25 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
   CHECK(no_trace.err.find("--trace") != std::string::npos);
 }
 
+TEST_CASE("nps simulate: a program must watch exactly the trace's nodes") {
+  const std::string jobs = jobs_file().string();
+  Run init = piranha("nps init --nodes ws01,ws02");
+  REQUIRE(init.status == 0);
+  const auto few = write("few.yaml", init.out);
+  Run r = piranha("nps simulate " + few.string() + " --trace " + kTrace + " --jobs-file " + jobs);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("no monitor watches the trace's node(s) ws03") != std::string::npos);
+  std::string nodes;
+  for (int i = 1; i <= 15; ++i)
+    nodes += (i > 1 ? "," : "") + std::string(i < 10 ? "ws0" : "ws") + std::to_string(i);
+  Run more = piranha("nps init --nodes " + nodes + ",pc99");
+  const auto extra = write("extra.yaml", more.out);
+  r = piranha("nps simulate " + extra.string() + " --trace " + kTrace + " --jobs-file " + jobs);
+  CHECK(r.status == 2);
+  CHECK(r.err.find(extra.string() + ":") != std::string::npos);
+  CHECK(r.err.find("\"pc99\", which the trace does not have") != std::string::npos);
+}
+
 TEST_CASE("the NPS node types are listed by piranha trellis types") {
   Run r = piranha("trellis types");
   REQUIRE(r.status == 0);

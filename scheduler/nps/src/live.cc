@@ -35,7 +35,6 @@ class Shell {
     const auto deadline = o_.duration ? std::optional(Clock::now() + *o_.duration) : std::nullopt;
     auto stopped = [&] { return stop.load() || (deadline && Clock::now() >= *deadline); };
     if (!connect(stopped)) return 1;
-    pool_.start(*client_);
     add_nps_types(types_, Environment{&pool_, make_memory()});
     if (o_.program_file) {
       program_ = trellis::load_program(*o_.program_file, types_);
@@ -51,6 +50,8 @@ class Shell {
     const double period =
         program_ ? enabler_period(*program_) : std::min(o_.standard.tick, o_.standard.period);
     const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period));
+    if (!wait_for_silence(stopped, period)) return 0;
+    pool_.start(*client_);
     std::ostringstream what;
     what << "serving " << o_.server << " with "
          << (o_.program_file ? *o_.program_file : "the standard program") << ", a tick every " << period
@@ -96,6 +97,52 @@ class Shell {
   bool connect(const std::function<bool()>& stopped) {
     client_ = sys::connect_patiently(o_.server, stopped, [&](const std::string& m) { note(m); });
     return client_ != nullptr;
+  }
+
+  // The ids of the schedulers this process runs: scheduler 0 of the
+  // standard program, or those of the program placed on the hosts run here.
+  std::vector<std::int64_t> local_schedulers() const {
+    if (!program_) return {0};
+    std::vector<std::int64_t> ids;
+    for (const auto& n : program_->nodes) {
+      const bool here =
+          o_.hosts.empty() || std::find(o_.hosts.begin(), o_.hosts.end(), n.host) != o_.hosts.end();
+      const auto id = n.params.find("id");
+      if (n.type == "scheduler" && here && id != n.params.end() && id->second.is_int())
+        ids.push_back(id->second.as_int());
+    }
+    return ids;
+  }
+
+  // Two NPSs deciding for one scheduler id would overwrite each other's
+  // assignments: while one of this process's scheduler ids beats (a younger
+  // heartbeat than three ticks), another NPS is serving the pool, and this
+  // one waits for it to stop. Returns false when stopped meanwhile.
+  bool wait_for_silence(const std::function<bool()>& stopped, double tick) {
+    const double quiet = std::max(3.0, 3 * tick);
+    bool told = false;
+    while (!stopped()) {
+      std::optional<std::pair<std::int64_t, double>> beating;
+      try {
+        for (std::int64_t id : local_schedulers())
+          if (auto t = client_->rd(sys::kSpace, sys::scheduler_heartbeat_template(id), 0))
+            if (auto hb = sys::SchedulerHeartbeat::from_tuple(*t); hb && sys::wall_now() - hb->time < quiet)
+              beating = std::pair(id, sys::wall_now() - hb->time);
+      } catch (const ts::TupleSpaceError& e) {
+        note(std::string("tuple space: ") + e.what());
+      }
+      if (!beating) return true;
+      if (!told) {
+        std::ostringstream m;
+        m.precision(2);
+        m << "scheduler " << beating->first << " beat " << std::fixed << beating->second
+          << " s ago: another NPS is serving this pool; waiting until it stops";
+        note(m.str());
+        told = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
   }
 
   // (Re)builds the trellis: once for a program file; for the standard

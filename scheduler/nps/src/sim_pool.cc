@@ -1,5 +1,6 @@
 // SimPool and simulate_program (simulate.h).
 #include <algorithm>
+#include <set>
 
 #include "piranha/nps/node_types.h"
 #include "piranha/nps/program.h"
@@ -75,6 +76,28 @@ void SimPool::assign(std::int64_t, std::int64_t, std::string_view node, std::opt
   if (const auto n = index(node)) model_.set_job(*n, job);
 }
 
+void check_covers(const trellis::Program& p, const std::vector<std::string>& nodes) {
+  std::set<std::string, std::less<>> watched;
+  for (const auto& n : p.nodes) {
+    if (n.type != "monitor") continue;
+    const auto it = n.params.find("node");
+    const std::string node = it != n.params.end() && it->second.is_string() ? it->second.as_string() : "";
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end())
+      throw trellis::ProgramError(
+          p.source, n.line,
+          "monitor \"" + n.name + "\" watches node \"" + node + "\", which the trace does not have");
+    watched.insert(node);
+  }
+  std::string missing;
+  for (const auto& n : nodes)
+    if (!watched.count(n)) missing += (missing.empty() ? "" : ", ") + n;
+  if (!missing.empty())
+    throw trellis::ProgramError(p.source, 0,
+                                "no monitor watches the trace's node(s) " + missing +
+                                    ": their availability would go unused (piranha nps init --nodes ... "
+                                    "writes a program with one monitor per node)");
+}
+
 void apply_overrides(trellis::Program& p, const Overrides& o) {
   for (auto& n : p.nodes) {
     const bool scheduler0 =
@@ -120,6 +143,7 @@ sched::SimResult simulate_program(const std::optional<trellis::Program>& program
       n.params["seed"] = static_cast<std::int64_t>(seed);
   trellis::validate(p, types);
   check_nps_program(p);
+  check_covers(p, pool.node_names());
   trellis::DeterministicTrellis t(p, types);
   const std::string enabler = enabler_name(p);
   while (model.running()) {

@@ -61,6 +61,10 @@ struct Overrides {
   std::optional<std::string> predictor;
 };
 
+// Throws ProgramError unless every monitor of `program` watches one of
+// `nodes` and every one of `nodes` has a monitor.
+void check_covers(const trellis::Program& program, const std::vector<std::string>& nodes);
+
 // Applies `o` to `program` (scheduler with id 0 and every monitor).
 void apply_overrides(trellis::Program& program, const Overrides& o);
 
