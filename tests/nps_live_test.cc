@@ -106,7 +106,7 @@ TEST_CASE("nps live: with SRT the job with less work left finishes first, long t
 }
 
 TEST_CASE(
-    "nps live: killed, agents fall back to their native policy and jobs finish; restarted, obeyed again") {
+    "nps live: killed, agents fall back to their native policy and jobs finish, and a restart is obeyed again") {
   Pool pool;
   for (const char* n : {"ws01", "ws02"}) pool.add_agent(n);
   auto c = pool.client();
@@ -168,7 +168,7 @@ TEST_CASE("nps live: a node whose agent starts after the NPS is scheduled and ge
   job->wait();
 }
 
-TEST_CASE("nps live: spread over hosts, each monitor in its own process; a host killed is left out") {
+TEST_CASE("nps live: spread over hosts, each monitor in its own process, and a host killed is left out") {
   Pool pool;
   for (const char* n : {"ws01", "ws02"}) pool.add_agent(n);
   auto c = pool.client();

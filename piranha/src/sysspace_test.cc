@@ -91,7 +91,7 @@ TEST_CASE("sysspace: state names") {
   CHECK(sys::name(sys::NodeState::OwnerBlocked) == "owner-blocked");
 }
 
-TEST_CASE("sysspace: job times merge to the earliest known start and end; 0 is not known") {
+TEST_CASE("sysspace: job times merge to the earliest known start and end, and 0 is not known") {
   sys::JobTimes none{3, 0, 0}, started{3, 10, 0}, earlier{3, 8, 0}, ended{3, 0, 20}, ended_later{3, 0, 25};
   CHECK(none.merged(started).start_time == 10);
   CHECK(started.merged(none).start_time == 10);

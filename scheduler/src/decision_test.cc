@@ -37,7 +37,7 @@ TEST_CASE("Decider: sorts the queue, maps current ids, returns ids") {
   CHECK(d.decide(*tsk, 1, {}, none, nullptr, nullptr, false) == std::vector<std::optional<JobId>>(3));
 }
 
-TEST_CASE("Decider: spill keeps a node's current job by id; an unqueued current job counts as none") {
+TEST_CASE("Decider: spill keeps a node's current job by id, and an unqueued current job counts as none") {
   Decider d;
   auto fcfs = make_strategy("FCFS");
   QueuedJob a = queued(1, 0, 1), b = queued(2, 1, 1);
@@ -48,7 +48,7 @@ TEST_CASE("Decider: spill keeps a node's current job by id; an unqueued current 
         std::vector<std::optional<JobId>>{2, 1, std::nullopt});
 }
 
-TEST_CASE("Decider: FIT reads a FixedOutlook; FAIR reads q") {
+TEST_CASE("Decider: FIT reads a FixedOutlook and FAIR reads q") {
   Decider d;
   auto fit = make_strategy("SRTFIT");
   FixedOutlook outlook({2e-6, 1e-3}, {1, 1});
