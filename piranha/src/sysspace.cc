@@ -402,6 +402,17 @@ void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
   rewrite(c, tmpl, [&](const std::vector<ts::Tuple>&) { return t; });
 }
 
+void supersede(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
+  const auto old = c.rd_many(kSpace, tmpl, 1000);
+  c.out(kSpace, t);
+  for (const auto& o : old) {
+    if (o == t) continue;
+    std::vector<ts::Field> exact;
+    for (const auto& v : o.fields()) exact.push_back(ts::Field::of(v));
+    c.in_many(kSpace, ts::Template(std::move(exact)), 1);
+  }
+}
+
 void record_job_times(ts::Client& c, const JobTimes& times) {
   rewrite(c, jobtime_template(times.id), [&](const std::vector<ts::Tuple>& old) {
     JobTimes m = times;

@@ -1,6 +1,8 @@
+#include "piranha/sysspace.h"
+
 #include <doctest/doctest.h>
 
-#include "piranha/sysspace.h"
+#include "piranha/tuplespace/embedded.h"
 
 namespace sys = piranha::sys;
 namespace ts = piranha::ts;
@@ -105,4 +107,21 @@ TEST_CASE("sysspace: job times merge to the earliest known start and end, and 0 
   CHECK(ended_later.merged(both).end_time == 20);
   CHECK(none.merged(none).start_time == 0);
   CHECK(none.merged(none).end_time == 0);
+}
+
+TEST_CASE("sysspace: supersede leaves exactly the new tuple, whatever was there") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const auto tmpl = sys::scheduler_heartbeat_template(0);
+  sys::supersede(c, tmpl, sys::SchedulerHeartbeat{0, 1.0}.to_tuple());  // none before
+  c.out(sys::kSpace, sys::SchedulerHeartbeat{0, 2.0}.to_tuple());       // a stray duplicate
+  sys::supersede(c, tmpl, sys::SchedulerHeartbeat{0, 3.0}.to_tuple());
+  auto left = c.rd_many(sys::kSpace, tmpl, 10);
+  REQUIRE(left.size() == 1);
+  CHECK(sys::SchedulerHeartbeat::from_tuple(left[0])->time == 3.0);
+  // Another scheduler's heartbeat is not touched.
+  c.out(sys::kSpace, sys::SchedulerHeartbeat{1, 5.0}.to_tuple());
+  sys::supersede(c, tmpl, sys::SchedulerHeartbeat{0, 4.0}.to_tuple());
+  CHECK(c.rd_many(sys::kSpace, sys::scheduler_heartbeat_template(1), 10).size() == 1);
+  CHECK(c.rd_many(sys::kSpace, tmpl, 10).size() == 1);
 }

@@ -245,4 +245,13 @@ std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id);
 // `t`, atomically when it was present.
 void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t);
 
+// Like replace(), but readers never find *no* tuple: `t` is written first and
+// the tuples that matched `tmpl` before are taken after (each by its exact
+// value), so for a moment a reader may see the old and the new one. For the
+// tuples whose absence means something to their readers: a scheduler's
+// heartbeat (absent: the scheduler is gone) and its assignments (agents take
+// the highest epoch). replace()'s take-then-write leaves a gap in which an
+// agent once saw no heartbeat and fell back to its native policy.
+void supersede(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t);
+
 }  // namespace piranha::sys

@@ -159,11 +159,11 @@ void LivePool::flush(ts::Client& c) {
     beaten_.insert(beats.begin(), beats.end());
   }
   for (const auto& [key, a] : assigns)
-    sys::replace(c, sys::assign_template(key.first, key.second),
-                 sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)}.to_tuple());
+    sys::supersede(c, sys::assign_template(key.first, key.second),
+                   sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)}.to_tuple());
   const double now = sys::wall_now();
   for (std::int64_t id : beats)
-    sys::replace(c, sys::scheduler_heartbeat_template(id), sys::SchedulerHeartbeat{id, now}.to_tuple());
+    sys::supersede(c, sys::scheduler_heartbeat_template(id), sys::SchedulerHeartbeat{id, now}.to_tuple());
   c.flush();
 }
 
