@@ -46,7 +46,7 @@ struct RunArgs {
   std::vector<std::string> hosts;
   double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30;
   std::int64_t window = 10;
-  bool spill = false, quiet = false;
+  bool spill = false, quiet = false, on_events = true;
 };
 
 void add_run(CLI::App& nps) {
@@ -60,10 +60,10 @@ void add_run(CLI::App& nps) {
                        ->capture_default_str();
   auto* period = run->add_option("--period", a->period, "seconds between scheduler 0's decisions")
                      ->capture_default_str();
-  run->add_option(
-         "--tick", a->tick,
-         "seconds between the enabler's ticks (monitors and jobs look again, heartbeats); at most --period")
-      ->capture_default_str();
+  auto* tick = run->add_option("--tick", a->tick,
+                               "seconds between the enabler's ticks (monitors and jobs look again, "
+                               "heartbeats); at most --period")
+                   ->capture_default_str();
   run->add_option("--host", a->hosts, "run only the part of the program placed on this host (repeatable)");
   run->add_option("--step-seconds", a->step_seconds, "seconds per step of the nodes' availability history")
       ->capture_default_str();
@@ -73,6 +73,8 @@ void add_run(CLI::App& nps) {
       run->add_option("--predictor", a->predictor, "AP-length predictor for FIT and A strategies")
           ->capture_default_str();
   run->add_flag("--spill", a->spill, "no job holds more nodes than it has tasks left");
+  auto* events = run->add_flag("--on-events,!--no-on-events", a->on_events,
+                               "also decide at the next tick when a job arrives or ends (default: on)");
   run->add_option("--cold-start", a->cold_start,
                   "task time (s) assumed for a job none of whose tasks has completed (docs/nps.md)")
       ->capture_default_str();
@@ -80,7 +82,7 @@ void add_run(CLI::App& nps) {
       ->capture_default_str();
   run->add_option("--seconds", a->seconds, "stop after this long (default: until SIGINT or SIGTERM)");
   run->add_flag("--quiet", a->quiet, "do not log the schedulers' decisions");
-  run->callback([a, strategy, period, window, predictor] {
+  run->callback([a, strategy, period, tick, window, predictor, events] {
     schedcli::guarded([&] {
       if (!(a->period > 0)) schedcli::bad_input("--period must be positive");
       if (!(a->tick > 0)) schedcli::bad_input("--tick must be positive");
@@ -95,6 +97,7 @@ void add_run(CLI::App& nps) {
       o.standard.window = a->window;
       o.standard.predictor = a->predictor;
       o.standard.spill = a->spill;
+      o.standard.on_events = a->on_events;
       o.standard.cold_start = a->cold_start;
       if (!a->program.empty()) {
         load_nps_program(a->program);
@@ -103,6 +106,8 @@ void add_run(CLI::App& nps) {
         if (*period) o.overrides.period = a->period;
         if (*window) o.overrides.window = a->window;
         if (*predictor) o.overrides.predictor = a->predictor;
+        if (*events) o.overrides.on_events = a->on_events;
+        if (*tick) o.tick_override = a->tick;
       } else if (!a->hosts.empty()) {
         schedcli::bad_input("--host needs a program that places nodes on hosts");
       }

@@ -39,9 +39,9 @@ class Shell {
     if (o_.program_file) {
       program_ = trellis::load_program(*o_.program_file, types_);
       apply_overrides(*program_, o_.overrides);
-      if (o_.overrides.period)
+      if (o_.tick_override)
         for (auto& n : program_->nodes)
-          if (n.type == "enabler") n.params["period"] = *o_.overrides.period;
+          if (n.type == "enabler") n.params["period"] = *o_.tick_override;
       trellis::validate(*program_, types_);
       check_nps_program(*program_);
     }

@@ -105,6 +105,7 @@ void apply_overrides(trellis::Program& p, const Overrides& o) {
     if (scheduler0) {
       if (o.strategy) n.params["strategy"] = *o.strategy;
       if (o.period) n.params["period"] = *o.period;
+      if (o.on_events) n.params["on_events"] = *o.on_events;
     }
     if (scheduler0 || n.type == "monitor") {
       if (o.window) n.params["window"] = *o.window;
@@ -124,8 +125,8 @@ sched::SimResult simulate_program(const std::optional<trellis::Program>& program
   trellis::Program p;
   if (program) {
     p = *program;
-    apply_overrides(
-        p, Overrides{strategy, static_cast<double>(options.period), options.window, options.predictor});
+    apply_overrides(p, Overrides{strategy, static_cast<double>(options.period), options.window,
+                                 options.predictor, options.on_events});
   } else {
     StandardOptions s;
     s.nodes = pool.node_names();

@@ -33,6 +33,7 @@ struct LiveOptions {
   std::optional<std::string> program_file;  // nullopt: the standard program
   StandardOptions standard;                 // the standard program's settings (its nodes are the pool's)
   Overrides overrides;                      // command-line settings applied to a program file
+  std::optional<double> tick_override;      // --tick with a program file: the enablers' period
   std::vector<std::string> hosts;           // the program's hosts to run here; empty: all
   LivePoolOptions pool;
   bool quiet = false;  // no log of decisions

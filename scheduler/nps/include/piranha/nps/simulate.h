@@ -59,6 +59,7 @@ struct Overrides {
   std::optional<double> period;
   std::optional<std::int64_t> window;
   std::optional<std::string> predictor;
+  std::optional<bool> on_events;
 };
 
 // Throws ProgramError unless every monitor of `program` watches one of
