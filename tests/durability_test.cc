@@ -53,6 +53,15 @@ void kill_server(ServerProcess& s) {
   REQUIRE(s.process().wait() == 128 + SIGKILL);
 }
 
+// A durable server in `dir` given 0..count-1, one log record each (every out
+// is acknowledged before the next), then killed.
+void write_numbers_and_kill(const Scratch& dir, std::int64_t count) {
+  ServerProcess server(data_flags(dir));
+  ts::Client c(server.endpoint());
+  write_numbers(c, count);
+  kill_server(server);
+}
+
 // Runs `piranha ts serve` expecting it to refuse to start; returns its stderr.
 std::string refused_start(const std::vector<std::string>& flags) {
   std::vector<std::string> argv = {bin("piranha"), "ts", "serve", "--bind", "tcp://127.0.0.1:*"};
@@ -162,12 +171,7 @@ TEST_CASE("SIGKILL at random points under load loses no acknowledged change and 
 
 TEST_CASE("a truncated or corrupt last record is reported and dropped; the rest is recovered") {
   Scratch dir;
-  {
-    ServerProcess server(data_flags(dir));
-    ts::Client c(server.endpoint());
-    write_numbers(c, 10);  // one record each: every out is acknowledged before the next
-    kill_server(server);
-  }
+  write_numbers_and_kill(dir, 10);
   auto size = std::filesystem::file_size(log_path(dir));
   SUBCASE("truncated") { std::filesystem::resize_file(log_path(dir), size - 3); }
   SUBCASE("corrupt") { flip_byte(log_path(dir), size - 1); }
@@ -192,12 +196,7 @@ TEST_CASE("a truncated or corrupt last record is reported and dropped; the rest 
 
 TEST_CASE("damage in the middle of the log stops the server unless told to salvage") {
   Scratch dir;
-  {
-    ServerProcess server(data_flags(dir));
-    ts::Client c(server.endpoint());
-    write_numbers(c, 10);
-    kill_server(server);
-  }
+  write_numbers_and_kill(dir, 10);
   // Magic (8) + the first run's boot record (8 + 9): the first put's record starts at 25.
   flip_byte(log_path(dir), 25 + 8 + 4);
   std::string err = refused_start(data_flags(dir));
