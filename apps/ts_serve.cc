@@ -46,7 +46,7 @@ void add_ts_serve(CLI::App& ts) {
       ->type_name("DIR");
   cmd->add_option("--fsync", *fsync,
                   "with --data, when the log reaches the disk: always (before each reply; a machine crash "
-                  "loses nothing), everysec (at most a second lost by a machine crash), no (the kernel "
+                  "loses nothing), everysec (a machine crash loses the last second or two), no (the kernel "
                   "decides); a killed server loses nothing acknowledged under any of them")
       ->capture_default_str()
       ->check(CLI::IsMember({"always", "everysec", "no"}));

@@ -11,7 +11,7 @@
 // Guarantees, when the server replies only after commit():
 //  - a process crash (SIGKILL) loses no acknowledged change under any policy:
 //    write(2) has handed it to the kernel;
-//  - a machine crash loses none under Always, up to about a second under
+//  - a machine crash loses none under Always, the last second or two under
 //    EverySec, and what the kernel had not written back under No.
 //
 // Recovery (open) replays the log: every tuple written and not erased comes
