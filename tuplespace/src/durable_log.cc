@@ -343,13 +343,15 @@ void DurableLog::recover() {
   report_.boot = replay.boot + 1;
   store_.resume_numbering(replay.max_seq + 1, first_lease());
 
+  // As if the last rewrite were empty: a log recovered above compact_min_bytes is
+  // rewritten by this first commit, so churn from earlier runs does not pile up.
+  compacted_size_ = 0;
   buffer_.push_back(static_cast<char>(lf::OpCode::Boot));
   put_fixed64(buffer_, report_.boot);
   commit();
   if (unsynced_) sync_fd(file_->fd, path_);
   unsynced_ = false;
   last_sync_ms_ = steady_ms();
-  compacted_size_ = size_;
   if (opt_.log)
     opt_.log("recovered " + std::to_string(report_.tuples) + " tuples from " + path_ + " (" +
              std::to_string(report_.records) + " records, " + std::to_string(report_.bytes) + " bytes) in " +

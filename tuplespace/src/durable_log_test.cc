@@ -111,6 +111,25 @@ TEST_CASE("the log is rewritten as a snapshot once it outgrows its live tuples")
   CHECK(tasks_in(s, "farm").empty());
 }
 
+TEST_CASE("a log recovered above the compaction threshold is rewritten at open") {
+  TempDir dir;
+  {
+    Store s;
+    DurableLog log(in_dir(dir), s);  // 64 MiB: no rewrite while it churns
+    s.out("kept", task(-1), 0);
+    for (std::int64_t i = 0; i < 2000; ++i) {
+      s.out("farm", task(i), 0);
+      REQUIRE(s.in("farm", any_task(), take_now(), 0).has_value());
+      log.commit();
+    }
+    CHECK(std::filesystem::file_size(log.path()) > 20 * 4096);
+  }
+  Store s;
+  DurableLog log(in_dir(dir, 4096), s);
+  CHECK(std::filesystem::file_size(log.path()) < 4096);
+  CHECK(tasks_in(s, "kept") == std::vector<std::int64_t>{-1});
+}
+
 TEST_CASE("fsync policies by name") {
   CHECK(parse_fsync_policy("always") == FsyncPolicy::Always);
   CHECK(parse_fsync_policy("everysec") == FsyncPolicy::EverySec);

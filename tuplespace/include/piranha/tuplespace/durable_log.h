@@ -23,7 +23,8 @@
 // DIR/tuples.log.dropped-OFFSET.
 //
 // The log is rewritten as a snapshot of the live tuples (compaction) when it
-// has grown to several times its size after the last rewrite.
+// has grown to twice its size after the last rewrite, and at open when it is
+// above compact_min_bytes.
 //
 // One server per DIR: open takes an exclusive flock on DIR/LOCK.
 // Not thread-safe: owned by the server's loop thread.
@@ -123,7 +124,7 @@ class DurableLog final : public Journal {
   std::string buffer_;  // ops of the record being built
   RecoveryReport report_;
   std::uint64_t size_ = 0;          // bytes in the file
-  std::uint64_t compacted_size_ = 0;  // size after the last rewrite (or open)
+  std::uint64_t compacted_size_ = 0;  // size after the last rewrite; 0 at open
   std::int64_t last_sync_ms_ = 0;
   bool unsynced_ = false;
 };
