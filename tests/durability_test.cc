@@ -6,7 +6,6 @@
 // told to salvage. Leases do not survive a restart: their tuples come back
 // and the old lease ids are refused.
 #include <doctest/doctest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,7 +29,9 @@ std::vector<std::string> data_flags(const Scratch& dir, std::vector<std::string>
   return f;
 }
 
-std::string log_path(const Scratch& dir) { return dir.dir + "/data/tuples.log"; }
+std::string log_path(const Scratch& dir) {
+  return dir.dir + "/data/tuples.log";
+}
 
 // The ("n", ?int) tuples in the space, with how often each occurs.
 std::map<std::int64_t, int> numbers_in(ts::Client& c) {
@@ -161,7 +162,8 @@ TEST_CASE("SIGKILL at random points under load loses no acknowledged change and 
           seen.size(), " tuples after recovery, ", ms_since(started), " ms");
   REQUIRE(wrote.size() > 0);
   for (std::int64_t n : wrote)
-    if (!took.count(n) && !in_flight.count(n)) CHECK_MESSAGE(seen.count(n) == 1, "acknowledged ", n, " is missing");
+    if (!took.count(n) && !in_flight.count(n))
+      CHECK_MESSAGE(seen.count(n) == 1, "acknowledged ", n, " is missing");
   for (std::int64_t n : took) CHECK_MESSAGE(seen.count(n) == 0, "taken ", n, " is back");
   for (auto& [n, times] : seen) {
     CHECK_MESSAGE(times == 1, n, " is there ", times, " times");
@@ -173,8 +175,12 @@ TEST_CASE("a truncated or corrupt last record is reported and dropped; the rest 
   Scratch dir;
   write_numbers_and_kill(dir, 10);
   auto size = std::filesystem::file_size(log_path(dir));
-  SUBCASE("truncated") { std::filesystem::resize_file(log_path(dir), size - 3); }
-  SUBCASE("corrupt") { flip_byte(log_path(dir), size - 1); }
+  SUBCASE("truncated") {
+    std::filesystem::resize_file(log_path(dir), size - 3);
+  }
+  SUBCASE("corrupt") {
+    flip_byte(log_path(dir), size - 1);
+  }
 
   ServerProcess server(data_flags(dir));
   ts::Client c(server.endpoint());

@@ -118,8 +118,8 @@ struct RedisProcess {
   RedisProcess(const RunContext& ctx, const std::string& program, const std::string& name,
                const std::string& appendfsync = "") {
     port = free_tcp_port();
-    std::vector<std::string> argv{program, "--port", std::to_string(port), "--bind", "127.0.0.1", "--save", "",
-                                  "--daemonize", "no"};
+    std::vector<std::string> argv{program,  "--port", std::to_string(port), "--bind", "127.0.0.1",
+                                  "--save", "",       "--daemonize",        "no"};
     if (appendfsync.empty()) {
       argv.insert(argv.end(), {"--appendonly", "no", "--dir", ctx.workdir});
     } else {

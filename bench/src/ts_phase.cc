@@ -213,10 +213,11 @@ DurableFigures measure_durable(const RunContext& ctx) {
     std::string policy = kFsyncPolicies[p];
     ServerProcess server(ctx, "ts-durable-" + policy,
                          {"--data", ctx.workdir + "/ts-data-" + policy, "--fsync", policy});
-    log << "tuple space, durable (--fsync " << policy << "): bulk out_many of " << ctx.sizes.bulk << " tuples..."
-        << std::flush;
+    log << "tuple space, durable (--fsync " << policy << "): bulk out_many of " << ctx.sizes.bulk
+        << " tuples..." << std::flush;
     f.bulk_out_per_s[p] = measure_bulk(ctx, server.endpoint);
-    log << " " << static_cast<long>(f.bulk_out_per_s[p]) << " tuples/s; task farm, 2 workers..." << std::flush;
+    log << " " << static_cast<long>(f.bulk_out_per_s[p]) << " tuples/s; task farm, 2 workers..."
+        << std::flush;
     double cpu = 0;
     f.farm2_per_s[p] = measure_farm(ctx, server, 2, cpu);
     log << " " << static_cast<long>(f.farm2_per_s[p]) << " tasks/s\n";

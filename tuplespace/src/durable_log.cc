@@ -33,7 +33,8 @@ std::uint32_t crc32c(const char* data, std::size_t n, std::uint32_t crc) {
     return t;
   }();
   crc = ~crc;
-  for (std::size_t i = 0; i < n; ++i) crc = table[(crc ^ static_cast<std::uint8_t>(data[i])) & 0xFF] ^ (crc >> 8);
+  for (std::size_t i = 0; i < n; ++i)
+    crc = table[(crc ^ static_cast<std::uint8_t>(data[i])) & 0xFF] ^ (crc >> 8);
   return ~crc;
 }
 
@@ -57,7 +58,9 @@ FsyncPolicy parse_fsync_policy(std::string_view name) {
 
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 void put_fixed32(std::string& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
@@ -108,7 +111,8 @@ class Cursor {
  private:
   void need(std::size_t n) const {
     if (p_.size() - at_ < n)
-      throw std::runtime_error("operation at payload byte " + std::to_string(at_) + " runs past the record's end");
+      throw std::runtime_error("operation at payload byte " + std::to_string(at_) +
+                               " runs past the record's end");
   }
   std::string_view p_;
   std::size_t at_ = 0;
@@ -119,7 +123,8 @@ void write_all(int fd, std::string_view data, const std::string& path, std::uint
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0)
-      throw std::runtime_error(path + ": write at offset " + std::to_string(offset) + " failed: " + errno_text());
+      throw std::runtime_error(path + ": write at offset " + std::to_string(offset) +
+                               " failed: " + errno_text());
     data.remove_prefix(static_cast<std::size_t>(n));
     offset += static_cast<std::uint64_t>(n);
   }
@@ -144,7 +149,8 @@ int open_log(const std::string& path) {
 }
 
 std::int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -185,8 +191,7 @@ struct Replay {
           std::erase_if(live, [&](const auto& e) { return e.second.first == space; });
           break;
         }
-        default:
-          throw std::runtime_error("unknown operation code " + std::to_string(static_cast<int>(op)));
+        default: throw std::runtime_error("unknown operation code " + std::to_string(static_cast<int>(op)));
       }
     }
   }
@@ -233,7 +238,9 @@ DurableLog::~DurableLog() {
   }
 }
 
-LeaseId DurableLog::first_lease() const { return LeaseId{report_.boot} << lf::kLeaseBootShift; }
+LeaseId DurableLog::first_lease() const {
+  return LeaseId{report_.boot} << lf::kLeaseBootShift;
+}
 
 void DurableLog::recover() {
   auto started = steady_ms();
@@ -246,13 +253,16 @@ void DurableLog::recover() {
     while (got < data.size()) {
       ssize_t n = ::pread(file_->fd, data.data() + got, data.size() - got, static_cast<off_t>(got));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw std::runtime_error(path_ + ": read at offset " + std::to_string(got) + " failed: " + errno_text());
+      if (n <= 0)
+        throw std::runtime_error(path_ + ": read at offset " + std::to_string(got) +
+                                 " failed: " + errno_text());
       got += static_cast<std::size_t>(n);
     }
   }
   auto cut_at = [&](std::uint64_t offset) {
     if (::ftruncate(file_->fd, static_cast<off_t>(offset)) != 0)
-      throw std::runtime_error(path_ + ": cannot cut the file at offset " + std::to_string(offset) + ": " + errno_text());
+      throw std::runtime_error(path_ + ": cannot cut the file at offset " + std::to_string(offset) + ": " +
+                               errno_text());
     sync_fd(file_->fd, path_);
   };
 
@@ -303,7 +313,8 @@ void DurableLog::recover() {
     if (!last && !opt_.salvage)
       throw std::runtime_error(where + ", followed by " + std::to_string(rest.size()) +
                                " more bytes: the log is damaged in the middle; refusing to start. "
-                               "Start with --salvage to keep the " + kept + " and move the rest aside");
+                               "Start with --salvage to keep the " +
+                               kept + " and move the rest aside");
     if (!last) {
       std::string aside = path_ + ".dropped-" + std::to_string(off);
       int fd = ::open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -316,8 +327,9 @@ void DurableLog::recover() {
         throw;
       }
       ::close(fd);
-      if (opt_.log) opt_.log(where + ": salvaged: kept the " + kept + ", moved " + std::to_string(rest.size()) +
-                             " bytes to " + aside);
+      if (opt_.log)
+        opt_.log(where + ": salvaged: kept the " + kept + ", moved " + std::to_string(rest.size()) +
+                 " bytes to " + aside);
     } else if (opt_.log) {
       opt_.log(where + " (a torn last write): dropped its " + std::to_string(rest.size()) +
                " bytes, recovered the " + kept);
@@ -367,8 +379,10 @@ void DurableLog::commit() {
   buffer_.clear();
   write_all(file_->fd, record, path_, size_);
   size_ += record.size();
-  if (opt_.fsync == FsyncPolicy::Always) sync_fd(file_->fd, path_);
-  else unsynced_ = true;
+  if (opt_.fsync == FsyncPolicy::Always)
+    sync_fd(file_->fd, path_);
+  else
+    unsynced_ = true;
   if (size_ > std::max(opt_.compact_min_bytes, 2 * compacted_size_)) compact();
 }
 
@@ -423,8 +437,9 @@ void DurableLog::compact() {
   size_ = compacted_size_ = written;
   unsynced_ = false;
   if (opt_.log)
-    opt_.log("rewrote " + path_ + " as " + std::to_string(tuples) + " live tuples: " + std::to_string(before) +
-             " -> " + std::to_string(written) + " bytes in " + std::to_string(steady_ms() - started) + " ms");
+    opt_.log("rewrote " + path_ + " as " + std::to_string(tuples) +
+             " live tuples: " + std::to_string(before) + " -> " + std::to_string(written) + " bytes in " +
+             std::to_string(steady_ms() - started) + " ms");
 }
 
 void DurableLog::put(std::uint64_t seq, std::string_view space, std::string_view tuple) {

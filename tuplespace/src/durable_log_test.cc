@@ -33,7 +33,9 @@ DurableLogOptions in_dir(const TempDir& dir, std::uint64_t compact_min_bytes = 6
   return o;
 }
 
-TupleImage task(std::int64_t i) { return image_of(Tuple::of("task", i)); }
+TupleImage task(std::int64_t i) {
+  return image_of(Tuple::of("task", i));
+}
 
 TemplateImage any_task() {
   return image_of(Template({Field::of(make_value("task")), Field::formal(Type::Int)}));
@@ -66,12 +68,12 @@ TEST_CASE("a recovered store holds what was written and not taken, leased tuples
     CHECK(log.recovery().boot == 1);
     for (std::int64_t i = 0; i < 6; ++i) s.out("jobs", task(i), 0);
     s.out("gone", task(99), 0);
-    CHECK(s.in("jobs", any_task(), take_now(), 0)->tuple == task(0).bytes);       // taken for good
-    lease = s.in("jobs", any_task(), take_now(1, 1000), 0)->lease;                // leased: survives
+    CHECK(s.in("jobs", any_task(), take_now(), 0)->tuple == task(0).bytes);  // taken for good
+    lease = s.in("jobs", any_task(), take_now(1, 1000), 0)->lease;           // leased: survives
     CHECK(lease >= log.first_lease());
-    LeaseId acked = s.in("jobs", any_task(), take_now(1, 1000), 0)->lease;         // task 2, acked
+    LeaseId acked = s.in("jobs", any_task(), take_now(1, 1000), 0)->lease;  // task 2, acked
     CHECK(s.ack(acked, 1));
-    LeaseId returned = s.in("jobs", any_task(), take_now(2, 1000), 0)->lease;      // task 3
+    LeaseId returned = s.in("jobs", any_task(), take_now(2, 1000), 0)->lease;  // task 3
     CHECK(returned != 0);
     CHECK(s.drop_client(2, 0) == 1);  // task 3 comes back as the newest
     CHECK(s.remove("gone"));

@@ -90,10 +90,11 @@ struct Server::Impl {
         router(default_context(), zmq::socket_type::router),
         monitor(default_context(), zmq::socket_type::pair) {
     if (!opt.data_dir.empty()) {
-      durable = std::make_unique<DurableLog>(
-          DurableLogOptions{.dir = opt.data_dir, .fsync = opt.fsync, .salvage = opt.salvage,
-                            .log = opt.notice ? opt.notice : opt.log},
-          store);
+      durable = std::make_unique<DurableLog>(DurableLogOptions{.dir = opt.data_dir,
+                                                               .fsync = opt.fsync,
+                                                               .salvage = opt.salvage,
+                                                               .log = opt.notice ? opt.notice : opt.log},
+                                             store);
       first_lease = durable->first_lease();
     }
     stop_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

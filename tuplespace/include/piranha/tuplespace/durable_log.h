@@ -64,10 +64,10 @@ struct DurableLogOptions {
 
 // What open() found.
 struct RecoveryReport {
-  std::uint64_t tuples = 0;   // restored into the Store
-  std::uint64_t records = 0;  // log records replayed
-  std::uint64_t bytes = 0;    // log bytes kept
-  std::uint64_t boot = 0;     // this run's number, 1 for a fresh DIR
+  std::uint64_t tuples = 0;         // restored into the Store
+  std::uint64_t records = 0;        // log records replayed
+  std::uint64_t bytes = 0;          // log bytes kept
+  std::uint64_t boot = 0;           // this run's number, 1 for a fresh DIR
   std::uint64_t dropped_bytes = 0;  // cut from a bad tail (or salvaged away)
 };
 
@@ -123,7 +123,7 @@ class DurableLog final : public Journal {
   std::unique_ptr<File> file_;
   std::string buffer_;  // ops of the record being built
   RecoveryReport report_;
-  std::uint64_t size_ = 0;          // bytes in the file
+  std::uint64_t size_ = 0;            // bytes in the file
   std::uint64_t compacted_size_ = 0;  // size after the last rewrite; 0 at open
   std::int64_t last_sync_ms_ = 0;
   bool unsynced_ = false;

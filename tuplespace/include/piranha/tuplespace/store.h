@@ -218,8 +218,7 @@ class Store {
 
   // Calls fn(space, seq, tuple) for every stored tuple, leased ones included,
   // in no particular order: what a journal needs to write a snapshot.
-  void for_each_tuple(
-      const std::function<void(std::string_view, std::uint64_t, std::string_view)>& fn) const;
+  void for_each_tuple(const std::function<void(std::string_view, std::uint64_t, std::string_view)>& fn) const;
 
  private:
   struct Record;
