@@ -29,6 +29,7 @@ void add_ts_serve(CLI::App& ts) {
   auto o = std::make_shared<ts::ServerOptions>();
   o->bind.clear();
   auto quiet = std::make_shared<bool>(false);
+  auto fsync = std::make_shared<std::string>("always");
   auto* cmd = ts.add_subcommand("serve", "run a tuple-space server until SIGTERM/SIGINT");
   cmd->add_option("--bind", o->bind, "endpoint to bind (repeatable): tcp://host:port, ipc://path")
       ->default_str("tcp://127.0.0.1:7070");
@@ -39,9 +40,25 @@ void add_ts_serve(CLI::App& ts) {
   cmd->add_option("--heartbeat-timeout-ms", o->heartbeat_timeout_ms,
                   "drop a client (and return its leases) after this much silence")
       ->capture_default_str();
-  cmd->add_flag("--quiet", *quiet, "do not log connections and rejected requests");
-  cmd->callback([o, quiet] {
+  cmd->add_option("--data", o->data_dir,
+                  "durable: recover the tuples from DIR (created when missing) and log every change there "
+                  "before replying (docs/durability.md); without it everything stays in memory")
+      ->type_name("DIR");
+  cmd->add_option("--fsync", *fsync,
+                  "with --data, when the log reaches the disk: always (before each reply; a machine crash "
+                  "loses nothing), everysec (a machine crash loses the last second or two), no (the kernel "
+                  "decides); a killed server loses nothing acknowledged under any of them")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"always", "everysec", "no"}));
+  cmd->add_flag("--salvage", o->salvage,
+                "with --data, start even when the log is damaged in the middle: keep the records before the "
+                "damage and move the rest aside to DIR/tuples.log.dropped-OFFSET (a damaged last record is "
+                "always dropped and reported)");
+  cmd->add_flag("--quiet", *quiet, "do not log connections and rejected requests (recovery is still logged)");
+  cmd->callback([o, quiet, fsync] {
     if (o->bind.empty()) o->bind.push_back("tcp://127.0.0.1:7070");
+    o->fsync = ts::parse_fsync_policy(*fsync);
+    o->notice = log_line;
     if (!*quiet) o->log = log_line;
     ts::Server server(*o);
     g_server = &server;

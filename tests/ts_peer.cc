@@ -17,6 +17,12 @@
 //                                          takes up to MAX ("task", ?int) tuples, each
 //                                          under a lease, prints "took K", then waits
 //                                          to be killed
+//   ts_peer ENDPOINT write SPACE FIRST COUNT
+//                                          for N = FIRST .. FIRST+COUNT-1: outs ("n", N),
+//                                          waits for the server's acknowledgement and
+//                                          prints "wrote N"; when N is a multiple of 3
+//                                          then takes ("n", N) back with inp and prints
+//                                          "took N". Then waits to be killed
 //
 // Each line is flushed at once so a test can wait for it. Exit status: 0 when
 // the script finished, 2 on a usage or tuple-space error. A peer nobody kills
@@ -37,7 +43,8 @@ namespace {
 
 int usage() {
   std::cerr << "usage: ts_peer ENDPOINT take SPACE LEASE_MS | in SPACE | rd SPACE | out SPACE N DELAY_MS\n"
-               "       | complete SPACE LEASE_MS DELAY_MS posted|blocking | take_many SPACE MAX LEASE_MS\n";
+               "       | complete SPACE LEASE_MS DELAY_MS posted|blocking | take_many SPACE MAX LEASE_MS\n"
+               "       | write SPACE FIRST COUNT\n";
   return 2;
 }
 
@@ -81,6 +88,16 @@ int run(int argc, char** argv) {
     } else {
       bool done = space.complete(task, ts::Tuple::of("result", n));
       std::cout << (done ? "completed " : "refused ") << n << std::endl;
+    }
+    while (true) ::pause();
+  }
+  if (command == "write" && argc == 6) {
+    std::int64_t first = std::stoll(argv[4]), count = std::stoll(argv[5]);
+    for (n = first; n < first + count; ++n) {
+      space.out("n", n);
+      client.flush();
+      std::cout << "wrote " << n << std::endl;
+      if (n % 3 == 0 && space.inp("n", n)) std::cout << "took " << n << std::endl;
     }
     while (true) ::pause();
   }

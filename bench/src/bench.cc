@@ -82,6 +82,7 @@ nlohmann::json run_bench(const BenchOptions& options, std::ostream& progress) {
   f.zmq = measure_zmq(ctx);
   f.ts = measure_tuple_space(ctx);
   f.memory = measure_memory(ctx);
+  f.durable = measure_durable(ctx);
 
   if (!options.redis) {
     f.notes.push_back("Redis figures skipped (--no-redis); every redis_* figure, ratio and target is null.");

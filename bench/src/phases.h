@@ -48,6 +48,16 @@ struct TupleSpaceFigures {
 };
 TupleSpaceFigures measure_tuple_space(const RunContext& ctx);
 
+// The fsync policies measured durable, in this order, on both sides.
+inline constexpr const char* kFsyncPolicies[2] = {"always", "everysec"};
+
+// A durable server (`--data`, fresh directory) per policy in kFsyncPolicies.
+struct DurableFigures {
+  double bulk_out_per_s[2] = {0, 0};  // out_many, as bulk_out_per_s
+  double farm2_per_s[2] = {0, 0};     // the task farm with 2 workers
+};
+DurableFigures measure_durable(const RunContext& ctx);
+
 struct MemoryFigures {
   Latency in_empty;  // in of a just-written tuple, nothing else resident
   Latency in_full;   // the same with `tuples` unrelated tuples resident
@@ -76,6 +86,9 @@ struct RedisFigures {
   double farm_per_s[2] = {0, 0};   // k = 1, k = 2 workers
   double farm_cpu_us[2] = {0, 0};  // per task: server + master + workers
   double rss_bytes_per_item = 0;   // VmRSS delta / list items (filler-sized values)
+  // With AOF (appendonly yes, appendfsync per kFsyncPolicies), a fresh server each.
+  double aof_pipelined_per_s[2] = {0, 0};
+  double aof_farm2_per_s[2] = {0, 0};
   std::size_t value_bytes = 0;
   std::string version;
 };

@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -108,17 +109,25 @@ std::pair<std::string, int> split_host_port(const std::string& endpoint) {
   return {endpoint.substr(0, colon), std::stoi(endpoint.substr(colon + 1))};
 }
 
-// redis-server on a free loopback port, no persistence.
+// redis-server on a free loopback port, no persistence; or with AOF when
+// `appendfsync` is given (always, everysec), in a directory of its own.
 struct RedisProcess {
   int port = 0;
   std::unique_ptr<ChildProcess> child;
 
-  RedisProcess(const RunContext& ctx, const std::string& program, const std::string& name) {
+  RedisProcess(const RunContext& ctx, const std::string& program, const std::string& name,
+               const std::string& appendfsync = "") {
     port = free_tcp_port();
-    child = std::make_unique<ChildProcess>(
-        std::vector<std::string>{program, "--port", std::to_string(port), "--bind", "127.0.0.1", "--save", "",
-                                 "--appendonly", "no", "--daemonize", "no", "--dir", ctx.workdir},
-        ctx.workdir + "/" + name + ".log");
+    std::vector<std::string> argv{program,  "--port", std::to_string(port), "--bind", "127.0.0.1",
+                                  "--save", "",       "--daemonize",        "no"};
+    if (appendfsync.empty()) {
+      argv.insert(argv.end(), {"--appendonly", "no", "--dir", ctx.workdir});
+    } else {
+      std::string dir = ctx.workdir + "/" + name;
+      std::filesystem::create_directories(dir);
+      argv.insert(argv.end(), {"--appendonly", "yes", "--appendfsync", appendfsync, "--dir", dir});
+    }
+    child = std::make_unique<ChildProcess>(argv, ctx.workdir + "/" + name + ".log");
     auto deadline = Clock::now() + std::chrono::seconds(5);
     while (true) {
       try {
@@ -333,6 +342,20 @@ std::optional<RedisFigures> measure_redis(const RunContext& ctx, const std::stri
       f.farm_per_s[k - 1] = measure_farm(ctx, c, redis, f.value_bytes, k, f.farm_cpu_us[k - 1]);
       log << " " << static_cast<long>(f.farm_per_s[k - 1]) << " tasks/s, " << f.farm_cpu_us[k - 1]
           << " us CPU per task\n";
+    }
+
+    for (int p = 0; p < 2; ++p) {
+      std::string policy = kFsyncPolicies[p];
+      RedisProcess aof(ctx, program, "redis-aof-" + policy, policy);
+      Connection ac("127.0.0.1", aof.port);
+      log << "redis, AOF (appendfsync " << policy << "): pipelined LPUSH of " << z.bulk << " values..."
+          << std::flush;
+      f.aof_pipelined_per_s[p] = measure_pipelined(z, ac, f.value_bytes);
+      log << " " << static_cast<long>(f.aof_pipelined_per_s[p]) << " values/s; task farm, 2 workers..."
+          << std::flush;
+      double cpu = 0;
+      f.aof_farm2_per_s[p] = measure_farm(ctx, ac, aof, f.value_bytes, 2, cpu);
+      log << " " << static_cast<long>(f.aof_farm2_per_s[p]) << " tasks/s\n";
     }
 
     log << "redis: resident memory for " << z.filler << " list items..." << std::flush;

@@ -83,6 +83,19 @@ json make_report(const Figures& f) {
   r["rtt_vs_zmq_pair"] = ratio(t.rtt.p50, f.zmq.pair.p50);
   r["rtt_vs_redis_unpipelined"] = rd ? ratio(t.rtt.p50, rd->rtt_unpipelined.p50) : json(nullptr);
   r["in_1m_vs_empty"] = ratio(m.in_full.p50, m.in_empty.p50);
+  // Durable (--data, --fsync P) against Redis with AOF (appendfsync P).
+  for (int p = 0; p < 2; ++p) {
+    std::string policy = kFsyncPolicies[p];
+    const DurableFigures& d = f.durable;
+    r["durable_bulk_out_per_s_" + policy] = rate(d.bulk_out_per_s[p]);
+    r["durable_farm2_tasks_per_s_" + policy] = rate(d.farm2_per_s[p]);
+    r["redis_aof_pipelined_per_s_" + policy] = rd ? rate(rd->aof_pipelined_per_s[p]) : json(nullptr);
+    r["redis_aof_farm2_tasks_per_s_" + policy] = rd ? rate(rd->aof_farm2_per_s[p]) : json(nullptr);
+    r["durable_bulk_vs_redis_aof_" + policy] =
+        rd ? ratio(d.bulk_out_per_s[p], rd->aof_pipelined_per_s[p]) : json(nullptr);
+    r["durable_farm2_vs_redis_aof_" + policy] =
+        rd ? ratio(d.farm2_per_s[p], rd->aof_farm2_per_s[p]) : json(nullptr);
+  }
 
   r["targets"] = {
       {"farm_vs_redis_ge_1", target(r["farm_vs_redis"], [](double v) { return v >= 1.0; })},
@@ -91,6 +104,9 @@ json make_report(const Figures& f) {
       {"in_1m_vs_empty_le_1_25", target(r["in_1m_vs_empty"], [](double v) { return v <= 1.25; })},
       {"bytes_per_tuple_lt_100", target(r["bytes_per_tuple"], [](double v) { return v < 100.0; })},
   };
+  for (std::string policy : kFsyncPolicies)
+    r["targets"]["durable_farm2_vs_redis_aof_" + policy + "_ge_1"] =
+        target(r["durable_farm2_vs_redis_aof_" + policy], [](double v) { return v >= 1.0; });
 
   const Sizes& z = f.sizes;
   r["config"] = {
@@ -159,6 +175,12 @@ void print_table(const json& r, std::ostream& out) {
   row("bulk write (out_many / pipelined LPUSH)", r["bulk_out_per_s"], r["redis_pipelined_per_s"], "/s",
       r["bulk_vs_redis"]);
   row("bulk write (variadic LPUSH)", nullptr, r["redis_lpush_batch_per_s"], "/s", nullptr);
+  for (std::string policy : kFsyncPolicies) {
+    row("durable bulk write, fsync " + policy, r["durable_bulk_out_per_s_" + policy],
+        r["redis_aof_pipelined_per_s_" + policy], "/s", r["durable_bulk_vs_redis_aof_" + policy]);
+    row("durable task farm 2 workers, fsync " + policy, r["durable_farm2_tasks_per_s_" + policy],
+        r["redis_aof_farm2_tasks_per_s_" + policy], "/s", r["durable_farm2_vs_redis_aof_" + policy]);
+  }
   auto sum = [](const json& a, const json& b) {
     return a.is_null() || b.is_null() ? json(nullptr) : json(a.get<double>() + b.get<double>());
   };
@@ -195,6 +217,8 @@ void print_table(const json& r, std::ostream& out) {
       {"rtt_vs_redis_le_1_5", "round trip p50 <= 1.5x Redis"},
       {"in_1m_vs_empty_le_1_25", "in p50 with 1M resident <= 1.25x empty"},
       {"bytes_per_tuple_lt_100", "overhead per tuple < 100 bytes"},
+      {"durable_farm2_vs_redis_aof_always_ge_1", "durable farm (2 workers) >= Redis AOF, fsync always"},
+      {"durable_farm2_vs_redis_aof_everysec_ge_1", "durable farm (2 workers) >= Redis AOF, everysec"},
   };
   out << "  targets\n";
   for (auto [key, what] : kTargets) {

@@ -18,6 +18,7 @@ struct Figures {
   ZmqFigures zmq;
   TupleSpaceFigures ts;
   MemoryFigures memory;
+  DurableFigures durable;
   std::optional<RedisFigures> redis;
   std::vector<std::string> notes;
 };

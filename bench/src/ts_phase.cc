@@ -17,11 +17,12 @@ struct ServerProcess {
   std::string endpoint;
   std::unique_ptr<ChildProcess> child;
 
-  ServerProcess(const RunContext& ctx, const std::string& name) {
+  // `flags`: more `ts serve` options (--data DIR --fsync P).
+  ServerProcess(const RunContext& ctx, const std::string& name, const std::vector<std::string>& flags = {}) {
     endpoint = "tcp://127.0.0.1:" + std::to_string(free_tcp_port());
-    child = std::make_unique<ChildProcess>(
-        std::vector<std::string>{ctx.piranha, "ts", "serve", "--bind", endpoint, "--quiet"},
-        ctx.workdir + "/" + name + ".log");
+    std::vector<std::string> argv{ctx.piranha, "ts", "serve", "--bind", endpoint, "--quiet"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    child = std::make_unique<ChildProcess>(argv, ctx.workdir + "/" + name + ".log");
     try {
       ts::Client probe(endpoint);  // waits for the server's hello
     } catch (const std::exception& e) {
@@ -201,6 +202,25 @@ TupleSpaceFigures measure_tuple_space(const RunContext& ctx) {
     f.farm_per_s[k - 1] = measure_farm(ctx, server, k, f.farm_cpu_us[k - 1]);
     log << " " << static_cast<long>(f.farm_per_s[k - 1]) << " tasks/s, " << f.farm_cpu_us[k - 1]
         << " us CPU per task\n";
+  }
+  return f;
+}
+
+DurableFigures measure_durable(const RunContext& ctx) {
+  auto& log = *ctx.progress;
+  DurableFigures f;
+  for (int p = 0; p < 2; ++p) {
+    std::string policy = kFsyncPolicies[p];
+    ServerProcess server(ctx, "ts-durable-" + policy,
+                         {"--data", ctx.workdir + "/ts-data-" + policy, "--fsync", policy});
+    log << "tuple space, durable (--fsync " << policy << "): bulk out_many of " << ctx.sizes.bulk
+        << " tuples..." << std::flush;
+    f.bulk_out_per_s[p] = measure_bulk(ctx, server.endpoint);
+    log << " " << static_cast<long>(f.bulk_out_per_s[p]) << " tuples/s; task farm, 2 workers..."
+        << std::flush;
+    double cpu = 0;
+    f.farm2_per_s[p] = measure_farm(ctx, server, 2, cpu);
+    log << " " << static_cast<long>(f.farm2_per_s[p]) << " tasks/s\n";
   }
   return f;
 }

@@ -36,15 +36,21 @@ Millis deadline_base_ms() {
   return (us + 999) / 1000;
 }
 
-std::string unknown_lease(LeaseId id, bool completes) {
+// `before_restart`: the lease was granted by an earlier run of a durable server.
+std::string unknown_lease(LeaseId id, bool completes, bool before_restart) {
   return "lease " + std::to_string(id) +
-         " is not held by this client: never granted to it, already acked, or expired" +
+         (before_restart ? " was granted before the server restarted: its tuple is back in its space"
+                         : " is not held by this client: never granted to it, already acked, or expired") +
          (completes ? "; nothing was written" : "");
 }
 
 // At most this many requests are handled before deadlines and monitor events
 // are looked at again, so a flood cannot starve timeouts.
 constexpr int kBatch = 256;
+
+// A durable server commits in the middle of a turn once this much is
+// buffered, so that one log record stays bounded.
+constexpr std::size_t kMaxCommitBytes = 64u << 20;
 
 }  // namespace
 
@@ -55,7 +61,18 @@ struct Server::Impl {
   int stop_fd = -1;
   std::vector<std::string> endpoints;
   Store store;
+  std::unique_ptr<DurableLog> durable;  // after store: detaches from it first
+  LeaseId first_lease = 0;              // of this run, when durable
   ServerCounters counters;
+
+  // A durable server's replies and events wait here for their turn's commit.
+  struct Outgoing {
+    std::string routing_id, frame;
+    // A taken tuple that must go back to `space` if it cannot be delivered.
+    bool keep_if_undelivered = false;
+    std::string space, tuple;
+  };
+  std::vector<Outgoing> outbox, sending;
 
   struct Session {
     ClientId id;
@@ -72,6 +89,14 @@ struct Server::Impl {
       : opt(std::move(o)),
         router(default_context(), zmq::socket_type::router),
         monitor(default_context(), zmq::socket_type::pair) {
+    if (!opt.data_dir.empty()) {
+      durable = std::make_unique<DurableLog>(DurableLogOptions{.dir = opt.data_dir,
+                                                               .fsync = opt.fsync,
+                                                               .salvage = opt.salvage,
+                                                               .log = opt.notice ? opt.notice : opt.log},
+                                             store);
+      first_lease = durable->first_lease();
+    }
     stop_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (stop_fd < 0) throw std::runtime_error("server: eventfd failed");
     router.set(zmq::sockopt::router_mandatory, 1);
@@ -111,9 +136,18 @@ struct Server::Impl {
     if (opt.log) opt.log(line);
   }
 
-  // Sends one frame to a peer. False when the peer is gone (EHOSTUNREACH) or
+  // Sends one frame to a peer, or (durable) queues it until the turn's
+  // changes are committed. False when the peer is gone (EHOSTUNREACH) or
   // cannot take it now; a gone peer's session is dropped on disconnect.
   bool send(const std::string& routing_id, const std::string& frame) {
+    if (durable) {
+      outbox.push_back(Outgoing{routing_id, frame, false, {}, {}});
+      return true;
+    }
+    return transmit(routing_id, frame);
+  }
+
+  bool transmit(const std::string& routing_id, const std::string& frame) {
     zmq::message_t id(routing_id.data(), routing_id.size());
     zmq::message_t body(frame.data(), frame.size());
     try {
@@ -125,10 +159,37 @@ struct Server::Impl {
   }
 
   // Sends to a client by id. False when the client is no longer routable.
-  bool send_to(ClientId client, const std::string& frame) {
+  // A taken tuple in `keep` goes back to its space if it cannot be delivered.
+  bool send_to(ClientId client, const std::string& frame, const Delivery* keep = nullptr) {
     auto it = routing.find(client);
-    return it != routing.end() && send(it->second, frame);
+    if (it == routing.end()) return false;
+    if (!durable) return transmit(it->second, frame);
+    outbox.push_back(Outgoing{it->second, frame, keep != nullptr, keep ? keep->space : std::string(),
+                              keep ? keep->tuple : std::string()});
+    return true;
   }
+
+  // A taken tuple whose taker vanished before it could be answered.
+  void keep_tuple(std::string_view space, std::string_view tuple) {
+    store.out(space, describe_tuple(tuple), deadline_base_ms());
+  }
+
+  // Durable: commits the turn's changes, then sends what waited for them.
+  // Undeliverable taken tuples go back to their spaces, which may serve
+  // other waiters: repeat until nothing is left.
+  void publish() {
+    if (!durable) return;
+    while (durable->pending() || !outbox.empty()) {
+      durable->commit();
+      sending.clear();
+      sending.swap(outbox);
+      for (const Outgoing& o : sending)
+        if (!transmit(o.routing_id, o.frame) && o.keep_if_undelivered) keep_tuple(o.space, o.tuple);
+      flush_deliveries();
+    }
+  }
+
+  bool lease_before_restart(LeaseId id) const { return durable && id < first_lease; }
 
   Session& session_for(const std::string& routing_id, int fd) {
     auto it = sessions.find(routing_id);
@@ -239,13 +300,16 @@ struct Server::Impl {
       case Op::Ack: {
         bool held = r.completes ? store.complete(r.handle, session.id, r.space, std::move(r.tuples), now)
                                 : store.ack(r.handle, session.id);
-        if (!held) return reject(routing_id, r.id, errc::kUnknownLease, unknown_lease(r.handle, r.completes));
+        if (!held)
+          return reject(routing_id, r.id, errc::kUnknownLease,
+                        unknown_lease(r.handle, r.completes, lease_before_restart(r.handle)));
         encode_ok(reply, r.id);
         break;
       }
       case Op::Renew:
         if (!store.renew(r.handle, r.lease, session.id, now))
-          return reject(routing_id, r.id, errc::kUnknownLease, unknown_lease(r.handle, false));
+          return reject(routing_id, r.id, errc::kUnknownLease,
+                        unknown_lease(r.handle, false, lease_before_restart(r.handle)));
         encode_ok(reply, r.id);
         break;
       case Op::Watch: encode_ok_count(reply, r.id, store.watch(r.space, r.tmpl, session.id)); break;
@@ -281,10 +345,9 @@ struct Server::Impl {
         switch (d.kind) {
           case Delivery::Kind::Tuple:
             encode_ok_tuple(reply, d.request_id, d.tuple, d.lease);
-            if (!send_to(d.client, reply) && d.taken && d.lease == 0) {
-              // The taker vanished before we could answer: keep the tuple.
-              store.out(d.space, describe_tuple(d.tuple), deadline_base_ms());
-            }
+            // A taker that vanished before we could answer must not take the tuple with it.
+            if (!send_to(d.client, reply, d.taken && d.lease == 0 ? &d : nullptr) && d.taken && d.lease == 0)
+              keep_tuple(d.space, d.tuple);
             continue;
           case Delivery::Kind::Timeout: encode_timeout(reply, d.request_id); break;
           case Delivery::Kind::SpaceRemoved:
@@ -315,6 +378,7 @@ struct Server::Impl {
       }
       handle(routing_id, fd, std::string_view(static_cast<const char*>(body.data()), body.size()));
       flush_deliveries();
+      if (durable && durable->pending_bytes() > kMaxCommitBytes) durable->commit();
     }
   }
 
@@ -342,6 +406,8 @@ struct Server::Impl {
       if (items[0].revents & ZMQ_POLLIN) drain_router();
       store.advance(now_ms());
       flush_deliveries();
+      publish();
+      if (durable) durable->sync_if_due(now_ms());
     }
   }
 };

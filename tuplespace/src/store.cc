@@ -202,6 +202,7 @@ Taken Store::hand_out(SpaceState& s, Record* r, const WaitSpec& spec, Millis now
     lease_deadlines_.emplace(deadline, t.lease);
     ++s.leases;
   } else {
+    if (journal_) journal_->erase(r->seq);
     Record::destroy(r);
   }
   return t;
@@ -259,6 +260,7 @@ bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature si
 void Store::out(std::string_view space, TupleImage t, Millis now) {
   SpaceState& s = space_for(space);
   Record* r = Record::make(t.bytes, next_seq_++);
+  if (journal_) journal_->put(r->seq, space, t.bytes);
   if (!s.watches.empty()) notify(s, t.key, t.signature, r, WatchEventKind::Written);
   if (!offer(s, r, t.key, t.signature, now)) store_record(s, r, t.key, t.signature);
 }
@@ -399,6 +401,7 @@ bool Store::ack(LeaseId id, ClientId client) {
   auto it = leases_.find(id);
   if (it == leases_.end() || it->second.client != client) return false;
   if (SpaceState* s = find_space(it->second.space)) --s->leases;
+  if (journal_) journal_->erase(it->second.record->seq);
   Record::destroy(it->second.record);
   leases_.erase(it);
   return true;
@@ -423,7 +426,9 @@ void Store::return_to_space(Lease&& lease, Millis now) {
   SpaceState& s = space_for(lease.space);
   if (s.leases) --s.leases;
   Record* r = lease.record;
+  std::uint64_t was = r->seq;
   r->seq = next_seq_++;
+  if (journal_) journal_->renumber(was, r->seq);
   TupleImage img = describe_tuple(r->bytes());
   if (!s.watches.empty()) notify(s, img.key, img.signature, r, WatchEventKind::Written);
   if (!offer(s, r, img.key, img.signature, now)) store_record(s, r, img.key, img.signature);
@@ -451,6 +456,7 @@ bool Store::remove(std::string_view space) {
   auto it = spaces_.find(std::string(space));
   if (it == spaces_.end()) return false;
   SpaceState* s = it->second.get();
+  if (journal_) journal_->drop_space(s->name);
   std::vector<std::uint64_t> ids;
   for (auto& [id, w] : waiters_)
     if (w->space == s) ids.push_back(id);
@@ -549,6 +555,25 @@ std::vector<SpaceStats> Store::stats() const {
     all.push_back(SpaceStats{s->name, s->tuples, s->bytes, s->waiters, s->leases, s->watches.size()});
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.name < b.name; });
   return all;
+}
+
+void Store::restore(std::string_view space, std::uint64_t seq, TupleImage t) {
+  SpaceState& s = space_for(space);
+  store_record(s, Record::make(t.bytes, seq), t.key, t.signature);
+  next_seq_ = std::max(next_seq_, seq + 1);
+}
+
+void Store::resume_numbering(std::uint64_t next_seq, LeaseId next_lease) {
+  next_seq_ = std::max(next_seq_, next_seq);
+  next_lease_ = std::max(next_lease_, next_lease);
+}
+
+void Store::for_each_tuple(
+    const std::function<void(std::string_view, std::uint64_t, std::string_view)>& fn) const {
+  for (auto& [name, s] : spaces_)
+    for (auto& [key, b] : s->buckets)
+      for (const Record* r = b.head; r; r = r->next) fn(name, r->seq, r->bytes());
+  for (auto& [id, l] : leases_) fn(l.space, l.record->seq, l.record->bytes());
 }
 
 std::uint64_t Store::tuple_count() const {

@@ -4,6 +4,16 @@
 // ZeroMQ ROUTER socket; each connection is one client session. A session whose
 // connection closes, or stops answering ZeroMQ heartbeats, is dropped: its
 // leased tuples return to their spaces and its parked requests are forgotten.
+//
+// With a data directory (ServerOptions::data_dir) the server is durable: it
+// recovers its tuples from DIR at start (see durable_log.h) and logs every
+// change. Replies and events of one event-loop turn are held until that
+// turn's changes are committed (group commit), so nothing is acknowledged
+// before it is in the log. Leases, parked requests and watches are session
+// state and do not survive a restart: leased tuples are back in their spaces,
+// and an ack, renew or completion of a lease granted before the restart gets
+// "unknown_lease" (nothing written), so results stay exactly once. Without a
+// data directory nothing is written and replies go out at once.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "piranha/tuplespace/durable_log.h"
 #include "piranha/tuplespace/protocol.h"
 
 namespace zmq {
@@ -31,8 +42,15 @@ struct ServerOptions {
   // ZeroMQ heartbeats: a peer silent for heartbeat_timeout_ms is disconnected.
   int heartbeat_interval_ms = 1000;
   int heartbeat_timeout_ms = 5000;
+  // Durability: empty keeps everything in memory; else the data directory.
+  std::string data_dir;
+  FsyncPolicy fsync = FsyncPolicy::Always;
+  // Start from a log damaged in the middle, keeping what precedes the damage.
+  bool salvage = false;
   // One line per notable event (connections, rejected requests). Null: quiet.
   std::function<void(std::string_view)> log;
+  // Recovery, a damaged log tail, compaction. Null: sent to `log`.
+  std::function<void(std::string_view)> notice;
 };
 
 // Counters, for tests and `piranha ts stats`.
@@ -45,15 +63,18 @@ struct ServerCounters {
 
 class Server {
  public:
-  // Binds every endpoint. Throws std::runtime_error naming the endpoint when
-  // one cannot be bound. Uses default_context(), so inproc endpoints are
+  // Recovers from data_dir when set, then binds every endpoint. Throws
+  // std::runtime_error naming the endpoint when one cannot be bound, and the
+  // file and offset when the data directory cannot be used. Uses default_context(), so inproc endpoints are
   // reachable by clients of this process.
   explicit Server(ServerOptions options);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Serves until stop() is called. Call from one thread only.
+  // Serves until stop() is called. Call from one thread only. Throws
+  // std::runtime_error when the log cannot be written (disk full, I/O
+  // error): the server stops rather than acknowledge what is not durable.
   void run();
 
   // Makes run() return soon. Safe from any thread and from a signal handler.

@@ -20,10 +20,16 @@
 //    Within a bucket, tuples are tried oldest first against the template's
 //    remaining actual fields.
 //
+// Durability: a Store given a Journal reports every change to the set of
+// stored tuples to it, in order, before the call that made the change returns
+// (see Journal). Waiters, watches and leases are not journalled: they belong
+// to client sessions.
+//
 // Not thread-safe: the server owns its Store on one thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,6 +95,26 @@ struct WaitSpec {
   bool take = true;           // in (true) or rd (false)
   Millis timeout = kForever;  // 0: do not park; kForever: no deadline
   Millis lease = 0;           // > 0: take under a lease of this length
+};
+
+// What a Store tells a durable log. A tuple is named by its write sequence
+// number, unique over the life of the Store and of any Store resumed from the
+// same journal (see Store::resume_numbering). A leased tuple is still stored
+// for the journal until its lease is acked or completed: if the server
+// restarts, it is back in its space. Calls arrive in the order of the changes.
+class Journal {
+ public:
+  virtual ~Journal() = default;
+  // `tuple` (canonical bytes) was written to `space` as number `seq`.
+  virtual void put(std::uint64_t seq, std::string_view space, std::string_view tuple) = 0;
+  // Tuple `seq` is gone for good: taken without a lease, or its lease was
+  // acked or completed.
+  virtual void erase(std::uint64_t seq) = 0;
+  // Tuple `from` came back from an expired or dropped lease as number `to`
+  // (it counts as newly written).
+  virtual void renumber(std::uint64_t from, std::uint64_t to) = 0;
+  // `space` was removed with all its tuples, leased ones too.
+  virtual void drop_space(std::string_view space) = 0;
 };
 
 class Store {
@@ -173,6 +199,27 @@ class Store {
 
   std::uint64_t tuple_count() const;
 
+  // ---- Durability.
+
+  // Reports every later change to `journal` (null: none). The journal must
+  // outlive the Store or be detached first.
+  void set_journal(Journal* journal) { journal_ = journal; }
+
+  // Stores a tuple recovered from a journal as number `seq`, behind the
+  // tuples already in its bucket: restore in increasing seq order. Serves no
+  // waiter, fires no watch and tells no journal; meant for an empty Store
+  // before it serves.
+  void restore(std::string_view space, std::uint64_t seq, TupleImage t);
+
+  // Numbers later tuples from `next_seq` and later leases from `next_lease`
+  // (each at least where it already is), so that numbers from an earlier run
+  // recorded in a journal are never given again.
+  void resume_numbering(std::uint64_t next_seq, LeaseId next_lease);
+
+  // Calls fn(space, seq, tuple) for every stored tuple, leased ones included,
+  // in no particular order: what a journal needs to write a snapshot.
+  void for_each_tuple(const std::function<void(std::string_view, std::uint64_t, std::string_view)>& fn) const;
+
  private:
   struct Record;
   struct Bucket;
@@ -205,6 +252,7 @@ class Store {
   std::uint64_t next_waiter_ = 1;
   LeaseId next_lease_ = 1;
   WatchId next_watch_ = 1;
+  Journal* journal_ = nullptr;
 };
 
 }  // namespace piranha::ts
