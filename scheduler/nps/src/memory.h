@@ -36,7 +36,7 @@ struct SchedulerMemory {
   std::map<std::string, std::int64_t, std::less<>> sent_tick;        // node -> tick of the last command
   std::optional<double> next_due;
   std::int64_t last_tick = -1;
-  std::vector<JobId> last_queue;  // job ids at the previous tick, for on_events
+  std::vector<std::pair<JobId, bool>> last_queue;  // (job, measured) at the last decision, for on_events
   std::int64_t decisions = 0;
 };
 

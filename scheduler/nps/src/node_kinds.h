@@ -2,7 +2,10 @@
 // parameters, states and commands). Internal to the NPS library.
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "memory.h"
 #include "piranha/nps/node_types.h"
@@ -67,8 +70,16 @@ class Scheduler : public trellis::Node {
   std::int64_t window_;
   bool spill_, on_events_;
   double cold_start_;
+  bool probe_;
   SchedulerMemory* memory_;
 };
+
+// Probing (docs/nps.md, "The prior"): one node for each job not yet
+// measured, in queue order, as long as the measured jobs keep at least one
+// node; a node whose current job is one of them keeps it, the others are
+// taken from the end of the node list. Per node, the job it probes or nullopt.
+std::vector<std::optional<JobId>> probe_nodes(std::span<const JobId> unmeasured,
+                                              std::span<const std::optional<JobId>> current);
 
 class Evaluator : public trellis::Node {
  public:

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "node_kinds.h"
 #include "piranha/nps/program.h"
 #include "piranha/trellis/deterministic.h"
 #include "scripted_pool.h"
@@ -100,6 +101,49 @@ TEST_CASE("an unmeasured job is given the cold-start task time, so TSK tries it 
     r.tick(6);
     CHECK(*r.assigned("ws01") == std::optional<JobId>(1));
   }
+}
+
+TEST_CASE("probing: a job not yet measured gets one node, the measured jobs the rest, then TSK decides") {
+  Rig r({"ws01", "ws02", "ws03"});
+  r.pool.job_list = {testing::job(1, 0, 0.2, 1000), testing::job(2, 5, 0, 1000, false)};
+  r.standard("TSK", 10);
+  r.tick(6);
+  CHECK(*r.assigned("ws01") == std::optional<JobId>(1));
+  CHECK(*r.assigned("ws02") == std::optional<JobId>(1));
+  CHECK(*r.assigned("ws03") == std::optional<JobId>(2));  // the probe: from the end of the list
+  // Job 2 is measured at 10 ms: news for on_events? Not in this program
+  // (on_events off), so the next decision is at t = 16.
+  r.pool.job_list[1].measured = true;
+  r.pool.job_list[1].mean_task_time = 0.01;
+  r.tick(7);
+  CHECK(*r.assigned("ws01") == std::optional<JobId>(1));
+  r.tick(16);
+  for (const char* n : {"ws01", "ws02", "ws03"}) CHECK(*r.assigned(n) == std::optional<JobId>(2));
+}
+
+TEST_CASE("probing: with on_events a job measured is news, decided at the next tick") {
+  Rig r({"ws01", "ws02"});
+  r.pool.job_list = {testing::job(1, 0, 0.2, 1000), testing::job(2, 5, 0, 1000, false)};
+  StandardOptions o;
+  o.nodes = r.pool.names;
+  o.period = 10;
+  o.on_events = true;
+  r.t = std::make_unique<trellis::DeterministicTrellis>(standard_program(o, r.types), r.types);
+  r.tick(6);
+  CHECK(*r.assigned("ws02") == std::optional<JobId>(2));
+  r.pool.job_list[1].measured = true;
+  r.pool.job_list[1].mean_task_time = 0.01;
+  r.tick(7);
+  CHECK(*r.assigned("ws01") == std::optional<JobId>(2));
+}
+
+TEST_CASE("probe_nodes: one node per unmeasured job, a node keeps its probe, measured jobs keep one node") {
+  using J = std::optional<JobId>;
+  std::vector<JobId> two = {7, 8};
+  CHECK(probe_nodes(two, std::vector<J>{J(), J(), J(), J()}) == std::vector<J>{J(), J(), 8, 7});
+  CHECK(probe_nodes(two, std::vector<J>{J(8), J(), J(), J()}) == std::vector<J>{8, J(), J(), 7});
+  CHECK(probe_nodes(two, std::vector<J>{J(), J()}) == std::vector<J>{J(), 7});  // one node stays measured
+  CHECK(probe_nodes(two, std::vector<J>{J(1)}) == std::vector<J>{J()});
 }
 
 TEST_CASE("decisions come once per period, only commands that change something are sent") {

@@ -71,7 +71,8 @@ std::string standard_program_yaml(const StandardOptions& o) {
     << "    params: {id: 0, strategy: " << quoted(o.strategy) << ", period: " << number(o.period)
     << ", predictor: " << o.predictor << ", window: " << o.window
     << ", spill: " << (o.spill ? "true" : "false") << ", on_events: " << (o.on_events ? "true" : "false")
-    << ", cold_start: " << number(o.cold_start) << ", seed: " << o.seed << "}\n";
+    << ", cold_start: " << number(o.cold_start) << ", probe: " << (o.probe ? "true" : "false")
+    << ", seed: " << o.seed << "}\n";
   y << "  - name: evaluator\n    type: evaluator\n    inferiors: [scheduler_0" << monitors << "]\n";
   return y.str();
 }

@@ -2,6 +2,7 @@
 // library, deciding from the jobs node and its monitors.
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "node_kinds.h"
 #include "values.h"
@@ -16,7 +17,44 @@ bool is_jobs(const Value& state) {
   return state["jobs"].is_list();
 }
 
+// The queue as on_events compares it: the jobs, and which are measured (a job
+// measured since the last decision is news for the strategy, as an arrival is).
+std::vector<std::pair<JobId, bool>> queue_key(const trellis::Context& ctx) {
+  std::vector<std::pair<JobId, bool>> key;
+  for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
+    if (is_jobs(ctx.inferior(i)))
+      for (const Value& j : ctx.inferior(i)["jobs"].as_list())
+        key.emplace_back(int_of(j, "id"), j["measured"].is_bool() && j["measured"].as_bool());
+  return key;
+}
+
 }  // namespace
+
+std::vector<std::optional<JobId>> probe_nodes(std::span<const JobId> unmeasured,
+                                              std::span<const std::optional<JobId>> current) {
+  const std::size_t nodes = current.size();
+  std::vector<std::optional<JobId>> out(nodes);
+  if (nodes < 2) return out;           // one node: nothing to spare for measuring
+  const std::size_t most = nodes - 1;  // the measured jobs keep a node
+  std::vector<JobId> left;
+  std::size_t given = 0;
+  // A node already running an unmeasured job keeps probing it...
+  for (JobId job : unmeasured) {
+    bool kept = false;
+    for (std::size_t n = 0; n < nodes && !kept && given < most; ++n)
+      if (!out[n] && current[n] == job) out[n] = job, kept = true, ++given;
+    if (!kept) left.push_back(job);
+  }
+  // ...and the others take nodes from the end of the list.
+  std::size_t n = nodes;
+  for (JobId job : left) {
+    while (n > 0 && out[n - 1]) --n;
+    if (n == 0 || given >= most) break;
+    out[--n] = job;
+    ++given;
+  }
+  return out;
+}
 
 Scheduler::Scheduler(Environment env, const trellis::Params& p)
     : env_(std::move(env)),
@@ -26,7 +64,8 @@ Scheduler::Scheduler(Environment env, const trellis::Params& p)
       window_(p.integer("window", 10)),
       spill_(p.boolean("spill", false)),
       on_events_(p.boolean("on_events", false)),
-      cold_start_(p.number("cold_start", 0)) {
+      cold_start_(p.number("cold_start", 0)),
+      probe_(p.boolean("probe", true)) {
   if (id_ < 0) throw trellis::BadParameter("id", "a scheduler id must not be negative");
   if (!(period_ > 0)) throw trellis::BadParameter("period", "period must be positive");
   if (window_ < 1) throw trellis::BadParameter("window", "window must be at least 1 history step");
@@ -69,13 +108,7 @@ Value Scheduler::calculate(trellis::Context& ctx) {
   if (tick > m.last_tick && ready(ctx, tick)) {
     const double now = env_.pool->now();
     bool due = !m.next_due || now >= *m.next_due - env_.pool->slack();
-    if (on_events_ && !due) {
-      std::vector<JobId> ids;
-      for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-        if (is_jobs(ctx.inferior(i)))
-          for (const Value& j : ctx.inferior(i)["jobs"].as_list()) ids.push_back(int_of(j, "id"));
-      due = ids != m.last_queue;
-    }
+    if (on_events_ && !due) due = queue_key(ctx) != m.last_queue;
     m.last_tick = tick;
     if (due) decide(ctx);
     // Alive and deciding: beaten every tick, so that a period longer than
@@ -115,10 +148,11 @@ void Scheduler::decide(trellis::Context& ctx) {
   Pool& pool = *env_.pool;
   const double now = pool.now();
   std::vector<sched::QueuedJob> queue;
+  std::vector<JobId> unmeasured;
   std::vector<std::size_t> monitors;
   std::vector<std::optional<JobId>> current;
   std::vector<double> ap, fraction;
-  m.last_queue.clear();
+  m.last_queue = queue_key(ctx);
   for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
     const Value& s = ctx.inferior(i);
     if (is_jobs(s)) {
@@ -132,8 +166,8 @@ void Scheduler::decide(trellis::Context& ctx) {
         q.tasks_left = int_of(j, "tasks_left", 1);
         q.attained = number_of(j, "attained");
         q.queue_length_at_arrival = int_of(j, "q", 0);
+        if (!measured) unmeasured.push_back(q.id);
         queue.push_back(q);
-        m.last_queue.push_back(q.id);
       }
     } else if (is_monitor(s)) {
       monitors.push_back(i);
@@ -143,9 +177,33 @@ void Scheduler::decide(trellis::Context& ctx) {
       fraction.push_back(number_of(s, "fraction", 1));
     }
   }
-  sched::FixedOutlook outlook(std::move(ap), std::move(fraction));
-  const auto chosen =
-      m.decider.decide(*m.strategy, now, std::move(queue), current, &outlook, m.rng.get(), spill_);
+  // Probing: while some job is measured, each unmeasured job gets one node
+  // of its own to be measured on, and the strategy places the measured jobs
+  // on the other nodes (docs/nps.md, "The prior").
+  std::vector<std::optional<JobId>> probes(monitors.size());
+  if (probe_ && !unmeasured.empty() && unmeasured.size() < queue.size()) {
+    probes = probe_nodes(unmeasured, current);
+    // A job with a node of its own leaves the strategy's queue; one that got
+    // none (too few nodes) stays in it with the cold-start task time.
+    std::erase_if(queue, [&](const sched::QueuedJob& q) {
+      return std::find(probes.begin(), probes.end(), std::optional<JobId>(q.id)) != probes.end();
+    });
+  }
+  std::vector<std::size_t> free;  // nodes the strategy places
+  for (std::size_t k = 0; k < monitors.size(); ++k)
+    if (!probes[k]) free.push_back(k);
+  std::vector<std::optional<JobId>> free_current;
+  std::vector<double> free_ap, free_fraction;
+  for (std::size_t k : free) {
+    free_current.push_back(current[k]);
+    free_ap.push_back(ap[k]);
+    free_fraction.push_back(fraction[k]);
+  }
+  sched::FixedOutlook outlook(std::move(free_ap), std::move(free_fraction));
+  const auto placed =
+      m.decider.decide(*m.strategy, now, std::move(queue), free_current, &outlook, m.rng.get(), spill_);
+  std::vector<std::optional<JobId>> chosen = probes;
+  for (std::size_t f = 0; f < free.size(); ++f) chosen[free[f]] = placed[f];
   const std::int64_t epoch = pool.epoch();
   for (std::size_t k = 0; k < monitors.size(); ++k) {
     const std::string& node = ctx.inferior(monitors[k])["node"].as_string();

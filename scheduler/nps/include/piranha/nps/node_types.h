@@ -4,8 +4,8 @@
 // touches a socket. `piranha trellis types` lists them; docs/nps.md is the
 // operator's reference.
 //
-//   enabler    Probed every period (the program's probe_every_ms live, every
-//              step simulated). State {"tick": n}: each probe is a new tick,
+//   enabler    params: period (10 s; the live shell probes it that often,
+//              right after refreshing the pool; every step when simulated). State {"tick": n}: each probe is a new tick,
 //              which activates every monitor, owner and jobs node above it.
 //   owner      params: node. Inferior: the enabler. State {"node", "blocks":
 //              [[start, end], ...], "blocked": bool}: the owner's blocks of
@@ -30,10 +30,13 @@
 //              period (1, pool units); predictor, window (as its monitors);
 //              spill (false); on_events (false); cold_start (0: the task time
 //              assumed for a job none of whose tasks has completed; see
-//              docs/nps.md "The prior"); seed (0). Inferiors: one jobs node
+//              docs/nps.md "The prior"); probe (true: while some job is
+//              measured, each unmeasured job gets one node of its own to be
+//              measured on, and the strategy places the rest); seed (0). Inferiors: one jobs node
 //              and its monitors. Once every tick its inferiors have all
 //              reached (monitors whose link is down are left out), when its
-//              period is due, it runs the strategy through the strategy
+//              period is due (or, with on_events, a job arrived, ended or
+//              was measured since its last decision), it runs the strategy through the strategy
 //              library's Decider, commands each monitor whose recorded
 //              decision differs, and beats its heartbeat. State {"id",
 //              "strategy", "tick", "epoch", "decided_at", "decisions" (count),

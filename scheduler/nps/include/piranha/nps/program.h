@@ -34,6 +34,7 @@ struct StandardOptions {
   bool spill = false;
   bool on_events = false;
   double cold_start = 0;
+  bool probe = true;  // a job not yet measured gets a node of its own
   std::int64_t seed = 0;
 };
 
