@@ -1,0 +1,181 @@
+// Clients that never hang: a server frozen with SIGSTOP, killed with SIGKILL
+// and restarted on the same endpoint, or gone for good. Every call returns
+// within its deadline, with a result or a TupleSpaceError whose code says
+// what happened; calls that can safely be re-issued survive a restart.
+//
+// The figures a test prints with MESSAGE (time from the fault's end to the
+// client's next successful call) are the ones in docs/performance.md.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <future>
+#include <optional>
+
+#include "harness.h"
+
+namespace piranha::it {
+namespace {
+
+std::string endpoint_on(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }
+
+// A server bound to `endpoint`, so a restarted one is found where the old was.
+std::unique_ptr<ServerProcess> serve_on(const std::string& endpoint) {
+  return std::make_unique<ServerProcess>(std::vector<std::string>{"--bind", endpoint});
+}
+
+void kill_server(ServerProcess& server) {
+  server.process().signal(SIGKILL);
+  REQUIRE(server.process().wait() == 128 + SIGKILL);
+}
+
+// The code of the TupleSpaceError `f` throws, or "" when it returns.
+template <class F>
+std::string code_of(F&& f) {
+  try {
+    f();
+    return "";
+  } catch (const ts::TupleSpaceError& e) {
+    return e.code();
+  }
+}
+
+ts::ClientOptions short_deadline(std::chrono::milliseconds timeout) {
+  ts::ClientOptions o;
+  o.request_timeout = timeout;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a call made while the server is SIGSTOPped for 10 s returns once it resumes, and later calls work") {
+  ServerProcess server;
+  ts::Client c(server.endpoint());
+  ts::Client writer(server.endpoint());
+  c.space("jobs").out("task", 1);
+  c.flush();
+
+  server.process().signal(SIGSTOP);
+  auto stopped_at = Clock::now();
+  auto read = std::async(std::launch::async, [&] { return c.stats("jobs"); });
+  auto write = std::async(std::launch::async, [&] {
+    return code_of([&] { writer.out_many("jobs", {ts::Tuple::of("task", 2)}); });
+  });
+  std::this_thread::sleep_for(10s);
+  server.process().signal(SIGCONT);
+  auto resumed_at = Clock::now();
+
+  REQUIRE(read.wait_for(40s) == std::future_status::ready);
+  double after = ms_since(resumed_at);
+  auto stats = read.get();
+  MESSAGE("SIGSTOP 10 s: stats answered ", after, " ms after SIGCONT (", ms_since(stopped_at),
+          " ms after the call); reconnects: ", c.reconnects());
+  REQUIRE(stats.has_value());
+  CHECK(stats->tuples >= 1);
+  CHECK(c.reconnects() == 1);
+  CHECK(after < 5000);
+
+  // out_many changes the space: it is either answered or reported as unknown.
+  REQUIRE(write.wait_for(40s) == std::future_status::ready);
+  std::string code = write.get();
+  INFO("out_many: ", code);
+  CHECK((code.empty() || code == "unknown_outcome"));
+
+  c.space("jobs").out("task", 3);
+  CHECK(c.space("jobs").in_for(kPatience, "task", 3).has_value());
+}
+
+TEST_CASE("a blocked rd and a blocked leased take are re-issued on a restarted server and answered there") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::Client reader(endpoint), taker(endpoint), plain(endpoint);
+  auto read = std::async(std::launch::async, [&] { return reader.space("jobs").rd("task", ts::formal<std::int64_t>); });
+  auto took = std::async(std::launch::async,
+                         [&] { return taker.space("jobs").take(60s, "task", ts::formal<std::int64_t>); });
+  auto taken_plain = std::async(std::launch::async,
+                                [&] { return code_of([&] { plain.space("jobs").in("task", ts::formal<std::int64_t>); }); });
+  {
+    ts::Client probe(endpoint);
+    REQUIRE(wait_until([&] { return stats_of(probe, "jobs").waiters == 3; }));
+  }
+
+  kill_server(*server);
+  auto killed_at = Clock::now();
+  server = serve_on(endpoint);
+  auto restarted_at = Clock::now();
+
+  // The unleased in may have taken a tuple the restart lost: it says so.
+  REQUIRE(taken_plain.wait_for(kPatience) == std::future_status::ready);
+  CHECK(taken_plain.get() == "unknown_outcome");
+
+  ts::Client writer(endpoint);
+  REQUIRE(wait_until([&] { return stats_of(writer, "jobs").waiters == 2; }));
+  double reissued = ms_since(restarted_at);
+  writer.space("jobs").out("task", 7);
+  writer.space("jobs").out("task", 8);
+  REQUIRE(read.wait_for(kPatience) == std::future_status::ready);
+  REQUIRE(took.wait_for(kPatience) == std::future_status::ready);
+  MESSAGE("SIGKILL and restart (", ms_since(killed_at) - ms_since(restarted_at),
+          " ms to restart): blocked rd and take re-issued within ", reissued, " ms of the new server answering");
+  CHECK(read.get() == ts::Tuple::of("task", 7));
+  ts::Leased leased = took.get();
+  CHECK(leased.tuple.size() == 2);
+  CHECK(taker.reconnects() == 1);
+  taker.ack(leased);
+  CHECK(stats_of(writer, "jobs").leases == 0);
+}
+
+TEST_CASE("a client whose server never comes back fails with unreachable after its deadline, not before") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::Client c(endpoint, short_deadline(2s));
+  ts::Client blocked(endpoint, short_deadline(2s));
+  auto read = std::async(std::launch::async, [&] {
+    return code_of([&] { blocked.space("jobs").rd("task", ts::formal<std::int64_t>); });
+  });
+  REQUIRE(wait_until([&] { return stats_of(c, "jobs").waiters == 1; }));
+  kill_server(*server);
+  auto killed_at = Clock::now();
+
+  auto start = Clock::now();
+  CHECK(code_of([&] { c.stats(); }) == "unreachable");
+  double took = ms_since(start);
+  INFO("stats gave up after ", took, " ms");
+  CHECK(took >= 1900);
+  CHECK(took < 10000);
+
+  REQUIRE(read.wait_for(20s) == std::future_status::ready);
+  CHECK(read.get() == "unreachable");
+  CHECK(ms_since(killed_at) < 20000);
+}
+
+TEST_CASE("watches keep delivering after the server restarts") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::Client watcher(endpoint);
+  ts::WatchId id = watcher.space("jobs").watch("task", ts::formal<std::int64_t>);
+  {
+    ts::Client w(endpoint);
+    w.space("jobs").out("task", 1);
+  }
+  auto first = watcher.next_event(15000);
+  REQUIRE(first.has_value());
+  CHECK(first->watch == id);
+
+  kill_server(*server);
+  server = serve_on(endpoint);
+  auto restarted_at = Clock::now();
+  auto next = std::async(std::launch::async, [&] { return watcher.next_event(20000); });
+  ts::Client writer(endpoint);
+  REQUIRE(wait_until([&] { return stats_of(writer, "jobs").watches == 1; }));
+  double rewatched = ms_since(restarted_at);
+  writer.space("jobs").out("task", 2);
+  REQUIRE(next.wait_for(25s) == std::future_status::ready);
+  auto event = next.get();
+  MESSAGE("SIGKILL and restart: watch re-established within ", rewatched, " ms of the new server answering");
+  REQUIRE(event.has_value());
+  CHECK(event->watch == id);
+  CHECK(event->tuple == ts::Tuple::of("task", 2));
+  CHECK(event->kind == ts::WatchEventKind::Written);
+}
+
+}  // namespace piranha::it
