@@ -11,7 +11,10 @@
 #include <future>
 #include <optional>
 
+#include <boost/fiber/all.hpp>
+
 #include "harness.h"
+#include "piranha/tuplespace/fiber_client.h"
 
 namespace piranha::it {
 namespace {
@@ -120,7 +123,7 @@ TEST_CASE("a blocked rd and a blocked leased take are re-issued on a restarted s
   ts::Leased leased = took.get();
   CHECK(leased.tuple.size() == 2);
   CHECK(taker.reconnects() == 1);
-  taker.ack(leased);
+  taker.ack(leased.lease);
   CHECK(stats_of(writer, "jobs").leases == 0);
 }
 
@@ -176,6 +179,85 @@ TEST_CASE("watches keep delivering after the server restarts") {
   CHECK(event->watch == id);
   CHECK(event->tuple == ts::Tuple::of("task", 2));
   CHECK(event->kind == ts::WatchEventKind::Written);
+}
+
+TEST_CASE("a FiberClient's blocked fibers survive a server restart as a Client does") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::FiberClient c(endpoint, short_deadline(10s));
+  ts::FiberSpace jobs = c.space("jobs");
+  std::optional<ts::Tuple> read;
+  std::optional<ts::Leased> took;
+  std::string plain_code, stats_code = "not run";
+  double reissued = 0;
+  ts::WatchId id = jobs.watch("task", ts::formal<std::int64_t>);
+  std::optional<ts::WatchEvent> event;
+
+  boost::fibers::fiber reader([&] { read = jobs.rd("task", ts::formal<std::int64_t>); });
+  boost::fibers::fiber taker([&] { took = jobs.take(60s, "task", ts::formal<std::int64_t>); });
+  boost::fibers::fiber plain([&] { plain_code = code_of([&] { jobs.in("task", ts::formal<std::int64_t>); }); });
+  boost::fibers::fiber watcher([&] {
+    while (!event || event->tuple != ts::Tuple::of("task", 7)) event = c.next_event(20000);
+  });
+  boost::fibers::fiber driver([&] {
+    ts::Client probe(endpoint);
+    REQUIRE(wait_until([&] {
+      boost::this_fiber::yield();
+      return stats_of(probe, "jobs").waiters == 3;
+    }));
+  });
+  driver.join();
+
+  kill_server(*server);
+  server = serve_on(endpoint);
+  auto restarted_at = Clock::now();
+  boost::fibers::fiber writer([&] {
+    ts::Client w(endpoint);
+    bool ready = wait_until([&] {
+      boost::this_fiber::sleep_for(2ms);
+      auto s = stats_of(w, "jobs");
+      return s.waiters == 2 && s.watches == 1;
+    });
+    reissued = ms_since(restarted_at);
+    CHECK(ready);
+    w.space("jobs").out("task", 7);
+    w.space("jobs").out("task", 8);
+    stats_code = code_of([&] { c.stats(); });
+  });
+  writer.join();
+  reader.join();
+  taker.join();
+  plain.join();
+  watcher.join();
+  MESSAGE("FiberClient, SIGKILL and restart: blocked fibers re-issued within ", reissued,
+          " ms of the new server answering");
+  CHECK(plain_code == "unknown_outcome");
+  CHECK(stats_code.empty());
+  REQUIRE(read.has_value());
+  CHECK(*read == ts::Tuple::of("task", 7));
+  REQUIRE(took.has_value());
+  REQUIRE(event.has_value());
+  CHECK(event->watch == id);
+  CHECK(c.reconnects() == 1);
+}
+
+TEST_CASE("a FiberClient whose server never comes back fails its calls with unreachable") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::FiberClient c(endpoint, short_deadline(2s));
+  std::string blocked_code = "not run";
+  boost::fibers::fiber blocked(
+      [&] { blocked_code = code_of([&] { c.space("jobs").rd("task", ts::formal<std::int64_t>); }); });
+  boost::this_fiber::sleep_for(200ms);
+  kill_server(*server);
+  auto start = Clock::now();
+  CHECK(code_of([&] { c.stats(); }) == "unreachable");
+  double took = ms_since(start);
+  blocked.join();
+  INFO("stats gave up after ", took, " ms");
+  CHECK(blocked_code == "unreachable");
+  CHECK(took >= 1900);
+  CHECK(took < 10000);
 }
 
 }  // namespace piranha::it

@@ -1,22 +1,17 @@
 #include "piranha/tuplespace/client.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <cstring>
 #include <thread>
 #include <zmq.hpp>
 
+#include "connection.h"
 #include "piranha/tuplespace/server.h"
 
 namespace piranha::ts {
 namespace {
 
-Millis now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+Millis now_ms() { return detail::steady_now_ms(); }
 
 
 std::string ms_text(Millis ms) { return std::to_string(ms) + " ms"; }
@@ -27,49 +22,12 @@ constexpr std::size_t kPostWindow = 1024;
 
 }  // namespace
 
-// One connection: a DEALER and a monitor that reports when it drops. A new
-// Socket is a new session; a dropped one is thrown away, not reconnected by
-// ZeroMQ, so nothing sent on it can reach the server later.
-struct Client::Socket {
-  zmq::socket_t s;
-  zmq::socket_t monitor;
+// One connection (connection.h); a new one is a new session.
+struct Client::Socket : detail::Connection {
   Socket(const std::string& endpoint, const ClientOptions& o)
-      : s(default_context(), zmq::socket_type::dealer), monitor(default_context(), zmq::socket_type::pair) {
-    // Long enough to deliver the goodbye on close, short enough not to hang
-    // an exiting program whose server is gone.
-    s.set(zmq::sockopt::linger, 200);
-    s.set(zmq::sockopt::sndhwm, 0);
-    s.set(zmq::sockopt::rcvhwm, 0);
-    s.set(zmq::sockopt::heartbeat_ivl, o.heartbeat_interval_ms);
-    s.set(zmq::sockopt::heartbeat_timeout, o.heartbeat_timeout_ms);
-    s.set(zmq::sockopt::heartbeat_ttl, o.heartbeat_timeout_ms);
-    // ZeroMQ retries a refused connect with this backoff by itself.
-    s.set(zmq::sockopt::reconnect_ivl, static_cast<int>(o.reconnect_backoff.count()));
-    s.set(zmq::sockopt::reconnect_ivl_max, static_cast<int>(o.reconnect_backoff_max.count()));
-    static std::atomic<std::uint64_t> next_monitor{0};
-    std::string monitor_ep = "inproc://piranha-client-monitor-" + std::to_string(next_monitor++);
-    if (zmq_socket_monitor(s.handle(), monitor_ep.c_str(), ZMQ_EVENT_DISCONNECTED) != 0)
-      throw TupleSpaceError(std::string(errc::kUnreachable), "cannot monitor the connection to " + endpoint);
-    monitor.connect(monitor_ep);
-    try {
-      s.connect(endpoint);
-    } catch (const zmq::error_t& e) {
-      throw TupleSpaceError(std::string(errc::kUnreachable), "cannot connect to " + endpoint + ": " + e.what());
-    }
-  }
-  ~Socket() { zmq_socket_monitor(s.handle(), nullptr, 0); }
-  // True when the monitor has reported the connection closed.
-  bool dropped() {
-    zmq::message_t event, address;
-    bool gone = false;
-    while (monitor.recv(event, zmq::recv_flags::dontwait)) {
-      if (event.more()) (void)monitor.recv(address, zmq::recv_flags::dontwait);
-      std::uint16_t kind = 0;
-      if (event.size() >= 2) std::memcpy(&kind, event.data(), 2);
-      if (kind == ZMQ_EVENT_DISCONNECTED) gone = true;
-    }
-    return gone;
-  }
+      // Linger: long enough to deliver the goodbye on close, short enough not
+      // to hang an exiting program whose server is gone.
+      : Connection(endpoint, o, 200) {}
 };
 
 Client::Client(std::string endpoint, ClientOptions options) : endpoint_(std::move(endpoint)), options_(options) {
@@ -80,19 +38,19 @@ void Client::open_session(Millis deadline) {
   Millis began = now_ms();
   Millis backoff = options_.reconnect_backoff.count();
   while (true) {
-    if (socket_) socket_->s.set(zmq::sockopt::linger, 0);  // what it holds belongs to the lost session
+    if (socket_) socket_->dealer.set(zmq::sockopt::linger, 0);  // what it holds belongs to the lost session
     socket_.reset();
     socket_ = std::make_unique<Socket>(endpoint_, options_);
     std::uint64_t rid = next_id_++;
     encode_hello(control_, rid);
-    socket_->s.send(zmq::buffer(control_), zmq::send_flags::none);
+    socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
     Reply r;
     Received got = receive_until(rid, r, deadline);
     if (got == Received::Reply && r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
     for (auto it = watches_.begin(); got == Received::Reply && it != watches_.end(); ++it) {
       std::uint64_t wid = next_id_++;
       encode_watch(control_, wid, it->second.space, it->second.tmpl);
-      socket_->s.send(zmq::buffer(control_), zmq::send_flags::none);
+      socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
       got = receive_until(wid, r, deadline);
       if (got == Received::Reply && r.status == Reply::Status::Error)
         throw TupleSpaceError(r.code, r.code + ": re-watching " + it->second.space + " after a reconnect: " +
@@ -143,7 +101,7 @@ void Client::send_frame() {
                           std::string(errc::kTooLarge) + ": request of " + std::to_string(frame_.size()) +
                               " bytes exceeds the server's limit of " + std::to_string(max_message_bytes_) +
                               " bytes");
-  socket_->s.send(zmq::buffer(frame_), zmq::send_flags::none);
+  socket_->dealer.send(zmq::buffer(frame_), zmq::send_flags::none);
 }
 
 void Client::throw_deferred() {
@@ -173,7 +131,7 @@ Client::~Client() {
   // connections have no disconnect event; TCP ones get it a little later).
   try {
     encode_bye(control_, next_id_++);
-    socket_->s.send(zmq::buffer(control_), zmq::send_flags::dontwait);
+    socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::dontwait);
   } catch (const zmq::error_t&) {
   }
 }
@@ -183,9 +141,9 @@ Client::~Client() {
 Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis deadline) {
   zmq::message_t msg;
   while (true) {
-    if (!socket_->s.recv(msg, zmq::recv_flags::dontwait)) {
+    if (!socket_->dealer.recv(msg, zmq::recv_flags::dontwait)) {
       if (socket_->dropped()) return Received::Lost;
-      zmq::pollitem_t items[] = {{socket_->s.handle(), 0, ZMQ_POLLIN, 0},
+      zmq::pollitem_t items[] = {{socket_->dealer.handle(), 0, ZMQ_POLLIN, 0},
                                  {socket_->monitor.handle(), 0, ZMQ_POLLIN, 0}};
       Millis left = deadline < 0 ? -1 : deadline - now_ms();
       if (deadline >= 0 && left <= 0) return Received::Timeout;
