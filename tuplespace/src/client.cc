@@ -36,6 +36,7 @@ Client::Client(std::string endpoint, ClientOptions options) : endpoint_(std::mov
 
 void Client::open_session(Millis deadline) {
   Millis began = now_ms();
+  bool after_loss = socket_ != nullptr;
   Millis backoff = options_.reconnect_backoff.count();
   while (true) {
     if (socket_) socket_->dealer.set(zmq::sockopt::linger, 0);  // what it holds belongs to the lost session
@@ -65,7 +66,7 @@ void Client::open_session(Millis deadline) {
     if (got == Received::Timeout || left <= 0)
       throw TupleSpaceError(std::string(errc::kUnreachable),
                             std::string(errc::kUnreachable) + ": no tuple-space server answered at " + endpoint_ +
-                                (reconnects_ > 0 || watches_.size() > 0 ? " after the connection was lost" : "") +
+                                (after_loss ? " after the connection was lost" : "") +
                                 " within " + ms_text(deadline - began));
     // Connected and dropped again at once: pause before the next try.
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoff, left)));

@@ -164,6 +164,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     p.deadline = wait == kForever ? -1 : now + wait + options.request_timeout.count();
     p.blocking = std::move(blocking);
     boost::fibers::future<Reply> reply = p.reply.get_future();
+    // A drop noticed now means this request was never sent on the lost
+    // connection: it is sent on the next one, whatever it is.
+    if (connected && conn->dropped()) lose_session();
     if (!connected || retry == Retry::Resend) p.frame = frame;
     if (connected) {
       try {
