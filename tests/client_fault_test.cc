@@ -87,6 +87,33 @@ TEST_CASE("a call made while the server is SIGSTOPped for 10 s returns once it r
   CHECK(c.space("jobs").in_for(kPatience, "task", 3).has_value());
 }
 
+TEST_CASE("a connected server that does not answer in time fails the call with deadline_exceeded") {
+  ServerProcess server;
+  // Heartbeats far longer than the deadline: the connection looks alive.
+  ts::ClientOptions o = short_deadline(1s);
+  o.heartbeat_timeout_ms = 60000;
+  ts::Client c(server.endpoint(), o);
+  ts::FiberClient f(server.endpoint(), o);
+  server.process().signal(SIGSTOP);
+  auto start = Clock::now();
+  CHECK(code_of([&] { c.stats(); }) == "deadline_exceeded");
+  double took = ms_since(start);
+  start = Clock::now();
+  CHECK(code_of([&] { f.stats(); }) == "deadline_exceeded");
+  double fiber_took = ms_since(start);
+  server.process().signal(SIGCONT);
+  INFO("Client gave up after ", took, " ms, FiberClient after ", fiber_took, " ms");
+  CHECK(took >= 950);
+  CHECK(took < 5000);
+  CHECK(fiber_took >= 950);
+  CHECK(fiber_took < 5000);
+  // The late answers are ignored; the connections carry on.
+  c.space("jobs").out("task", 1);
+  CHECK(c.stats("jobs")->tuples == 1);
+  CHECK(f.stats("jobs")->tuples == 1);
+  CHECK(c.reconnects() == 0);
+}
+
 TEST_CASE("a blocked rd and a blocked leased take are re-issued on a restarted server and answered there") {
   const std::string endpoint = endpoint_on(free_port());
   auto server = serve_on(endpoint);

@@ -204,7 +204,10 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   while (true) {
     Received got = receive_until(rid, r, deadline);
     if (got == Received::Reply) break;
-    std::string op = blocking ? std::string(op_name(blocking->op)) : "request";
+    // Only on this error path: the op, for the message, read back from the frame.
+    auto decoded = decode_request(frame_);
+    auto* req = std::get_if<Request>(&decoded);
+    std::string op = req ? std::string(op_name(req->op)) : "request";
     if (got == Received::Timeout)
       throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
                             std::string(errc::kDeadlineExceeded) + ": " + op + " to " + endpoint_ +
