@@ -84,15 +84,19 @@ bool Client::ensure_session(Millis deadline) {
 
 void Client::session_lost() {
   connected_ = false;
-  if (!posted_.empty() && !deferred_) {
-    std::size_t completions = 0;
-    for (const Posted& p : posted_) completions += p.completion;
+  std::size_t outs = 0;
+  for (const Posted& p : posted_) {
+    // Results stay exactly once either way: see take_lost_leases().
+    if (p.completion)
+      lost_leases_.push_back(p.lease);
+    else
+      ++outs;
+  }
+  if (outs > 0 && !deferred_)
     deferred_.emplace(std::string(errc::kUnknownOutcome),
                       std::string(errc::kUnknownOutcome) + ": the connection to " + endpoint_ + " was lost with " +
-                          std::to_string(posted_.size() - completions) + " posted out(s) and " +
-                          std::to_string(completions) +
-                          " posted completion(s) unacknowledged; they may or may not have been carried out");
-  }
+                          std::to_string(outs) +
+                          " posted out(s) unacknowledged; they may or may not have been stored");
   posted_.clear();
 }
 

@@ -213,11 +213,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         continue;
       }
       if (p.posted) {
-        TupleSpaceError e = client_error(errc::kUnknownOutcome, "the connection to " + endpoint +
-                                                                    " was lost with a posted completion "
-                                                                    "unacknowledged; it may or may not have "
-                                                                    "been carried out");
-        settle(p, nullptr, &e);
+        // Results stay exactly once either way: see take_lost_leases().
+        lost_leases.push_back(p.lease);
+        if (--posted == 0) posted_done.notify_all();
       } else if (p.retry == Retry::Done) {
         p.reply.set_value(Reply{});
       } else {

@@ -50,10 +50,11 @@
 //    re-issued with what is left of it.
 //  - Every other request in flight (out, out_many, in and in_many without a
 //    lease, ack, renew, complete, remove) may or may not have been carried
-//    out: the call throws "unknown_outcome", and so, for posted outs and
-//    completions, does the next call or flush(). A completion of unknown
-//    outcome still keeps results exactly once: either it was carried out, or
-//    its lease returned the task. unwatch succeeds (the watch ended with the
+//    out: the call throws "unknown_outcome", and so, for posted outs, does
+//    the next call or flush(). A completion of unknown outcome still keeps
+//    results exactly once: either it was carried out, or its lease returned
+//    the task; a posted one is therefore not thrown but reported by
+//    take_lost_leases(). unwatch succeeds (the watch ended with the
 //    session). A request made after the loss was noticed was never sent and
 //    is sent on the new session like any other.
 //  - Leases taken on an old session are not carried over: ack/renew/complete
@@ -202,7 +203,10 @@ class Client {
   // request exceeds the server's limit.
   void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
   // The leases whose posted completion the server refused (nothing of theirs
-  // was written), in the order the refusals arrived, and forgets them. Only
+  // was written) or whose answer was lost with the connection (it may have
+  // been written; if not, the lease returned the task, so the task's results
+  // are still written exactly once), in the order this client learnt of
+  // them, and forgets them. Only
   // refusals that have arrived are reported; call flush() first to wait for
   // every posted completion. Never blocks and never throws.
   std::vector<LeaseId> take_lost_leases();

@@ -131,7 +131,8 @@ class FiberClient {
   // take_lost_leases(); any other error a posted completion gets (including
   // "closed") is thrown by the next flush().
   void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
-  // The leases whose posted completion was refused and that no earlier call
+  // The leases whose posted completion was refused, or whose answer was lost
+  // with the connection (as Client::take_lost_leases), that no earlier call
   // reported, in arrival order. Never blocks and never throws.
   std::vector<LeaseId> take_lost_leases();
   // Blocks the calling fiber until every posted completion is answered, then
