@@ -7,11 +7,10 @@
 // client's next successful call) are the ones in docs/performance.md.
 #include <doctest/doctest.h>
 
+#include <boost/fiber/all.hpp>
 #include <csignal>
 #include <future>
 #include <optional>
-
-#include <boost/fiber/all.hpp>
 
 #include "harness.h"
 #include "piranha/tuplespace/fiber_client.h"
@@ -19,7 +18,9 @@
 namespace piranha::it {
 namespace {
 
-std::string endpoint_on(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }
+std::string endpoint_on(int port) {
+  return "tcp://127.0.0.1:" + std::to_string(port);
+}
 
 // A server bound to `endpoint`, so a restarted one is found where the old was.
 std::unique_ptr<ServerProcess> serve_on(const std::string& endpoint) {
@@ -50,7 +51,8 @@ ts::ClientOptions short_deadline(std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-TEST_CASE("a call made while the server is SIGSTOPped for 10 s returns once it resumes, and later calls work") {
+TEST_CASE(
+    "a call made while the server is SIGSTOPped for 10 s returns once it resumes, and later calls work") {
   ServerProcess server;
   ts::Client c(server.endpoint());
   ts::Client writer(server.endpoint());
@@ -118,11 +120,13 @@ TEST_CASE("a blocked rd and a blocked leased take are re-issued on a restarted s
   const std::string endpoint = endpoint_on(free_port());
   auto server = serve_on(endpoint);
   ts::Client reader(endpoint), taker(endpoint), plain(endpoint);
-  auto read = std::async(std::launch::async, [&] { return reader.space("jobs").rd("task", ts::formal<std::int64_t>); });
+  auto read = std::async(std::launch::async,
+                         [&] { return reader.space("jobs").rd("task", ts::formal<std::int64_t>); });
   auto took = std::async(std::launch::async,
                          [&] { return taker.space("jobs").take(60s, "task", ts::formal<std::int64_t>); });
-  auto taken_plain = std::async(std::launch::async,
-                                [&] { return code_of([&] { plain.space("jobs").in("task", ts::formal<std::int64_t>); }); });
+  auto taken_plain = std::async(std::launch::async, [&] {
+    return code_of([&] { plain.space("jobs").in("task", ts::formal<std::int64_t>); });
+  });
   {
     ts::Client probe(endpoint);
     REQUIRE(wait_until([&] { return stats_of(probe, "jobs").waiters == 3; }));
@@ -145,7 +149,8 @@ TEST_CASE("a blocked rd and a blocked leased take are re-issued on a restarted s
   REQUIRE(read.wait_for(kPatience) == std::future_status::ready);
   REQUIRE(took.wait_for(kPatience) == std::future_status::ready);
   MESSAGE("SIGKILL and restart (", ms_since(killed_at) - ms_since(restarted_at),
-          " ms to restart): blocked rd and take re-issued within ", reissued, " ms of the new server answering");
+          " ms to restart): blocked rd and take re-issued within ", reissued,
+          " ms of the new server answering");
   // Which of the two re-issued requests parked first decides who sees 7.
   ts::Tuple got = read.get();
   CHECK((got == ts::Tuple::of("task", 7) || got == ts::Tuple::of("task", 8)));
@@ -249,7 +254,8 @@ TEST_CASE("a FiberClient's blocked fibers survive a server restart as a Client d
 
   boost::fibers::fiber reader([&] { read = jobs.rd("task", ts::formal<std::int64_t>); });
   boost::fibers::fiber taker([&] { took = jobs.take(60s, "task", ts::formal<std::int64_t>); });
-  boost::fibers::fiber plain([&] { plain_code = code_of([&] { jobs.in("task", ts::formal<std::int64_t>); }); });
+  boost::fibers::fiber plain(
+      [&] { plain_code = code_of([&] { jobs.in("task", ts::formal<std::int64_t>); }); });
   boost::fibers::fiber watcher([&] {
     while (!event || event->tuple != ts::Tuple::of("task", 7)) event = c.next_event(20000);
   });

@@ -11,10 +11,13 @@
 namespace piranha::ts {
 namespace {
 
-Millis now_ms() { return detail::steady_now_ms(); }
+Millis now_ms() {
+  return detail::steady_now_ms();
+}
 
-
-std::string ms_text(Millis ms) { return std::to_string(ms) + " ms"; }
+std::string ms_text(Millis ms) {
+  return std::to_string(ms) + " ms";
+}
 
 // Posted outs allowed in flight before out() waits for some acknowledgements,
 // so a fast producer cannot queue without bound.
@@ -30,7 +33,8 @@ struct Client::Socket : detail::Connection {
       : Connection(endpoint, o, 200) {}
 };
 
-Client::Client(std::string endpoint, ClientOptions options) : endpoint_(std::move(endpoint)), options_(options) {
+Client::Client(std::string endpoint, ClientOptions options)
+    : endpoint_(std::move(endpoint)), options_(options) {
   open_session(now_ms() + options_.connect_timeout.count());
 }
 
@@ -54,8 +58,8 @@ void Client::open_session(Millis deadline) {
       socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
       got = receive_until(wid, r, deadline);
       if (got == Received::Reply && r.status == Reply::Status::Error)
-        throw TupleSpaceError(r.code, r.code + ": re-watching " + it->second.space + " after a reconnect: " +
-                                          r.message);
+        throw TupleSpaceError(
+            r.code, r.code + ": re-watching " + it->second.space + " after a reconnect: " + r.message);
       it->second.server_id = r.number;
     }
     if (got == Received::Reply) {
@@ -65,8 +69,8 @@ void Client::open_session(Millis deadline) {
     Millis left = deadline - now_ms();
     if (got == Received::Timeout || left <= 0)
       throw TupleSpaceError(std::string(errc::kUnreachable),
-                            std::string(errc::kUnreachable) + ": no tuple-space server answered at " + endpoint_ +
-                                (after_loss ? " after the connection was lost" : "") +
+                            std::string(errc::kUnreachable) + ": no tuple-space server answered at " +
+                                endpoint_ + (after_loss ? " after the connection was lost" : "") +
                                 " within " + ms_text(deadline - began));
     // Connected and dropped again at once: pause before the next try.
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoff, left)));
@@ -94,18 +98,18 @@ void Client::session_lost() {
   }
   if (outs > 0 && !deferred_)
     deferred_.emplace(std::string(errc::kUnknownOutcome),
-                      std::string(errc::kUnknownOutcome) + ": the connection to " + endpoint_ + " was lost with " +
-                          std::to_string(outs) +
+                      std::string(errc::kUnknownOutcome) + ": the connection to " + endpoint_ +
+                          " was lost with " + std::to_string(outs) +
                           " posted out(s) unacknowledged; they may or may not have been stored");
   posted_.clear();
 }
 
 void Client::send_frame() {
   if (frame_.size() > max_message_bytes_)
-    throw TupleSpaceError(std::string(errc::kTooLarge),
-                          std::string(errc::kTooLarge) + ": request of " + std::to_string(frame_.size()) +
-                              " bytes exceeds the server's limit of " + std::to_string(max_message_bytes_) +
-                              " bytes");
+    throw TupleSpaceError(std::string(errc::kTooLarge), std::string(errc::kTooLarge) + ": request of " +
+                                                            std::to_string(frame_.size()) +
+                                                            " bytes exceeds the server's limit of " +
+                                                            std::to_string(max_message_bytes_) + " bytes");
   socket_->dealer.send(zmq::buffer(frame_), zmq::send_flags::none);
 }
 
@@ -251,7 +255,8 @@ void Client::post(bool completion, LeaseId lease) {
     if (got == Received::Timeout)
       throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
                             std::string(errc::kDeadlineExceeded) + ": " + endpoint_ +
-                                " acknowledged no posted out within " + ms_text(options_.request_timeout.count()));
+                                " acknowledged no posted out within " +
+                                ms_text(options_.request_timeout.count()));
   }
 }
 
@@ -366,9 +371,9 @@ WatchId Client::watch(std::string_view space, const Template& t) {
 void Client::unwatch(WatchId id) {
   auto it = watches_.find(id);
   if (it == watches_.end())
-    throw TupleSpaceError(std::string(errc::kUnknownWatch),
-                          std::string(errc::kUnknownWatch) + ": watch " + std::to_string(id) +
-                              " is not one of this client's watches");
+    throw TupleSpaceError(std::string(errc::kUnknownWatch), std::string(errc::kUnknownWatch) + ": watch " +
+                                                                std::to_string(id) +
+                                                                " is not one of this client's watches");
   encode_unwatch(frame_, next_id_++, it->second.server_id);
   // The watch ends with a lost session and is not re-established.
   watches_.erase(it);
@@ -418,12 +423,12 @@ std::optional<SpaceStats> Client::stats(std::string_view space) {
 }
 
 std::future<void> Client::eval(std::string space, std::function<Tuple()> fn) {
-  return std::async(std::launch::async, [endpoint = endpoint_, options = options_, space = std::move(space),
-                                         fn = std::move(fn)] {
-    Tuple result = fn();
-    Client c(endpoint, options);
-    c.out(space, result);
-  });
+  return std::async(std::launch::async,
+                    [endpoint = endpoint_, options = options_, space = std::move(space), fn = std::move(fn)] {
+                      Tuple result = fn();
+                      Client c(endpoint, options);
+                      c.out(space, result);
+                    });
 }
 
 }  // namespace piranha::ts

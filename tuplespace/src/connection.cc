@@ -9,7 +9,8 @@
 namespace piranha::ts::detail {
 
 Connection::Connection(const std::string& endpoint, const ClientOptions& o, int linger_ms)
-    : dealer(default_context(), zmq::socket_type::dealer), monitor(default_context(), zmq::socket_type::pair) {
+    : dealer(default_context(), zmq::socket_type::dealer),
+      monitor(default_context(), zmq::socket_type::pair) {
   dealer.set(zmq::sockopt::linger, linger_ms);
   dealer.set(zmq::sockopt::sndhwm, 0);
   dealer.set(zmq::sockopt::rcvhwm, 0);
@@ -31,7 +32,9 @@ Connection::Connection(const std::string& endpoint, const ClientOptions& o, int 
   }
 }
 
-Connection::~Connection() { zmq_socket_monitor(dealer.handle(), nullptr, 0); }
+Connection::~Connection() {
+  zmq_socket_monitor(dealer.handle(), nullptr, 0);
+}
 
 bool Connection::dropped() {
   zmq::message_t event, address;

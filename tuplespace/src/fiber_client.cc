@@ -70,11 +70,11 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     boost::fibers::promise<Reply> reply;
     bool may_park = false;
     Retry retry = Retry::Fail;
-    bool sent = false;           // written to the current connection
-    std::string frame;           // kept while it may have to be sent again
+    bool sent = false;  // written to the current connection
+    std::string frame;  // kept while it may have to be sent again
     std::optional<Blocking> blocking;
-    Millis since = 0;            // when it was submitted
-    Millis deadline = -1;        // -1: none while connected (a blocking in/rd)
+    Millis since = 0;      // when it was submitted
+    Millis deadline = -1;  // -1: none while connected (a blocking in/rd)
     // A posted completion: nobody waits on `reply`; its answer is recorded.
     bool posted = false;
     LeaseId lease = 0;
@@ -266,18 +266,20 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     Millis rt = options.request_timeout.count();
     for (auto it = pending.begin(); it != pending.end();) {
       Pending& p = it->second;
-      bool late = (p.deadline >= 0 && now >= p.deadline) || (!connected && now >= std::max(p.since, lost_at) + rt);
+      bool late =
+          (p.deadline >= 0 && now >= p.deadline) || (!connected && now >= std::max(p.since, lost_at) + rt);
       if (!late) {
         ++it;
         continue;
       }
       TupleSpaceError e =
-          connected ? client_error(errc::kDeadlineExceeded, "a request to " + endpoint + " got no answer within " +
-                                                                std::to_string(now - p.since) +
-                                                                " ms; whether it was carried out is unknown")
-                    : client_error(errc::kUnreachable, "no tuple-space server answered at " + endpoint +
-                                                           " after the connection was lost, within " +
-                                                           std::to_string(rt) + " ms");
+          connected
+              ? client_error(errc::kDeadlineExceeded, "a request to " + endpoint + " got no answer within " +
+                                                          std::to_string(now - p.since) +
+                                                          " ms; whether it was carried out is unknown")
+              : client_error(errc::kUnreachable, "no tuple-space server answered at " + endpoint +
+                                                     " after the connection was lost, within " +
+                                                     std::to_string(rt) + " ms");
       if (p.posted)
         settle(p, nullptr, &e);
       else
@@ -291,8 +293,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         continue;
       }
       it->second.event.set_exception(std::make_exception_ptr(client_error(
-          errc::kUnreachable, "no tuple-space server answered at " + endpoint + " after the connection was lost, within " +
-                                  std::to_string(rt) + " ms")));
+          errc::kUnreachable, "no tuple-space server answered at " + endpoint +
+                                  " after the connection was lost, within " + std::to_string(rt) + " ms")));
       it = event_waiters.erase(it);
     }
   }
@@ -322,7 +324,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
 
   // Waits (this fiber only) for the reply to the request just encoded in
   // `frame`; throws the server's error as TupleSpaceError.
-  Reply call(std::uint64_t rid, Retry retry, Millis wait = 0, std::optional<Blocking> blocking = std::nullopt) {
+  Reply call(std::uint64_t rid, Retry retry, Millis wait = 0,
+             std::optional<Blocking> blocking = std::nullopt) {
     // Keeps this object alive should the client be destroyed while we wait.
     auto self = shared_from_this();
     boost::fibers::future<Reply> f = submit(rid, retry, wait, std::nullopt, std::move(blocking));
@@ -479,7 +482,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
 
   // Blocks the thread until a frame can be read or `limit` passes.
   void wait_readable(microseconds limit) {
-    zmq::pollitem_t items[] = {{conn->dealer.handle(), 0, ZMQ_POLLIN, 0}, {conn->monitor.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {{conn->dealer.handle(), 0, ZMQ_POLLIN, 0},
+                               {conn->monitor.handle(), 0, ZMQ_POLLIN, 0}};
     try {
       zmq::poll(items, 2, std::chrono::duration_cast<std::chrono::milliseconds>(limit));
     } catch (const zmq::error_t& e) {
@@ -538,7 +542,9 @@ FiberClient::~FiberClient() {
   impl_->close();
 }
 
-std::uint64_t FiberClient::reconnects() const { return impl_->reconnects; }
+std::uint64_t FiberClient::reconnects() const {
+  return impl_->reconnects;
+}
 
 void FiberClient::out(std::string_view space, const Tuple& t) {
   std::uint64_t rid = impl_->begin();
@@ -659,7 +665,8 @@ void FiberClient::unwatch(WatchId id) {
   std::uint64_t rid = impl_->begin();
   auto it = impl_->watches.find(id);
   if (it == impl_->watches.end())
-    throw client_error(errc::kUnknownWatch, "watch " + std::to_string(id) + " is not one of this client's watches");
+    throw client_error(errc::kUnknownWatch,
+                       "watch " + std::to_string(id) + " is not one of this client's watches");
   encode_unwatch(impl_->frame, rid, it->second.server_id);
   // The watch ends with a lost session and is not re-established.
   impl_->watches.erase(it);

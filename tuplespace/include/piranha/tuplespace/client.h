@@ -70,8 +70,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -411,6 +411,8 @@ class BasicSpace {
   std::string name_;
 };
 
-inline Space Client::space(std::string name) { return Space(*this, std::move(name)); }
+inline Space Client::space(std::string name) {
+  return Space(*this, std::move(name));
+}
 
 }  // namespace piranha::ts
