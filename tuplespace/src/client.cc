@@ -1,67 +1,116 @@
 #include "piranha/tuplespace/client.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 #include <zmq.hpp>
 
+#include "connection.h"
 #include "piranha/tuplespace/server.h"
 
 namespace piranha::ts {
 namespace {
 
 Millis now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return detail::steady_now_ms();
 }
 
-}  // namespace
-
-struct Client::Socket {
-  zmq::socket_t s;
-  explicit Socket(const std::string& endpoint, const ClientOptions& o)
-      : s(default_context(), zmq::socket_type::dealer) {
-    // Long enough to deliver the goodbye on close, short enough not to hang
-    // an exiting program whose server is gone.
-    s.set(zmq::sockopt::linger, 200);
-    s.set(zmq::sockopt::sndhwm, 0);
-    s.set(zmq::sockopt::rcvhwm, 0);
-    s.set(zmq::sockopt::heartbeat_ivl, o.heartbeat_interval_ms);
-    s.set(zmq::sockopt::heartbeat_timeout, o.heartbeat_timeout_ms);
-    s.set(zmq::sockopt::heartbeat_ttl, o.heartbeat_timeout_ms);
-    try {
-      s.connect(endpoint);
-    } catch (const zmq::error_t& e) {
-      throw TupleSpaceError("unreachable", "cannot connect to " + endpoint + ": " + e.what());
-    }
-  }
-};
-
-Client::Client(std::string endpoint, ClientOptions options)
-    : endpoint_(std::move(endpoint)), options_(options), socket_(std::make_unique<Socket>(endpoint_, options_)) {
-  std::uint64_t rid = next_id_++;
-  encode_hello(frame_, rid);
-  socket_->s.send(zmq::buffer(frame_), zmq::send_flags::none);
-  Reply r;
-  receive_until(rid, r, options_.connect_timeout.count());
-  if (r.request_id != rid)
-    throw TupleSpaceError("unreachable", "no tuple-space server answered at " + endpoint_ + " within " +
-                                             std::to_string(options_.connect_timeout.count()) + " ms");
-  if (r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
+std::string ms_text(Millis ms) {
+  return std::to_string(ms) + " ms";
 }
 
-namespace {
 // Posted outs allowed in flight before out() waits for some acknowledgements,
 // so a fast producer cannot queue without bound.
 constexpr std::size_t kPostWindow = 1024;
+
 }  // namespace
+
+// One connection (connection.h); a new one is a new session.
+struct Client::Socket : detail::Connection {
+  Socket(const std::string& endpoint, const ClientOptions& o)
+      // Linger: long enough to deliver the goodbye on close, short enough not
+      // to hang an exiting program whose server is gone.
+      : Connection(endpoint, o, 200) {}
+};
+
+Client::Client(std::string endpoint, ClientOptions options)
+    : endpoint_(std::move(endpoint)), options_(options) {
+  open_session(now_ms() + options_.connect_timeout.count());
+}
+
+void Client::open_session(Millis deadline) {
+  Millis began = now_ms();
+  bool after_loss = socket_ != nullptr;
+  Millis backoff = options_.reconnect_backoff.count();
+  while (true) {
+    if (socket_) socket_->dealer.set(zmq::sockopt::linger, 0);  // what it holds belongs to the lost session
+    socket_.reset();
+    socket_ = std::make_unique<Socket>(endpoint_, options_);
+    std::uint64_t rid = next_id_++;
+    encode_hello(control_, rid);
+    socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
+    Reply r;
+    Received got = receive_until(rid, r, deadline);
+    if (got == Received::Reply && r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
+    for (auto it = watches_.begin(); got == Received::Reply && it != watches_.end(); ++it) {
+      std::uint64_t wid = next_id_++;
+      encode_watch(control_, wid, it->second.space, it->second.tmpl);
+      socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
+      got = receive_until(wid, r, deadline);
+      if (got == Received::Reply && r.status == Reply::Status::Error)
+        throw TupleSpaceError(
+            r.code, r.code + ": re-watching " + it->second.space + " after a reconnect: " + r.message);
+      it->second.server_id = r.number;
+    }
+    if (got == Received::Reply) {
+      connected_ = true;
+      return;
+    }
+    Millis left = deadline - now_ms();
+    if (got == Received::Timeout || left <= 0)
+      throw TupleSpaceError(std::string(errc::kUnreachable),
+                            std::string(errc::kUnreachable) + ": no tuple-space server answered at " +
+                                endpoint_ + (after_loss ? " after the connection was lost" : "") +
+                                " within " + ms_text(deadline - began));
+    // Connected and dropped again at once: pause before the next try.
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoff, left)));
+    backoff = std::min<Millis>(backoff * 2, options_.reconnect_backoff_max.count());
+  }
+}
+
+bool Client::ensure_session(Millis deadline) {
+  if (connected_ && socket_->dropped()) session_lost();
+  if (connected_) return false;
+  open_session(deadline);
+  ++reconnects_;
+  return true;
+}
+
+void Client::session_lost() {
+  connected_ = false;
+  std::size_t outs = 0;
+  for (const Posted& p : posted_) {
+    // Results stay exactly once either way: see take_lost_leases().
+    if (p.completion)
+      lost_leases_.push_back(p.lease);
+    else
+      ++outs;
+  }
+  if (outs > 0 && !deferred_)
+    deferred_.emplace(std::string(errc::kUnknownOutcome),
+                      std::string(errc::kUnknownOutcome) + ": the connection to " + endpoint_ +
+                          " was lost with " + std::to_string(outs) +
+                          " posted out(s) unacknowledged; they may or may not have been stored");
+  posted_.clear();
+}
 
 void Client::send_frame() {
   if (frame_.size() > max_message_bytes_)
-    throw TupleSpaceError(std::string(errc::kTooLarge),
-                          std::string(errc::kTooLarge) + ": request of " + std::to_string(frame_.size()) +
-                              " bytes exceeds the server's limit of " + std::to_string(max_message_bytes_) +
-                              " bytes");
-  socket_->s.send(zmq::buffer(frame_), zmq::send_flags::none);
+    throw TupleSpaceError(std::string(errc::kTooLarge), std::string(errc::kTooLarge) + ": request of " +
+                                                            std::to_string(frame_.size()) +
+                                                            " bytes exceeds the server's limit of " +
+                                                            std::to_string(max_message_bytes_) + " bytes");
+  socket_->dealer.send(zmq::buffer(frame_), zmq::send_flags::none);
 }
 
 void Client::throw_deferred() {
@@ -72,11 +121,14 @@ void Client::throw_deferred() {
 }
 
 Client::~Client() {
+  if (!socket_) return;
   // Posted outs must be stored before the session ends.
   if (!posted_.empty()) {
     Reply r;
     try {
-      receive_until(posted_.back().request_id, r, options_.connect_timeout.count());
+      if (receive_until(posted_.back().request_id, r, now_ms() + options_.connect_timeout.count()) ==
+          Received::Lost)
+        session_lost();
     } catch (const std::exception&) {
     }
     if (!posted_.empty())
@@ -87,34 +139,36 @@ Client::~Client() {
   // Best effort: lets the server drop this session at once (inproc
   // connections have no disconnect event; TCP ones get it a little later).
   try {
-    encode_bye(frame_, next_id_++);
-    socket_->s.send(zmq::buffer(frame_), zmq::send_flags::dontwait);
+    encode_bye(control_, next_id_++);
+    socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::dontwait);
   } catch (const zmq::error_t&) {
   }
 }
 
 // Waits for the reply to `rid`, queueing watch events that arrive meanwhile.
-// On timeout leaves out.request_id != rid.
-void Client::receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms) {
-  Millis deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+// A reply that arrived before the connection dropped is still taken.
+Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis deadline) {
   zmq::message_t msg;
   while (true) {
-    if (deadline >= 0) {
-      Millis left = deadline - now_ms();
-      zmq::pollitem_t item{socket_->s.handle(), 0, ZMQ_POLLIN, 0};
-      if (left < 0 || zmq::poll(&item, 1, std::chrono::milliseconds(left)) == 0) {
-        out.request_id = 0;
-        return;
-      }
+    if (!socket_->dealer.recv(msg, zmq::recv_flags::dontwait)) {
+      if (socket_->dropped()) return Received::Lost;
+      zmq::pollitem_t items[] = {{socket_->dealer.handle(), 0, ZMQ_POLLIN, 0},
+                                 {socket_->monitor.handle(), 0, ZMQ_POLLIN, 0}};
+      Millis left = deadline < 0 ? -1 : deadline - now_ms();
+      if (deadline >= 0 && left <= 0) return Received::Timeout;
+      zmq::poll(items, 2, std::chrono::milliseconds(left));
+      continue;
     }
-    if (!socket_->s.recv(msg)) continue;
     Reply r = decode_reply(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
     if (r.status == Reply::Status::Event) {
-      events_.push_back(WatchEvent{r.number, r.event, std::move(r.space), std::move(r.tuples.at(0))});
+      WatchId id = r.number;
+      for (const auto& [mine, w] : watches_)
+        if (w.server_id == r.number) id = mine;
+      events_.push_back(WatchEvent{id, r.event, std::move(r.space), std::move(r.tuples.at(0))});
       if (rid == 0) {  // next_event() is waiting for exactly this
         out = Reply{};
         out.status = Reply::Status::Event;
-        return;
+        return Received::Reply;
       }
       continue;
     }
@@ -131,7 +185,7 @@ void Client::receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms) {
       }
       if (r.request_id == rid) {
         out = std::move(r);
-        return;
+        return Received::Reply;
       }
       continue;
     }
@@ -139,19 +193,48 @@ void Client::receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms) {
     if (r.request_id == rid || (r.request_id == 0 && r.status == Reply::Status::Error)) {
       r.request_id = rid;
       out = std::move(r);
-      return;
+      return Received::Reply;
     }
     // A stale reply to an abandoned request: ignore it.
   }
 }
 
-Reply Client::call(bool takes) {
+Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   throw_deferred();
   // The request id sits in the frame already; read it back from next_id_.
   std::uint64_t rid = next_id_ - 1;
+  Millis start = now_ms();
+  Millis wait = blocking ? blocking->timeout : 0;
+  Millis deadline = wait == kForever ? -1 : start + wait + options_.request_timeout.count();
+  ensure_session(deadline < 0 ? start + options_.request_timeout.count() : deadline);
   send_frame();
   Reply r;
-  receive_until(rid, r, kForever);
+  while (true) {
+    Received got = receive_until(rid, r, deadline);
+    if (got == Received::Reply) break;
+    // Only on this error path: the op, for the message, read back from the frame.
+    auto decoded = decode_request(frame_);
+    auto* req = std::get_if<Request>(&decoded);
+    std::string op = req ? std::string(op_name(req->op)) : "request";
+    if (got == Received::Timeout)
+      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
+                            std::string(errc::kDeadlineExceeded) + ": " + op + " to " + endpoint_ +
+                                " got no answer within " + ms_text(deadline - start) +
+                                "; whether it was carried out is unknown");
+    session_lost();
+    if (retry == Retry::Fail)
+      throw TupleSpaceError(std::string(errc::kUnknownOutcome),
+                            std::string(errc::kUnknownOutcome) + ": the connection to " + endpoint_ +
+                                " was lost before the answer to a " + op +
+                                " that changes the space; it may or may not have been carried out");
+    Millis lost_at = now_ms();
+    ensure_session(deadline < 0 ? lost_at + options_.request_timeout.count() : deadline);
+    if (retry == Retry::Done) return Reply{};
+    if (blocking && blocking->timeout > 0)
+      encode_in(frame_, rid, blocking->op, blocking->space, *blocking->tmpl,
+                std::max<Millis>(0, blocking->timeout - (now_ms() - start)), blocking->lease);
+    send_frame();
+  }
   if (r.status == Reply::Status::Error) throw TupleSpaceError(r.code, r.code + ": " + r.message);
   // A posted out's error that arrived with this reply is thrown now, unless
   // throwing would drop tuples this call took; then the next call throws it.
@@ -161,11 +244,19 @@ Reply Client::call(bool takes) {
 
 void Client::post(bool completion, LeaseId lease) {
   std::uint64_t rid = next_id_ - 1;  // encoded in frame_ already
+  ensure_session(now_ms() + options_.request_timeout.count());
   send_frame();
   posted_.push_back(Posted{rid, completion, lease});
   if (posted_.size() > kPostWindow) {
     Reply r;
-    receive_until(posted_[kPostWindow / 2].request_id, r, kForever);
+    Millis deadline = now_ms() + options_.request_timeout.count();
+    Received got = receive_until(posted_[kPostWindow / 2].request_id, r, deadline);
+    if (got == Received::Lost) session_lost();
+    if (got == Received::Timeout)
+      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
+                            std::string(errc::kDeadlineExceeded) + ": " + endpoint_ +
+                                " acknowledged no posted out within " +
+                                ms_text(options_.request_timeout.count()));
   }
 }
 
@@ -178,7 +269,13 @@ void Client::out(std::string_view space, const Tuple& t) {
 void Client::flush() {
   if (!posted_.empty()) {
     Reply r;
-    receive_until(posted_.back().request_id, r, kForever);
+    Received got = receive_until(posted_.back().request_id, r, now_ms() + options_.request_timeout.count());
+    if (got == Received::Lost) session_lost();
+    if (got == Received::Timeout)
+      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
+                            std::string(errc::kDeadlineExceeded) + ": " + endpoint_ + " acknowledged " +
+                                std::to_string(posted_.size()) + " posted request(s) not within " +
+                                ms_text(options_.request_timeout.count()));
   }
   throw_deferred();
 }
@@ -186,7 +283,7 @@ void Client::flush() {
 bool Client::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
   encode_complete(frame_, next_id_++, lease, space, ts);
   try {
-    call();
+    call(Retry::Fail);
     return true;
   } catch (const TupleSpaceError& e) {
     if (e.code() == errc::kUnknownLease) return false;
@@ -208,26 +305,28 @@ std::vector<LeaseId> Client::take_lost_leases() {
 
 void Client::out_many(std::string_view space, const std::vector<Tuple>& ts) {
   encode_out_many(frame_, next_id_++, space, ts);
-  call();
+  call(Retry::Fail);
 }
 
 std::optional<Leased> Client::in(std::string_view space, const Template& t, Millis timeout, Millis lease) {
   encode_in(frame_, next_id_++, Op::In, space, t, timeout, lease);
-  Reply r = call(true);
+  Blocking b{Op::In, space, &t, timeout, lease};
+  Reply r = call(lease > 0 ? Retry::Resend : Retry::Fail, true, &b);
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return Leased{std::move(r.tuples.at(0)), r.number};
 }
 
 std::optional<Tuple> Client::rd(std::string_view space, const Template& t, Millis timeout) {
   encode_in(frame_, next_id_++, Op::Rd, space, t, timeout, 0);
-  Reply r = call();
+  Blocking b{Op::Rd, space, &t, timeout, 0};
+  Reply r = call(Retry::Resend, false, &b);
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return std::move(r.tuples.at(0));
 }
 
 std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max) {
   encode_in_many(frame_, next_id_++, space, t, max);
-  return call(true).tuples;
+  return call(Retry::Fail, true).tuples;
 }
 
 std::vector<Leased> Client::in_many_leased(std::string_view space, const Template& t, std::size_t max,
@@ -236,7 +335,7 @@ std::vector<Leased> Client::in_many_leased(std::string_view space, const Templat
     throw TupleSpaceError(std::string(errc::kBadRequest),
                           "bad_request: in_many_leased: lease must be > 0 ms");
   encode_in_many(frame_, next_id_++, space, t, max, lease);
-  Reply r = call(true);
+  Reply r = call(Retry::Resend, true);
   if (r.leases.size() != r.tuples.size())
     throw TupleSpaceError("bad_reply", "bad_reply: in_many under a lease answered without lease ids");
   std::vector<Leased> taken;
@@ -248,33 +347,46 @@ std::vector<Leased> Client::in_many_leased(std::string_view space, const Templat
 
 std::vector<Tuple> Client::rd_many(std::string_view space, const Template& t, std::size_t max) {
   encode_rd_many(frame_, next_id_++, space, t, max);
-  return call().tuples;
+  return call(Retry::Resend).tuples;
 }
 
 void Client::ack(LeaseId lease) {
   encode_ack(frame_, next_id_++, lease);
-  call();
+  call(Retry::Fail);
 }
 
 void Client::renew(LeaseId lease, Millis duration) {
   encode_renew(frame_, next_id_++, lease, duration);
-  call();
+  call(Retry::Fail);
 }
 
 WatchId Client::watch(std::string_view space, const Template& t) {
   encode_watch(frame_, next_id_++, space, t);
-  return call().number;
+  WatchId server_id = call(Retry::Resend).number;
+  WatchId id = next_watch_++;
+  watches_.emplace(id, Watched{std::string(space), t, server_id});
+  return id;
 }
 
 void Client::unwatch(WatchId id) {
-  encode_unwatch(frame_, next_id_++, id);
-  call();
+  auto it = watches_.find(id);
+  if (it == watches_.end())
+    throw TupleSpaceError(std::string(errc::kUnknownWatch), std::string(errc::kUnknownWatch) + ": watch " +
+                                                                std::to_string(id) +
+                                                                " is not one of this client's watches");
+  encode_unwatch(frame_, next_id_++, it->second.server_id);
+  // The watch ends with a lost session and is not re-established.
+  watches_.erase(it);
+  call(Retry::Done);
 }
 
 std::optional<WatchEvent> Client::next_event(Millis timeout) {
-  if (events_.empty()) {
+  Millis deadline = timeout < 0 ? -1 : now_ms() + timeout;
+  while (events_.empty()) {
     Reply r;
-    receive_until(0, r, timeout);
+    ensure_session(now_ms() + options_.request_timeout.count());
+    if (receive_until(0, r, deadline) != Received::Lost) break;
+    session_lost();
   }
   if (events_.empty()) return std::nullopt;
   WatchEvent e = std::move(events_.front());
@@ -285,7 +397,7 @@ std::optional<WatchEvent> Client::next_event(Millis timeout) {
 bool Client::remove(std::string_view space) {
   encode_remove(frame_, next_id_++, space);
   try {
-    call();
+    call(Retry::Fail);
     return true;
   } catch (const TupleSpaceError& e) {
     if (e.code() == errc::kUnknownSpace) return false;
@@ -295,13 +407,13 @@ bool Client::remove(std::string_view space) {
 
 std::vector<SpaceStats> Client::stats() {
   encode_stats(frame_, next_id_++, "");
-  return call().stats;
+  return call(Retry::Resend).stats;
 }
 
 std::optional<SpaceStats> Client::stats(std::string_view space) {
   encode_stats(frame_, next_id_++, space);
   try {
-    auto all = call().stats;
+    auto all = call(Retry::Resend).stats;
     if (all.empty()) return std::nullopt;
     return all.front();
   } catch (const TupleSpaceError& e) {
@@ -311,12 +423,12 @@ std::optional<SpaceStats> Client::stats(std::string_view space) {
 }
 
 std::future<void> Client::eval(std::string space, std::function<Tuple()> fn) {
-  return std::async(std::launch::async, [endpoint = endpoint_, options = options_, space = std::move(space),
-                                         fn = std::move(fn)] {
-    Tuple result = fn();
-    Client c(endpoint, options);
-    c.out(space, result);
-  });
+  return std::async(std::launch::async,
+                    [endpoint = endpoint_, options = options_, space = std::move(space), fn = std::move(fn)] {
+                      Tuple result = fn();
+                      Client c(endpoint, options);
+                      c.out(space, result);
+                    });
 }
 
 }  // namespace piranha::ts

@@ -14,6 +14,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "connection.h"
 #include "piranha/tuplespace/server.h"
 
 namespace piranha::ts {
@@ -37,27 +38,79 @@ TupleSpaceError error_of(const Reply& r) {
   return TupleSpaceError(r.code, r.code + ": " + r.message);
 }
 
+TupleSpaceError client_error(std::string_view code, const std::string& message) {
+  return TupleSpaceError(std::string(code), std::string(code) + ": " + message);
+}
+
+// How often the dispatcher looks for requests past their deadline.
+constexpr Millis kDeadlineCheckMs = 20;
+
 }  // namespace
 
 struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   // A request waiting for its reply. may_park: the server may hold it (in/rd
   // with a timeout), so later requests can be answered first.
+  // What a lost connection means for a request (client.h, "Faults").
+  enum class Retry : std::uint8_t { Resend, Fail, Done };
+  // An in/rd with a timeout > 0: re-issued with what is left of it.
+  struct Blocking {
+    Op op;
+    std::string space;
+    Template tmpl;
+    Millis timeout;
+    Millis lease;
+  };
+  // What re-issuing an in/rd needs: only one with a timeout > 0 is re-encoded.
+  static std::optional<Blocking> blocking(Op op, std::string_view space, const Template& t, Millis timeout,
+                                          Millis lease) {
+    if (timeout <= 0) return std::nullopt;
+    return Blocking{op, std::string(space), t, timeout, lease};
+  }
   struct Pending {
     boost::fibers::promise<Reply> reply;
     bool may_park = false;
+    Retry retry = Retry::Fail;
+    bool sent = false;  // written to the current connection
+    std::string frame;  // kept while it may have to be sent again
+    std::optional<Blocking> blocking;
+    Millis since = 0;      // when it was submitted
+    Millis deadline = -1;  // -1: none while connected (a blocking in/rd)
     // A posted completion: nobody waits on `reply`; its answer is recorded.
     bool posted = false;
     LeaseId lease = 0;
   };
 
   const std::thread::id owner = std::this_thread::get_id();
+  std::string endpoint;
   ClientOptions options;
-  zmq::socket_t socket;
+  std::unique_ptr<detail::Connection> conn;
+  // Sessions: false from the moment a lost connection is noticed until a new
+  // one has answered hello; requests made meanwhile wait unsent.
+  bool connected = true;
+  std::uint64_t hello_rid = 0;  // the new session's hello, while reconnecting
+  Millis lost_at = 0;
+  Millis backoff = 0;
+  std::uint64_t reconnects = 0;
+  Millis next_deadline_check = 0;
+  std::string control;  // hello and re-watch frames
+  // Watches by the id the caller holds; the server's ids change per session.
+  struct Watched {
+    std::string space;
+    Template tmpl;
+    WatchId server_id;
+  };
+  std::map<WatchId, Watched> watches;
+  WatchId next_watch = 1;
+  std::map<std::uint64_t, WatchId> rewatching;  // re-watch request id -> watch
   std::uint64_t next_id = 1;
   std::string frame;                         // the request being sent; never held across a suspension
   std::map<std::uint64_t, Pending> pending;  // by request id, so in sending order
   std::deque<WatchEvent> events;             // arrived, not yet handed out
-  std::map<std::uint64_t, boost::fibers::promise<WatchEvent>> event_waiters;  // in waiting order
+  struct EventWaiter {
+    boost::fibers::promise<WatchEvent> event;
+    Millis since;
+  };
+  std::map<std::uint64_t, EventWaiter> event_waiters;  // in waiting order
   std::uint64_t next_waiter = 1;
   // Set once the connection is unusable ("closed", "bad_reply", ...); every
   // later call throws it.
@@ -73,19 +126,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   boost::fibers::condition_variable wake;
   boost::fibers::fiber dispatcher;
 
-  Impl(const std::string& endpoint, const ClientOptions& o)
-      : options(o), socket(default_context(), zmq::socket_type::dealer) {
-    socket.set(zmq::sockopt::linger, 0);
-    socket.set(zmq::sockopt::sndhwm, 0);
-    socket.set(zmq::sockopt::rcvhwm, 0);
-    socket.set(zmq::sockopt::heartbeat_ivl, o.heartbeat_interval_ms);
-    socket.set(zmq::sockopt::heartbeat_timeout, o.heartbeat_timeout_ms);
-    socket.set(zmq::sockopt::heartbeat_ttl, o.heartbeat_timeout_ms);
-    try {
-      socket.connect(endpoint);
-    } catch (const zmq::error_t& e) {
-      throw TupleSpaceError("unreachable", "cannot connect to " + endpoint + ": " + e.what());
-    }
+  Impl(const std::string& ep, const ClientOptions& o)
+      : endpoint(ep), options(o), conn(std::make_unique<detail::Connection>(ep, o, 0)) {
+    backoff = options.reconnect_backoff.count();
     dispatcher = boost::fibers::fiber([this] { dispatch(); });
   }
 
@@ -106,31 +149,154 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   // Sends `frame` as request `rid` and returns the future of its reply.
   // A `posted` lease makes it a posted completion of that lease: its answer
   // is recorded by settle() and the future is never made ready.
-  boost::fibers::future<Reply> submit(std::uint64_t rid, bool may_park,
-                                      std::optional<LeaseId> posted_lease = std::nullopt) {
+  // `wait` is how long the server may hold the request (an in/rd's timeout,
+  // else 0); `retry` says what a lost connection does to it.
+  boost::fibers::future<Reply> submit(std::uint64_t rid, Retry retry, Millis wait = 0,
+                                      std::optional<LeaseId> posted_lease = std::nullopt,
+                                      std::optional<Blocking> blocking = std::nullopt) {
+    Millis now = detail::steady_now_ms();
     Pending& p = pending[rid];
-    p.may_park = may_park;
+    p.may_park = wait != 0;
+    p.retry = retry;
     p.posted = posted_lease.has_value();
     p.lease = posted_lease.value_or(0);
+    p.since = now;
+    p.deadline = wait == kForever ? -1 : now + wait + options.request_timeout.count();
+    p.blocking = std::move(blocking);
     boost::fibers::future<Reply> reply = p.reply.get_future();
-    zmq::message_t msg(frame.data(), frame.size());
-    try {
-      // With unlimited high-water marks a DEALER only refuses while it has no
-      // pipe at all; wait for one without blocking the thread.
-      while (!socket.send(msg, zmq::send_flags::dontwait)) {
-        boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
-        if (failure) throw *failure;
+    // A drop noticed now means this request was never sent on the lost
+    // connection: it is sent on the next one, whatever it is.
+    if (connected && conn->dropped()) lose_session();
+    if (!connected || retry == Retry::Resend) p.frame = frame;
+    if (connected) {
+      try {
+        send(frame);
+      } catch (...) {
+        pending.erase(rid);
+        throw;
       }
-    } catch (const zmq::error_t& e) {
-      pending.erase(rid);
-      throw TupleSpaceError("unreachable", std::string("cannot send a request: ") + e.what());
-    } catch (...) {
-      pending.erase(rid);
-      throw;
+      p.sent = true;
     }
     if (p.posted) ++posted;
     kick();
     return reply;
+  }
+
+  void send(const std::string& bytes) {
+    zmq::message_t msg(bytes.data(), bytes.size());
+    try {
+      // With unlimited high-water marks a DEALER only refuses while it has no
+      // pipe at all; wait for one without blocking the thread.
+      while (!conn->dealer.send(msg, zmq::send_flags::dontwait)) {
+        boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
+        if (failure) throw *failure;
+      }
+    } catch (const zmq::error_t& e) {
+      throw client_error(errc::kUnreachable, std::string("cannot send a request: ") + e.what());
+    }
+  }
+
+  // The connection dropped: settle what was in flight on it (client.h,
+  // "Faults") and open a new one. Requests to re-issue wait unsent.
+  void lose_session() {
+    if (connected) lost_at = detail::steady_now_ms();
+    connected = false;
+    auto unknown = std::make_exception_ptr(client_error(
+        errc::kUnknownOutcome, "the connection to " + endpoint +
+                                   " was lost before the answer to a request that changes the space; it may "
+                                   "or may not have been carried out"));
+    for (auto it = pending.begin(); it != pending.end();) {
+      Pending& p = it->second;
+      if (!p.sent || p.retry == Retry::Resend) {
+        p.sent = false;
+        ++it;
+        continue;
+      }
+      if (p.posted) {
+        // Results stay exactly once either way: see take_lost_leases().
+        lost_leases.push_back(p.lease);
+        if (--posted == 0) posted_done.notify_all();
+      } else if (p.retry == Retry::Done) {
+        p.reply.set_value(Reply{});
+      } else {
+        p.reply.set_exception(unknown);
+      }
+      it = pending.erase(it);
+    }
+    rewatching.clear();
+    if (hello_rid != 0) {
+      // Connected and dropped again before hello: pause before the next try.
+      boost::this_fiber::sleep_for(std::chrono::milliseconds(backoff));
+      backoff = std::min<Millis>(backoff * 2, options.reconnect_backoff_max.count());
+    }
+    conn.reset();
+    conn = std::make_unique<detail::Connection>(endpoint, options, 0);
+    hello_rid = next_id++;
+    encode_hello(control, hello_rid);
+    send(control);
+  }
+
+  // The new connection answered hello: re-watch, then send what waited.
+  void session_opened() {
+    hello_rid = 0;
+    connected = true;
+    backoff = options.reconnect_backoff.count();
+    ++reconnects;
+    for (auto& [id, w] : watches) {
+      std::uint64_t rid = next_id++;
+      encode_watch(control, rid, w.space, w.tmpl);
+      send(control);
+      rewatching[rid] = id;
+    }
+    Millis now = detail::steady_now_ms();
+    for (auto& [rid, p] : pending) {
+      if (p.sent) continue;
+      if (p.blocking)
+        encode_in(p.frame, rid, p.blocking->op, p.blocking->space, p.blocking->tmpl,
+                  std::max<Millis>(0, p.blocking->timeout - (now - p.since)), p.blocking->lease);
+      send(p.frame);
+      p.sent = true;
+      if (p.retry != Retry::Resend) std::string().swap(p.frame);
+    }
+  }
+
+  // Fails requests and event waits whose deadline passed: "unreachable"
+  // while reconnecting, else "deadline_exceeded".
+  void expire(Millis now) {
+    Millis rt = options.request_timeout.count();
+    for (auto it = pending.begin(); it != pending.end();) {
+      Pending& p = it->second;
+      bool late =
+          (p.deadline >= 0 && now >= p.deadline) || (!connected && now >= std::max(p.since, lost_at) + rt);
+      if (!late) {
+        ++it;
+        continue;
+      }
+      TupleSpaceError e =
+          connected
+              ? client_error(errc::kDeadlineExceeded, "a request to " + endpoint + " got no answer within " +
+                                                          std::to_string(now - p.since) +
+                                                          " ms; whether it was carried out is unknown")
+              : client_error(errc::kUnreachable, "no tuple-space server answered at " + endpoint +
+                                                     " after the connection was lost, within " +
+                                                     std::to_string(rt) + " ms");
+      if (p.posted)
+        settle(p, nullptr, &e);
+      else
+        p.reply.set_exception(std::make_exception_ptr(e));
+      it = pending.erase(it);
+    }
+    if (connected) return;
+    for (auto it = event_waiters.begin(); it != event_waiters.end();) {
+      if (now < std::max(it->second.since, lost_at) + rt) {
+        ++it;
+        continue;
+      }
+      it->second.event.set_exception(std::make_exception_ptr(client_error(
+          errc::kUnreachable, "no tuple-space server answered at " + endpoint +
+                                  " after the connection was lost, within " + std::to_string(rt) + " ms")));
+      it = event_waiters.erase(it);
+    }
   }
 
   // Records the answer to a posted completion.
@@ -158,10 +324,11 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
 
   // Waits (this fiber only) for the reply to the request just encoded in
   // `frame`; throws the server's error as TupleSpaceError.
-  Reply call(std::uint64_t rid, bool may_park) {
+  Reply call(std::uint64_t rid, Retry retry, Millis wait = 0,
+             std::optional<Blocking> blocking = std::nullopt) {
     // Keeps this object alive should the client be destroyed while we wait.
     auto self = shared_from_this();
-    boost::fibers::future<Reply> f = submit(rid, may_park);
+    boost::fibers::future<Reply> f = submit(rid, retry, wait, std::nullopt, std::move(blocking));
     Reply r = f.get();
     if (r.status == Reply::Status::Error) throw error_of(r);
     return r;
@@ -170,7 +337,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   void hello(const std::string& endpoint) {
     std::uint64_t rid = begin();
     encode_hello(frame, rid);
-    boost::fibers::future<Reply> f = submit(rid, false);
+    boost::fibers::future<Reply> f = submit(rid, Retry::Resend);
     if (f.wait_for(options.connect_timeout) == boost::fibers::future_status::timeout) {
       pending.erase(rid);  // a late answer is dropped as stale
       throw TupleSpaceError("unreachable", "no tuple-space server answered at " + endpoint + " within " +
@@ -191,7 +358,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     }
     if (timeout == 0) return std::nullopt;
     std::uint64_t id = next_waiter++;
-    boost::fibers::future<WatchEvent> f = event_waiters[id].get_future();
+    EventWaiter& w = event_waiters[id];
+    w.since = detail::steady_now_ms();
+    boost::fibers::future<WatchEvent> f = w.event.get_future();
     kick();
     if (timeout > 0 &&
         f.wait_for(std::chrono::milliseconds(timeout)) == boost::fibers::future_status::timeout) {
@@ -218,7 +387,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         p.reply.set_exception(ex);
     }
     pending.clear();
-    for (auto& [id, w] : event_waiters) w.set_exception(ex);
+    for (auto& [id, w] : event_waiters) w.event.set_exception(ex);
     event_waiters.clear();
   }
 
@@ -233,11 +402,11 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     try {
       std::string bye;
       encode_bye(bye, next_id++);
-      socket.set(zmq::sockopt::linger, 200);
-      socket.send(zmq::buffer(bye), zmq::send_flags::dontwait);
+      conn->dealer.set(zmq::sockopt::linger, 200);
+      if (connected) conn->dealer.send(zmq::buffer(bye), zmq::send_flags::dontwait);
     } catch (const zmq::error_t&) {
     }
-    socket.close();
+    conn.reset();
   }
 
   // Reads and routes what has arrived, without blocking. Returns the number
@@ -246,9 +415,16 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     int n = 0;
     zmq::message_t msg;
     try {
-      while (n < kBatch && !failure && socket.recv(msg, zmq::recv_flags::dontwait)) {
+      while (n < kBatch && !failure && conn->dealer.recv(msg, zmq::recv_flags::dontwait)) {
         ++n;
         route(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
+      }
+      // Replies that arrived before the connection dropped are read first.
+      if (n < kBatch && !failure && !stopping && conn->dropped()) lose_session();
+      Millis now = detail::steady_now_ms();
+      if (now >= next_deadline_check) {
+        next_deadline_check = now + kDeadlineCheckMs;
+        expire(now);
       }
     } catch (const DecodeError& e) {
       fail_all(TupleSpaceError("bad_reply",
@@ -262,13 +438,26 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   void route(std::string_view bytes) {
     Reply r = decode_reply(bytes);
     if (r.status == Reply::Status::Event) {
-      WatchEvent e{r.number, r.event, std::move(r.space), std::move(r.tuples.at(0))};
+      WatchId id = r.number;
+      for (const auto& [mine, w] : watches)
+        if (w.server_id == r.number) id = mine;
+      WatchEvent e{id, r.event, std::move(r.space), std::move(r.tuples.at(0))};
       if (event_waiters.empty()) {
         events.push_back(std::move(e));
       } else {
-        event_waiters.begin()->second.set_value(std::move(e));
+        event_waiters.begin()->second.event.set_value(std::move(e));
         event_waiters.erase(event_waiters.begin());
       }
+      return;
+    }
+    if (hello_rid != 0 && r.request_id == hello_rid) {
+      if (r.status != Reply::Status::Error) session_opened();
+      return;
+    }
+    if (auto w = rewatching.find(r.request_id); w != rewatching.end()) {
+      if (auto it = watches.find(w->second); it != watches.end() && r.status == Reply::Status::Ok)
+        it->second.server_id = r.number;
+      rewatching.erase(w);
       return;
     }
     auto it = r.request_id == 0 && r.status == Reply::Status::Error ? unreadable_request()
@@ -293,9 +482,10 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
 
   // Blocks the thread until a frame can be read or `limit` passes.
   void wait_readable(microseconds limit) {
-    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::pollitem_t items[] = {{conn->dealer.handle(), 0, ZMQ_POLLIN, 0},
+                               {conn->monitor.handle(), 0, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(limit));
+      zmq::poll(items, 2, std::chrono::duration_cast<std::chrono::milliseconds>(limit));
     } catch (const zmq::error_t& e) {
       if (e.num() != EINTR) fail_all(TupleSpaceError("unreachable", std::string("unreachable: ") + e.what()));
     }
@@ -352,23 +542,28 @@ FiberClient::~FiberClient() {
   impl_->close();
 }
 
+std::uint64_t FiberClient::reconnects() const {
+  return impl_->reconnects;
+}
+
 void FiberClient::out(std::string_view space, const Tuple& t) {
   std::uint64_t rid = impl_->begin();
   encode_out(impl_->frame, rid, space, t);
-  impl_->call(rid, false);
+  impl_->call(rid, Impl::Retry::Fail);
 }
 
 void FiberClient::out_many(std::string_view space, const std::vector<Tuple>& ts) {
   std::uint64_t rid = impl_->begin();
   encode_out_many(impl_->frame, rid, space, ts);
-  impl_->call(rid, false);
+  impl_->call(rid, Impl::Retry::Fail);
 }
 
 std::optional<Leased> FiberClient::in(std::string_view space, const Template& t, Millis timeout,
                                       Millis lease) {
   std::uint64_t rid = impl_->begin();
   encode_in(impl_->frame, rid, Op::In, space, t, timeout, lease);
-  Reply r = impl_->call(rid, timeout != 0);
+  Reply r = impl_->call(rid, lease > 0 ? Impl::Retry::Resend : Impl::Retry::Fail, timeout,
+                        Impl::blocking(Op::In, space, t, timeout, lease));
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return Leased{std::move(r.tuples.at(0)), r.number};
 }
@@ -376,7 +571,7 @@ std::optional<Leased> FiberClient::in(std::string_view space, const Template& t,
 std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, Millis timeout) {
   std::uint64_t rid = impl_->begin();
   encode_in(impl_->frame, rid, Op::Rd, space, t, timeout, 0);
-  Reply r = impl_->call(rid, timeout != 0);
+  Reply r = impl_->call(rid, Impl::Retry::Resend, timeout, Impl::blocking(Op::Rd, space, t, timeout, 0));
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return std::move(r.tuples.at(0));
 }
@@ -384,7 +579,7 @@ std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, 
 std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& t, std::size_t max) {
   std::uint64_t rid = impl_->begin();
   encode_in_many(impl_->frame, rid, space, t, max);
-  return impl_->call(rid, false).tuples;
+  return impl_->call(rid, Impl::Retry::Fail).tuples;
 }
 
 std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Template& t, std::size_t max,
@@ -394,7 +589,7 @@ std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Te
                           "bad_request: in_many_leased: lease must be > 0 ms");
   std::uint64_t rid = impl_->begin();
   encode_in_many(impl_->frame, rid, space, t, max, lease);
-  Reply r = impl_->call(rid, false);
+  Reply r = impl_->call(rid, Impl::Retry::Resend);
   if (r.leases.size() != r.tuples.size())
     throw TupleSpaceError("bad_reply", "bad_reply: in_many under a lease answered without lease ids");
   std::vector<Leased> taken;
@@ -407,14 +602,14 @@ std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Te
 std::vector<Tuple> FiberClient::rd_many(std::string_view space, const Template& t, std::size_t max) {
   std::uint64_t rid = impl_->begin();
   encode_rd_many(impl_->frame, rid, space, t, max);
-  return impl_->call(rid, false).tuples;
+  return impl_->call(rid, Impl::Retry::Resend).tuples;
 }
 
 bool FiberClient::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
   std::uint64_t rid = impl_->begin();
   encode_complete(impl_->frame, rid, lease, space, ts);
   try {
-    impl_->call(rid, false);
+    impl_->call(rid, Impl::Retry::Fail);
     return true;
   } catch (const TupleSpaceError& e) {
     if (e.code() == errc::kUnknownLease) return false;
@@ -425,7 +620,7 @@ bool FiberClient::complete(LeaseId lease, std::string_view space, const std::vec
 void FiberClient::complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
   std::uint64_t rid = impl_->begin();
   encode_complete(impl_->frame, rid, lease, space, ts);
-  impl_->submit(rid, false, lease);
+  impl_->submit(rid, Impl::Retry::Fail, 0, lease);
 }
 
 std::vector<LeaseId> FiberClient::take_lost_leases() {
@@ -448,25 +643,34 @@ void FiberClient::flush() {
 void FiberClient::ack(LeaseId lease) {
   std::uint64_t rid = impl_->begin();
   encode_ack(impl_->frame, rid, lease);
-  impl_->call(rid, false);
+  impl_->call(rid, Impl::Retry::Fail);
 }
 
 void FiberClient::renew(LeaseId lease, Millis duration) {
   std::uint64_t rid = impl_->begin();
   encode_renew(impl_->frame, rid, lease, duration);
-  impl_->call(rid, false);
+  impl_->call(rid, Impl::Retry::Fail);
 }
 
 WatchId FiberClient::watch(std::string_view space, const Template& t) {
   std::uint64_t rid = impl_->begin();
   encode_watch(impl_->frame, rid, space, t);
-  return impl_->call(rid, false).number;
+  WatchId server_id = impl_->call(rid, Impl::Retry::Resend).number;
+  WatchId id = impl_->next_watch++;
+  impl_->watches.emplace(id, Impl::Watched{std::string(space), t, server_id});
+  return id;
 }
 
 void FiberClient::unwatch(WatchId id) {
   std::uint64_t rid = impl_->begin();
-  encode_unwatch(impl_->frame, rid, id);
-  impl_->call(rid, false);
+  auto it = impl_->watches.find(id);
+  if (it == impl_->watches.end())
+    throw client_error(errc::kUnknownWatch,
+                       "watch " + std::to_string(id) + " is not one of this client's watches");
+  encode_unwatch(impl_->frame, rid, it->second.server_id);
+  // The watch ends with a lost session and is not re-established.
+  impl_->watches.erase(it);
+  impl_->call(rid, Impl::Retry::Done);
 }
 
 std::optional<WatchEvent> FiberClient::next_event(Millis timeout) {
@@ -477,7 +681,7 @@ bool FiberClient::remove(std::string_view space) {
   std::uint64_t rid = impl_->begin();
   encode_remove(impl_->frame, rid, space);
   try {
-    impl_->call(rid, false);
+    impl_->call(rid, Impl::Retry::Fail);
     return true;
   } catch (const TupleSpaceError& e) {
     if (e.code() == errc::kUnknownSpace) return false;
@@ -488,14 +692,14 @@ bool FiberClient::remove(std::string_view space) {
 std::vector<SpaceStats> FiberClient::stats() {
   std::uint64_t rid = impl_->begin();
   encode_stats(impl_->frame, rid, "");
-  return impl_->call(rid, false).stats;
+  return impl_->call(rid, Impl::Retry::Resend).stats;
 }
 
 std::optional<SpaceStats> FiberClient::stats(std::string_view space) {
   std::uint64_t rid = impl_->begin();
   encode_stats(impl_->frame, rid, space);
   try {
-    auto all = impl_->call(rid, false).stats;
+    auto all = impl_->call(rid, Impl::Retry::Resend).stats;
     if (all.empty()) return std::nullopt;
     return all.front();
   } catch (const TupleSpaceError& e) {
@@ -513,7 +717,7 @@ boost::fibers::future<void> FiberClient::eval(std::string space, std::function<T
         if (!impl) throw TupleSpaceError("closed", "closed: the FiberClient was destroyed");
         std::uint64_t rid = impl->begin();
         encode_out(impl->frame, rid, space, result);
-        impl->call(rid, false);
+        impl->call(rid, Impl::Retry::Fail);
       });
   boost::fibers::future<void> done = task.get_future();
   boost::fibers::fiber(std::move(task)).detach();

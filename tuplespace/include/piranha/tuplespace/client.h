@@ -28,6 +28,42 @@
 // workers die or stall. complete_posted() is its posted form: it returns at
 // once like out(); a refusal is not thrown but recorded, and
 // take_lost_leases() reports the refused leases.
+//
+// Faults. No call waits for ever on a server that is gone or frozen:
+//  - Every request has a deadline: options.request_timeout (30 s) after it
+//    was sent, plus its own timeout for an in/rd with timeout > 0. A blocking
+//    in/rd (kForever) has no deadline while its connection is alive.
+//  - A lost connection (the server closed it, died, or missed heartbeats for
+//    heartbeat_timeout_ms: a SIGSTOPped server or a network cut) is noticed
+//    through a ZeroMQ socket monitor. The client then opens a new connection,
+//    which is a new session on the server (the old session's leases return to
+//    their spaces, its parked requests and watches end), retrying with
+//    backoff until the call's deadline; a kForever call gets request_timeout
+//    from the moment the connection was lost. Past the deadline the call
+//    throws "unreachable".
+//  - The request in flight when the connection was lost is re-issued on the
+//    new session when doing it again cannot do harm: hello, rd, rd_many,
+//    stats, watch, and in/in_many_leased under a lease (a tuple the lost
+//    request may have taken is held under the old session's lease, so it
+//    returns to its space when that session ends). A blocked rd or leased in
+//    therefore survives a server restart; an in/rd with a timeout > 0 is
+//    re-issued with what is left of it.
+//  - Every other request in flight (out, out_many, in and in_many without a
+//    lease, ack, renew, complete, remove) may or may not have been carried
+//    out: the call throws "unknown_outcome", and so, for posted outs, does
+//    the next call or flush(). A completion of unknown outcome still keeps
+//    results exactly once: either it was carried out, or its lease returned
+//    the task; a posted one is therefore not thrown but reported by
+//    take_lost_leases(). unwatch succeeds (the watch ended with the
+//    session). A request made after the loss was noticed was never sent and
+//    is sent on the new session like any other.
+//  - Leases taken on an old session are not carried over: ack/renew/complete
+//    of them answer "unknown_lease" (complete returns false).
+//  - Watches are re-established on the new session under the same WatchId;
+//    events of the gap are not replayed.
+//  - A connected server that does not answer within the deadline makes the
+//    call throw "deadline_exceeded"; whether the request was carried out is
+//    then unknown too.
 #pragma once
 
 #include <chrono>
@@ -35,6 +71,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -47,8 +84,19 @@
 
 namespace piranha::ts {
 
+// Codes of errors the client raises itself (the server's are in protocol.h).
+namespace errc {
+// No server answered within the deadline (constructor, or reconnecting).
+inline constexpr std::string_view kUnreachable = "unreachable";
+// The connection was lost with the request sent and unanswered, and
+// re-issuing it could do it twice: it may or may not have been carried out.
+inline constexpr std::string_view kUnknownOutcome = "unknown_outcome";
+// The server stayed connected but did not answer within the deadline.
+inline constexpr std::string_view kDeadlineExceeded = "deadline_exceeded";
+}  // namespace errc
+
 // An error reply from the server, or a failure to reach it. code() is the
-// wire error code ("unknown_lease", ...) or "unreachable".
+// wire error code ("unknown_lease", ...) or one of the client's codes above.
 class TupleSpaceError : public std::runtime_error {
  public:
   TupleSpaceError(std::string code, const std::string& message)
@@ -81,6 +129,13 @@ struct ClientOptions {
   // return) even when the TCP connection does not close.
   int heartbeat_interval_ms = 1000;
   int heartbeat_timeout_ms = 5000;
+  // The deadline of every request (see "Faults" above): how long a request
+  // may go unanswered, beyond its own timeout, and how long a lost
+  // connection may take to come back.
+  std::chrono::milliseconds request_timeout{30000};
+  // Pauses between attempts to reconnect: the first, doubling up to the max.
+  std::chrono::milliseconds reconnect_backoff{100};
+  std::chrono::milliseconds reconnect_backoff_max{2000};
 };
 
 template <class Connection>
@@ -102,6 +157,8 @@ class Client {
   Space space(std::string name);
 
   const std::string& endpoint() const { return endpoint_; }
+  // How many times this client has opened a new session after losing one.
+  std::uint64_t reconnects() const { return reconnects_; }
 
   // The untyped operations behind Space. timeout: kForever waits for ever,
   // 0 never waits. lease > 0 takes under a lease (in only).
@@ -146,7 +203,10 @@ class Client {
   // request exceeds the server's limit.
   void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
   // The leases whose posted completion the server refused (nothing of theirs
-  // was written), in the order the refusals arrived, and forgets them. Only
+  // was written) or whose answer was lost with the connection (it may have
+  // been written; if not, the lease returned the task, so the task's results
+  // are still written exactly once), in the order this client learnt of
+  // them, and forgets them. Only
   // refusals that have arrived are reported; call flush() first to wait for
   // every posted completion. Never blocks and never throws.
   std::vector<LeaseId> take_lost_leases();
@@ -165,18 +225,49 @@ class Client {
   std::future<void> eval(std::string space, std::function<Tuple()> fn);
 
  private:
+  // What a lost connection means for the request in flight (see "Faults").
+  enum class Retry : std::uint8_t { Resend, Fail, Done };
+  // An in/rd that the server may hold: re-encoded with what is left of its
+  // timeout when it is re-issued.
+  struct Blocking {
+    Op op;
+    std::string_view space;
+    const Template* tmpl;
+    Millis timeout;
+    Millis lease;
+  };
   // Sends frame_ and returns its reply; `takes` marks calls that take tuples.
-  Reply call(bool takes = false);
+  Reply call(Retry retry, bool takes = false, const Blocking* blocking = nullptr);
   void send_frame();
-  void receive_until(std::uint64_t rid, Reply& out, Millis timeout_ms);
+  enum class Received : std::uint8_t { Reply, Timeout, Lost };
+  // Waits for the reply to `rid` (0: a watch event) until `deadline`
+  // (steady ms; -1: none), queueing events and settling posted replies.
+  Received receive_until(std::uint64_t rid, Reply& out, Millis deadline);
+  // Forgets the lost session: posted requests get unknown_outcome.
+  void session_lost();
+  // Opens a new session (and re-watches) by `deadline`, or throws unreachable.
+  void open_session(Millis deadline);
+  // Opens a new session if the connection was lost; true if it did.
+  bool ensure_session(Millis deadline);
   void throw_deferred();
   struct Socket;
   std::string endpoint_;
   ClientOptions options_;
   std::unique_ptr<Socket> socket_;
+  bool connected_ = false;
+  std::uint64_t reconnects_ = 0;
   std::uint64_t next_id_ = 1;
   std::string frame_;
+  std::string control_;  // hello and re-watch frames, so frame_ survives a reconnect
   std::deque<WatchEvent> events_;
+  // Watches by the id the caller holds; the server's ids change per session.
+  struct Watched {
+    std::string space;
+    Template tmpl;
+    WatchId server_id;
+  };
+  std::map<WatchId, Watched> watches_;
+  WatchId next_watch_ = 1;
   std::size_t max_message_bytes_ = kDefaultMaxMessageBytes;  // from the server's hello
   // A posted request not yet answered: an out, or a completion of `lease`.
   struct Posted {
@@ -320,6 +411,8 @@ class BasicSpace {
   std::string name_;
 };
 
-inline Space Client::space(std::string name) { return Space(*this, std::move(name)); }
+inline Space Client::space(std::string name) {
+  return Space(*this, std::move(name));
+}
 
 }  // namespace piranha::ts

@@ -20,6 +20,17 @@
 // included) and destroy it on that thread before the thread exits. A call
 // from another thread throws std::logic_error.
 //
+// Faults: as Client's (client.h, "Faults"): deadlines from
+// options.request_timeout, a lost connection reopened with backoff, the
+// requests in flight re-issued (rd, rd_many, stats, watch, leased takes) or
+// failed with "unknown_outcome" (the rest), blocked calls past their deadline
+// failed with "unreachable" (no server) or "deadline_exceeded" (a connected
+// server did not answer), watches re-established under the same WatchId. The
+// dispatcher does this for every waiting fiber at once; a fiber in
+// next_event() gets "unreachable" when no server answers within
+// request_timeout of the loss. An in/rd with timeout > 0 is re-issued with
+// what is left of its timeout.
+//
 // Errors: an error reply throws TupleSpaceError(code, message) in the fiber
 // that made the request; other fibers are unaffected. This client adds these
 // codes: "unreachable" (the constructor got no answer), "closed" (the client
@@ -90,6 +101,8 @@ class FiberClient {
   FiberSpace space(std::string name);
 
   const std::string& endpoint() const { return endpoint_; }
+  // How many times this client has opened a new session after losing one.
+  std::uint64_t reconnects() const;
 
   // The untyped operations behind FiberSpace, with Client's contracts.
   // timeout: kForever waits for ever, 0 never waits (the server keeps the
@@ -118,7 +131,8 @@ class FiberClient {
   // take_lost_leases(); any other error a posted completion gets (including
   // "closed") is thrown by the next flush().
   void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
-  // The leases whose posted completion was refused and that no earlier call
+  // The leases whose posted completion was refused, or whose answer was lost
+  // with the connection (as Client::take_lost_leases), that no earlier call
   // reported, in arrival order. Never blocks and never throws.
   std::vector<LeaseId> take_lost_leases();
   // Blocks the calling fiber until every posted completion is answered, then

@@ -1,0 +1,323 @@
+// Clients that never hang: a server frozen with SIGSTOP, killed with SIGKILL
+// and restarted on the same endpoint, or gone for good. Every call returns
+// within its deadline, with a result or a TupleSpaceError whose code says
+// what happened; calls that can safely be re-issued survive a restart.
+//
+// The figures a test prints with MESSAGE (time from the fault's end to the
+// client's next successful call) are the ones in docs/performance.md.
+#include <doctest/doctest.h>
+
+#include <boost/fiber/all.hpp>
+#include <csignal>
+#include <future>
+#include <optional>
+
+#include "harness.h"
+#include "piranha/tuplespace/fiber_client.h"
+
+namespace piranha::it {
+namespace {
+
+std::string endpoint_on(int port) {
+  return "tcp://127.0.0.1:" + std::to_string(port);
+}
+
+// A server bound to `endpoint`, so a restarted one is found where the old was.
+std::unique_ptr<ServerProcess> serve_on(const std::string& endpoint) {
+  return std::make_unique<ServerProcess>(std::vector<std::string>{"--bind", endpoint});
+}
+
+void kill_server(ServerProcess& server) {
+  server.process().signal(SIGKILL);
+  REQUIRE(server.process().wait() == 128 + SIGKILL);
+}
+
+// The code of the TupleSpaceError `f` throws, or "" when it returns.
+template <class F>
+std::string code_of(F&& f) {
+  try {
+    f();
+    return "";
+  } catch (const ts::TupleSpaceError& e) {
+    return e.code();
+  }
+}
+
+ts::ClientOptions short_deadline(std::chrono::milliseconds timeout) {
+  ts::ClientOptions o;
+  o.request_timeout = timeout;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a call made while the server is SIGSTOPped for 10 s returns once it resumes, and later calls work") {
+  ServerProcess server;
+  ts::Client c(server.endpoint());
+  ts::Client writer(server.endpoint());
+  c.space("jobs").out("task", 1);
+  c.flush();
+
+  server.process().signal(SIGSTOP);
+  auto stopped_at = Clock::now();
+  auto read = std::async(std::launch::async, [&] { return c.stats("jobs"); });
+  auto write = std::async(std::launch::async, [&] {
+    return code_of([&] { writer.out_many("jobs", {ts::Tuple::of("task", 2)}); });
+  });
+  std::this_thread::sleep_for(10s);
+  server.process().signal(SIGCONT);
+  auto resumed_at = Clock::now();
+
+  REQUIRE(read.wait_for(40s) == std::future_status::ready);
+  double after = ms_since(resumed_at);
+  auto stats = read.get();
+  MESSAGE("SIGSTOP 10 s: stats answered ", after, " ms after SIGCONT (", ms_since(stopped_at),
+          " ms after the call); reconnects: ", c.reconnects());
+  REQUIRE(stats.has_value());
+  CHECK(stats->tuples >= 1);
+  CHECK(c.reconnects() == 1);
+  CHECK(after < 5000);
+
+  // out_many changes the space: it is either answered or reported as unknown.
+  REQUIRE(write.wait_for(40s) == std::future_status::ready);
+  std::string code = write.get();
+  INFO("out_many: ", code);
+  CHECK((code.empty() || code == "unknown_outcome"));
+
+  c.space("jobs").out("task", 3);
+  CHECK(c.space("jobs").in_for(kPatience, "task", 3).has_value());
+}
+
+TEST_CASE("a connected server that does not answer in time fails the call with deadline_exceeded") {
+  ServerProcess server;
+  // Heartbeats far longer than the deadline: the connection looks alive.
+  ts::ClientOptions o = short_deadline(1s);
+  o.heartbeat_timeout_ms = 60000;
+  ts::Client c(server.endpoint(), o);
+  ts::FiberClient f(server.endpoint(), o);
+  server.process().signal(SIGSTOP);
+  auto start = Clock::now();
+  CHECK(code_of([&] { c.stats(); }) == "deadline_exceeded");
+  double took = ms_since(start);
+  start = Clock::now();
+  CHECK(code_of([&] { f.stats(); }) == "deadline_exceeded");
+  double fiber_took = ms_since(start);
+  server.process().signal(SIGCONT);
+  INFO("Client gave up after ", took, " ms, FiberClient after ", fiber_took, " ms");
+  CHECK(took >= 950);
+  CHECK(took < 5000);
+  CHECK(fiber_took >= 950);
+  CHECK(fiber_took < 5000);
+  // The late answers are ignored; the connections carry on.
+  c.space("jobs").out("task", 1);
+  CHECK(c.stats("jobs")->tuples == 1);
+  CHECK(f.stats("jobs")->tuples == 1);
+  CHECK(c.reconnects() == 0);
+}
+
+TEST_CASE("a blocked rd and a blocked leased take are re-issued on a restarted server and answered there") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::Client reader(endpoint), taker(endpoint), plain(endpoint);
+  auto read = std::async(std::launch::async,
+                         [&] { return reader.space("jobs").rd("task", ts::formal<std::int64_t>); });
+  auto took = std::async(std::launch::async,
+                         [&] { return taker.space("jobs").take(60s, "task", ts::formal<std::int64_t>); });
+  auto taken_plain = std::async(std::launch::async, [&] {
+    return code_of([&] { plain.space("jobs").in("task", ts::formal<std::int64_t>); });
+  });
+  {
+    ts::Client probe(endpoint);
+    REQUIRE(wait_until([&] { return stats_of(probe, "jobs").waiters == 3; }));
+  }
+
+  kill_server(*server);
+  auto killed_at = Clock::now();
+  server = serve_on(endpoint);
+  auto restarted_at = Clock::now();
+
+  // The unleased in may have taken a tuple the restart lost: it says so.
+  REQUIRE(taken_plain.wait_for(kPatience) == std::future_status::ready);
+  CHECK(taken_plain.get() == "unknown_outcome");
+
+  ts::Client writer(endpoint);
+  REQUIRE(wait_until([&] { return stats_of(writer, "jobs").waiters == 2; }));
+  double reissued = ms_since(restarted_at);
+  writer.space("jobs").out("task", 7);
+  writer.space("jobs").out("task", 8);
+  REQUIRE(read.wait_for(kPatience) == std::future_status::ready);
+  REQUIRE(took.wait_for(kPatience) == std::future_status::ready);
+  MESSAGE("SIGKILL and restart (", ms_since(killed_at) - ms_since(restarted_at),
+          " ms to restart): blocked rd and take re-issued within ", reissued,
+          " ms of the new server answering");
+  // Which of the two re-issued requests parked first decides who sees 7.
+  ts::Tuple got = read.get();
+  CHECK((got == ts::Tuple::of("task", 7) || got == ts::Tuple::of("task", 8)));
+  ts::Leased leased = took.get();
+  CHECK(leased.tuple.size() == 2);
+  CHECK(taker.reconnects() == 1);
+  taker.ack(leased.lease);
+  CHECK(stats_of(writer, "jobs").leases == 0);
+}
+
+TEST_CASE("a posted completion whose answer is lost is reported as a lost lease, not thrown") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::Client c(endpoint);
+  ts::FiberClient f(endpoint);
+  c.space("jobs").out("task", 1);
+  c.space("jobs").out("task", 2);
+  ts::Leased mine = c.space("jobs").take(60s, "task", ts::formal<std::int64_t>);
+  ts::Leased theirs = f.space("jobs").take(60s, "task", ts::formal<std::int64_t>);
+
+  server->process().signal(SIGSTOP);  // nothing sent now is answered
+  c.space("jobs").complete_posted(mine, ts::Tuple::of("result", 1));
+  f.space("jobs").complete_posted(theirs, ts::Tuple::of("result", 2));
+  kill_server(*server);
+  server = serve_on(endpoint);
+
+  CHECK_NOTHROW(c.flush());
+  CHECK_NOTHROW(f.flush());
+  CHECK(c.take_lost_leases() == std::vector<ts::LeaseId>{mine.lease});
+  CHECK(f.take_lost_leases() == std::vector<ts::LeaseId>{theirs.lease});
+  // Both carry on with the new server.
+  c.space("jobs").out("task", 3);
+  CHECK(f.space("jobs").in_for(kPatience, "task", 3).has_value());
+}
+
+TEST_CASE("a client whose server never comes back fails with unreachable after its deadline, not before") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::Client c(endpoint, short_deadline(2s));
+  ts::Client blocked(endpoint, short_deadline(2s));
+  auto read = std::async(std::launch::async, [&] {
+    return code_of([&] { blocked.space("jobs").rd("task", ts::formal<std::int64_t>); });
+  });
+  REQUIRE(wait_until([&] { return stats_of(c, "jobs").waiters == 1; }));
+  kill_server(*server);
+  auto killed_at = Clock::now();
+
+  auto start = Clock::now();
+  CHECK(code_of([&] { c.stats(); }) == "unreachable");
+  double took = ms_since(start);
+  INFO("stats gave up after ", took, " ms");
+  CHECK(took >= 1900);
+  CHECK(took < 10000);
+
+  REQUIRE(read.wait_for(20s) == std::future_status::ready);
+  CHECK(read.get() == "unreachable");
+  CHECK(ms_since(killed_at) < 20000);
+}
+
+TEST_CASE("watches keep delivering after the server restarts") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::Client watcher(endpoint);
+  ts::WatchId id = watcher.space("jobs").watch("task", ts::formal<std::int64_t>);
+  {
+    ts::Client w(endpoint);
+    w.space("jobs").out("task", 1);
+  }
+  auto first = watcher.next_event(15000);
+  REQUIRE(first.has_value());
+  CHECK(first->watch == id);
+
+  kill_server(*server);
+  server = serve_on(endpoint);
+  auto restarted_at = Clock::now();
+  auto next = std::async(std::launch::async, [&] { return watcher.next_event(20000); });
+  ts::Client writer(endpoint);
+  REQUIRE(wait_until([&] { return stats_of(writer, "jobs").watches == 1; }));
+  double rewatched = ms_since(restarted_at);
+  writer.space("jobs").out("task", 2);
+  REQUIRE(next.wait_for(25s) == std::future_status::ready);
+  auto event = next.get();
+  MESSAGE("SIGKILL and restart: watch re-established within ", rewatched, " ms of the new server answering");
+  REQUIRE(event.has_value());
+  CHECK(event->watch == id);
+  CHECK(event->tuple == ts::Tuple::of("task", 2));
+  CHECK(event->kind == ts::WatchEventKind::Written);
+}
+
+TEST_CASE("a FiberClient's blocked fibers survive a server restart as a Client does") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::FiberClient c(endpoint, short_deadline(10s));
+  ts::FiberSpace jobs = c.space("jobs");
+  std::optional<ts::Tuple> read;
+  std::optional<ts::Leased> took;
+  std::string plain_code, stats_code = "not run";
+  double reissued = 0;
+  ts::WatchId id = jobs.watch("task", ts::formal<std::int64_t>);
+  std::optional<ts::WatchEvent> event;
+
+  boost::fibers::fiber reader([&] { read = jobs.rd("task", ts::formal<std::int64_t>); });
+  boost::fibers::fiber taker([&] { took = jobs.take(60s, "task", ts::formal<std::int64_t>); });
+  boost::fibers::fiber plain(
+      [&] { plain_code = code_of([&] { jobs.in("task", ts::formal<std::int64_t>); }); });
+  boost::fibers::fiber watcher([&] {
+    while (!event || event->tuple != ts::Tuple::of("task", 7)) event = c.next_event(20000);
+  });
+  boost::fibers::fiber driver([&] {
+    ts::Client probe(endpoint);
+    REQUIRE(wait_until([&] {
+      boost::this_fiber::yield();
+      return stats_of(probe, "jobs").waiters == 3;
+    }));
+  });
+  driver.join();
+
+  kill_server(*server);
+  server = serve_on(endpoint);
+  auto restarted_at = Clock::now();
+  boost::fibers::fiber writer([&] {
+    ts::Client w(endpoint);
+    bool ready = wait_until([&] {
+      boost::this_fiber::sleep_for(2ms);
+      auto s = stats_of(w, "jobs");
+      return s.waiters == 2 && s.watches == 1;
+    });
+    reissued = ms_since(restarted_at);
+    CHECK(ready);
+    w.space("jobs").out("task", 7);
+    w.space("jobs").out("task", 8);
+    stats_code = code_of([&] { c.stats(); });
+  });
+  writer.join();
+  reader.join();
+  taker.join();
+  plain.join();
+  watcher.join();
+  MESSAGE("FiberClient, SIGKILL and restart: blocked fibers re-issued within ", reissued,
+          " ms of the new server answering");
+  CHECK(plain_code == "unknown_outcome");
+  CHECK(stats_code.empty());
+  REQUIRE(read.has_value());
+  CHECK(*read == ts::Tuple::of("task", 7));
+  REQUIRE(took.has_value());
+  REQUIRE(event.has_value());
+  CHECK(event->watch == id);
+  CHECK(c.reconnects() == 1);
+}
+
+TEST_CASE("a FiberClient whose server never comes back fails its calls with unreachable") {
+  const std::string endpoint = endpoint_on(free_port());
+  auto server = serve_on(endpoint);
+  ts::FiberClient c(endpoint, short_deadline(2s));
+  std::string blocked_code = "not run";
+  boost::fibers::fiber blocked(
+      [&] { blocked_code = code_of([&] { c.space("jobs").rd("task", ts::formal<std::int64_t>); }); });
+  boost::this_fiber::sleep_for(200ms);
+  kill_server(*server);
+  auto start = Clock::now();
+  CHECK(code_of([&] { c.stats(); }) == "unreachable");
+  double took = ms_since(start);
+  blocked.join();
+  INFO("stats gave up after ", took, " ms");
+  CHECK(blocked_code == "unreachable");
+  CHECK(took >= 1900);
+  CHECK(took < 10000);
+}
+
+}  // namespace piranha::it

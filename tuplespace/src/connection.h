@@ -1,0 +1,37 @@
+// One client connection to a server (internal, shared by Client and
+// FiberClient): a DEALER with the client's heartbeats and reconnect backoff,
+// and a monitor that reports when the connection drops.
+//
+// A new Connection is a new session on the server. A dropped one is thrown
+// away rather than left to ZeroMQ's own reconnection, so nothing queued on it
+// can reach the server later, on a session the client no longer knows.
+#pragma once
+
+#include <string>
+#include <zmq.hpp>
+
+#include "piranha/tuplespace/client.h"
+
+namespace piranha::ts::detail {
+
+struct Connection {
+  zmq::socket_t dealer;
+  zmq::socket_t monitor;  // readable when the monitor has something to report
+
+  // Connects (asynchronously: ZeroMQ retries a refused connect with
+  // options.reconnect_backoff, doubling up to reconnect_backoff_max). Throws
+  // TupleSpaceError("unreachable") when the endpoint is malformed.
+  Connection(const std::string& endpoint, const ClientOptions& options, int linger_ms);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // True when the connection was closed (by the server, or by heartbeats)
+  // since the last call. Never blocks.
+  bool dropped();
+};
+
+// Milliseconds on the steady clock.
+Millis steady_now_ms();
+
+}  // namespace piranha::ts::detail
