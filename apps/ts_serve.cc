@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "pool_command.h"
 #include "piranha/tuplespace/server.h"
 
 namespace piranha::apps {
@@ -31,7 +32,8 @@ void add_ts_serve(CLI::App& ts) {
   auto quiet = std::make_shared<bool>(false);
   auto* cmd = ts.add_subcommand("serve", "run a tuple-space server until SIGTERM/SIGINT");
   cmd->add_option("--bind", o->bind, "endpoint to bind (repeatable): tcp://host:port, ipc://path")
-      ->default_str("tcp://127.0.0.1:7070");
+      ->default_str("tcp://127.0.0.1:7070")
+      ->check(endpoint_check(EndpointUse::Bind));
   cmd->add_option("--max-message", o->max_message_bytes, "largest request in bytes; larger ones get error too_large")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));

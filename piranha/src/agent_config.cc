@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "piranha/endpoint.h"
+
 namespace piranha {
 
 const char* to_string(SensorKind sensor) {
@@ -293,9 +295,7 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
       c.server = r.text(root, "server", "server");
-      if (c.server.find("://") == std::string::npos)
-        r.fail(Reader::mark_of(root, "server"),
-               "server must be an endpoint like tcp://host:port, got '" + c.server + "'");
+      if (auto problem = endpoint_problem(c.server)) r.fail(Reader::mark_of(root, "server"), "server: " + *problem);
     }
     if (root["cores"]) c.cores = static_cast<int>(r.integer<long long>(root, "cores", "cores", 1, kMaxCores));
     if (root["speed"]) c.speed = r.number(root, "speed", "speed", 0, true, kMaxSpeed);

@@ -153,7 +153,10 @@ TEST_CASE("agent config: wrong types name the key and the line") {
   CHECK(error_of("seed: 18446744073709551616\n") ==
         "agent.yaml:1: seed is out of range, got '18446744073709551616'");
   CHECK(error_of("server: localhost\n") ==
-        "agent.yaml:1: server must be an endpoint like tcp://host:port, got 'localhost'");
+        "agent.yaml:1: server: 'localhost' is not an endpoint (expected tcp://HOST:PORT, ipc://PATH or "
+        "inproc://NAME)");
+  CHECK(error_of("server: tcp://127.0.0.1:99999\n") ==
+        "agent.yaml:1: server: port 99999 is out of range (1-65535) in 'tcp://127.0.0.1:99999'");
 }
 
 TEST_CASE("agent config: out-of-range values name the key and the line") {

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "piranha/endpoint.h"
 
 namespace piranha::sys {
 namespace {
@@ -55,18 +59,24 @@ std::string server_from_env() {
 
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note) {
-  auto next_note = std::chrono::steady_clock::now();
+  if (auto problem = endpoint_problem(server)) throw std::invalid_argument("server: " + *problem);
+  using Steady = std::chrono::steady_clock;
+  auto next_note = Steady::now();
   while (!stopped()) {
+    auto tried = Steady::now();
     try {
       ts::ClientOptions o;
       o.connect_timeout = std::chrono::milliseconds(1000);
       return std::make_unique<ts::Client>(server, o);
     } catch (const ts::TupleSpaceError& e) {
-      if (std::chrono::steady_clock::now() >= next_note) {
+      if (Steady::now() >= next_note) {
         note("waiting for the tuple-space server at " + server + " (" + e.what() + ")");
-        next_note = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        next_note = Steady::now() + std::chrono::seconds(10);
       }
     }
+    // A refusal can come at once: the pause keeps the loop from spinning.
+    while (!stopped() && Steady::now() < tried + std::chrono::seconds(1))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return nullptr;
 }
