@@ -92,12 +92,14 @@ std::string_view name(JobState s) {
     case JobState::Done: return "done";
     case JobState::Failed: return "failed";
     case JobState::Cancelled: return "cancelled";
+    case JobState::Held: return "held";
   }
   return "?";
 }
 
 std::optional<JobState> job_state_from(std::string_view s) {
-  for (auto st : {JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled})
+  for (auto st :
+       {JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled, JobState::Held})
     if (name(st) == s) return st;
   return std::nullopt;
 }
@@ -185,6 +187,14 @@ ts::Tuple JobTimes::to_tuple() const {
 std::optional<JobTimes> JobTimes::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "jobtime", {Type::Int, Type::Double, Type::Double})) return std::nullopt;
   return JobTimes{i_at(t, 1), d_at(t, 2), d_at(t, 3)};
+}
+
+ts::Tuple JobHold::to_tuple() const {
+  return ts::Tuple::of("jobheld", id, node, reason, time);
+}
+std::optional<JobHold> JobHold::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobheld", {Type::Int, Type::String, Type::String, Type::Double})) return std::nullopt;
+  return JobHold{i_at(t, 1), s_at(t, 2), s_at(t, 3), d_at(t, 4)};
 }
 
 ts::Tuple NodeRecord::to_tuple() const {
@@ -282,6 +292,12 @@ ts::Template jobtime_template() {
 ts::Template jobtime_template(std::int64_t id) {
   return ts::Template({tag("jobtime"), num(id), any(Type::Double), any(Type::Double)});
 }
+ts::Template jobheld_template() {
+  return ts::Template({tag("jobheld"), any(Type::Int), any(Type::String), any(Type::String), any(Type::Double)});
+}
+ts::Template jobheld_template(std::int64_t id) {
+  return ts::Template({tag("jobheld"), num(id), any(Type::String), any(Type::String), any(Type::Double)});
+}
 ts::Template node_template() {
   return ts::Template({tag("node"), any(Type::String), any(Type::Int), any(Type::Double), any(Type::String),
                        any(Type::Double)});
@@ -292,6 +308,9 @@ ts::Template node_template(const std::string& node) {
 }
 ts::Template ap_template() {
   return ts::Template({tag("ap"), any(Type::String), any(Type::Double), any(Type::Double)});
+}
+ts::Template ap_template(const std::string& node) {
+  return ts::Template({tag("ap"), str(node), any(Type::Double), any(Type::Double)});
 }
 ts::Template assign_template(std::int64_t scheduler_id, const std::string& node) {
   return ts::Template({tag("assign"), num(scheduler_id), any(Type::Int), str(node), any(Type::Int)});
@@ -333,17 +352,6 @@ std::int64_t next_job_id(ts::Client& c) {
   return next;
 }
 
-bool set_job_state(ts::Client& c, std::int64_t id, JobState state) {
-  auto t = c.in(kSpace, job_template(id), 1000, 10'000);
-  if (!t) return false;
-  auto job = JobRecord::from_tuple(t->tuple);
-  if (!job) {  // not ours to rewrite: put it back untouched
-    c.complete(t->lease, kSpace, {t->tuple});
-    return false;
-  }
-  job->state = state;
-  return c.complete(t->lease, kSpace, {job->to_tuple()});
-}
 
 template <class Record>
 static std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
@@ -419,6 +427,86 @@ void record_job_times(ts::Client& c, const JobTimes& times) {
       if (auto r = JobTimes::from_tuple(t)) m = m.merged(*r);
     return m.to_tuple();
   });
+}
+
+namespace {
+
+// Takes the job's record under a lease and, when `change` accepts it (and
+// rewrites it), writes the new record with the completion; otherwise puts
+// it back untouched. Returns whether it changed.
+template <class Change>
+bool change_job(ts::Client& c, std::int64_t id, Change change) {
+  auto t = c.in(kSpace, job_template(id), 1000, 10'000);
+  if (!t) return false;
+  auto job = JobRecord::from_tuple(t->tuple);
+  if (!job || !change(*job)) {
+    c.complete(t->lease, kSpace, {t->tuple});
+    return false;
+  }
+  return c.complete(t->lease, kSpace, {job->to_tuple()});
+}
+
+}  // namespace
+
+bool set_job_state(ts::Client& c, std::int64_t id, JobState state) {
+  return change_job(c, id, [&](JobRecord& j) {
+    j.state = state;
+    return true;
+  });
+}
+
+bool hold_job(ts::Client& c, const JobHold& hold) {
+  bool held = change_job(c, hold.id, [](JobRecord& j) {
+    if (!is_live(j.state)) return false;
+    j.state = JobState::Held;
+    return true;
+  });
+  if (held) replace(c, jobheld_template(hold.id), hold.to_tuple());
+  return held;
+}
+
+bool release_job(ts::Client& c, std::int64_t id, JobState state) {
+  bool released = change_job(c, id, [&](JobRecord& j) {
+    if (j.state != JobState::Held) return false;
+    j.state = state;
+    return true;
+  });
+  if (released) c.in_many(kSpace, jobheld_template(id), kListMax);
+  return released;
+}
+
+std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c) {
+  std::map<std::int64_t, JobHold> out;
+  for (auto& h : decode_all<JobHold>(c.rd_many(kSpace, jobheld_template(), kListMax))) out[h.id] = h;
+  return out;
+}
+
+std::size_t prune_finished_jobs(ts::Client& c, double before) {
+  auto times = jobtimes_by_job(c);
+  std::size_t pruned = 0;
+  for (const auto& j : list_jobs(c)) {
+    if (!is_finished(j.state)) continue;
+    auto t = times.find(j.id);
+    double ended = t != times.end() && t->second.end_time != 0 ? t->second.end_time : j.submit_time;
+    if (ended >= before) continue;
+    // The job record last: a pruner that dies half way leaves it to be found again.
+    for (const auto& tmpl : {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id),
+                             jobtime_template(j.id), jobheld_template(j.id)})
+      c.in_many(kSpace, tmpl, kListMax);
+    c.in_many(kSpace, job_template(j.id), kListMax);
+    ++pruned;
+  }
+  return pruned;
+}
+
+std::size_t prune_availability(ts::Client& c, const std::string& node, double before) {
+  std::size_t pruned = 0;
+  for (const auto& ap : decode_all<AvailabilityPeriod>(c.rd_many(kSpace, ap_template(node), kListMax))) {
+    if (ap.end >= before) continue;
+    ts::Template exact({tag("ap"), str(ap.node), Field::of(ts::Value(ap.start)), Field::of(ts::Value(ap.end))});
+    if (c.in(kSpace, exact, 0)) ++pruned;
+  }
+  return pruned;
 }
 
 }  // namespace piranha::sys
