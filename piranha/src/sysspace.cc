@@ -456,13 +456,13 @@ bool set_job_state(ts::Client& c, std::int64_t id, JobState state) {
 }
 
 bool hold_job(ts::Client& c, const JobHold& hold) {
-  bool held = change_job(c, hold.id, [](JobRecord& j) {
+  return change_job(c, hold.id, [&](JobRecord& j) {
     if (!is_live(j.state)) return false;
+    // Written while the job record is taken: whoever reads `held` finds why.
+    replace(c, jobheld_template(hold.id), hold.to_tuple());
     j.state = JobState::Held;
     return true;
   });
-  if (held) replace(c, jobheld_template(hold.id), hold.to_tuple());
-  return held;
 }
 
 bool release_job(ts::Client& c, std::int64_t id, JobState state) {

@@ -249,8 +249,9 @@ std::int64_t next_job_id(ts::Client& c);
 // lease, rewritten by its completion). Returns false when no such job.
 bool set_job_state(ts::Client& c, std::int64_t id, JobState state);
 
-// Holds a queued or running job: its state becomes held and `hold` (one
-// per job) is recorded, in one step. Returns false, changing nothing, when
+// Holds a queued or running job: `hold` (one per job) is recorded while
+// the job's record is taken, then the record is written back held, so a
+// reader that sees `held` finds the reason. Returns false, changing nothing, when
 // the job is absent, already held, or finished.
 bool hold_job(ts::Client& c, const JobHold& hold);
 
