@@ -87,7 +87,7 @@ bool settle(ts::Client& c, const sys::JobRecord& job, const std::string& name, c
     return false;
   }
   auto rec = sys::JobRecord::from_tuple(t->tuple);
-  if (!rec || !sys::is_live(rec->state)) {
+  if (!rec || sys::is_finished(rec->state)) {
     c.out(sys::kSpace, t->tuple);  // the feeder recorded the end: leave it
     c.flush();
     return false;

@@ -97,7 +97,7 @@ TEST_CASE("piranha submit runs the feeder with the job's own arguments and the j
   // The table lists live jobs; this one is finished.
   Process table({bin("piranha"), "jobs", "--server", server.endpoint()});
   CHECK(finish(table) == 0);
-  CHECK(table.out().find("no live jobs (1 finished; --all shows them)") != std::string::npos);
+  CHECK(table.out().find("no queued, running or held jobs (1 finished; --all shows them)") != std::string::npos);
   Process all({bin("piranha"), "jobs", "--all", "--server", server.endpoint()});
   CHECK(finish(all) == 0);
   CHECK(all.out().find("MEAN TASK") != std::string::npos);
