@@ -44,6 +44,9 @@ AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
   s.suspend_max = std::chrono::milliseconds(static_cast<long>(c.retreat.suspend_max_seconds * 1000));
   s.scheduler_stale_seconds = c.scheduler.stale_seconds;
   s.heartbeat_seconds = c.heartbeat_seconds;
+  s.max_failures = c.max_failures;
+  s.job_retention_seconds = c.retention.jobs_seconds;
+  s.ap_retention_seconds = c.retention.ap_seconds;
   s.events_file = a.events;
   s.piranha_output = a.piranha_output;
   s.quiet = a.quiet;
