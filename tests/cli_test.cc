@@ -106,6 +106,9 @@ TEST_CASE("a malformed endpoint is refused at once, naming the option and the pr
   Process env_agent({"/usr/bin/env", "PIRANHA_SERVER=garbage", bin("piranha"), "agent"});
   CHECK(run_piranha(env_agent) == 2);
   CHECK(env_agent.err().find("'garbage' is not an endpoint") != std::string::npos);
+  Process env_nps({"/usr/bin/env", "PIRANHA_SERVER=garbage", bin("piranha"), "nps", "run"});
+  CHECK(run_piranha(env_nps) == 2);
+  CHECK(env_nps.err().find("'garbage' is not an endpoint") != std::string::npos);
   Process env_jobs({"/usr/bin/env", "PIRANHA_SERVER=tcp://h", bin("piranha"), "jobs"});
   CHECK(run_piranha(env_jobs) == 2);
   CHECK(env_jobs.err().find("$PIRANHA_SERVER") != std::string::npos);
