@@ -269,3 +269,18 @@ TEST_CASE("agent config: the examples in docs/configuration.md parse") {
   }
   CHECK(examples >= 2);
 }
+
+TEST_CASE("agent config: max_failures and retention, with their defaults and limits") {
+  auto d = piranha::parse_agent_config("", "agent.yaml");
+  CHECK(d.max_failures == 3);
+  CHECK(d.retention.jobs_seconds == 7 * 86400);
+  CHECK(d.retention.ap_seconds == 8 * 86400);
+  auto c = piranha::parse_agent_config("max_failures: 5\nretention: {jobs_seconds: 60, ap_seconds: 120}\n",
+                                       "agent.yaml");
+  CHECK(c.max_failures == 5);
+  CHECK(c.retention.jobs_seconds == 60);
+  CHECK(c.retention.ap_seconds == 120);
+  CHECK(error_of("max_failures: 0\n").rfind("agent.yaml:1: max_failures", 0) == 0);
+  CHECK(error_of("retention: {jobs_seconds: 0}\n").rfind("agent.yaml:1: retention.jobs_seconds", 0) == 0);
+  CHECK(error_of("retention: {jobs: 7}\n").rfind("agent.yaml:1: unknown key 'jobs' in retention", 0) == 0);
+}
