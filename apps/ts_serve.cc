@@ -37,10 +37,13 @@ void add_ts_serve(CLI::App& ts) {
   cmd->add_option("--max-message", o->max_message_bytes, "largest request in bytes; larger ones get error too_large")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
-  cmd->add_option("--heartbeat-ms", o->heartbeat_interval_ms, "ZeroMQ heartbeat interval")->capture_default_str();
+  cmd->add_option("--heartbeat-ms", o->heartbeat_interval_ms, "ZeroMQ heartbeat interval")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
   cmd->add_option("--heartbeat-timeout-ms", o->heartbeat_timeout_ms,
                   "drop a client (and return its leases) after this much silence")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
   cmd->add_flag("--quiet", *quiet, "do not log connections and rejected requests");
   cmd->callback([o, quiet] {
     if (o->bind.empty()) o->bind.push_back("tcp://127.0.0.1:7070");

@@ -78,6 +78,19 @@ TEST_CASE("an unknown option exits nonzero with a message naming it") {
   Process bad_value({bin("piranha"), "ts", "serve", "--max-message", "10"});
   CHECK(run_piranha(bad_value) != 0);
   CHECK(bad_value.err().find("--max-message") != std::string::npos);
+
+  // Numeric options are named in their errors.
+  for (auto argv : std::vector<std::vector<std::string>>{{"ts", "serve", "--heartbeat-timeout-ms", "-5"},
+                                                         {"ts", "serve", "--heartbeat-ms", "0"},
+                                                         {"agent", "--cores", "0"},
+                                                         {"agent", "--time-scale", "-1"}}) {
+    std::string option = argv[argv.size() - 2];
+    argv.insert(argv.begin(), bin("piranha"));
+    Process p(argv);
+    CHECK(run_piranha(p) == 2);
+    INFO(p.err());
+    CHECK(p.err().rfind(option + ": ", 0) == 0);
+  }
 }
 
 TEST_CASE("a malformed endpoint is refused at once, naming the option and the problem, wherever it is taken") {
