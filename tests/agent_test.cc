@@ -387,7 +387,6 @@ TEST_CASE("agent: piranhas killed after doing useful work are restarted at once,
   auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
   Process agent(agent_argv(server, s, "n1", trace, 60));
   Process job(job_argv(server, {"sleepy_job", "60", "100"}));
-  ts::Client c(server.endpoint());
   std::regex took("piranha ([0-9]+) took task");
   std::set<pid_t> killed;
   auto started = Clock::now();
