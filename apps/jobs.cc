@@ -2,8 +2,7 @@
 // ("jobstat", ...), ("jobtime", ...) and ("jobheld", ...) tuples of the
 // system space. Without --all: queued, running and held jobs (a held job's
 // reason under its row); with --all also the finished ones, with their
-// start and end times (condor_history's view). A finished job's exit status
-// is its state: done (the feeder returned 0), failed, cancelled.
+// start and end times and the feeder's exit status (condor_history's view).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -28,6 +27,7 @@ struct JobRow {
   std::optional<sys::JobStat> stat;
   sys::JobTimes times;  // 0: not yet
   std::optional<sys::JobHold> hold;
+  std::optional<std::int64_t> exit_status;  // the feeder's, once the job has ended
   // Seconds from submission to the end; 0 while the job runs.
   double turnaround() const { return times.end_time != 0 ? times.end_time - job.submit_time : 0; }
 };
@@ -50,6 +50,7 @@ nlohmann::json to_json(const JobRow& r) {
   j["start_time"] = known(r.times.start_time);
   j["end_time"] = known(r.times.end_time);
   j["turnaround_seconds"] = r.times.end_time != 0 ? nlohmann::json(r.turnaround()) : nlohmann::json(nullptr);
+  j["exit_status"] = r.exit_status ? nlohmann::json(*r.exit_status) : nlohmann::json(nullptr);
   j["held"] = r.hold ? nlohmann::json{{"node", r.hold->node}, {"reason", r.hold->reason}, {"time", r.hold->time}}
                      : nlohmann::json(nullptr);
   return j;
@@ -64,7 +65,7 @@ void print_table(const std::vector<JobRow>& rows, double now, bool history) {
   for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.job.name.size()));
   std::printf("%-5s %-*s %-10s %-10s %8s %8s %10s %10s", "ID", name_w, "NAME", "STATE", "SUBMITTED", "DONE", "LEFT",
               "MEAN TASK", "TURNAROUND");
-  if (history) std::printf(" %-16s %-16s", "STARTED", "ENDED");
+  if (history) std::printf(" %-16s %-16s %4s", "STARTED", "ENDED", "EXIT");
   std::printf("\n");
   for (const auto& r : rows) {
     std::string done = r.stat ? std::to_string(r.stat->tasks_done) : "-";
@@ -75,7 +76,8 @@ void print_table(const std::vector<JobRow>& rows, double now, bool history) {
                 age(r.job.submit_time, now).c_str(), done.c_str(), left.c_str(), mean.c_str(),
                 seconds_for_people(r.turnaround()).c_str());
     if (history)
-      std::printf(" %-16s %-16s", when(r.times.start_time, now).c_str(), when(r.times.end_time, now).c_str());
+      std::printf(" %-16s %-16s %4s", when(r.times.start_time, now).c_str(), when(r.times.end_time, now).c_str(),
+                  r.exit_status ? std::to_string(*r.exit_status).c_str() : "-");
     std::printf("\n");
     if (r.hold && r.job.state == sys::JobState::Held) {
       std::string reason = r.hold->reason;
@@ -96,6 +98,7 @@ int jobs(const JobsArgs& a) {
   }
   auto times = sys::jobtimes_by_job(*client);
   auto holds = sys::holds_by_job(*client);
+  auto exits = sys::exit_status_by_job(*client);
   std::vector<JobRow> rows;
   std::size_t finished = 0;
   for (auto& j : sys::list_jobs(*client)) {
@@ -106,8 +109,9 @@ int jobs(const JobsArgs& a) {
     auto it = stats.find(j.id);
     auto t = times.find(j.id);
     rows.push_back({j, it == stats.end() ? std::nullopt : std::optional<sys::JobStat>(it->second),
-                    t == times.end() ? sys::JobTimes{j.id, 0, 0} : t->second, std::nullopt});
+                    t == times.end() ? sys::JobTimes{j.id, 0, 0} : t->second, std::nullopt, std::nullopt});
     if (auto h = holds.find(j.id); h != holds.end()) rows.back().hold = h->second;
+    if (auto e = exits.find(j.id); e != exits.end()) rows.back().exit_status = e->second;
   }
   std::sort(rows.begin(), rows.end(), [](const JobRow& x, const JobRow& y) { return x.job.id < y.job.id; });
 

@@ -434,6 +434,7 @@ TEST_CASE("agent: finished jobs and this node's ap records older than the retent
     c.out(sys::kSpace, sys::JobWork{id, "n1", 1, 0.1, 0}.to_tuple());
     c.out(sys::kSpace, sys::JobTimes{id, now - 7000, ended}.to_tuple());
     c.out(sys::kSpace, sys::JobHold{id, "n1", "why", now - 7000}.to_tuple());
+    c.out(sys::kSpace, sys::JobExit{id, 0}.to_tuple());
   }
   c.out(sys::kSpace, sys::AvailabilityPeriod{"n1", now - 7200, now - 3600}.to_tuple());
   c.out(sys::kSpace, sys::AvailabilityPeriod{"n1", now - 60, now - 1}.to_tuple());
@@ -443,7 +444,7 @@ TEST_CASE("agent: finished jobs and this node's ap records older than the retent
   Process agent(agent_argv(server, s, "n1", trace, 60, {"--config", config}));
   REQUIRE_MESSAGE(wait_until([&] { return !job_record(c, 1); }, 15s), agent.err());
   for (const auto& tmpl : {sys::launch_template(1), sys::jobstat_template(1), sys::jobwork_template(1),
-                           sys::jobtime_template(1), sys::jobheld_template(1)})
+                           sys::jobtime_template(1), sys::jobexit_template(1), sys::jobheld_template(1)})
     CHECK(c.rd_many(sys::kSpace, tmpl, 10).empty());
   CHECK(job_record(c, 2));
   CHECK(job_record(c, 3));

@@ -166,6 +166,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     double ended = sys::wall_now();
     sys::set_job_state(*client, job.id, final_state);
     sys::record_job_times(*client, sys::JobTimes{job.id, 0, ended});
+    client->out(sys::kSpace, sys::JobExit{job.id, rc}.to_tuple());
     // Ends the piranhas' waits: the job is over.
     client->remove(job.space);
   } catch (const std::exception& e) {

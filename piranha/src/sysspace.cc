@@ -197,6 +197,14 @@ std::optional<JobHold> JobHold::from_tuple(const ts::Tuple& t) {
   return JobHold{i_at(t, 1), s_at(t, 2), s_at(t, 3), d_at(t, 4)};
 }
 
+ts::Tuple JobExit::to_tuple() const {
+  return ts::Tuple::of("jobexit", id, status);
+}
+std::optional<JobExit> JobExit::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobexit", {Type::Int, Type::Int})) return std::nullopt;
+  return JobExit{i_at(t, 1), i_at(t, 2)};
+}
+
 ts::Tuple NodeRecord::to_tuple() const {
   return ts::Tuple::of("node", name, cores, speed, std::string(sys::name(state)), updated_at);
 }
@@ -291,6 +299,12 @@ ts::Template jobtime_template() {
 }
 ts::Template jobtime_template(std::int64_t id) {
   return ts::Template({tag("jobtime"), num(id), any(Type::Double), any(Type::Double)});
+}
+ts::Template jobexit_template() {
+  return ts::Template({tag("jobexit"), any(Type::Int), any(Type::Int)});
+}
+ts::Template jobexit_template(std::int64_t id) {
+  return ts::Template({tag("jobexit"), num(id), any(Type::Int)});
 }
 ts::Template jobheld_template() {
   return ts::Template({tag("jobheld"), any(Type::Int), any(Type::String), any(Type::String), any(Type::Double)});
@@ -475,6 +489,12 @@ bool release_job(ts::Client& c, std::int64_t id, JobState state) {
   return released;
 }
 
+std::map<std::int64_t, std::int64_t> exit_status_by_job(ts::Client& c) {
+  std::map<std::int64_t, std::int64_t> out;
+  for (auto& e : decode_all<JobExit>(c.rd_many(kSpace, jobexit_template(), kListMax))) out[e.id] = e.status;
+  return out;
+}
+
 std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c) {
   std::map<std::int64_t, JobHold> out;
   for (auto& h : decode_all<JobHold>(c.rd_many(kSpace, jobheld_template(), kListMax))) out[h.id] = h;
@@ -491,7 +511,7 @@ std::size_t prune_finished_jobs(ts::Client& c, double before) {
     if (ended >= before) continue;
     // The job record last: a pruner that dies half way leaves it to be found again.
     for (const auto& tmpl : {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id),
-                             jobtime_template(j.id), jobheld_template(j.id)})
+                             jobtime_template(j.id), jobexit_template(j.id), jobheld_template(j.id)})
       c.in_many(kSpace, tmpl, kListMax);
     c.in_many(kSpace, job_template(j.id), kListMax);
     ++pruned;

@@ -87,7 +87,7 @@ struct SchedulerConfig {
 // How long the system space keeps old records (the agents remove them).
 struct RetentionConfig {
   // Every record of a job that finished (done, failed, cancelled) this long
-  // ago: job, jobexec, jobstat, jobwork, jobtime, jobheld (> 0; 7 days).
+  // ago: job, jobexec, jobstat, jobwork, jobtime, jobexit, jobheld (> 0; 7 days).
   double jobs_seconds = 7 * 86400;
   // This node's ("ap", ...) records that ended this long ago (> 0; 8 days:
   // the NPS's predictors look back a week).

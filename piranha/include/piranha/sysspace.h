@@ -137,6 +137,17 @@ struct JobHold {
   static std::optional<JobHold> from_tuple(const ts::Tuple& t);
 };
 
+// ("jobexit", id, status): the feeder's exit status, as a shell reports it
+// (128 + N for signal N). Written once when the job ends, by the feeder's
+// runtime (its return value; 130 when cancelled) or by `piranha submit`
+// for a feeder that could not. An extension of the schema.
+struct JobExit {
+  std::int64_t id = 0;
+  std::int64_t status = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobExit> from_tuple(const ts::Tuple& t);
+};
+
 enum class NodeState { Available, Unavailable, OwnerBlocked, Down };
 std::string_view name(NodeState s);
 std::optional<NodeState> node_state_from(std::string_view s);
@@ -226,6 +237,8 @@ ts::Template jobwork_template(std::int64_t id);
 ts::Template jobtime_template();
 ts::Template jobtime_template(std::int64_t id);
 ts::Template jobwork_template(std::int64_t id, const std::string& node);
+ts::Template jobexit_template();
+ts::Template jobexit_template(std::int64_t id);
 ts::Template jobheld_template();
 ts::Template jobheld_template(std::int64_t id);
 ts::Template node_template();
@@ -260,12 +273,15 @@ bool hold_job(ts::Client& c, const JobHold& hold);
 // when the job is absent or not held.
 bool release_job(ts::Client& c, std::int64_t id, JobState state);
 
+// Every job's ("jobexit", ...) status, by job id.
+std::map<std::int64_t, std::int64_t> exit_status_by_job(ts::Client& c);
+
 // Every job's ("jobheld", ...) record, by job id.
 std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c);
 
 // Removes every record of the finished jobs that ended (their jobtime's
 // end_time, else their submit_time) before `before`: job, jobexec,
-// jobstat, jobwork, jobtime and jobheld. Returns how many jobs went.
+// jobstat, jobwork, jobtime, jobexit and jobheld. Returns how many jobs went.
 std::size_t prune_finished_jobs(ts::Client& c, double before);
 
 // Removes `node`'s ("ap", ...) records that ended before `before`. Returns
