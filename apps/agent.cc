@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "pool_command.h"
 #include "piranha/agent_config.h"
 #include "piranha/sysspace.h"
 #include "stop_signals.h"
@@ -43,6 +44,9 @@ AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
   s.suspend_max = std::chrono::milliseconds(static_cast<long>(c.retreat.suspend_max_seconds * 1000));
   s.scheduler_stale_seconds = c.scheduler.stale_seconds;
   s.heartbeat_seconds = c.heartbeat_seconds;
+  s.max_failures = c.max_failures;
+  s.job_retention_seconds = c.retention.jobs_seconds;
+  s.ap_retention_seconds = c.retention.ap_seconds;
   s.events_file = a.events;
   s.piranha_output = a.piranha_output;
   s.quiet = a.quiet;
@@ -58,6 +62,8 @@ int run_agent(const AgentArgs& a) {
       config.server = a.server;
     else if (std::getenv("PIRANHA_SERVER") && config.server == sys::kDefaultServer)
       config.server = sys::server_from_env();  // like every other command
+    if (auto problem = endpoint_problem(config.server))
+      throw ConfigError((a.server.empty() ? "server ($PIRANHA_SERVER or the YAML): " : "--server: ") + *problem);
     if (a.cores > 0) config.cores = a.cores;
     if (!a.policy.empty()) {
       auto p = native_policy_from(a.policy);
@@ -106,15 +112,16 @@ void add_agent(CLI::App& app) {
   cmd->add_option("--node", a->node, "node name (overrides the YAML; default: the host name)");
   cmd->add_option(
       "--server", a->server,
-      "tuple-space server (overrides the YAML; default $PIRANHA_SERVER, else tcp://127.0.0.1:7070)");
+      "tuple-space server (overrides the YAML; default $PIRANHA_SERVER, else tcp://127.0.0.1:7070)")
+      ->check(endpoint_check());
   cmd->add_option("--cores", a->cores, "piranhas run at once (overrides the YAML)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--policy", a->policy, "native policy: FAIR or FCFS (overrides the YAML)");
   cmd->add_option("--trace", a->trace,
                   "replay availability from this *.avail.csv instead of the live sensors");
   cmd->add_option("--trace-node", a->trace_node, "the trace node to replay (default: --node)");
   cmd->add_option("--time-scale", a->time_scale, "trace seconds per real second (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--events", a->events,
                   "append one JSON line per event (availability, start, retreat) here");
   cmd->add_option("--piranha-output", a->piranha_output, "send the piranhas' stdout and stderr to this file");

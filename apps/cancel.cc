@@ -1,4 +1,4 @@
-// piranha cancel: marks a live job cancelled in the system space. The job's
+// piranha cancel: marks a live (or held) job cancelled in the system space. The job's
 // feeder (its JobReporter) notices within a second, removes the job's space
 // and exits; agents retreat the job's piranhas.
 #include <iostream>
@@ -26,7 +26,7 @@ int cancel(const CancelArgs& a) {
   auto t = client->in(sys::kSpace, sys::job_template(a.id), 5000);
   if (!t) throw CommandFailure(1, "job " + std::to_string(a.id) + " vanished from the system space");
   auto job = sys::JobRecord::from_tuple(t->tuple);
-  if (!job || !sys::is_live(job->state)) {
+  if (!job || sys::is_finished(job->state)) {
     client->out(sys::kSpace, t->tuple);
     client->flush();
     if (!job)
@@ -48,7 +48,7 @@ int cancel(const CancelArgs& a) {
 
 void add_cancel(CLI::App& app) {
   auto a = std::make_shared<CancelArgs>();
-  auto* cmd = app.add_subcommand("cancel", "cancel a queued or running job");
+  auto* cmd = app.add_subcommand("cancel", "cancel a queued, running or held job");
   a->server = add_server_option(*cmd);
   cmd->add_option("ID", a->id, "the job's id (`piranha jobs`)")->required();
   cmd->footer(

@@ -7,11 +7,12 @@ namespace piranha::apps {
 
 void add_demo(CLI::App& app);
 void add_agent(CLI::App& app);
-// The pool commands (pool_command.h): submit, jobs, nodes, cancel, owner.
+// The pool commands (pool_command.h): submit, jobs, nodes, cancel, release, owner.
 void add_submit(CLI::App& app);
 void add_jobs(CLI::App& app);
 void add_nodes(CLI::App& app);
 void add_cancel(CLI::App& app);
+void add_release(CLI::App& app);
 void add_owner(CLI::App& app);
 void add_ts_demo(CLI::App& ts);
 void add_ts_serve(CLI::App& ts);

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "pool_command.h"
 #include "piranha/child.h"
 #include "piranha/native_policy.h"
 #include "piranha/sysspace.h"
@@ -173,7 +174,7 @@ void add_demo(CLI::App& app) {
   cmd->add_option("--grain", o->grain, "cmatrix --grain (rows per task; 0: one element per task)")
       ->check(CLI::Range(0, 2000));
   cmd->add_option("--time-scale", o->time_scale, "trace seconds per real second")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--policy", o->policy, "the agents' native policy: FAIR or FCFS")->capture_default_str();
   cmd->add_flag("--keep", o->keep, "keep the trace and the agents' event logs");

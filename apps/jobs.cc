@@ -1,5 +1,8 @@
 // piranha jobs: the pool's jobs and their progress, from the ("job", ...),
-// ("jobstat", ...) and ("jobtime", ...) tuples of the system space.
+// ("jobstat", ...), ("jobtime", ...) and ("jobheld", ...) tuples of the
+// system space. Without --all: queued, running and held jobs (a held job's
+// reason under its row); with --all also the finished ones, with their
+// start and end times and the feeder's exit status (condor_history's view).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -23,6 +26,8 @@ struct JobRow {
   sys::JobRecord job;
   std::optional<sys::JobStat> stat;
   sys::JobTimes times;  // 0: not yet
+  std::optional<sys::JobHold> hold;
+  std::optional<std::int64_t> exit_status;  // the feeder's, once the job has ended
   // Seconds from submission to the end; 0 while the job runs.
   double turnaround() const { return times.end_time != 0 ? times.end_time - job.submit_time : 0; }
 };
@@ -45,22 +50,42 @@ nlohmann::json to_json(const JobRow& r) {
   j["start_time"] = known(r.times.start_time);
   j["end_time"] = known(r.times.end_time);
   j["turnaround_seconds"] = r.times.end_time != 0 ? nlohmann::json(r.turnaround()) : nlohmann::json(nullptr);
+  j["exit_status"] = r.exit_status ? nlohmann::json(*r.exit_status) : nlohmann::json(nullptr);
+  j["held"] = r.hold ? nlohmann::json{{"node", r.hold->node}, {"reason", r.hold->reason}, {"time", r.hold->time}}
+                     : nlohmann::json(nullptr);
   return j;
 }
 
-void print_table(const std::vector<JobRow>& rows, double now) {
+// A time of day for people, "-" while not known.
+std::string when(double t, double now) { return t != 0 ? local_time(t, now) : "-"; }
+
+// `history` adds the STARTED and ENDED columns (--all).
+void print_table(const std::vector<JobRow>& rows, double now, bool history) {
   int name_w = 4;
   for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.job.name.size()));
-  std::printf("%-5s %-*s %-10s %-10s %8s %8s %10s %10s\n", "ID", name_w, "NAME", "STATE", "SUBMITTED", "DONE",
-              "LEFT", "MEAN TASK", "TURNAROUND");
+  std::printf("%-5s %-*s %-10s %-10s %8s %8s %10s %10s", "ID", name_w, "NAME", "STATE", "SUBMITTED", "DONE", "LEFT",
+              "MEAN TASK", "TURNAROUND");
+  if (history) std::printf(" %-16s %-16s %4s", "STARTED", "ENDED", "EXIT");
+  std::printf("\n");
   for (const auto& r : rows) {
     std::string done = r.stat ? std::to_string(r.stat->tasks_done) : "-";
     std::string left = r.stat ? std::to_string(r.stat->tasks_left) : "-";
     std::string mean = r.stat ? seconds_for_people(r.stat->mean_task_seconds) : "-";
-    std::printf("%-5lld %-*s %-10s %-10s %8s %8s %10s %10s\n", static_cast<long long>(r.job.id), name_w,
+    std::printf("%-5lld %-*s %-10s %-10s %8s %8s %10s %10s", static_cast<long long>(r.job.id), name_w,
                 r.job.name.c_str(), std::string(sys::name(r.job.state)).c_str(),
                 age(r.job.submit_time, now).c_str(), done.c_str(), left.c_str(), mean.c_str(),
                 seconds_for_people(r.turnaround()).c_str());
+    if (history)
+      std::printf(" %-16s %-16s %4s", when(r.times.start_time, now).c_str(), when(r.times.end_time, now).c_str(),
+                  r.exit_status ? std::to_string(*r.exit_status).c_str() : "-");
+    std::printf("\n");
+    if (r.hold && r.job.state == sys::JobState::Held) {
+      std::string reason = r.hold->reason;
+      for (std::size_t at = reason.find('\n'); at != std::string::npos; at = reason.find('\n', at + 1))
+        reason.replace(at, 1, "\n        ");
+      std::printf("      held by %s %s: %s\n", r.hold->node.c_str(), age(r.hold->time, now).c_str(),
+                  reason.c_str());
+    }
   }
 }
 
@@ -72,17 +97,21 @@ int jobs(const JobsArgs& a) {
     if (s.updated_at >= slot.updated_at) slot = s;  // a racing duplicate: the newer wins
   }
   auto times = sys::jobtimes_by_job(*client);
+  auto holds = sys::holds_by_job(*client);
+  auto exits = sys::exit_status_by_job(*client);
   std::vector<JobRow> rows;
   std::size_t finished = 0;
   for (auto& j : sys::list_jobs(*client)) {
-    if (!a.all && !sys::is_live(j.state)) {
+    if (!a.all && sys::is_finished(j.state)) {
       ++finished;
       continue;
     }
     auto it = stats.find(j.id);
     auto t = times.find(j.id);
     rows.push_back({j, it == stats.end() ? std::nullopt : std::optional<sys::JobStat>(it->second),
-                    t == times.end() ? sys::JobTimes{j.id, 0, 0} : t->second});
+                    t == times.end() ? sys::JobTimes{j.id, 0, 0} : t->second, std::nullopt, std::nullopt});
+    if (auto h = holds.find(j.id); h != holds.end()) rows.back().hold = h->second;
+    if (auto e = exits.find(j.id); e != exits.end()) rows.back().exit_status = e->second;
   }
   std::sort(rows.begin(), rows.end(), [](const JobRow& x, const JobRow& y) { return x.job.id < y.job.id; });
 
@@ -93,12 +122,12 @@ int jobs(const JobsArgs& a) {
     return 0;
   }
   if (rows.empty()) {
-    std::cout << (finished ? "no live jobs (" + std::to_string(finished) + " finished; --all shows them)"
+    std::cout << (finished ? "no queued, running or held jobs (" + std::to_string(finished) + " finished; --all shows them)"
                            : std::string("no jobs"))
               << "\n";
     return 0;
   }
-  print_table(rows, sys::wall_now());
+  print_table(rows, sys::wall_now(), a.all);
   if (finished)
     std::cout << "(" << finished << " finished job" << (finished == 1 ? "" : "s") << " not shown; --all)\n";
   return 0;
@@ -109,9 +138,11 @@ int jobs(const JobsArgs& a) {
 void add_jobs(CLI::App& app) {
   auto a = std::make_shared<JobsArgs>();
   auto* cmd =
-      app.add_subcommand("jobs", "list the pool's jobs: state, age, tasks done and left, mean task time, turnaround");
+      app.add_subcommand("jobs", "list the pool's jobs: state (and why a job is held), age, tasks done and left, mean task time, "
+                         "turnaround");
   a->server = add_server_option(*cmd);
-  cmd->add_flag("--all", a->all, "also list finished jobs (done, failed, cancelled)");
+  cmd->add_flag("--all", a->all,
+                "also list finished jobs (done, failed, cancelled), with their start and end times");
   cmd->add_flag("--json", a->json, "print one JSON array of job objects instead of the table");
   cmd->callback([a] { run_command("jobs", *a->server, [&] { return jobs(*a); }); });
 }

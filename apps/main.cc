@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   piranha::apps::add_jobs(app);
   piranha::apps::add_nodes(app);
   piranha::apps::add_cancel(app);
+  piranha::apps::add_release(app);
   piranha::apps::add_owner(app);
   piranha::apps::add_sim_piranha(app);
   piranha::apps::add_predict(app);

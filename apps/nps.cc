@@ -89,6 +89,8 @@ void add_run(CLI::App& nps) {
       if (!(a->step_seconds >= 1)) schedcli::bad_input("--step-seconds must be at least 1");
       if (a->window < 1) schedcli::bad_input("--window must be at least 1");
       sched::make_strategy(a->strategy);  // a bad name is one line, before anything starts
+      // $PIRANHA_SERVER is not checked by CLI11; the daemon must not retry a typo.
+      if (auto problem = endpoint_problem(*a->server)) schedcli::bad_input("--server: " + *problem);
       nps::LiveOptions o;
       o.server = *a->server;
       o.standard.strategy = a->strategy;

@@ -1,6 +1,7 @@
 #include "pool_command.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -9,11 +10,26 @@
 
 namespace piranha::apps {
 
-std::shared_ptr<std::string> add_server_option(CLI::App& cmd) {
+CLI::Validator endpoint_check(EndpointUse use) {
+  return CLI::Validator(
+      [use](std::string& value) { return endpoint_problem(value, use).value_or(std::string()); }, "ENDPOINT");
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& value) {
+        double d = 0;
+        bool ok = CLI::detail::lexical_cast(value, d) && d > 0 && std::isfinite(d);
+        return ok ? std::string() : "must be a number greater than 0, got '" + value + "'";
+      },
+      "POSITIVE");
+}
+
+std::shared_ptr<std::string> add_server_option(CLI::App& cmd, const std::string& names) {
   auto server = std::make_shared<std::string>(sys::server_from_env());
-  cmd.add_option("--server", *server,
-                 "tuple-space server (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070)")
-      ->capture_default_str();
+  cmd.add_option(names, *server, "tuple-space server (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070)")
+      ->capture_default_str()
+      ->check(endpoint_check());
   return server;
 }
 
@@ -27,6 +43,9 @@ CommandFailure unreachable(const std::string& server) {
 }  // namespace
 
 std::unique_ptr<ts::Client> connect(const std::string& server) {
+  if (auto problem = endpoint_problem(server))
+    throw CommandFailure(2, "--server" + std::string(std::getenv("PIRANHA_SERVER") ? " (or $PIRANHA_SERVER)" : "") +
+                                ": " + *problem);
   ts::ClientOptions o;
   o.connect_timeout = std::chrono::milliseconds(3000);
   try {

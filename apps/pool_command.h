@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "piranha/endpoint.h"
 #include "piranha/tuplespace/client.h"
 
 namespace piranha::apps {
@@ -21,13 +22,24 @@ struct CommandFailure : std::runtime_error {
   int status;
 };
 
-// Adds --server to `cmd` (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070)
-// and returns where the value lands.
-std::shared_ptr<std::string> add_server_option(CLI::App& cmd);
+// A CLI11 check that a value is a well-formed endpoint (endpoint.h); CLI11
+// prefixes its message with the option's name: "--server: port 99999 is out
+// of range (1-65535) in 'tcp://127.0.0.1:99999'".
+CLI::Validator endpoint_check(EndpointUse use = EndpointUse::Connect);
 
-// Connects to the server. Throws CommandFailure(1, "cannot reach the
-// tuple-space server at X; start one with `piranha ts serve`") when no server
-// answers.
+// A CLI11 check for a number > 0: "--time-scale: must be a number greater
+// than 0, got '-1'" (CLI::PositiveNumber prints a range up to DBL_MAX).
+CLI::Validator positive_number();
+
+// Adds --server to `cmd` (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070),
+// checked with endpoint_check, and returns where the value lands. `names`
+// may add aliases ("--server,--connect").
+std::shared_ptr<std::string> add_server_option(CLI::App& cmd, const std::string& names = "--server");
+
+// Connects to the server. Throws CommandFailure(2, "--server: PROBLEM") for
+// a malformed endpoint (one from $PIRANHA_SERVER is not checked by CLI11),
+// CommandFailure(1, "cannot reach the tuple-space server at X; start one
+// with `piranha ts serve`") when no server answers.
 std::unique_ptr<ts::Client> connect(const std::string& server);
 
 // Runs a command's body and ends the program as it says: returns normally

@@ -87,7 +87,7 @@ bool settle(ts::Client& c, const sys::JobRecord& job, const std::string& name, c
     return false;
   }
   auto rec = sys::JobRecord::from_tuple(t->tuple);
-  if (!rec || !sys::is_live(rec->state)) {
+  if (!rec || sys::is_finished(rec->state)) {
     c.out(sys::kSpace, t->tuple);  // the feeder recorded the end: leave it
     c.flush();
     return false;
@@ -96,6 +96,7 @@ bool settle(ts::Client& c, const sys::JobRecord& job, const std::string& name, c
   rec->state = interrupted ? sys::JobState::Cancelled : sys::JobState::Failed;
   c.out(sys::kSpace, rec->to_tuple());
   sys::record_job_times(c, sys::JobTimes{job.id, 0, sys::wall_now()});
+  c.out(sys::kSpace, sys::JobExit{job.id, status.shell_code()}.to_tuple());
   c.flush();
   c.remove(rec->space);  // ends the waits of its piranhas, as the feeder would have
   std::string how = status.signal      ? name + " " + status.describe()

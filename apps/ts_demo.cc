@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "pool_command.h"
 #include "piranha/tuplespace/client.h"
 #include "piranha/tuplespace/embedded.h"
 
@@ -109,7 +110,8 @@ void add_ts_demo(CLI::App& ts) {
   cmd->add_option("--limit", o->limit, "count primes below this number")->check(CLI::Range(2LL, 1'000'000'000LL));
   cmd->add_option("--tasks", o->tasks, "number of tasks")->check(CLI::Range(1LL, 1'000'000LL));
   cmd->add_option("--workers", o->workers, "number of workers (eval'd threads)")->check(CLI::Range(1, 256));
-  cmd->add_option("--connect", o->connect, "use a running server at this endpoint instead of an embedded one");
+  cmd->add_option("--connect", o->connect, "use a running server at this endpoint instead of an embedded one")
+      ->check(endpoint_check());
   cmd->callback([o] {
     int rc = run_demo(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "pool_command.h"
 #include "piranha/tuplespace/server.h"
 
 namespace piranha::apps {
@@ -32,14 +33,18 @@ void add_ts_serve(CLI::App& ts) {
   auto fsync = std::make_shared<std::string>("always");
   auto* cmd = ts.add_subcommand("serve", "run a tuple-space server until SIGTERM/SIGINT");
   cmd->add_option("--bind", o->bind, "endpoint to bind (repeatable): tcp://host:port, ipc://path")
-      ->default_str("tcp://127.0.0.1:7070");
+      ->default_str("tcp://127.0.0.1:7070")
+      ->check(endpoint_check(EndpointUse::Bind));
   cmd->add_option("--max-message", o->max_message_bytes, "largest request in bytes; larger ones get error too_large")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
-  cmd->add_option("--heartbeat-ms", o->heartbeat_interval_ms, "ZeroMQ heartbeat interval")->capture_default_str();
+  cmd->add_option("--heartbeat-ms", o->heartbeat_interval_ms, "ZeroMQ heartbeat interval")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
   cmd->add_option("--heartbeat-timeout-ms", o->heartbeat_timeout_ms,
                   "drop a client (and return its leases) after this much silence")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
   cmd->add_option("--data", o->data_dir,
                   "durable: recover the tuples from DIR (created when missing) and log every change there "
                   "before replying (docs/durability.md); without it everything stays in memory")

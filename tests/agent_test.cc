@@ -9,9 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "harness.h"
 #include "piranha/sysspace.h"
@@ -269,4 +273,190 @@ TEST_CASE("piranha demo: three agents on a replayed trace run cmatrix and report
   for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator(); ++it)
     tasks += std::stoll((*it)[2].str());
   CHECK(tasks == 60 * 60);
+}
+
+namespace {
+
+// Job `id`'s record now, if any.
+std::optional<sys::JobRecord> job_record(ts::Client& c, std::int64_t id) {
+  auto t = c.rd(sys::kSpace, sys::job_template(id), 500);
+  return t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
+}
+
+bool reaches(ts::Client& c, std::int64_t id, sys::JobState state, std::chrono::milliseconds timeout = 30s) {
+  return wait_until(
+      [&] {
+        auto j = job_record(c, id);
+        return j && j->state == state;
+      },
+      timeout);
+}
+
+// Runs `piranha ARGS... --server S` to its end; returns its exit status.
+int run_cli(const ServerProcess& server, std::vector<std::string> args, Process** keep = nullptr) {
+  args.insert(args.begin(), bin("piranha"));
+  args.push_back("--server");
+  args.push_back(server.endpoint());
+  static thread_local std::unique_ptr<Process> last;
+  last = std::make_unique<Process>(args);
+  auto rc = last->wait(30s);
+  if (keep) *keep = last.get();
+  INFO(last->command(), "\n", last->out(), last->err());
+  REQUIRE(rc.has_value());
+  return *rc;
+}
+
+}  // namespace
+
+TEST_CASE("agent: a job whose piranha fails on every task is held after max_failures, then released or cancelled") {
+  ServerProcess server;
+  Scratch s;
+  auto flag = s.write("fail", "x");
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 60));
+  Process job(job_argv(server, {"flaky_job", "6", flag}));
+  ts::Client c(server.endpoint());
+  auto started = Clock::now();
+  REQUIRE_MESSAGE(reaches(c, 1, sys::JobState::Held), agent.err());
+  // Three failures in a row, restarted at once: no backoff of seconds.
+  CHECK(ms_since(started) < 10'000);
+  CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"held\"") == 1; }));
+  CHECK(count(s.read("n1.events"), "\"event\":\"start\"") == 3);
+
+  auto holds = sys::holds_by_job(c);
+  REQUIRE(holds.count(1) == 1);
+  INFO(holds[1].reason);
+  CHECK(holds[1].node == "n1");
+  CHECK(holds[1].reason.find("exit status 1 (3 failures in a row on n1)") != std::string::npos);
+  CHECK(holds[1].reason.find("is there") != std::string::npos);  // the piranha's stderr
+  // --piranha-output still gets the piranhas' stderr.
+  CHECK(s.read("n1.piranhas").find("is there") != std::string::npos);
+
+  Process* out = nullptr;
+  CHECK(run_cli(server, {"jobs"}, &out) == 0);
+  CHECK(out->out().find("held") != std::string::npos);
+  CHECK(out->out().find("held by n1") != std::string::npos);
+  CHECK(out->out().find("failed on purpose") != std::string::npos);
+  CHECK(run_cli(server, {"jobs", "--json"}, &out) == 0);
+  CHECK(out->out().find("\"state\": \"held\"") != std::string::npos);
+  CHECK(out->out().find("\"reason\": \"exit status 1") != std::string::npos);
+
+  // The feeder waits meanwhile; released, the job runs again and finishes.
+  CHECK(job.running());
+  std::filesystem::remove(flag);
+  CHECK(run_cli(server, {"release", "1"}) == 0);
+  CHECK(sys::holds_by_job(c).empty());
+  auto rc = job.wait(30s);
+  INFO("job: ", job.out(), job.err(), "\nagent: ", agent.err());
+  REQUIRE(rc == 0);
+  CHECK(job.out().find("flaky_job: result OK") != std::string::npos);
+  CHECK(run_cli(server, {"release", "1"}) == 1);  // not held any more
+
+  // A second job held, then cancelled: its feeder ends.
+  s.write("fail", "x");
+  Process job2(job_argv(server, {"flaky_job", "3", flag}));
+  REQUIRE(reaches(c, 2, sys::JobState::Held));
+  CHECK(run_cli(server, {"cancel", "2"}) == 0);
+  CHECK(job2.wait(30s).has_value());
+  CHECK(job_record(c, 2)->state == sys::JobState::Cancelled);
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
+}
+
+TEST_CASE("agent: a job whose program cannot be started on the node is held with that reason") {
+  ServerProcess server;
+  Scratch s;
+  ts::Client c(server.endpoint());
+  c.out(sys::kSpace, sys::JobLaunch{1, s.dir + "/no-such-program", {}, s.dir}.to_tuple());
+  c.out(sys::kSpace, sys::JobRecord{1, "no-such-program", "job.1", sys::wall_now(), sys::JobState::Queued}.to_tuple());
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 60));
+  REQUIRE_MESSAGE(reaches(c, 1, sys::JobState::Held, 15s), agent.err());
+  auto holds = sys::holds_by_job(c);
+  REQUIRE(holds.count(1) == 1);
+  INFO(holds[1].reason);
+  CHECK(holds[1].reason.find("cannot start its program on n1") != std::string::npos);
+  CHECK(holds[1].reason.find("no-such-program") != std::string::npos);
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
+}
+
+TEST_CASE("agent: piranhas killed after doing useful work are restarted at once, and the job is not held") {
+  ServerProcess server;
+  Scratch s;
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 60));
+  Process job(job_argv(server, {"sleepy_job", "60", "100"}));
+  std::regex took("piranha ([0-9]+) took task");
+  std::set<pid_t> killed;
+  auto started = Clock::now();
+  // Five kills, more than max_failures (3), each of a piranha that has
+  // completed tasks for a while.
+  for (int k = 0; k < 5; ++k) {
+    pid_t victim = 0;
+    REQUIRE(wait_until([&] {
+      std::string out = s.read("n1.piranhas");
+      for (std::sregex_iterator it(out.begin(), out.end(), took), end; it != end; ++it) {
+        pid_t pid = std::stoi((*it)[1].str());
+        if (!killed.count(pid)) victim = pid;
+      }
+      return victim != 0;
+    }));
+    std::this_thread::sleep_for(900ms);  // several tasks done, and the feeder has published them
+    ::kill(victim, SIGKILL);
+    killed.insert(victim);
+  }
+  auto rc = job.wait(60s);
+  INFO("job: ", job.out(), job.err(), "\nagent: ", agent.err());
+  REQUIRE(rc == 0);
+  CHECK(job.out().find("result OK (60 tasks, 0 missing, 0 twice, 0 extra)") != std::string::npos);
+  // 6 s of work plus 5 kills: no backoff of 2 + 4 + 8 + ... s.
+  CHECK(ms_since(started) < 20'000);
+  std::string events = s.read("n1.events");
+  CHECK(count(events, "\"event\":\"held\"") == 0);
+  CHECK(agent.err().find("next try in") == std::string::npos);
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
+}
+
+TEST_CASE("agent: finished jobs and this node's ap records older than the retention are removed") {
+  ServerProcess server;
+  Scratch s;
+  ts::Client c(server.endpoint());
+  double now = sys::wall_now();
+  // Job 1 ended long ago, job 2 just now, job 3 is held.
+  for (auto [id, state, ended] : {std::tuple{1, sys::JobState::Done, now - 3600},
+                                  std::tuple{2, sys::JobState::Failed, now},
+                                  std::tuple{3, sys::JobState::Held, 0.0}}) {
+    c.out(sys::kSpace, sys::JobLaunch{id, "/bin/true", {}, "/"}.to_tuple());
+    c.out(sys::kSpace, sys::JobRecord{id, "x", "job." + std::to_string(id), now - 7200, state}.to_tuple());
+    c.out(sys::kSpace, sys::JobStat{id, 1, 0, 0.1, now - 3600}.to_tuple());
+    c.out(sys::kSpace, sys::JobWork{id, "n1", 1, 0.1, 0}.to_tuple());
+    c.out(sys::kSpace, sys::JobTimes{id, now - 7000, ended}.to_tuple());
+    c.out(sys::kSpace, sys::JobHold{id, "n1", "why", now - 7000}.to_tuple());
+    c.out(sys::kSpace, sys::JobExit{id, 0}.to_tuple());
+  }
+  c.out(sys::kSpace, sys::AvailabilityPeriod{"n1", now - 7200, now - 3600}.to_tuple());
+  c.out(sys::kSpace, sys::AvailabilityPeriod{"n1", now - 60, now - 1}.to_tuple());
+  c.out(sys::kSpace, sys::AvailabilityPeriod{"n2", now - 7200, now - 3600}.to_tuple());  // another node's
+  auto config = s.write("agent.yaml", "retention: {jobs_seconds: 600, ap_seconds: 600}\n");
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 60, {"--config", config}));
+  REQUIRE_MESSAGE(wait_until([&] { return !job_record(c, 1); }, 15s), agent.err());
+  for (const auto& tmpl : {sys::launch_template(1), sys::jobstat_template(1), sys::jobwork_template(1),
+                           sys::jobtime_template(1), sys::jobexit_template(1), sys::jobheld_template(1)})
+    CHECK(c.rd_many(sys::kSpace, tmpl, 10).empty());
+  CHECK(job_record(c, 2));
+  CHECK(job_record(c, 3));
+  CHECK(c.rd_many(sys::kSpace, sys::jobtime_template(2), 10).size() == 1);
+  CHECK(c.rd_many(sys::kSpace, sys::jobheld_template(3), 10).size() == 1);
+  auto aps = c.rd_many(sys::kSpace, sys::ap_template(), 100);
+  CHECK(aps.size() == 2);
+  for (const auto& t : aps) {
+    auto ap = sys::AvailabilityPeriod::from_tuple(t);
+    REQUIRE(ap);
+    CHECK((ap->node == "n2" || ap->end > now - 600));
+  }
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
 }

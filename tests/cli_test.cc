@@ -2,6 +2,10 @@
 // server process), help, and what a mistyped option produces.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
+#include <filesystem>
+
 #include "harness.h"
 
 namespace piranha::it {
@@ -74,6 +78,78 @@ TEST_CASE("an unknown option exits nonzero with a message naming it") {
   Process bad_value({bin("piranha"), "ts", "serve", "--max-message", "10"});
   CHECK(run_piranha(bad_value) != 0);
   CHECK(bad_value.err().find("--max-message") != std::string::npos);
+
+  // Numeric options are named in their errors.
+  for (auto argv : std::vector<std::vector<std::string>>{{"ts", "serve", "--heartbeat-timeout-ms", "-5"},
+                                                         {"ts", "serve", "--heartbeat-ms", "0"},
+                                                         {"agent", "--cores", "0"},
+                                                         {"agent", "--time-scale", "-1"}}) {
+    std::string option = argv[argv.size() - 2];
+    argv.insert(argv.begin(), bin("piranha"));
+    Process p(argv);
+    CHECK(run_piranha(p) == 2);
+    INFO(p.err());
+    CHECK(p.err().rfind(option + ": ", 0) == 0);
+  }
+}
+
+TEST_CASE("a malformed endpoint is refused at once, naming the option and the problem, wherever it is taken") {
+  const std::string wraps = "tcp://127.0.0.1:99999";
+  std::vector<std::vector<std::string>> commands = {
+      {"jobs", "--server", wraps},          {"ts", "stats", "--connect", wraps},
+      {"ts", "serve", "--bind", wraps},     {"ts", "demo", "--connect", wraps},
+      {"agent", "--server", wraps},         {"cancel", "--server", wraps, "1"},
+      {"nps", "run", "--server", wraps}};
+  for (auto argv : commands) {
+    argv.insert(argv.begin(), bin("piranha"));
+    Process p(argv);
+    auto started = Clock::now();
+    CHECK(run_piranha(p) == 2);
+    INFO(p.command(), "\n", p.err());
+    CHECK(p.err().find("port 99999 is out of range (1-65535)") != std::string::npos);
+    CHECK(p.err().find(argv[2] == "stats" || argv[2] == "serve" || argv[2] == "demo" ? "--" : "--server") !=
+          std::string::npos);
+    CHECK(ms_since(started) < 5000);
+  }
+  // The agent with a malformed endpoint fails at once, and so does any
+  // command whose $PIRANHA_SERVER is malformed.
+  Process agent({bin("piranha"), "agent", "--server", "garbage"});
+  CHECK(run_piranha(agent) == 2);
+  CHECK(agent.err().find("'garbage' is not an endpoint") != std::string::npos);
+  Process env_agent({"/usr/bin/env", "PIRANHA_SERVER=garbage", bin("piranha"), "agent"});
+  CHECK(run_piranha(env_agent) == 2);
+  CHECK(env_agent.err().find("'garbage' is not an endpoint") != std::string::npos);
+  Process env_nps({"/usr/bin/env", "PIRANHA_SERVER=garbage", bin("piranha"), "nps", "run"});
+  CHECK(run_piranha(env_nps) == 2);
+  CHECK(env_nps.err().find("'garbage' is not an endpoint") != std::string::npos);
+  Process env_jobs({"/usr/bin/env", "PIRANHA_SERVER=tcp://h", bin("piranha"), "jobs"});
+  CHECK(run_piranha(env_jobs) == 2);
+  CHECK(env_jobs.err().find("$PIRANHA_SERVER") != std::string::npos);
+}
+
+TEST_CASE("piranha ts stats honours PIRANHA_SERVER") {
+  ServerProcess server;
+  Process stats({"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), bin("piranha"), "ts", "stats"});
+  CHECK(run_piranha(stats) == 0);
+  Process none({"/usr/bin/env", "PIRANHA_SERVER=tcp://127.0.0.1:" + std::to_string(free_port()), bin("piranha"),
+                "ts", "stats"});
+  CHECK(run_piranha(none) == 1);
+  CHECK(none.err().find("cannot reach the tuple-space server at") != std::string::npos);
+}
+
+TEST_CASE("an agent whose well-formed server does not answer waits with a pause, not a tight loop") {
+  Process agent({bin("piranha"), "agent", "--node", "n1", "--server",
+                 "tcp://127.0.0.1:" + std::to_string(free_port())});
+  CHECK(agent.wait_for_err("waiting for the tuple-space server"));
+  std::this_thread::sleep_for(3s);
+  CHECK(agent.running());
+  // One connection attempt a second: a handful of descriptors, not thousands.
+  std::size_t fds = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(agent.pid()) + "/fd"))
+    ++fds;
+  CHECK(fds < 64);
+  agent.signal(SIGTERM);
+  CHECK(agent.wait(10s).has_value());
 }
 
 }  // namespace piranha::it

@@ -97,10 +97,13 @@ TEST_CASE("piranha submit runs the feeder with the job's own arguments and the j
   // The table lists live jobs; this one is finished.
   Process table({bin("piranha"), "jobs", "--server", server.endpoint()});
   CHECK(finish(table) == 0);
-  CHECK(table.out().find("no live jobs (1 finished; --all shows them)") != std::string::npos);
+  CHECK(table.out().find("no queued, running or held jobs (1 finished; --all shows them)") != std::string::npos);
   Process all({bin("piranha"), "jobs", "--all", "--server", server.endpoint()});
   CHECK(finish(all) == 0);
   CHECK(all.out().find("MEAN TASK") != std::string::npos);
+  CHECK(all.out().find("ENDED") != std::string::npos);
+  CHECK(all.out().find("EXIT") != std::string::npos);
+  CHECK((*j)["exit_status"] == 0);
   CHECK(all.out().find("cmatrix") != std::string::npos);
   CHECK(all.out().find("done") != std::string::npos);
 }
@@ -388,6 +391,9 @@ TEST_CASE("a cancelled job and a crashed feeder's job get an end time too") {
   CHECK((*w)["end_time"].get<double>() <= sys::wall_now());
   CHECK((*w)["turnaround_seconds"].get<double>() ==
         doctest::Approx((*w)["end_time"].get<double>() - (*w)["submit_time"].get<double>()));
+  // The feeders' exit statuses, as submit reported them.
+  CHECK((*c)["exit_status"] == 128 + SIGABRT);
+  CHECK((*w)["exit_status"] == 130);
 }
 
 TEST_CASE("jobstat shows a job's first completed tasks and their mean time within a second") {

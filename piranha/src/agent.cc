@@ -56,7 +56,9 @@ struct Agent::Impl {
   bool obeying_scheduler = false;
   std::string run_by;  // `by` of the last ("running", ...) published
   std::map<std::int64_t, SteadyClock::time_point> hold_off;  // no restart before
-  std::map<std::int64_t, int> failures;
+  std::map<std::int64_t, int> failures;          // in a row, on this node
+  std::map<std::int64_t, std::int64_t> work_seen;  // jobwork tasks here at the last start or failure
+  SteadyClock::time_point next_prune{};
   std::string retreat_cause;  // why the piranhas were last told to retreat
 
   Impl(AgentSettings settings, std::unique_ptr<AvailabilitySource> src)
@@ -190,6 +192,70 @@ struct Agent::Impl {
     publish(node_state());
   }
 
+  // Tasks of `job` completed on this node so far (its jobwork); nullopt
+  // when the system space cannot say.
+  std::optional<std::int64_t> tasks_here(std::int64_t job) {
+    try {
+      auto t = client->rd(sys::kSpace, sys::jobwork_template(job, s.node), 0);
+      auto w = t ? sys::JobWork::from_tuple(*t) : std::nullopt;
+      return w ? w->tasks : 0;
+    } catch (const ts::TupleSpaceError&) {
+      return std::nullopt;
+    }
+  }
+
+  // Stops running `job` anywhere: its state becomes held, with `reason`.
+  void hold(std::int64_t job, const std::string& reason) {
+    failures.erase(job);
+    hold_off.erase(job);
+    work_seen.erase(job);
+    try {
+      if (sys::hold_job(*client, sys::JobHold{job, s.node, reason, sys::wall_now()})) {
+        log("job " + std::to_string(job) + " held: " + reason);
+        event("held", "\"job\":" + std::to_string(job) + ",\"reason\":" + json_string(reason));
+      }
+    } catch (const ts::TupleSpaceError& e) {
+      log("could not hold job " + std::to_string(job) + ": " + e.what());
+    }
+    // Whether or not it is held now, this node does not run it again until
+    // the system space says it is live.
+    launches.erase(job);
+    if (target == job) target.reset();
+  }
+
+  // A piranha of `e.job_id` ended abnormally: restart at once, later, or hold.
+  void on_failure(const PiranhaExit& e, SteadyClock::time_point now) {
+    std::int64_t job = e.job_id;
+    auto done = tasks_here(job);
+    if (done && *done > work_seen[job]) failures[job] = 0;  // useful work since the last failure
+    if (done) work_seen[job] = *done;
+    int n = ++failures[job];
+    if (n >= s.max_failures) {
+      std::string reason = e.status.describe() + " (" + std::to_string(n) + " failure" + (n == 1 ? "" : "s") +
+                           " in a row on " + s.node + ")";
+      if (!e.stderr_tail.empty()) reason += "; stderr ends:\n" + e.stderr_tail;
+      hold(job, reason);
+      return;
+    }
+    auto wait = n <= 2 ? std::chrono::seconds(0) : std::chrono::seconds(std::min(60, 1 << std::min(n - 2, 6)));
+    hold_off[job] = now + wait;
+    log("piranha of job " + std::to_string(job) + " failed (" + e.status.describe() + ", " + std::to_string(n) +
+        " of " + std::to_string(s.max_failures) + "); " +
+        (wait.count() ? "next try in " + std::to_string(wait.count()) + " s" : std::string("starting another")));
+  }
+
+  // Removes this node's old ap records and old finished jobs' records.
+  void prune(SteadyClock::time_point now) {
+    double wall = sys::wall_now();
+    auto aps = sys::prune_availability(*client, s.node, wall - s.ap_retention_seconds);
+    auto jobs = sys::prune_finished_jobs(*client, wall - s.job_retention_seconds);
+    if (aps || jobs)
+      log("pruned " + std::to_string(aps) + " old availability period(s) and " + std::to_string(jobs) +
+          " finished job(s)");
+    double every = std::clamp(std::min(s.ap_retention_seconds, s.job_retention_seconds) / 4, 1.0, 600.0);
+    next_prune = now + std::chrono::milliseconds(static_cast<long>(every * 1000));
+  }
+
   void handle_exits(SteadyClock::time_point now) {
     auto exits = host.reap(now);
     if (!exits.empty()) source->set_piranha_groups(host.groups());
@@ -211,11 +277,7 @@ struct Agent::Impl {
         hold_off[e.job_id] = now + std::chrono::seconds(1);
         failures.erase(e.job_id);
       } else {
-        int n = ++failures[e.job_id];
-        auto wait = std::chrono::seconds(std::min(60, 1 << std::min(n, 6)));
-        hold_off[e.job_id] = now + wait;
-        log("piranha of job " + job + " failed (" + e.status.describe() + "); next try in " +
-            std::to_string(wait.count()) + " s");
+        on_failure(e, now);
       }
     }
   }
@@ -250,7 +312,9 @@ struct Agent::Impl {
     }
     if (!target || !launches.count(*target)) return;
     if (auto h = hold_off.find(*target); h != hold_off.end() && now < h->second) return;
-    const auto& launch = launches.at(*target);
+    const auto launch = launches.at(*target);
+    if (!work_seen.count(launch.id))
+      if (auto done = tasks_here(launch.id)) work_seen[launch.id] = *done;
     try {
       host.start(launch, s.cores);
       source->set_piranha_groups(host.groups());
@@ -258,9 +322,8 @@ struct Agent::Impl {
           std::to_string(launch.id));
       event("start", "\"job\":" + std::to_string(launch.id) + ",\"count\":" + std::to_string(s.cores));
     } catch (const std::exception& e) {
-      int n = ++failures[launch.id];
-      hold_off[launch.id] = now + std::chrono::seconds(std::min(60, 1 << std::min(n, 6)));
-      log("cannot start job " + std::to_string(launch.id) + ": " + e.what());
+      source->set_piranha_groups(host.groups());
+      hold(launch.id, std::string("cannot start its program on ") + s.node + ": " + e.what());
     }
   }
 
@@ -271,7 +334,7 @@ struct Agent::Impl {
     publish(sys::NodeState::Unavailable);
     publish_run(std::string(name(s.policy)));
     auto now = SteadyClock::now();
-    next_eval = next_tick = next_heartbeat = now;
+    next_eval = next_tick = next_heartbeat = next_prune = now;
     bool input_event = false;
     while (!stop.load()) {
       now = SteadyClock::now();
@@ -293,6 +356,7 @@ struct Agent::Impl {
           bool avail = verdict.available && !owner_blocked;
           if (avail != available || was_blocked != owner_blocked) on_availability_change(avail, now);
         }
+        if (now >= next_prune) prune(now);
         if (now >= next_heartbeat) {
           publish(node_state());
           next_heartbeat = now + std::chrono::milliseconds(static_cast<long>(s.heartbeat_seconds * 1000));
@@ -305,7 +369,7 @@ struct Agent::Impl {
       }
 
       // Sleep until the next thing to do, an input event or a piranha exit.
-      auto wake = std::min({next_eval, next_tick, next_heartbeat});
+      auto wake = std::min({next_eval, next_tick, next_heartbeat, next_prune});
       if (auto d = host.next_deadline()) wake = std::min(wake, *d);
       if (host.suspended()) wake = std::min(wake, *host.suspended_since() + s.suspend_max);
       std::vector<pollfd> fds;
@@ -314,7 +378,7 @@ struct Agent::Impl {
       for (int fd : host.fds()) fds.push_back({fd, POLLIN, 0});
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wake - SteadyClock::now()).count() + 1;
       // Without pidfds, exits are noticed by polling.
-      bool poll_exits = host.fds().size() < host.running();
+      bool poll_exits = host.exits_need_polling();
       left = std::clamp<long long>(left, 0, poll_exits ? 10 : 250);
       int n = ::poll(fds.data(), fds.size(), static_cast<int>(left));
       if (n > 0) {

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "piranha/endpoint.h"
+
 namespace piranha {
 
 const char* to_string(SensorKind sensor) {
@@ -31,6 +33,8 @@ constexpr double kMaxLongSeconds = 86400;
 constexpr double kMaxTimeScale = 1e6;
 constexpr double kMaxSpeed = 1e6;
 constexpr long long kMaxCores = 4096;
+constexpr long long kMaxFailures = 1000;
+constexpr double kMaxRetentionSeconds = 10 * 365 * 86400.0;
 
 std::string host_name() {
   char buf[256] = {};
@@ -288,14 +292,12 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
   if (root.IsNull()) return c;
   r.check_keys(root, "the agent configuration",
                {"node", "server", "cores", "speed", "policy", "seed", "availability", "retreat", "scheduler",
-                "heartbeat_seconds"});
+                "heartbeat_seconds", "max_failures", "retention"});
   try {
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
       c.server = r.text(root, "server", "server");
-      if (c.server.find("://") == std::string::npos)
-        r.fail(Reader::mark_of(root, "server"),
-               "server must be an endpoint like tcp://host:port, got '" + c.server + "'");
+      if (auto problem = endpoint_problem(c.server)) r.fail(Reader::mark_of(root, "server"), "server: " + *problem);
     }
     if (root["cores"]) c.cores = static_cast<int>(r.integer<long long>(root, "cores", "cores", 1, kMaxCores));
     if (root["speed"]) c.speed = r.number(root, "speed", "speed", 0, true, kMaxSpeed);
@@ -324,6 +326,17 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
       if (sc["stale_seconds"])
         c.scheduler.stale_seconds =
             r.number(sc, "stale_seconds", "scheduler.stale_seconds", 0, true, kMaxLongSeconds);
+    }
+    if (root["max_failures"])
+      c.max_failures = static_cast<int>(r.integer<long long>(root, "max_failures", "max_failures", 1, kMaxFailures));
+    if (root["retention"]) {
+      const YAML::Node rn = root["retention"];
+      r.check_keys(rn, "retention", {"jobs_seconds", "ap_seconds"});
+      if (rn["jobs_seconds"])
+        c.retention.jobs_seconds =
+            r.number(rn, "jobs_seconds", "retention.jobs_seconds", 0, true, kMaxRetentionSeconds);
+      if (rn["ap_seconds"])
+        c.retention.ap_seconds = r.number(rn, "ap_seconds", "retention.ap_seconds", 0, true, kMaxRetentionSeconds);
     }
     if (root["heartbeat_seconds"])
       c.heartbeat_seconds =

@@ -153,7 +153,10 @@ TEST_CASE("agent config: wrong types name the key and the line") {
   CHECK(error_of("seed: 18446744073709551616\n") ==
         "agent.yaml:1: seed is out of range, got '18446744073709551616'");
   CHECK(error_of("server: localhost\n") ==
-        "agent.yaml:1: server must be an endpoint like tcp://host:port, got 'localhost'");
+        "agent.yaml:1: server: 'localhost' is not an endpoint (expected tcp://HOST:PORT, ipc://PATH or "
+        "inproc://NAME)");
+  CHECK(error_of("server: tcp://127.0.0.1:99999\n") ==
+        "agent.yaml:1: server: port 99999 is out of range (1-65535) in 'tcp://127.0.0.1:99999'");
 }
 
 TEST_CASE("agent config: out-of-range values name the key and the line") {
@@ -265,4 +268,19 @@ TEST_CASE("agent config: the examples in docs/configuration.md parse") {
     at = close + 3;
   }
   CHECK(examples >= 2);
+}
+
+TEST_CASE("agent config: max_failures and retention, with their defaults and limits") {
+  auto d = piranha::parse_agent_config("", "agent.yaml");
+  CHECK(d.max_failures == 3);
+  CHECK(d.retention.jobs_seconds == 7 * 86400);
+  CHECK(d.retention.ap_seconds == 8 * 86400);
+  auto c = piranha::parse_agent_config("max_failures: 5\nretention: {jobs_seconds: 60, ap_seconds: 120}\n",
+                                       "agent.yaml");
+  CHECK(c.max_failures == 5);
+  CHECK(c.retention.jobs_seconds == 60);
+  CHECK(c.retention.ap_seconds == 120);
+  CHECK(error_of("max_failures: 0\n").rfind("agent.yaml:1: max_failures", 0) == 0);
+  CHECK(error_of("retention: {jobs_seconds: 0}\n").rfind("agent.yaml:1: retention.jobs_seconds", 0) == 0);
+  CHECK(error_of("retention: {jobs: 7}\n").rfind("agent.yaml:1: unknown key 'jobs' in retention", 0) == 0);
 }

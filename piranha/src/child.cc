@@ -118,6 +118,7 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
       dup2(out_fd, 1);
       dup2(out_fd, 2);
     }
+    if (o.stderr_fd >= 0) dup2(o.stderr_fd, 2);
     if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
       int err = errno;
       (void)!write(report[1], &err, sizeof err);

@@ -115,12 +115,13 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     std::fprintf(stderr, "%s: job %lld was cancelled before it started\n", name.c_str(), static_cast<long long>(job.id));
     return 130;
   }
-  if (!sys::is_live(job.state)) {
+  if (sys::is_finished(job.state)) {
     std::fprintf(stderr, "%s: job %lld has already ended (%s)\n", name.c_str(), static_cast<long long>(job.id),
                  std::string(sys::name(job.state)).c_str());
     return 1;
   }
-  sys::set_job_state(*client, job.id, sys::JobState::Running);
+  // A job held before its feeder started stays held until released.
+  if (job.state != sys::JobState::Held) sys::set_job_state(*client, job.id, sys::JobState::Running);
   client->out(sys::kSpace, sys::JobStat{job.id, 0, 0, 0.0, sys::wall_now()}.to_tuple());
 
   Feeder::Impl impl;
@@ -165,6 +166,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     double ended = sys::wall_now();
     sys::set_job_state(*client, job.id, final_state);
     sys::record_job_times(*client, sys::JobTimes{job.id, 0, ended});
+    client->out(sys::kSpace, sys::JobExit{job.id, rc}.to_tuple());
     // Ends the piranhas' waits: the job is over.
     client->remove(job.space);
   } catch (const std::exception& e) {

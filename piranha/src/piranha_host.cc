@@ -1,12 +1,16 @@
 #include "piranha/piranha_host.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <stdexcept>
 
 namespace piranha {
 namespace {
@@ -31,7 +35,23 @@ void leave_sched_idle(pid_t pid) {
   }
 }
 
+// The end of `text`: at most kStderrTail bytes, from the start of a line.
+std::string last_lines(const std::string& text) {
+  if (text.size() <= kStderrTail) return text;
+  std::size_t from = text.size() - kStderrTail;
+  auto nl = text.find('\n', from);
+  return nl == std::string::npos || nl + 1 >= text.size() ? text.substr(from) : text.substr(nl + 1);
+}
+
 }  // namespace
+
+PiranhaHost::PiranhaHost(PiranhaEnvironment env) : env_(std::move(env)) {
+  if (!env_.output_file.empty()) {
+    output_fd_ = ::open(env_.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (output_fd_ < 0)
+      throw std::runtime_error(env_.output_file + ": cannot open for the piranhas' output: " + std::strerror(errno));
+  }
+}
 
 PiranhaHost::~PiranhaHost() {
   for (auto& p : procs_) {
@@ -39,6 +59,30 @@ PiranhaHost::~PiranhaHost() {
     p.child->signal(SIGKILL);
     p.child->wait();
     if (p.pidfd >= 0) ::close(p.pidfd);
+    if (p.err_fd >= 0) ::close(p.err_fd);
+  }
+  if (output_fd_ != 2) ::close(output_fd_);
+}
+
+void PiranhaHost::drain(Proc& p) {
+  char buf[4096];
+  while (p.err_fd >= 0) {
+    ssize_t n = ::read(p.err_fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    if (n <= 0) {  // its end (or an error): nothing more will come
+      ::close(p.err_fd);
+      p.err_fd = -1;
+      return;
+    }
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(output_fd_, buf + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;  // the output is a service: never block the agent on it
+      done += w;
+    }
+    p.err_tail.append(buf, static_cast<std::size_t>(n));
+    if (p.err_tail.size() > 2 * kStderrTail) p.err_tail.erase(0, p.err_tail.size() - kStderrTail);
   }
 }
 
@@ -58,9 +102,23 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
     o.lowest_priority = true;
     o.die_with_parent = true;
     o.output_file = env_.output_file;
+    int err[2];
+    if (pipe2(err, O_CLOEXEC | O_NONBLOCK) != 0)
+      throw std::runtime_error(std::string("pipe for a piranha's stderr: ") + std::strerror(errno));
+    // The child's end blocks as usual; only the agent's end must not.
+    fcntl(err[1], F_SETFL, fcntl(err[1], F_GETFL) & ~O_NONBLOCK);
+    o.stderr_fd = err[1];
     Proc p;
     p.job_id = job.id;
-    p.child = std::make_unique<ChildProcess>(o);
+    p.err_fd = err[0];
+    try {
+      p.child = std::make_unique<ChildProcess>(o);
+    } catch (...) {
+      ::close(err[0]);
+      ::close(err[1]);
+      throw;
+    }
+    ::close(err[1]);
     p.pidfd = open_pidfd(p.child->pid());
     procs_.push_back(std::move(p));
   }
@@ -97,12 +155,16 @@ void PiranhaHost::resume() {
 std::vector<PiranhaExit> PiranhaHost::reap(SteadyClock::time_point now) {
   std::vector<PiranhaExit> exits;
   for (auto it = procs_.begin(); it != procs_.end();) {
+    drain(*it);
     if (auto st = it->child->poll()) {
       auto ended = SteadyClock::now();
-      PiranhaExit e{it->job_id, it->child->pid(), *st, it->change.has_value(), it->killed, std::nullopt};
+      drain(*it);
+      PiranhaExit e{it->job_id, it->child->pid(), *st, it->change.has_value(), it->killed, std::nullopt, {}};
       if (it->change) e.retreat_latency = ended - *it->change;
+      e.stderr_tail = last_lines(it->err_tail);
       exits.push_back(e);
       if (it->pidfd >= 0) ::close(it->pidfd);
+      if (it->err_fd >= 0) ::close(it->err_fd);
       it = procs_.erase(it);
       continue;
     }
@@ -135,9 +197,17 @@ std::vector<pid_t> PiranhaHost::groups() const {
 
 std::vector<int> PiranhaHost::fds() const {
   std::vector<int> f;
-  for (const auto& p : procs_)
+  for (const auto& p : procs_) {
     if (p.pidfd >= 0) f.push_back(p.pidfd);
+    if (p.err_fd >= 0) f.push_back(p.err_fd);
+  }
   return f;
+}
+
+bool PiranhaHost::exits_need_polling() const {
+  for (const auto& p : procs_)
+    if (p.pidfd < 0) return true;
+  return false;
 }
 
 std::optional<SteadyClock::time_point> PiranhaHost::next_deadline() const {

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "piranha/endpoint.h"
 
 namespace piranha::sys {
 namespace {
@@ -55,18 +59,24 @@ std::string server_from_env() {
 
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note) {
-  auto next_note = std::chrono::steady_clock::now();
+  if (auto problem = endpoint_problem(server)) throw std::invalid_argument("server: " + *problem);
+  using Steady = std::chrono::steady_clock;
+  auto next_note = Steady::now();
   while (!stopped()) {
+    auto tried = Steady::now();
     try {
       ts::ClientOptions o;
       o.connect_timeout = std::chrono::milliseconds(1000);
       return std::make_unique<ts::Client>(server, o);
     } catch (const ts::TupleSpaceError& e) {
-      if (std::chrono::steady_clock::now() >= next_note) {
+      if (Steady::now() >= next_note) {
         note("waiting for the tuple-space server at " + server + " (" + e.what() + ")");
-        next_note = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        next_note = Steady::now() + std::chrono::seconds(10);
       }
     }
+    // A refusal can come at once: the pause keeps the loop from spinning.
+    while (!stopped() && Steady::now() < tried + std::chrono::seconds(1))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return nullptr;
 }
@@ -82,12 +92,14 @@ std::string_view name(JobState s) {
     case JobState::Done: return "done";
     case JobState::Failed: return "failed";
     case JobState::Cancelled: return "cancelled";
+    case JobState::Held: return "held";
   }
   return "?";
 }
 
 std::optional<JobState> job_state_from(std::string_view s) {
-  for (auto st : {JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled})
+  for (auto st :
+       {JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled, JobState::Held})
     if (name(st) == s) return st;
   return std::nullopt;
 }
@@ -175,6 +187,22 @@ ts::Tuple JobTimes::to_tuple() const {
 std::optional<JobTimes> JobTimes::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "jobtime", {Type::Int, Type::Double, Type::Double})) return std::nullopt;
   return JobTimes{i_at(t, 1), d_at(t, 2), d_at(t, 3)};
+}
+
+ts::Tuple JobHold::to_tuple() const {
+  return ts::Tuple::of("jobheld", id, node, reason, time);
+}
+std::optional<JobHold> JobHold::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobheld", {Type::Int, Type::String, Type::String, Type::Double})) return std::nullopt;
+  return JobHold{i_at(t, 1), s_at(t, 2), s_at(t, 3), d_at(t, 4)};
+}
+
+ts::Tuple JobExit::to_tuple() const {
+  return ts::Tuple::of("jobexit", id, status);
+}
+std::optional<JobExit> JobExit::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobexit", {Type::Int, Type::Int})) return std::nullopt;
+  return JobExit{i_at(t, 1), i_at(t, 2)};
 }
 
 ts::Tuple NodeRecord::to_tuple() const {
@@ -272,6 +300,18 @@ ts::Template jobtime_template() {
 ts::Template jobtime_template(std::int64_t id) {
   return ts::Template({tag("jobtime"), num(id), any(Type::Double), any(Type::Double)});
 }
+ts::Template jobexit_template() {
+  return ts::Template({tag("jobexit"), any(Type::Int), any(Type::Int)});
+}
+ts::Template jobexit_template(std::int64_t id) {
+  return ts::Template({tag("jobexit"), num(id), any(Type::Int)});
+}
+ts::Template jobheld_template() {
+  return ts::Template({tag("jobheld"), any(Type::Int), any(Type::String), any(Type::String), any(Type::Double)});
+}
+ts::Template jobheld_template(std::int64_t id) {
+  return ts::Template({tag("jobheld"), num(id), any(Type::String), any(Type::String), any(Type::Double)});
+}
 ts::Template node_template() {
   return ts::Template({tag("node"), any(Type::String), any(Type::Int), any(Type::Double), any(Type::String),
                        any(Type::Double)});
@@ -282,6 +322,9 @@ ts::Template node_template(const std::string& node) {
 }
 ts::Template ap_template() {
   return ts::Template({tag("ap"), any(Type::String), any(Type::Double), any(Type::Double)});
+}
+ts::Template ap_template(const std::string& node) {
+  return ts::Template({tag("ap"), str(node), any(Type::Double), any(Type::Double)});
 }
 ts::Template assign_template(std::int64_t scheduler_id, const std::string& node) {
   return ts::Template({tag("assign"), num(scheduler_id), any(Type::Int), str(node), any(Type::Int)});
@@ -323,17 +366,6 @@ std::int64_t next_job_id(ts::Client& c) {
   return next;
 }
 
-bool set_job_state(ts::Client& c, std::int64_t id, JobState state) {
-  auto t = c.in(kSpace, job_template(id), 1000, 10'000);
-  if (!t) return false;
-  auto job = JobRecord::from_tuple(t->tuple);
-  if (!job) {  // not ours to rewrite: put it back untouched
-    c.complete(t->lease, kSpace, {t->tuple});
-    return false;
-  }
-  job->state = state;
-  return c.complete(t->lease, kSpace, {job->to_tuple()});
-}
 
 template <class Record>
 static std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
@@ -420,6 +452,92 @@ void record_job_times(ts::Client& c, const JobTimes& times) {
       if (auto r = JobTimes::from_tuple(t)) m = m.merged(*r);
     return m.to_tuple();
   });
+}
+
+namespace {
+
+// Takes the job's record under a lease and, when `change` accepts it (and
+// rewrites it), writes the new record with the completion; otherwise puts
+// it back untouched. Returns whether it changed.
+template <class Change>
+bool change_job(ts::Client& c, std::int64_t id, Change change) {
+  auto t = c.in(kSpace, job_template(id), 1000, 10'000);
+  if (!t) return false;
+  auto job = JobRecord::from_tuple(t->tuple);
+  if (!job || !change(*job)) {
+    c.complete(t->lease, kSpace, {t->tuple});
+    return false;
+  }
+  return c.complete(t->lease, kSpace, {job->to_tuple()});
+}
+
+}  // namespace
+
+bool set_job_state(ts::Client& c, std::int64_t id, JobState state) {
+  return change_job(c, id, [&](JobRecord& j) {
+    j.state = state;
+    return true;
+  });
+}
+
+bool hold_job(ts::Client& c, const JobHold& hold) {
+  return change_job(c, hold.id, [&](JobRecord& j) {
+    if (!is_live(j.state)) return false;
+    // Written while the job record is taken: whoever reads `held` finds why.
+    replace(c, jobheld_template(hold.id), hold.to_tuple());
+    j.state = JobState::Held;
+    return true;
+  });
+}
+
+bool release_job(ts::Client& c, std::int64_t id, JobState state) {
+  bool released = change_job(c, id, [&](JobRecord& j) {
+    if (j.state != JobState::Held) return false;
+    j.state = state;
+    return true;
+  });
+  if (released) c.in_many(kSpace, jobheld_template(id), kListMax);
+  return released;
+}
+
+std::map<std::int64_t, std::int64_t> exit_status_by_job(ts::Client& c) {
+  std::map<std::int64_t, std::int64_t> out;
+  for (auto& e : decode_all<JobExit>(c.rd_many(kSpace, jobexit_template(), kListMax))) out[e.id] = e.status;
+  return out;
+}
+
+std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c) {
+  std::map<std::int64_t, JobHold> out;
+  for (auto& h : decode_all<JobHold>(c.rd_many(kSpace, jobheld_template(), kListMax))) out[h.id] = h;
+  return out;
+}
+
+std::size_t prune_finished_jobs(ts::Client& c, double before) {
+  auto times = jobtimes_by_job(c);
+  std::size_t pruned = 0;
+  for (const auto& j : list_jobs(c)) {
+    if (!is_finished(j.state)) continue;
+    auto t = times.find(j.id);
+    double ended = t != times.end() && t->second.end_time != 0 ? t->second.end_time : j.submit_time;
+    if (ended >= before) continue;
+    // The job record last: a pruner that dies half way leaves it to be found again.
+    for (const auto& tmpl : {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id),
+                             jobtime_template(j.id), jobexit_template(j.id), jobheld_template(j.id)})
+      c.in_many(kSpace, tmpl, kListMax);
+    c.in_many(kSpace, job_template(j.id), kListMax);
+    ++pruned;
+  }
+  return pruned;
+}
+
+std::size_t prune_availability(ts::Client& c, const std::string& node, double before) {
+  std::size_t pruned = 0;
+  for (const auto& ap : decode_all<AvailabilityPeriod>(c.rd_many(kSpace, ap_template(node), kListMax))) {
+    if (ap.end >= before) continue;
+    ts::Template exact({tag("ap"), str(ap.node), Field::of(ts::Value(ap.start)), Field::of(ts::Value(ap.end))});
+    if (c.in(kSpace, exact, 0)) ++pruned;
+  }
+  return pruned;
 }
 
 }  // namespace piranha::sys

@@ -24,6 +24,17 @@ TEST_CASE("sysspace: every record survives a round trip through its tuple") {
   CHECK(l2->args == l.args);
   CHECK(l2->program == "/bin/cmatrix");
 
+  sys::JobHold held{7, "ws01", "exit status 1\nlast line", 3.0};
+  auto h2 = sys::JobHold::from_tuple(held.to_tuple());
+  REQUIRE(h2);
+  CHECK(h2->node == "ws01");
+  CHECK(h2->reason == held.reason);
+  CHECK(sys::jobheld_template(7).matches(held.to_tuple()));
+  CHECK_FALSE(sys::JobHold::from_tuple(job.to_tuple()));
+  CHECK(sys::job_state_from("held") == sys::JobState::Held);
+  CHECK_FALSE(sys::is_live(sys::JobState::Held));
+  CHECK_FALSE(sys::is_finished(sys::JobState::Held));
+
   sys::JobStat st{7, 10, 90, 0.25, 2.0};
   auto st2 = sys::JobStat::from_tuple(st.to_tuple());
   REQUIRE(st2);

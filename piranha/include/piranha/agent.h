@@ -8,6 +8,21 @@
 // moment it is not. Which job: scheduler 0's ("assign", 0, epoch, node, job)
 // with the highest epoch while ("heartbeat", "scheduler", 0, time) is
 // fresh; otherwise the native policy (FAIR or FCFS) over the live jobs.
+//
+// A piranha that exits abnormally (not told to retreat) is a failure of its
+// job on this node. The first two failures in a row are restarted at once,
+// later ones after 2, 4, ... 60 s; after max_failures in a row the agent
+// holds the job (sys::hold_job) with the last exit status and the last lines
+// of the piranha's stderr. A job whose program cannot be started here is
+// held at once. The count starts again when the job's ("jobwork", id, node,
+// ...) shows more tasks completed on this node than at the previous failure
+// (the piranha did useful work; the feeder publishes that within about a
+// second), and after a clean exit.
+//
+// The agent also keeps the system space bounded: it removes its own node's
+// ("ap", ...) records older than ap_retention_seconds, and every record of
+// jobs that finished more than job_retention_seconds ago
+// (sys::prune_finished_jobs; any agent may, all of them do).
 #pragma once
 
 #include <atomic>
@@ -39,6 +54,9 @@ struct AgentSettings {
   std::string piranha_output;       // piranhas' stdout/stderr; empty: the agent's
   std::string events_file;          // JSON lines of events; empty: none
   bool quiet = false;               // no human-readable log on stderr
+  int max_failures = 3;             // failures in a row before a job is held (>= 1)
+  double job_retention_seconds = 7 * 86400;  // finished jobs' records kept this long
+  double ap_retention_seconds = 8 * 86400;   // this node's ap records kept this long
 };
 
 class Agent {

@@ -8,6 +8,8 @@
 //     sensor: trace
 //     trace: {file: pool.avail.csv, time_scale: 60}
 //   retreat: {mode: suspend, grace_seconds: 2}
+//   max_failures: 3
+//   retention: {jobs_seconds: 604800, ap_seconds: 691200}
 //
 // Only plain data; the agent turns it into its AgentSettings and an
 // AvailabilitySource (make_availability_source in availability_source.h).
@@ -82,6 +84,16 @@ struct SchedulerConfig {
   double stale_seconds = 10;
 };
 
+// How long the system space keeps old records (the agents remove them).
+struct RetentionConfig {
+  // Every record of a job that finished (done, failed, cancelled) this long
+  // ago: job, jobexec, jobstat, jobwork, jobtime, jobexit, jobheld (> 0; 7 days).
+  double jobs_seconds = 7 * 86400;
+  // This node's ("ap", ...) records that ended this long ago (> 0; 8 days:
+  // the NPS's predictors look back a week).
+  double ap_seconds = 8 * 86400;
+};
+
 struct AgentConfig {
   std::string node;                             // node name in the system space; default: the host name
   std::string server = "tcp://127.0.0.1:7070";  // the tuple-space server's endpoint
@@ -94,6 +106,9 @@ struct AgentConfig {
   RetreatConfig retreat;
   SchedulerConfig scheduler;
   double heartbeat_seconds = 1;  // how often the agent writes its heartbeat and node tuples (> 0)
+  // A job whose piranhas fail this many times in a row on this node is held (>= 1).
+  int max_failures = 3;
+  RetentionConfig retention;
 };
 
 // Parses `text`; `name` is the file name used in error messages and the base

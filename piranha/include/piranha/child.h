@@ -25,6 +25,9 @@ struct SpawnOptions {
   // Where stdout/stderr go: empty inherits this process's; else a file
   // opened for appending.
   std::string output_file;
+  // When >= 0, the child's stderr goes to this descriptor instead (after
+  // output_file took stdout). The caller keeps and closes it.
+  int stderr_fd = -1;
 };
 
 // How a child ended: exit code, or the signal that killed it.

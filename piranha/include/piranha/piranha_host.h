@@ -10,6 +10,10 @@
 //
 // Each piranha is watched through a pidfd, so the agent's poll wakes the
 // moment one exits and retreat latencies are measured to the exit itself.
+// Its stderr comes through a pipe the host drains (whenever reap() runs;
+// fds() includes the pipes, so poll wakes for them): the text is passed on
+// to the output file (or the agent's stderr) as it comes, and its last
+// kStderrTail bytes are kept for PiranhaExit::stderr_tail.
 // Not thread-safe; the agent's loop owns it.
 #pragma once
 
@@ -44,11 +48,17 @@ struct PiranhaExit {
   bool killed = false;     // it outlived its grace period and was killed
   // From the availability change that caused the retreat to the exit.
   std::optional<std::chrono::duration<double>> retreat_latency;
+  // The last lines of what it wrote on stderr (at most kStderrTail bytes,
+  // starting at a line).
+  std::string stderr_tail;
 };
+
+inline constexpr std::size_t kStderrTail = 2048;
 
 class PiranhaHost {
  public:
-  explicit PiranhaHost(PiranhaEnvironment env) : env_(std::move(env)) {}
+  // Throws std::runtime_error when env.output_file cannot be opened.
+  explicit PiranhaHost(PiranhaEnvironment env);
   ~PiranhaHost();  // kills whatever still runs
   PiranhaHost(const PiranhaHost&) = delete;
   PiranhaHost& operator=(const PiranhaHost&) = delete;
@@ -77,8 +87,11 @@ class PiranhaHost {
 
   // Process groups of the running piranhas (for subtracting their load).
   std::vector<pid_t> groups() const;
-  // pidfds that become readable when a piranha exits.
+  // pidfds that become readable when a piranha exits, and the stderr pipes.
   std::vector<int> fds() const;
+  // Whether some piranha has no pidfd (an old kernel): its exit is noticed
+  // only by calling reap(), so the caller polls often.
+  bool exits_need_polling() const;
   // The next kill deadline, if any piranha is retreating.
   std::optional<SteadyClock::time_point> next_deadline() const;
 
@@ -87,11 +100,16 @@ class PiranhaHost {
     std::int64_t job_id = 0;
     std::unique_ptr<ChildProcess> child;
     int pidfd = -1;
+    int err_fd = -1;  // read end of its stderr pipe; -1 once at its end
+    std::string err_tail;
     std::optional<SteadyClock::time_point> change;    // retreat requested for this change
     std::optional<SteadyClock::time_point> kill_at;
     bool killed = false;
   };
+  // Reads what `p` wrote on stderr so far, passing it on to output_fd_.
+  void drain(Proc& p);
   PiranhaEnvironment env_;
+  int output_fd_ = 2;  // where the piranhas' stderr is passed on
   std::vector<Proc> procs_;
   std::optional<SteadyClock::time_point> suspended_since_;
 };

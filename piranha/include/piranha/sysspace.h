@@ -36,18 +36,28 @@ std::string server_from_env();
 // Connects to `server`, trying again every second while no server answers,
 // until `stopped()` says to give up (then nullptr). `note` hears "waiting for
 // the tuple-space server at ... (why)" at most every 10 s. For daemons (the
-// agent, the NPS) that may start before the server does.
+// agent, the NPS) that may start before the server does. A malformed
+// endpoint (endpoint.h) is never retried: throws std::invalid_argument
+// naming the problem.
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note);
 
 // Seconds since the Unix epoch, now.
 double wall_now();
 
-enum class JobState { Queued, Running, Done, Failed, Cancelled };
+// Held: an agent stopped running the job's piranhas after they failed
+// max_failures times in a row on its node (or its program could not be
+// started there); ("jobheld", ...) says why. `piranha release` makes it
+// queued or running again, `piranha cancel` ends it. Its feeder keeps waiting.
+enum class JobState { Queued, Running, Done, Failed, Cancelled, Held };
 std::string_view name(JobState s);
 std::optional<JobState> job_state_from(std::string_view s);
 // Queued or Running: a job agents may run piranhas for.
 inline bool is_live(JobState s) { return s == JobState::Queued || s == JobState::Running; }
+// Done, Failed or Cancelled: the job has ended and will not run again.
+inline bool is_finished(JobState s) {
+  return s == JobState::Done || s == JobState::Failed || s == JobState::Cancelled;
+}
 
 // ("job", id, name, space, submit_time, state)
 struct JobRecord {
@@ -111,6 +121,31 @@ struct JobTimes {
   JobTimes merged(const JobTimes& other) const;
   ts::Tuple to_tuple() const;
   static std::optional<JobTimes> from_tuple(const ts::Tuple& t);
+};
+
+// ("jobheld", id, node, reason, time): why the job is held: the node whose
+// agent held it, the reason (the last exit status and the last lines of
+// the piranha's stderr, or why its program could not be started) and the
+// wall time. One per held job; removed by `piranha release`. An extension
+// of the schema.
+struct JobHold {
+  std::int64_t id = 0;
+  std::string node;
+  std::string reason;
+  double time = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobHold> from_tuple(const ts::Tuple& t);
+};
+
+// ("jobexit", id, status): the feeder's exit status, as a shell reports it
+// (128 + N for signal N). Written once when the job ends, by the feeder's
+// runtime (its return value; 130 when cancelled) or by `piranha submit`
+// for a feeder that could not. An extension of the schema.
+struct JobExit {
+  std::int64_t id = 0;
+  std::int64_t status = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobExit> from_tuple(const ts::Tuple& t);
 };
 
 enum class NodeState { Available, Unavailable, OwnerBlocked, Down };
@@ -202,9 +237,14 @@ ts::Template jobwork_template(std::int64_t id);
 ts::Template jobtime_template();
 ts::Template jobtime_template(std::int64_t id);
 ts::Template jobwork_template(std::int64_t id, const std::string& node);
+ts::Template jobexit_template();
+ts::Template jobexit_template(std::int64_t id);
+ts::Template jobheld_template();
+ts::Template jobheld_template(std::int64_t id);
 ts::Template node_template();
 ts::Template node_template(const std::string& node);
 ts::Template ap_template();
+ts::Template ap_template(const std::string& node);
 ts::Template assign_template(std::int64_t scheduler_id, const std::string& node);
 ts::Template scheduler_heartbeat_template(std::int64_t id);
 ts::Template agent_heartbeat_template(const std::string& node);
@@ -221,6 +261,32 @@ std::int64_t next_job_id(ts::Client& c);
 // Replaces the ("job", id, ...) tuple's state atomically (taken under a
 // lease, rewritten by its completion). Returns false when no such job.
 bool set_job_state(ts::Client& c, std::int64_t id, JobState state);
+
+// Holds a queued or running job: `hold` (one per job) is recorded while
+// the job's record is taken, then the record is written back held, so a
+// reader that sees `held` finds the reason. Returns false, changing nothing, when
+// the job is absent, already held, or finished.
+bool hold_job(ts::Client& c, const JobHold& hold);
+
+// Lets a held job run again: its state becomes `state` (queued or running)
+// and its ("jobheld", ...) record goes. Returns false, changing nothing,
+// when the job is absent or not held.
+bool release_job(ts::Client& c, std::int64_t id, JobState state);
+
+// Every job's ("jobexit", ...) status, by job id.
+std::map<std::int64_t, std::int64_t> exit_status_by_job(ts::Client& c);
+
+// Every job's ("jobheld", ...) record, by job id.
+std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c);
+
+// Removes every record of the finished jobs that ended (their jobtime's
+// end_time, else their submit_time) before `before`: job, jobexec,
+// jobstat, jobwork, jobtime, jobexit and jobheld. Returns how many jobs went.
+std::size_t prune_finished_jobs(ts::Client& c, double before);
+
+// Removes `node`'s ("ap", ...) records that ended before `before`. Returns
+// how many went.
+std::size_t prune_availability(ts::Client& c, const std::string& node, double before);
 
 // Merges `times` into the job's ("jobtime", ...) tuple (JobTimes::merged),
 // creating it when absent: the old tuples are taken under a lease and the

@@ -1,0 +1,48 @@
+#include "piranha/endpoint.h"
+
+#include <cctype>
+
+namespace piranha {
+namespace {
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::optional<std::string> tcp_problem(std::string_view rest, std::string_view whole, EndpointUse use) {
+  auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos)
+    return "no port in " + quoted(whole) + " (expected tcp://HOST:PORT)";
+  std::string_view host = rest.substr(0, colon), port = rest.substr(colon + 1);
+  if (host.empty()) return "no host in " + quoted(whole) + " (expected tcp://HOST:PORT)";
+  if (host == "*" && use == EndpointUse::Connect)
+    return "host '*' only binds; connect to a host name or address in " + quoted(whole);
+  if (host.front() == '[' ? host.back() != ']' : host.find_first_of("[]/ ") != std::string_view::npos)
+    return "malformed host " + quoted(host) + " in " + quoted(whole);
+  if (port == "*") {
+    if (use == EndpointUse::Connect) return "port '*' only binds; connect to a port number in " + quoted(whole);
+    return std::nullopt;
+  }
+  if (port.empty() || port.size() > 9 ||
+      port.find_first_not_of("0123456789") != std::string_view::npos)
+    return "port " + quoted(port) + " is not a number in " + quoted(whole);
+  long n = std::stol(std::string(port));
+  if (n < 1 || n > 65535)
+    return "port " + std::string(port) + " is out of range (1-65535) in " + quoted(whole);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> endpoint_problem(std::string_view endpoint, EndpointUse use) {
+  auto sep = endpoint.find("://");
+  if (sep == std::string_view::npos)
+    return quoted(endpoint) + " is not an endpoint (expected tcp://HOST:PORT, ipc://PATH or inproc://NAME)";
+  std::string_view scheme = endpoint.substr(0, sep), rest = endpoint.substr(sep + 3);
+  if (scheme == "tcp") return tcp_problem(rest, endpoint, use);
+  if (scheme == "ipc" || scheme == "inproc") {
+    if (rest.empty()) return "nothing after " + std::string(scheme) + ":// in " + quoted(endpoint);
+    return std::nullopt;
+  }
+  return "unknown transport " + quoted(scheme) + " in " + quoted(endpoint) + " (expected tcp, ipc or inproc)";
+}
+
+}  // namespace piranha
