@@ -240,7 +240,7 @@ TEST_CASE("watches keep delivering after the server restarts") {
   CHECK(event->kind == ts::WatchEventKind::Written);
 }
 
-TEST_CASE("a FiberClient's blocked fibers survive a server restart as a Client does") {
+TEST_CASE("FiberClient: blocked fibers survive a server restart as a Client's calls do") {
   const std::string endpoint = endpoint_on(free_port());
   auto server = serve_on(endpoint);
   ts::FiberClient c(endpoint, short_deadline(10s));
@@ -301,7 +301,7 @@ TEST_CASE("a FiberClient's blocked fibers survive a server restart as a Client d
   CHECK(c.reconnects() == 1);
 }
 
-TEST_CASE("a FiberClient whose server never comes back fails its calls with unreachable") {
+TEST_CASE("FiberClient: a server that never comes back fails the calls with unreachable") {
   const std::string endpoint = endpoint_on(free_port());
   auto server = serve_on(endpoint);
   ts::FiberClient c(endpoint, short_deadline(2s));
