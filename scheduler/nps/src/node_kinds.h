@@ -66,8 +66,6 @@ class Scheduler : public trellis::Node {
   Environment env_;
   std::int64_t id_;
   double period_;
-  std::string predictor_;
-  std::int64_t window_;
   bool spill_, on_events_;
   double cold_start_;
   bool probe_;

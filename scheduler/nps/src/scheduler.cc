@@ -60,15 +60,17 @@ Scheduler::Scheduler(Environment env, const trellis::Params& p)
     : env_(std::move(env)),
       id_(p.integer("id")),
       period_(p.number("period", 1)),
-      predictor_(p.string("predictor", "REC_HIST")),
-      window_(p.integer("window", 10)),
       spill_(p.boolean("spill", false)),
       on_events_(p.boolean("on_events", false)),
       cold_start_(p.number("cold_start", 0)),
       probe_(p.boolean("probe", true)) {
   if (id_ < 0) throw trellis::BadParameter("id", "a scheduler id must not be negative");
   if (!(period_ > 0)) throw trellis::BadParameter("period", "period must be positive");
-  if (window_ < 1) throw trellis::BadParameter("window", "window must be at least 1 history step");
+  // The predictions come from the monitors; these two are read only so that
+  // nps check can hold them against the monitors' (program.h).
+  p.string("predictor", "REC_HIST");
+  if (p.integer("window", 10) < 1)
+    throw trellis::BadParameter("window", "window must be at least 1 history step");
   if (!(cold_start_ >= 0)) throw trellis::BadParameter("cold_start", "cold_start must not be negative");
   const std::string strategy = p.string("strategy", "TSK");
   const auto seed = static_cast<std::uint64_t>(p.integer("seed", 0));
