@@ -1,4 +1,4 @@
-// Availability traces: the `*.avail.csv` format of spec/scheduling.md §1.
+// Availability traces: the `*.avail.csv` format of docs/scheduling-model.md, "Files".
 //
 //   # piranha availability trace v1
 //   # step_seconds: 60

@@ -1,5 +1,5 @@
 // The system space `piranha.sys`: the tuples through which jobs, node agents
-// and the external scheduler (NPS) talk (DESIGN.md, "The system space").
+// and the external scheduler (NPS) talk (docs/system-space.md).
 //
 // Each record type here is one tuple shape. to_tuple() writes it and
 // from_tuple() reads it back, returning nullopt for a tuple of another shape,

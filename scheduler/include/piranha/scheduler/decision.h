@@ -1,5 +1,5 @@
-// One strategy invocation, built in one place for every caller (DESIGN.md
-// principle 1): the simulator (PoolModel, simulate()), the live NPS
+// One strategy invocation, built in one place for every caller (one strategy library:
+// nothing written twice): the simulator (PoolModel, simulate()), the live NPS
 // scheduler and the agent's native policy all hand a strategy its input
 // through here, so the queue order, the mapping of current jobs to queue
 // positions and FAIR's q are never written twice.

@@ -1,5 +1,5 @@
 // Piranha jobs as the simulator sees them, the `*.jobs.csv` format and the
-// random workload of spec/scheduling.md §1.
+// random workload of docs/scheduling-model.md, "Files".
 //
 //   id,arrival,task_time,tasks
 //   1,0,3,250

@@ -1,5 +1,5 @@
 // The Piranha job simulator: seed 003 Figure 4 made exact by
-// spec/scheduling.md §2. One run = one availability trace, one job list, one
+// docs/scheduling-model.md, "One simulated step". One run = one availability trace, one job list, one
 // strategy; everything is deterministic given the seed.
 #pragma once
 

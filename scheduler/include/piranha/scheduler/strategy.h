@@ -1,5 +1,5 @@
-// Scheduling strategies (seed 003 §6, spec/scheduling.md §3): the one library
-// that the simulator and the live scheduler both call (DESIGN.md principle 1).
+// Scheduling strategies (seed 003 §6, docs/scheduling-model.md, "Strategies"): the one library
+// that the simulator, the agents' native policy and the live scheduler all call.
 //
 // At each invocation a Strategy maps every node to a job of the queue (or to
 // none when the queue is empty). It sees only the queue, the current
