@@ -50,6 +50,8 @@ struct Store::Waiter {
   Millis deadline = kForever;
   std::list<Waiter*>* list = nullptr;
   std::list<Waiter*>::iterator pos;
+  // Its entry in waiter_deadlines_ (when deadline != kForever), erased with it.
+  std::multimap<Millis, std::uint64_t>::iterator due;
 };
 
 struct Store::Lease {
@@ -57,6 +59,10 @@ struct Store::Lease {
   std::string space;
   ClientId client = 0;
   Millis deadline = 0;
+  // Its entry in lease_deadlines_, erased when the lease ends however it
+  // ends, so the index holds live leases only (not every lease granted
+  // within the last lease length).
+  std::multimap<Millis, LeaseId>::iterator due;
 };
 
 struct Store::Watch {
@@ -198,8 +204,7 @@ Taken Store::hand_out(SpaceState& s, Record* r, const WaitSpec& spec, Millis now
   if (spec.lease > 0) {
     t.lease = next_lease_++;
     Millis deadline = deadline_after(now, spec.lease);
-    leases_.emplace(t.lease, Lease{r, s.name, spec.client, deadline});
-    lease_deadlines_.emplace(deadline, t.lease);
+    leases_.emplace(t.lease, Lease{r, s.name, spec.client, deadline, lease_deadlines_.emplace(deadline, t.lease)});
     ++s.leases;
   } else {
     if (journal_) journal_->erase(r->seq);
@@ -312,7 +317,7 @@ std::optional<Taken> Store::in(std::string_view space, const TemplateImage& tmpl
   w->pos = w->list->insert(w->list->end(), w);
   if (spec.timeout > 0) {
     w->deadline = deadline_after(now, spec.timeout);
-    waiter_deadlines_.emplace(w->deadline, w->id);
+    w->due = waiter_deadlines_.emplace(w->deadline, w->id);
   }
   waiters_.emplace(w->id, w);
   ++s.waiters;
@@ -393,6 +398,7 @@ void Store::remove_waiter(std::uint64_t id) {
     else s.waiters_by_signature.erase(w->tmpl.signature);
   }
   --s.waiters;
+  if (w->deadline != kForever) waiter_deadlines_.erase(w->due);
   waiters_.erase(it);
   delete w;
 }
@@ -403,6 +409,7 @@ bool Store::ack(LeaseId id, ClientId client) {
   if (SpaceState* s = find_space(it->second.space)) --s->leases;
   if (journal_) journal_->erase(it->second.record->seq);
   Record::destroy(it->second.record);
+  lease_deadlines_.erase(it->second.due);
   leases_.erase(it);
   return true;
 }
@@ -418,7 +425,8 @@ bool Store::renew(LeaseId id, Millis duration, ClientId client, Millis now) {
   auto it = leases_.find(id);
   if (it == leases_.end() || it->second.client != client) return false;
   it->second.deadline = deadline_after(now, duration);
-  lease_deadlines_.emplace(it->second.deadline, id);
+  lease_deadlines_.erase(it->second.due);
+  it->second.due = lease_deadlines_.emplace(it->second.deadline, id);
   return true;
 }
 
@@ -469,6 +477,7 @@ bool Store::remove(std::string_view space) {
   for (auto l = leases_.begin(); l != leases_.end();) {
     if (l->second.space == s->name) {
       Record::destroy(l->second.record);
+      lease_deadlines_.erase(l->second.due);
       l = leases_.erase(l);
     } else {
       ++l;
@@ -497,6 +506,7 @@ std::size_t Store::drop_client(ClientId client, Millis now) {
   std::sort(held.begin(), held.end());  // return in the order they were granted
   for (LeaseId id : held) {
     auto node = leases_.extract(id);
+    lease_deadlines_.erase(node.mapped().due);
     return_to_space(std::move(node.mapped()), now);
   }
 
@@ -508,23 +518,21 @@ std::size_t Store::drop_client(ClientId client, Millis now) {
 }
 
 void Store::advance(Millis now) {
+  // Every entry belongs to a live waiter or lease: ending one erases its entry.
   while (!waiter_deadlines_.empty() && waiter_deadlines_.begin()->first <= now) {
-    auto [when, id] = *waiter_deadlines_.begin();
-    waiter_deadlines_.erase(waiter_deadlines_.begin());
-    auto it = waiters_.find(id);
-    if (it == waiters_.end() || it->second->deadline != when) continue;
-    deliveries_.push_back(
-        make_delivery(Delivery::Kind::Timeout, it->second->spec.client, it->second->spec.request_id));
-    remove_waiter(id);
+    const Waiter* w = waiters_.at(waiter_deadlines_.begin()->second);
+    deliveries_.push_back(make_delivery(Delivery::Kind::Timeout, w->spec.client, w->spec.request_id));
+    remove_waiter(w->id);
   }
   while (!lease_deadlines_.empty() && lease_deadlines_.begin()->first <= now) {
-    auto [when, id] = *lease_deadlines_.begin();
+    auto node = leases_.extract(lease_deadlines_.begin()->second);
     lease_deadlines_.erase(lease_deadlines_.begin());
-    auto it = leases_.find(id);
-    if (it == leases_.end() || it->second.deadline != when) continue;
-    auto node = leases_.extract(it);
     return_to_space(std::move(node.mapped()), now);
   }
+}
+
+std::size_t Store::deadline_entries() const {
+  return waiter_deadlines_.size() + lease_deadlines_.size();
 }
 
 std::optional<Millis> Store::next_deadline() const {

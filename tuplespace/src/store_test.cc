@@ -481,3 +481,46 @@ TEST_CASE("complete with no tuples is an ack") {
   st.advance(200);
   CHECK(st.tuple_count() == 0);
 }
+
+TEST_CASE("ended leases and served waiters leave no deadline behind") {
+  // A task farm: every task taken under a long lease and completed at once.
+  // The deadline index must hold live leases only, not every lease of the
+  // last lease length (what made the server grow by ~80 bytes per task).
+  Store st;
+  WaitSpec spec = take_now();
+  spec.lease = 600'000;
+  for (int i = 0; i < 10'000; ++i) {
+    st.out("s", tup("task", i), i);
+    auto t = st.in("s", tmpl("task", Type::Int), spec, i);
+    REQUIRE(t);
+    CHECK(st.complete(t->lease, 0, "s", {tup("result", i)}, i));
+  }
+  CHECK(st.deadline_entries() == 0);
+  // A renewed lease has one entry, and none once acked.
+  st.out("s", tup("task", 1), 0);
+  auto held = st.in("s", tmpl("task", Type::Int), spec, 0);
+  REQUIRE(held);
+  for (int i = 1; i <= 100; ++i) CHECK(st.renew(held->lease, 1000, 0, i));
+  CHECK(st.deadline_entries() == 1);
+  CHECK(st.ack(held->lease, 0));
+  CHECK(st.deadline_entries() == 0);
+  // A parked request with a timeout that is served, or whose client goes.
+  st.in("s", tmpl("late", Type::Int), blocking(7, 1, true, 5000), 0);
+  CHECK(st.deadline_entries() == 1);
+  st.out("s", tup("late", 1), 1);
+  CHECK(st.deadline_entries() == 0);
+  st.in("s", tmpl("late", Type::Int), blocking(7, 2, true, 5000), 0);
+  auto leased = st.in("s", tmpl("result", Type::Int), spec, 0);
+  REQUIRE(leased);
+  spec.client = 7;
+  CHECK(st.deadline_entries() == 2);
+  st.drop_client(7, 10);
+  st.drop_client(0, 10);
+  CHECK(st.deadline_entries() == 0);
+  // Expiry itself still works after all that bookkeeping.
+  auto again = st.in("s", tmpl("result", Type::Int), spec, 20);
+  REQUIRE(again);
+  st.advance(20 + 600'000);
+  CHECK(st.deadline_entries() == 0);
+  CHECK(st.rd_many("s", tmpl("result", Type::Int), 100000).size() == 10000);
+}

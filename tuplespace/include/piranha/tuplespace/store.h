@@ -188,6 +188,10 @@ class Store {
 
   // The earliest pending deadline, if any; the server sleeps until then.
   std::optional<Millis> next_deadline() const;
+  // Entries in the deadline indexes: one per live lease and per parked
+  // request with a timeout, never more. The store's memory is proportional to
+  // what it holds, not to the requests it has handled (for tests).
+  std::size_t deadline_entries() const;
 
   // Moves out what must be sent. The vector is reused between calls.
   void take_deliveries(std::vector<Delivery>& out);
@@ -244,7 +248,8 @@ class Store {
   std::unordered_map<std::uint64_t, Waiter*> waiters_;  // by waiter id
   std::unordered_map<LeaseId, Lease> leases_;
   std::unordered_map<WatchId, std::pair<SpaceState*, ClientId>> watch_owner_;
-  // Deadlines: (when, id). Stale entries are skipped when popped.
+  // Deadlines: (when, id), one entry per live waiter with a timeout and per
+  // live lease, erased when it ends.
   std::multimap<Millis, std::uint64_t> waiter_deadlines_;
   std::multimap<Millis, LeaseId> lease_deadlines_;
   std::vector<Delivery> deliveries_;
