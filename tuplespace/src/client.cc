@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <random>
+#include <set>
 #include <thread>
 #include <zmq.hpp>
 
@@ -22,6 +24,30 @@ std::string ms_text(Millis ms) {
 // Posted outs allowed in flight before out() waits for some acknowledgements,
 // so a fast producer cannot queue without bound.
 constexpr std::size_t kPostWindow = 1024;
+
+// Safe takes: how long past a lease's nominal end the server surely ended it
+// (it expires leases once per event-loop turn), and how many markers are
+// kept before their space is removed.
+constexpr Millis kLeaseEndMargin = 1000;
+constexpr std::size_t kMarkersKept = 1024;
+
+// Holds back an error of a posted request while a safe take settles, so that
+// the take's tuples are returned; the error is thrown by the next call.
+class DeferredAside {
+ public:
+  explicit DeferredAside(std::optional<TupleSpaceError>& slot) : slot_(slot), held_(std::move(slot)) {
+    slot_.reset();
+  }
+  ~DeferredAside() {
+    if (held_) slot_ = std::move(held_);
+  }
+  DeferredAside(const DeferredAside&) = delete;
+  DeferredAside& operator=(const DeferredAside&) = delete;
+
+ private:
+  std::optional<TupleSpaceError>& slot_;
+  std::optional<TupleSpaceError> held_;
+};
 
 }  // namespace
 
@@ -136,6 +162,14 @@ Client::~Client() {
                    posted_.size(), endpoint_.c_str());
   }
   if (deferred_) std::fprintf(stderr, "piranha: a posted request failed: %s\n", deferred_->what());
+  try {
+    // Safe takes' markers are needed no more; handled before the goodbye.
+    if (markers_ > 0) {
+      encode_remove(control_, next_id_++, taken_space_);
+      socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::dontwait);
+    }
+  } catch (const zmq::error_t&) {
+  }
   // Best effort: lets the server drop this session at once (inproc
   // connections have no disconnect event; TCP ones get it a little later).
   try {
@@ -309,6 +343,7 @@ void Client::out_many(std::string_view space, const std::vector<Tuple>& ts) {
 }
 
 std::optional<Leased> Client::in(std::string_view space, const Template& t, Millis timeout, Millis lease) {
+  if (lease == 0 && options_.safe_takes) return take_safely(space, t, timeout);
   encode_in(frame_, next_id_++, Op::In, space, t, timeout, lease);
   Blocking b{Op::In, space, &t, timeout, lease};
   Reply r = call(lease > 0 ? Retry::Resend : Retry::Fail, true, &b);
@@ -325,6 +360,7 @@ std::optional<Tuple> Client::rd(std::string_view space, const Template& t, Milli
 }
 
 std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max) {
+  if (options_.safe_takes) return take_many_safely(space, t, max);
   encode_in_many(frame_, next_id_++, space, t, max);
   return call(Retry::Fail, true).tuples;
 }
@@ -420,6 +456,107 @@ std::optional<SpaceStats> Client::stats(std::string_view space) {
     if (e.code() == errc::kUnknownSpace) return std::nullopt;
     throw;
   }
+}
+
+const std::string& Client::taken_space() {
+  if (taken_space_.empty()) {
+    std::random_device rd;
+    std::uint64_t r = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "_taken.%016llx", static_cast<unsigned long long>(r));
+    taken_space_ = buf;
+  }
+  return taken_space_;
+}
+
+Tuple Client::taken_marker(std::uint64_t n) const {
+  return Tuple::of(std::string("taken"), static_cast<std::int64_t>(n));
+}
+
+bool Client::marker_written(std::uint64_t n, std::uint64_t sessions, Millis lease_end) {
+  DeferredAside aside(deferred_);
+  Template tmpl = detail::template_of(std::string("taken"), static_cast<std::int64_t>(n));
+  if (rd(taken_space(), tmpl, 0)) return true;
+  // On the same session the completion was handled before this rd: it was
+  // refused. On a new one, the old session may still hold the lease on the
+  // server, its completion not yet handled; once the lease has surely
+  // ended, it never will be, and the marker says what happened.
+  if (reconnects_ == sessions) return false;
+  if (Millis wait = lease_end - now_ms(); wait > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+  return rd(taken_space(), tmpl, 0).has_value();
+}
+
+void Client::count_markers(std::size_t n) {
+  markers_ += n;
+  if (markers_ < kMarkersKept) return;
+  // No take is unsettled now, so no marker is needed any more.
+  DeferredAside aside(deferred_);
+  try {
+    remove(taken_space_);
+    markers_ = 0;
+  } catch (const TupleSpaceError&) {
+    // Tried again after the next take.
+  }
+}
+
+std::optional<Leased> Client::take_safely(std::string_view space, const Template& t, Millis timeout) {
+  Millis lease = options_.safe_take_lease.count();
+  Millis end = timeout == kForever ? kForever : now_ms() + timeout;
+  while (true) {
+    Millis left = end == kForever ? kForever : std::max<Millis>(0, end - now_ms());
+    auto got = in(space, t, left, lease);
+    if (!got) return std::nullopt;
+    Millis lease_end = now_ms() + lease + kLeaseEndMargin;
+    std::uint64_t n = ++taken_seq_;
+    std::uint64_t sessions = reconnects_;
+    bool kept = false;
+    try {
+      kept = complete(got->lease, taken_space(), {taken_marker(n)});
+    } catch (const TupleSpaceError& e) {
+      if (e.code() != errc::kUnknownOutcome && e.code() != errc::kDeadlineExceeded) throw;
+      kept = marker_written(n, sessions, lease_end);
+    }
+    if (kept) {
+      count_markers(1);
+      return Leased{std::move(got->tuple), 0};
+    }
+    // The lease ended first (held too long, or its session was lost): the
+    // tuple is back in its space, to be taken again.
+  }
+}
+
+std::vector<Tuple> Client::take_many_safely(std::string_view space, const Template& t, std::size_t max) {
+  // Earlier posted requests first, so that their errors are thrown before
+  // anything is taken.
+  flush();
+  Millis lease = options_.safe_take_lease.count();
+  std::vector<Leased> got = in_many_leased(space, t, max, lease);
+  if (got.empty()) return {};
+  Millis lease_end = now_ms() + lease + kLeaseEndMargin;
+  std::uint64_t sessions = reconnects_;
+  std::uint64_t first = taken_seq_ + 1;
+  for (const Leased& l : got) complete_posted(l.lease, taken_space(), {taken_marker(++taken_seq_)});
+  flush();
+  // Completions refused or of unknown outcome come back as lost leases;
+  // those of the caller's own posted completions stay for take_lost_leases().
+  std::set<LeaseId> mine;
+  for (const Leased& l : got) mine.insert(l.lease);
+  std::set<LeaseId> unsettled;
+  std::vector<LeaseId> others;
+  for (LeaseId l : take_lost_leases()) {
+    if (mine.count(l))
+      unsettled.insert(l);
+    else
+      others.push_back(l);
+  }
+  lost_leases_ = std::move(others);
+  std::vector<Tuple> kept;
+  kept.reserve(got.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!unsettled.count(got[i].lease) || marker_written(first + i, sessions, lease_end))
+      kept.push_back(std::move(got[i].tuple));
+  count_markers(kept.size());
+  return kept;
 }
 
 std::future<void> Client::eval(std::string space, std::function<Tuple()> fn) {

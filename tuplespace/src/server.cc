@@ -403,6 +403,10 @@ struct Server::Impl {
         return;
       }
       if (items[1].revents & ZMQ_POLLIN) drain_monitor();
+      // Leases past their deadline end before any request handled now, even
+      // requests sent in time that waited (a stopped server): a lease's
+      // holder may count on it being over once its deadline has passed.
+      store.advance(now_ms());
       if (items[0].revents & ZMQ_POLLIN) drain_router();
       store.advance(now_ms());
       flush_deliveries();

@@ -64,6 +64,27 @@
 //  - A connected server that does not answer within the deadline makes the
 //    call throw "deadline_exceeded"; whether the request was carried out is
 //    then unknown too.
+//
+// Safe takes (options.safe_takes). A take without a lease whose answer is
+// lost (in, in_many) may have removed a tuple nobody will ever see. With
+// safe_takes on, every such take is done in two steps that each survive a
+// lost connection or a restart of a durable server:
+//   1. the tuple is taken under a short lease (safe_take_lease, 5 s), a
+//      request that is re-issued when its answer is lost;
+//   2. the lease is completed with a marker ("taken", n) written to this
+//      client's own space "_taken.<random>", in one atomic step.
+// When the answer to step 2 is lost, the marker tells what happened: there,
+// the take is done; absent once the lease must have ended (its length plus
+// a second after the answer to step 1, waited only when the session changed
+// in between), the tuple went back to its space and is taken again. So
+// every tuple is returned exactly once however the connection fails, at the
+// cost of one more round trip per take (in_many: one per batch plus posted
+// completions). The marker space is removed every 1024 takes and when the
+// client is destroyed; a client killed outright leaves it behind (at most
+// 1024 small tuples). Should the server stay unreachable past the deadline
+// while a take is unsettled, the call throws "unreachable" and the tuple's
+// fate is unknown, as without safe_takes. Takes under a lease and every
+// other operation are unchanged.
 #pragma once
 
 #include <chrono>
@@ -136,6 +157,11 @@ struct ClientOptions {
   // Pauses between attempts to reconnect: the first, doubling up to the max.
   std::chrono::milliseconds reconnect_backoff{100};
   std::chrono::milliseconds reconnect_backoff_max{2000};
+  // Takes without a lease survive lost answers (see "Safe takes" above).
+  bool safe_takes = false;
+  // The lease of a safe take's first step: how long its tuple may be held
+  // between the two steps before it returns to its space.
+  std::chrono::milliseconds safe_take_lease{5000};
 };
 
 template <class Connection>
@@ -250,6 +276,16 @@ class Client {
   // Opens a new session if the connection was lost; true if it did.
   bool ensure_session(Millis deadline);
   void throw_deferred();
+  // Safe takes (see above).
+  std::optional<Leased> take_safely(std::string_view space, const Template& t, Millis timeout);
+  std::vector<Tuple> take_many_safely(std::string_view space, const Template& t, std::size_t max);
+  const std::string& taken_space();
+  Tuple taken_marker(std::uint64_t n) const;
+  // Whether marker n was written, after the answer to its completion was
+  // lost: `sessions` is reconnects_ when the completion was sent, `lease_end`
+  // the steady time by which its lease has surely ended.
+  bool marker_written(std::uint64_t n, std::uint64_t sessions, Millis lease_end);
+  void count_markers(std::size_t n);
   struct Socket;
   std::string endpoint_;
   ClientOptions options_;
@@ -279,6 +315,9 @@ class Client {
   std::deque<Posted> posted_;                // oldest first
   std::optional<TupleSpaceError> deferred_;  // the first error a posted request got
   std::vector<LeaseId> lost_leases_;         // posted completions the server refused
+  std::string taken_space_;                  // safe takes' markers; empty until the first
+  std::uint64_t taken_seq_ = 0;
+  std::size_t markers_ = 0;                  // markers in taken_space_ now
 };
 
 // A typed handle to one space over a connection (Client or FiberClient).
