@@ -40,18 +40,29 @@ void JobReporter::collect(ts::Client& c) {
 }
 
 void JobReporter::run() {
-  try {
-    ts::Client c(server_);
-    std::int64_t published_done = -1, published_put = -1, published_retreats = -1;
-    std::map<std::string, NodeWork> published_nodes;
-    auto published_at = std::chrono::steady_clock::now();
-    bool last = false;
-    while (!last) {
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait_for(lock, kTick, [this] { return stopping_; });
-        last = stopping_;
+  std::unique_ptr<ts::Client> client;
+  std::int64_t published_done = -1, published_put = -1, published_retreats = -1;
+  std::map<std::string, NodeWork> published_nodes;
+  auto published_at = std::chrono::steady_clock::now();
+  std::string failing;  // the error of the failing ticks so far; empty when the last one worked
+  bool last = false;
+  while (!last) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, kTick, [this] { return stopping_; });
+      last = stopping_;
+    }
+    // Statistics are a service to the scheduler: a tick that fails (the
+    // server restarting, unreachable for a while) must not fail the job or
+    // end the reports; the next tick tries again. The client's takes are
+    // safe, so no done or retreat record is lost or counted twice.
+    try {
+      if (!client) {
+        ts::ClientOptions o;
+        o.safe_takes = true;
+        client = std::make_unique<ts::Client>(server_, o);
       }
+      ts::Client& c = *client;
       if (!cancelled_) {
         auto t = c.rd(sys::kSpace, sys::job_template(job_.id), 0);
         auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
@@ -65,7 +76,6 @@ void JobReporter::run() {
       auto now = std::chrono::steady_clock::now();
       if (tally_.tasks_done() != published_done || put != published_put ||
           tally_.retreats() != published_retreats || last || now - published_at >= kHeartbeat) {
-        published_at = now;
         sys::replace(c, sys::jobstat_template(job_.id), tally_.stat(job_.id, put, sys::wall_now()).to_tuple());
         for (const auto& [node, w] : tally_.per_node()) {
           auto& before = published_nodes[node];
@@ -75,16 +85,22 @@ void JobReporter::run() {
           before = w;
         }
         c.flush();
+        published_at = now;
         published_done = tally_.tasks_done();
         published_put = put;
         published_retreats = tally_.retreats();
       }
+      if (!failing.empty())
+        std::fprintf(stderr, "%s: job %lld statistics are current again\n", job_.name.c_str(),
+                     static_cast<long long>(job_.id));
+      failing.clear();
+    } catch (const std::exception& e) {
+      if (failing != e.what())
+        std::fprintf(stderr, "%s: job %lld statistics: %s; trying again\n", job_.name.c_str(),
+                     static_cast<long long>(job_.id), e.what());
+      failing = e.what();
+      if (last) break;
     }
-  } catch (const std::exception& e) {
-    // Statistics are a service to the scheduler: losing them must not fail
-    // the job, but people should know.
-    std::fprintf(stderr, "%s: job %lld statistics stopped: %s\n", job_.name.c_str(),
-                 static_cast<long long>(job_.id), e.what());
   }
 }
 

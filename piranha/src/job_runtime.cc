@@ -102,7 +102,10 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   }
   std::unique_ptr<ts::Client> client;
   try {
-    client = std::make_unique<ts::Client>(server);
+    // The feeder's takes (its results) must survive a server restart.
+    ts::ClientOptions opts;
+    opts.safe_takes = true;
+    client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {
     std::fprintf(stderr,
                  "%s: cannot reach the tuple-space server at %s (start one with `piranha ts serve`, set "
@@ -249,13 +252,23 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   try {
     if (fns.piranha) fns.piranha(worker);
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() != ts::errc::kSpaceRemoved) {
+    if (e.code() == ts::errc::kUnreachable) {
+      ws.cut_off = true;
+    } else if (e.code() != ts::errc::kSpaceRemoved) {
       std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
       rc = 1;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
     rc = 1;
+  }
+  if (ws.cut_off) {
+    // Nothing held can be put back; the tasks' leases return them.
+    std::fprintf(stderr,
+                 "%s (piranha on %s): cut off from the server at %s; stopping (its tasks return to the space "
+                 "when their leases end, and the agent starts another piranha once the server is back)\n",
+                 name.c_str(), ws.node.c_str(), server.c_str());
+    return kExitCutOff;
   }
   bool retreating = signals.retreat.load();
   auto held = ws.held;

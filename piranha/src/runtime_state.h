@@ -22,6 +22,7 @@ struct TaskState {
   double started_at = 0;            // wall clock, for the done record
   SteadyClock::time_point taken;    // for the task's duration
   SteadyClock::time_point renewed;  // when the lease was last granted or renewed
+  SteadyClock::time_point renew_tried;  // the last attempt, successful or not
   bool held = true;
   bool started = false;  // handed to the piranha (not just prefetched)
   bool batched = false;  // taken in a batch: its completion is posted
@@ -43,6 +44,10 @@ struct WorkerState {
   double task_seconds = 0;  // summed, for the batching decision
   std::int64_t lost = 0;    // posted completions refused so far
   bool job_ended = false;
+  // The server was unreachable past the client's deadline, or a held task's
+  // lease has surely ended unrenewed: the piranha stops and exits with
+  // piranha::kExitCutOff, and its agent starts another once the server is back.
+  bool cut_off = false;
   bool start_noted = false;  // this piranha's first task was noted in ("jobtime", ...)
   SteadyClock::time_point last_job_check{};
 };

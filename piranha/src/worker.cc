@@ -36,7 +36,7 @@ std::shared_ptr<detail::TaskState> hold(detail::WorkerState& s, ts::Leased&& l, 
   auto st = std::make_shared<detail::TaskState>();
   st->tuple = std::move(l.tuple);
   st->lease = l.lease;
-  st->renewed = SteadyClock::now();
+  st->renewed = st->renew_tried = SteadyClock::now();
   st->batched = batched;
   s.held.push_back(st);
   return st;
@@ -85,7 +85,7 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
   bool batching = s_.tasks_completed >= kTasksBeforeBatching &&
                   s_.task_seconds / static_cast<double>(s_.tasks_completed) < kShortTaskSeconds;
   while (!s_.job_ended) {
-    if (s_.retreat->load()) return std::nullopt;
+    if (s_.retreat->load() || s_.cut_off) return std::nullopt;
     std::optional<ts::Leased> got;
     try {
       if (batching) {
@@ -101,6 +101,10 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
       // The feeder removes the job's space when the job ends.
       if (e.code() == ts::errc::kSpaceRemoved) {
         s_.job_ended = true;
+        return std::nullopt;
+      }
+      if (e.code() == ts::errc::kUnreachable) {
+        s_.cut_off = true;
         return std::nullopt;
       }
       throw;
@@ -124,6 +128,22 @@ void release(std::vector<std::shared_ptr<detail::TaskState>>& held, const detail
   std::erase_if(held, [st](const auto& p) { return p.get() == st; });
 }
 
+// Completes `lease` with `outs`. False when the server refused (the lease had
+// ended) and when the answer was lost with the connection: the completion
+// was then carried out or its lease returned the task, so the results are
+// written exactly once either way, and the piranha goes on. A server
+// unreachable past the deadline cuts the piranha off.
+bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::Tuple>& outs) {
+  try {
+    return s.client->complete(lease, s.space->name(), outs);
+  } catch (const ts::TupleSpaceError& e) {
+    if (e.code() == ts::errc::kUnreachable) s.cut_off = true;
+    else if (e.code() != ts::errc::kUnknownOutcome && e.code() != ts::errc::kDeadlineExceeded) throw;
+    ++s.lost;
+    return false;
+  }
+}
+
 }  // namespace
 
 bool Worker::complete(Task& task, std::vector<ts::Tuple> outs) {
@@ -139,7 +159,7 @@ bool Worker::complete(Task& task, std::vector<ts::Tuple> outs) {
     s_.client->complete_posted(st.lease, s_.space->name(), outs);
     return true;
   }
-  return s_.client->complete(st.lease, s_.space->name(), outs);
+  return end_lease(s_, st.lease, outs);
 }
 
 bool Worker::put_back(Task& task, std::vector<ts::Tuple> outs) {
@@ -147,23 +167,29 @@ bool Worker::put_back(Task& task, std::vector<ts::Tuple> outs) {
   if (!st.held) throw std::logic_error("put_back: the task was already completed or put back");
   st.held = false;
   release(s_.held, &st);
-  return s_.client->complete(st.lease, s_.space->name(), outs);
+  return end_lease(s_, st.lease, outs);
 }
 
 bool Worker::should_retreat() {
-  if (s_.retreat->load()) return true;
-  // Renew leases at half their length, so a long task keeps its lease.
+  if (s_.retreat->load() || s_.cut_off) return true;
+  // Renew leases at half their length, so a long task keeps its lease; a
+  // failed renewal is tried again a second later.
   auto now = SteadyClock::now();
   for (auto& st : s_.held) {
-    if (now - st->renewed < s_.lease / 2) continue;
+    if (now - st->renewed < s_.lease / 2 || now - st->renew_tried < std::chrono::seconds(1)) continue;
+    st->renew_tried = now;
     try {
       s_.client->renew(st->lease, s_.lease.count());
-    } catch (const ts::TupleSpaceError&) {
-      // The lease already ended; complete() will report it.
+      st->renewed = now;
+    } catch (const ts::TupleSpaceError& e) {
+      // Refused: the lease already ended, and complete() will say so. Not
+      // answered: the server is away; once the lease has surely run out,
+      // the work is somebody else's and this piranha stops.
+      if (e.code() == ts::errc::kUnknownLease) st->renewed = now;
+      else if (now - st->renewed >= s_.lease) s_.cut_off = true;
     }
-    st->renewed = now;
   }
-  return false;
+  return s_.cut_off;
 }
 
 }  // namespace piranha

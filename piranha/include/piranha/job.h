@@ -51,6 +51,13 @@ namespace ts = piranha::ts;
 // The tag of task tuples: ("task", ...).
 inline constexpr const char* kTaskTag = "task";
 
+// The exit status of a piranha cut off from the server (EX_TEMPFAIL): the
+// server stayed unreachable past the client's deadline (30 s), or a task's
+// lease ran out without a renewal getting through. Its tasks return to the
+// space when their leases end; the node's agent does not count it as a
+// failure of the job and starts another piranha once the server is back.
+inline constexpr int kExitCutOff = 75;
+
 namespace detail {
 struct TaskState;
 struct WorkerState;
@@ -128,7 +135,9 @@ class Worker {
   // space in one atomic step, and the task's time is recorded. Returns false,
   // writing nothing, when the task had already returned to the space (its
   // lease ended: this piranha was cut off or too slow); then another piranha
-  // does it. Short tasks (under 2 ms on average) are taken in batches and
+  // does it. Also false when the answer was lost with the connection (a
+  // server restart): the results were written or the task returned, so they
+  // are written exactly once either way. Short tasks (under 2 ms on average) are taken in batches and
   // their completions posted: then complete() returns true once the request
   // is sent, and a refusal (which still writes nothing) is only counted and
   // reported when the piranha ends. Throws std::logic_error when the task is
@@ -141,9 +150,10 @@ class Worker {
                                                                        std::forward<A>(fields)...)});
   }
 
-  // True once the node's agent asked this piranha to retreat. Cheap: call it
-  // between steps of a long task, and stop (return) when it is true. Also
-  // renews the leases of held tasks when they are half used.
+  // True once the node's agent asked this piranha to retreat, or once it is
+  // cut off from the server (see kExitCutOff). Cheap: call it between steps
+  // of a long task, and stop (return) when it is true. Also renews the
+  // leases of held tasks when they are half used.
   bool should_retreat();
 
   // For retreat functions: ends `task` and writes `outs` (what another piranha
