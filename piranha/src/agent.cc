@@ -1,6 +1,8 @@
 #include "piranha/agent.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +12,11 @@
 #include <sstream>
 #include <thread>
 
+#include "piranha/job.h"
 #include "piranha/piranha_host.h"
+#include "piranha/endpoint.h"
 #include "piranha/sysspace.h"
+#include "uplink.h"
 
 namespace piranha {
 namespace {
@@ -31,8 +36,6 @@ std::string json_string(const std::string& s) {
 
 double ms(std::chrono::duration<double> d) { return d.count() * 1e3; }
 
-// Feeders rewrite their jobstat at least every 5 s (JobReporter).
-constexpr double kFeederSilence = 30;
 
 }  // namespace
 
@@ -41,8 +44,9 @@ struct Agent::Impl {
   std::unique_ptr<AvailabilitySource> source;
   NativePolicy policy;
   PiranhaHost host;
-  std::unique_ptr<ts::Client> client;
   std::ofstream events;
+  int wake_fd = -1;               // written by the uplink after each read
+  std::unique_ptr<Uplink> uplink;  // the system space, on its own thread
 
   Verdict verdict{false, "not yet evaluated"};
   bool owner_blocked = false;
@@ -50,7 +54,9 @@ struct Agent::Impl {
   std::optional<double> ap_start;  // wall time the open availability period began
   SteadyClock::time_point change_at{};  // when the last availability change happened
 
-  SteadyClock::time_point next_eval{}, next_tick{}, next_heartbeat{};
+  SteadyClock::time_point next_eval{};
+  std::uint64_t view_seen = 0;  // generation of the last view applied
+  Uplink::View view;
   std::map<std::int64_t, sys::JobLaunch> launches;
   std::optional<std::int64_t> target;  // the job this node should run
   bool obeying_scheduler = false;
@@ -58,7 +64,11 @@ struct Agent::Impl {
   std::map<std::int64_t, SteadyClock::time_point> hold_off;  // no restart before
   std::map<std::int64_t, int> failures;          // in a row, on this node
   std::map<std::int64_t, std::int64_t> work_seen;  // jobwork tasks here at the last start or failure
-  SteadyClock::time_point next_prune{};
+  // Jobs held here, by the number of their hold request: not run again
+  // until a view read after the hold was written says whether they are live
+  // (released) or not.
+  std::map<std::int64_t, std::uint64_t> held;
+  std::uint64_t holds_requested = 0;
   std::string retreat_cause;  // why the piranhas were last told to retreat
 
   Impl(AgentSettings settings, std::unique_ptr<AvailabilitySource> src)
@@ -73,6 +83,12 @@ struct Agent::Impl {
       events.open(s.events_file, std::ios::app);
       if (!events) throw std::runtime_error(s.events_file + ": cannot open the events file");
     }
+    wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd < 0) throw std::runtime_error("agent: cannot create an eventfd");
+  }
+  ~Impl() {
+    uplink.reset();
+    if (wake_fd >= 0) ::close(wake_fd);
   }
 
   void log(const std::string& line) {
@@ -94,62 +110,30 @@ struct Agent::Impl {
     return available ? sys::NodeState::Available : sys::NodeState::Unavailable;
   }
 
-  void publish(sys::NodeState state) {
+  // Applies what the uplink last read: owner blocks, live jobs, and the
+  // scheduler's assignment or the native policy's choice; decides target.
+  void apply_view(const Uplink::View& v) {
     double now = sys::wall_now();
-    sys::replace(*client, sys::node_template(s.node), sys::NodeRecord{s.node, s.cores, s.speed, state, now}.to_tuple());
-    sys::replace(*client, sys::agent_heartbeat_template(s.node), sys::AgentHeartbeat{s.node, now}.to_tuple());
-    client->flush();
-  }
-
-  bool connect(const std::atomic<bool>& stop) {
-    client = sys::connect_patiently(s.server, [&] { return stop.load(); }, [&](const std::string& m) { log(m); });
-    return client != nullptr;
-  }
-
-  // Reads jobs, owner blocks and the scheduler's assignment; decides target.
-  void read_system_space() {
-    double now = sys::wall_now();
-    bool blocked = false;
-    for (const auto& t : client->rd_many(sys::kSpace, sys::owner_template(s.node), 1000))
-      if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now)) blocked = true;
-    owner_blocked = blocked;
-
-    std::map<std::int64_t, double> heard;  // job id -> its feeder's last jobstat
-    for (const auto& st : sys::list_jobstats(*client)) heard[st.id] = st.updated_at;
+    view = v;
+    owner_blocked = v.owner_blocked;
+    std::erase_if(held, [&](const auto& h) { return h.second <= v.holds_written; });
     std::vector<LiveJob> live;
-    for (const auto& j : sys::list_jobs(*client)) {
-      if (!sys::is_live(j.state)) continue;
-      // A running job whose feeder has been silent this long is dead (killed
-      // outright, outside `piranha submit`): its piranhas would wait for ever.
-      if (auto h = heard.find(j.id); j.state == sys::JobState::Running && h != heard.end() &&
-                                     now - h->second > kFeederSilence)
-        continue;
-      if (!launches.count(j.id)) {
-        auto l = sys::find_launch(*client, j.id);
-        if (!l) continue;  // registered without a program: nothing to start
-        launches.emplace(j.id, *l);
-      }
-      live.push_back(LiveJob{j.id});
+    launches.clear();
+    for (const auto& l : v.live) {
+      if (held.count(l.id)) continue;
+      launches.emplace(l.id, l);
+      live.push_back(LiveJob{l.id});
     }
-    std::erase_if(launches, [&](const auto& kv) {
-      return std::none_of(live.begin(), live.end(), [&](const LiveJob& j) { return j.id == kv.first; });
-    });
 
-    std::optional<sys::Assignment> assignment;
-    for (const auto& t : client->rd_many(sys::kSpace, sys::assign_template(0, s.node), 1000))
-      if (auto a = sys::Assignment::from_tuple(t); a && (!assignment || a->epoch > assignment->epoch)) assignment = a;
-    auto hb = client->rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0);
-    auto beat = hb ? sys::SchedulerHeartbeat::from_tuple(*hb) : std::nullopt;
-    bool fresh = beat && now - beat->time <= s.scheduler_stale_seconds;
-
+    bool fresh = v.scheduler && now - v.scheduler->time <= s.scheduler_stale_seconds;
     std::optional<std::int64_t> chosen;
-    if (assignment && fresh) {
-      if (!obeying_scheduler) log("obeying scheduler 0 (assignment epoch " + std::to_string(assignment->epoch) + ")");
+    if (v.assignment && fresh) {
+      if (!obeying_scheduler) log("obeying scheduler 0 (assignment epoch " + std::to_string(v.assignment->epoch) + ")");
       obeying_scheduler = true;
-      if (assignment->job_id != 0 && launches.count(assignment->job_id)) chosen = assignment->job_id;
+      if (v.assignment->job_id != 0 && launches.count(v.assignment->job_id)) chosen = v.assignment->job_id;
     } else {
       if (obeying_scheduler)
-        log(std::string("scheduler 0 ") + (beat ? "is stale" : "is gone") + "; back to the native " +
+        log(std::string("scheduler 0 ") + (v.scheduler ? "is stale" : "is gone") + "; back to the native " +
             std::string(name(s.policy)) + " policy");
       obeying_scheduler = false;
       chosen = policy.choose(live, target);
@@ -168,8 +152,7 @@ struct Agent::Impl {
   // ("running", node, job, by, since): what this node runs now and on whose word.
   void publish_run(const std::string& by) {
     run_by = by;
-    sys::replace(*client, sys::running_template(s.node),
-                 sys::NodeRun{s.node, target.value_or(0), by, sys::wall_now()}.to_tuple());
+    uplink->set_run(sys::NodeRun{s.node, target.value_or(0), by, sys::wall_now()});
   }
 
   void on_availability_change(bool now_available, SteadyClock::time_point when) {
@@ -183,25 +166,20 @@ struct Agent::Impl {
       event("available", "\"reason\":" + json_string(why));
     } else {
       if (ap_start) {
-        client->out(sys::kSpace, sys::AvailabilityPeriod{s.node, *ap_start, wall}.to_tuple());
+        uplink->record_period(sys::AvailabilityPeriod{s.node, *ap_start, wall});
         ap_start.reset();
       }
       log("unavailable (" + why + ")");
       event("unavailable", "\"reason\":" + json_string(why));
     }
-    publish(node_state());
+    uplink->set_state(node_state());
   }
 
-  // Tasks of `job` completed on this node so far (its jobwork); nullopt
-  // when the system space cannot say.
-  std::optional<std::int64_t> tasks_here(std::int64_t job) {
-    try {
-      auto t = client->rd(sys::kSpace, sys::jobwork_template(job, s.node), 0);
-      auto w = t ? sys::JobWork::from_tuple(*t) : std::nullopt;
-      return w ? w->tasks : 0;
-    } catch (const ts::TupleSpaceError&) {
-      return std::nullopt;
-    }
+  // Tasks of `job` completed on this node, as the last view says.
+  std::optional<std::int64_t> tasks_here(std::int64_t job) const {
+    auto it = view.tasks_here.find(job);
+    if (it == view.tasks_here.end()) return std::nullopt;
+    return it->second;
   }
 
   // Stops running `job` anywhere: its state becomes held, with `reason`.
@@ -209,16 +187,10 @@ struct Agent::Impl {
     failures.erase(job);
     hold_off.erase(job);
     work_seen.erase(job);
-    try {
-      if (sys::hold_job(*client, sys::JobHold{job, s.node, reason, sys::wall_now()})) {
-        log("job " + std::to_string(job) + " held: " + reason);
-        event("held", "\"job\":" + std::to_string(job) + ",\"reason\":" + json_string(reason));
-      }
-    } catch (const ts::TupleSpaceError& e) {
-      log("could not hold job " + std::to_string(job) + ": " + e.what());
-    }
-    // Whether or not it is held now, this node does not run it again until
-    // the system space says it is live.
+    log("holding job " + std::to_string(job) + ": " + reason);
+    event("held", "\"job\":" + std::to_string(job) + ",\"reason\":" + json_string(reason));
+    uplink->hold(sys::JobHold{job, s.node, reason, sys::wall_now()});
+    held[job] = ++holds_requested;
     launches.erase(job);
     if (target == job) target.reset();
   }
@@ -244,18 +216,6 @@ struct Agent::Impl {
         (wait.count() ? "next try in " + std::to_string(wait.count()) + " s" : std::string("starting another")));
   }
 
-  // Removes this node's old ap records and old finished jobs' records.
-  void prune(SteadyClock::time_point now) {
-    double wall = sys::wall_now();
-    auto aps = sys::prune_availability(*client, s.node, wall - s.ap_retention_seconds);
-    auto jobs = sys::prune_finished_jobs(*client, wall - s.job_retention_seconds);
-    if (aps || jobs)
-      log("pruned " + std::to_string(aps) + " old availability period(s) and " + std::to_string(jobs) +
-          " finished job(s)");
-    double every = std::clamp(std::min(s.ap_retention_seconds, s.job_retention_seconds) / 4, 1.0, 600.0);
-    next_prune = now + std::chrono::milliseconds(static_cast<long>(every * 1000));
-  }
-
   void handle_exits(SteadyClock::time_point now) {
     auto exits = host.reap(now);
     if (!exits.empty()) source->set_piranha_groups(host.groups());
@@ -272,7 +232,12 @@ struct Agent::Impl {
         continue;
       }
       event("exit", "\"job\":" + job + ",\"status\":" + json_string(e.status.describe()));
-      if (e.status.ok()) {
+      if (e.status.signal == 0 && e.status.code == kExitCutOff) {
+        // Not the job's fault: its piranha lost the server. Another starts
+        // once the server answers again.
+        log("piranha of job " + job + " was cut off from the server");
+        hold_off[e.job_id] = now + std::chrono::seconds(2);
+      } else if (e.status.ok()) {
         // No tasks now, or the job ended: look again a little later.
         hold_off[e.job_id] = now + std::chrono::seconds(1);
         failures.erase(e.job_id);
@@ -310,7 +275,8 @@ struct Agent::Impl {
       }
       return;
     }
-    if (!target || !launches.count(*target)) return;
+    // No new piranhas while the server is away: they could not reach it.
+    if (!target || !launches.count(*target) || uplink->server_away()) return;
     if (auto h = hold_off.find(*target); h != hold_off.end() && now < h->second) return;
     const auto launch = launches.at(*target);
     if (!work_seen.count(launch.id))
@@ -328,53 +294,49 @@ struct Agent::Impl {
   }
 
   int run(const std::atomic<bool>& stop) {
-    if (!connect(stop)) return 1;
+    if (auto problem = endpoint_problem(s.server)) throw std::invalid_argument("server: " + *problem);
+    uplink = std::make_unique<Uplink>(s, [this](const std::string& m) { log(m); }, wake_fd);
     log("serving " + s.server + " with " + std::to_string(s.cores) + " core" + (s.cores == 1 ? "" : "s") +
         ", native policy " + std::string(name(s.policy)));
-    publish(sys::NodeState::Unavailable);
+    uplink->set_state(sys::NodeState::Unavailable);
     publish_run(std::string(name(s.policy)));
     auto now = SteadyClock::now();
-    next_eval = next_tick = next_heartbeat = next_prune = now;
+    next_eval = now;
     bool input_event = false;
     while (!stop.load()) {
       now = SteadyClock::now();
-      try {
-        if (input_event || now >= next_eval) {
-          // A scheduled re-evaluation (a trace step) changed at its deadline,
-          // an input event at the moment it was read.
-          SteadyClock::time_point when = input_event ? now : std::min(now, next_eval);
-          verdict = source->evaluate(now);
-          next_eval = source->next_evaluation(now);
-          bool avail = verdict.available && !owner_blocked;
-          if (avail != available) on_availability_change(avail, when);
-          input_event = false;
-        }
-        if (now >= next_tick) {
-          bool was_blocked = owner_blocked;
-          read_system_space();
-          next_tick = now + s.tick;
-          bool avail = verdict.available && !owner_blocked;
-          if (avail != available || was_blocked != owner_blocked) on_availability_change(avail, now);
-        }
-        if (now >= next_prune) prune(now);
-        if (now >= next_heartbeat) {
-          publish(node_state());
-          next_heartbeat = now + std::chrono::milliseconds(static_cast<long>(s.heartbeat_seconds * 1000));
-        }
-        handle_exits(now);
-        manage_piranhas(now);
-      } catch (const ts::TupleSpaceError& e) {
-        log(std::string("tuple space: ") + e.what());
-        next_tick = now + std::chrono::seconds(1);
+      if (input_event || now >= next_eval) {
+        // A scheduled re-evaluation (a trace step) changed at its deadline,
+        // an input event at the moment it was read.
+        SteadyClock::time_point when = input_event ? now : std::min(now, next_eval);
+        verdict = source->evaluate(now);
+        next_eval = source->next_evaluation(now);
+        bool avail = verdict.available && !owner_blocked;
+        if (avail != available) on_availability_change(avail, when);
+        input_event = false;
       }
+      if (auto v = uplink->view(); v.generation != view_seen) {
+        view_seen = v.generation;
+        bool was_blocked = owner_blocked;
+        apply_view(v);
+        bool avail = verdict.available && !owner_blocked;
+        if (avail != available || was_blocked != owner_blocked) on_availability_change(avail, now);
+      }
+      handle_exits(now);
+      manage_piranhas(now);
 
-      // Sleep until the next thing to do, an input event or a piranha exit.
-      auto wake = std::min({next_eval, next_tick, next_heartbeat, next_prune});
+      // Sleep until the next thing to do, an input event, a new view or a
+      // piranha exit.
+      auto wake = next_eval;
       if (auto d = host.next_deadline()) wake = std::min(wake, *d);
       if (host.suspended()) wake = std::min(wake, *host.suspended_since() + s.suspend_max);
+      auto hold_until = std::min_element(hold_off.begin(), hold_off.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (hold_until != hold_off.end() && hold_until->second > now) wake = std::min(wake, hold_until->second);
       std::vector<pollfd> fds;
       for (int fd : source->fds()) fds.push_back({fd, POLLIN, 0});
       std::size_t source_fds = fds.size();
+      fds.push_back({wake_fd, POLLIN, 0});
       for (int fd : host.fds()) fds.push_back({fd, POLLIN, 0});
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wake - SteadyClock::now()).count() + 1;
       // Without pidfds, exits are noticed by polling.
@@ -388,28 +350,37 @@ struct Agent::Impl {
             source->on_readable(fds[i].fd, t);
             input_event = true;
           }
+        if (fds[source_fds].revents) {
+          std::uint64_t v;
+          [[maybe_unused]] auto r = ::read(wake_fd, &v, sizeof v);
+        }
       }
     }
-    shutdown();
-    return 0;
+    return shutdown();
   }
 
-  void shutdown() {
+  // Retreats the piranhas (within the grace period), then hands the open
+  // availability period and the node's going down to the uplink and waits
+  // for them until the grace period from the stop is over (at least half a
+  // second), so that a server that is away cannot hold the agent up.
+  int shutdown() {
     log("stopping");
     auto now = SteadyClock::now();
+    auto give_up = now + std::max<SteadyClock::duration>(s.grace, std::chrono::milliseconds(500));
     retreat_cause = "agent stopping";
     if (host.running()) host.retreat(now, s.grace, now);
     while (host.running()) {
       handle_exits(SteadyClock::now());
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    try {
-      if (ap_start) client->out(sys::kSpace, sys::AvailabilityPeriod{s.node, *ap_start, sys::wall_now()}.to_tuple());
-      publish(sys::NodeState::Down);
-    } catch (const std::exception& e) {
-      log(std::string("could not record the node going down: ") + e.what());
-    }
+    if (ap_start) uplink->record_period(sys::AvailabilityPeriod{s.node, *ap_start, sys::wall_now()});
+    uplink->set_state(sys::NodeState::Down);
+    if (!uplink->drain(std::max(give_up, SteadyClock::now() + std::chrono::milliseconds(100))))
+      log("could not record the node going down: the tuple-space server did not answer in time");
+    bool reached = uplink->ever_connected();
+    uplink.reset();
     event("stop");
+    return reached ? 0 : 1;
   }
 };
 

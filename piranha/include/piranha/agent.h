@@ -19,6 +19,15 @@
 // (the piranha did useful work; the feeder publishes that within about a
 // second), and after a clean exit.
 //
+// The server may come and go. Sensing availability and making piranhas
+// retreat run on the agent's own thread and never wait on the server; what
+// it reads from and writes to the system space goes through a second thread
+// (the uplink), which keeps unwritten records (availability periods, holds,
+// the node's state) until the server answers again, and logs when the
+// server goes away and when it is back. No piranha is started while the
+// server is away; a piranha cut off from it exits with kExitCutOff (job.h),
+// which is not counted as a failure of its job.
+//
 // The agent also keeps the system space bounded: it removes its own node's
 // ("ap", ...) records older than ap_retention_seconds, and every record of
 // jobs that finished more than job_retention_seconds ago
@@ -67,9 +76,12 @@ class Agent {
   Agent& operator=(const Agent&) = delete;
 
   // Runs until `stop` becomes true (set it from a signal handler), then
-  // retreats its piranhas, records the open availability period and marks
-  // the node down. Returns the exit status: 0, or 1 when the server could
-  // not be reached at all.
+  // retreats its piranhas (within the grace period), records the open
+  // availability period and marks the node down, waiting for the server no
+  // longer than the grace period (at least half a second) plus its 2 s
+  // request deadline. Returns the exit status: 0, or 1 when the server could
+  // not be reached at all. Throws std::invalid_argument for a malformed
+  // server endpoint.
   int run(const std::atomic<bool>& stop);
 
  private:

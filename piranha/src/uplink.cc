@@ -1,0 +1,280 @@
+#include "uplink.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace piranha {
+namespace {
+
+// Feeders rewrite their jobstat at least every 5 s (JobReporter).
+constexpr double kFeederSilence = 30;
+// Between attempts to reach a server that did not answer.
+constexpr auto kRetry = std::chrono::seconds(1);
+
+// A template matching exactly `t`.
+ts::Template exactly(const ts::Tuple& t) {
+  std::vector<ts::Field> f;
+  for (const ts::Value& v : t.fields()) f.push_back(ts::Field::of(v));
+  return ts::Template(std::move(f));
+}
+
+std::chrono::milliseconds seconds_ms(double s) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000));
+}
+
+}  // namespace
+
+Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd)
+    : s_(settings), log_(std::move(log)), wake_fd_(wake_fd) {
+  thread_ = std::thread([this] { run(); });
+}
+
+Uplink::~Uplink() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+Uplink::View Uplink::view() const {
+  std::lock_guard lock(mu_);
+  return view_;
+}
+
+bool Uplink::ever_connected() const {
+  std::lock_guard lock(mu_);
+  return connected_once_;
+}
+
+bool Uplink::server_away() const {
+  std::lock_guard lock(mu_);
+  return away_;
+}
+
+void Uplink::set_state(sys::NodeState state) {
+  {
+    std::lock_guard lock(mu_);
+    state_ = state;
+    state_dirty_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Uplink::set_run(sys::NodeRun run) {
+  {
+    std::lock_guard lock(mu_);
+    run_ = std::move(run);
+  }
+  cv_.notify_all();
+}
+
+void Uplink::record_period(sys::AvailabilityPeriod ap) {
+  {
+    std::lock_guard lock(mu_);
+    periods_.push_back(std::move(ap));
+  }
+  cv_.notify_all();
+}
+
+void Uplink::hold(sys::JobHold hold) {
+  {
+    std::lock_guard lock(mu_);
+    holds_.push_back(std::move(hold));
+  }
+  cv_.notify_all();
+}
+
+void Uplink::read_soon() {
+  {
+    std::lock_guard lock(mu_);
+    read_now_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Uplink::pending_locked() const {
+  return state_dirty_ || run_ || !periods_.empty() || !holds_.empty() || busy_;
+}
+
+bool Uplink::drain(Clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  cv_.notify_all();
+  return cv_.wait_until(lock, deadline, [this] { return !pending_locked(); });
+}
+
+bool Uplink::connect() {
+  try {
+    ts::ClientOptions o;
+    o.connect_timeout = std::chrono::milliseconds(1000);
+    o.request_timeout = std::chrono::milliseconds(2000);
+    client_ = std::make_unique<ts::Client>(s_.server, o);
+  } catch (const ts::TupleSpaceError& e) {
+    std::lock_guard lock(mu_);
+    if (!away_) log_("waiting for the tuple-space server at " + s_.server + " (" + e.what() + ")");
+    away_ = true;
+    return false;
+  }
+  std::lock_guard lock(mu_);
+  log_(std::string(connected_once_ ? "reconnected to" : "connected to") + " the tuple-space server at " +
+       s_.server);
+  connected_once_ = true;
+  away_ = false;
+  read_now_ = true;
+  return true;
+}
+
+void Uplink::run() {
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      if (away_) {
+        cv_.wait_for(lock, kRetry, [this] { return stopping_; });
+      } else {
+        auto wake = std::min({next_read_, next_heartbeat_, next_prune_});
+        cv_.wait_until(lock, wake, [this] { return stopping_ || read_now_ || pending_locked(); });
+      }
+      if (stopping_) return;
+    }
+    if (!client_ && !connect()) continue;
+    try {
+      step(*client_);
+      std::lock_guard lock(mu_);
+      if (away_) log_("the tuple-space server at " + s_.server + " answers again");
+      away_ = false;
+    } catch (const std::exception& e) {
+      std::lock_guard lock(mu_);
+      busy_ = false;
+      if (!away_)
+        log_(std::string("lost the tuple-space server: ") + e.what() +
+             "; trying again every second (sensing and retreats go on)");
+      away_ = true;
+    }
+    cv_.notify_all();  // drain() may be waiting
+  }
+}
+
+void Uplink::step(ts::Client& c) {
+  auto now = Clock::now();
+  double wall = sys::wall_now();
+  auto publish_state = [&](sys::NodeState st) {
+    sys::replace(c, sys::node_template(s_.node), sys::NodeRecord{s_.node, s_.cores, s_.speed, st, wall}.to_tuple());
+    sys::replace(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
+    c.flush();
+  };
+
+  // Writes first, oldest first; each leaves its queue once written.
+  std::unique_lock lock(mu_);
+  busy_ = true;
+  while (!periods_.empty()) {
+    sys::AvailabilityPeriod ap = periods_.front();
+    lock.unlock();
+    // Written at most once even when an earlier attempt's answer was lost.
+    auto t = ap.to_tuple();
+    if (!c.rd(sys::kSpace, exactly(t), 0)) c.out(sys::kSpace, t);
+    c.flush();
+    lock.lock();
+    periods_.pop_front();
+  }
+  while (!holds_.empty()) {
+    sys::JobHold h = holds_.front();
+    lock.unlock();
+    if (!sys::hold_job(c, h)) log_("job " + std::to_string(h.id) + " was not live any more: not held");
+    lock.lock();
+    holds_.pop_front();
+    ++holds_written_;
+    read_now_ = true;  // the agent waits for a view read after it
+  }
+  if (state_dirty_ && state_) {
+    sys::NodeState st = *state_;
+    lock.unlock();
+    publish_state(st);
+    lock.lock();
+    if (state_ == st) state_dirty_ = false;
+    next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
+  }
+  if (run_) {
+    sys::NodeRun r = *run_;
+    lock.unlock();
+    sys::replace(c, sys::running_template(s_.node), r.to_tuple());
+    c.flush();
+    lock.lock();
+    if (run_ && run_->to_tuple() == r.to_tuple()) run_.reset();
+  }
+  // The heartbeat: the current state again (there is one from the start).
+  bool beat = now >= next_heartbeat_ && state_.has_value();
+  sys::NodeState current = state_.value_or(sys::NodeState::Unavailable);
+  bool read_due = read_now_ || now >= next_read_;
+  std::uint64_t holds_written = holds_written_;
+  lock.unlock();
+
+  if (beat) publish_state(current);
+  if (now >= next_heartbeat_) next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
+  if (read_due) {
+    read(c, holds_written);
+    next_read_ = now + s_.tick;
+  }
+  if (now >= next_prune_) {
+    auto aps = sys::prune_availability(c, s_.node, wall - s_.ap_retention_seconds);
+    auto jobs = sys::prune_finished_jobs(c, wall - s_.job_retention_seconds);
+    if (aps || jobs)
+      log_("pruned " + std::to_string(aps) + " old availability period(s) and " + std::to_string(jobs) +
+           " finished job(s)");
+    double every = std::clamp(std::min(s_.ap_retention_seconds, s_.job_retention_seconds) / 4, 1.0, 600.0);
+    next_prune_ = now + seconds_ms(every);
+  }
+  lock.lock();
+  busy_ = false;
+}
+
+void Uplink::read(ts::Client& c, std::uint64_t holds_written) {
+  double now = sys::wall_now();
+  View v;
+  v.holds_written = holds_written;
+  for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(s_.node), 1000))
+    if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now)) v.owner_blocked = true;
+
+  std::map<std::int64_t, double> heard;  // job id -> its feeder's last jobstat
+  for (const auto& st : sys::list_jobstats(c)) heard[st.id] = st.updated_at;
+  std::map<std::int64_t, sys::JobLaunch> still;
+  for (const auto& j : sys::list_jobs(c)) {
+    if (!sys::is_live(j.state)) continue;
+    // A running job whose feeder has been silent this long is dead (killed
+    // outright, outside `piranha submit`): its piranhas would wait for ever.
+    if (auto h = heard.find(j.id);
+        j.state == sys::JobState::Running && h != heard.end() && now - h->second > kFeederSilence)
+      continue;
+    auto known = launches_.find(j.id);
+    std::optional<sys::JobLaunch> l =
+        known != launches_.end() ? std::optional<sys::JobLaunch>(known->second) : sys::find_launch(c, j.id);
+    if (!l) continue;  // registered without a program: nothing to start
+    still.emplace(j.id, *l);
+    v.live.push_back(*l);
+    auto w = c.rd(sys::kSpace, sys::jobwork_template(j.id, s_.node), 0);
+    auto work = w ? sys::JobWork::from_tuple(*w) : std::nullopt;
+    v.tasks_here[j.id] = work ? work->tasks : 0;
+  }
+  launches_ = std::move(still);
+
+  for (const auto& t : c.rd_many(sys::kSpace, sys::assign_template(0, s_.node), 1000))
+    if (auto a = sys::Assignment::from_tuple(t); a && (!v.assignment || a->epoch > v.assignment->epoch))
+      v.assignment = a;
+  if (auto hb = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0))
+    v.scheduler = sys::SchedulerHeartbeat::from_tuple(*hb);
+
+  {
+    std::lock_guard lock(mu_);
+    v.generation = view_.generation + 1;
+    view_ = std::move(v);
+    read_now_ = false;
+  }
+  if (wake_fd_ >= 0) {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  }
+}
+
+}  // namespace piranha

@@ -1,0 +1,119 @@
+// Uplink: a node agent's link to the system space, on a thread of its own, so
+// that sensing availability and making piranhas retreat never wait on the
+// server (agent.cc is its only user).
+//
+// The thread connects (patiently: the server may start later), then
+//  - every `tick` reads what the agent decides with into a View: owner
+//    blocks, live jobs with their launch records, scheduler 0's assignment
+//    for this node and its heartbeat, the tasks each live job completed here;
+//  - writes what the agent hands it, oldest first, each kept until written:
+//    availability periods and holds in a queue, the node's state and its
+//    ("running", ...) record latest-wins, so a period that ended while the
+//    server was away is still recorded once it is back;
+//  - refreshes the node's records every heartbeat and prunes old records.
+// When a call fails (the server gone, restarting, a network cut) it logs
+// "lost the tuple-space server" once, keeps what is queued, tries again every
+// second and logs when the server answers again. Its client's request
+// deadline is short (2 s): every request it makes is answered at once by a
+// live server, and the deadline bounds how long stop() waits for it.
+//
+// Thread-safety: every public method may be called from any thread. The log
+// callback runs on the uplink's thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "piranha/agent.h"
+#include "piranha/sysspace.h"
+
+namespace piranha {
+
+class Uplink {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // What the agent last learnt from the system space.
+  struct View {
+    std::uint64_t generation = 0;  // 0: nothing read yet; then +1 per read
+    bool owner_blocked = false;    // an ("owner", node, ...) block covers now
+    std::vector<sys::JobLaunch> live;  // live jobs with a launch record, as sys::list_jobs orders them
+    std::optional<sys::Assignment> assignment;          // this node's, highest epoch
+    std::optional<sys::SchedulerHeartbeat> scheduler;  // scheduler 0's heartbeat
+    std::map<std::int64_t, std::int64_t> tasks_here;   // completed on this node, per live job
+    std::uint64_t holds_written = 0;  // hold() requests written before this view was read
+  };
+
+  // Starts the thread. `wake_fd` (an eventfd, or -1) is written to after
+  // every read, so the agent's poll wakes. `log` gets one line per event
+  // worth a person's attention.
+  Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd);
+  // Stops the thread: waits for the call in progress, at most the client's
+  // request deadline.
+  ~Uplink();
+  Uplink(const Uplink&) = delete;
+  Uplink& operator=(const Uplink&) = delete;
+
+  View view() const;
+  // True once the server answered at least once.
+  bool ever_connected() const;
+  // True while the last attempt to reach the server failed.
+  bool server_away() const;
+
+  // The node's state: written at once and with every heartbeat.
+  void set_state(sys::NodeState state);
+  // The node's ("running", ...) record: written at once; latest wins.
+  void set_run(sys::NodeRun run);
+  // Queued until written. Holds are written in the order asked; the View
+  // says how many were written before it was read.
+  void record_period(sys::AvailabilityPeriod ap);
+  void hold(sys::JobHold hold);
+  // Asks for a read of the system space now rather than at the next tick.
+  void read_soon();
+  // Waits until everything handed over has been written, or until
+  // `deadline`; true if it all was.
+  bool drain(Clock::time_point deadline);
+
+ private:
+  void run();
+  bool connect();
+  void step(ts::Client& c);
+  void read(ts::Client& c, std::uint64_t holds_written);
+  bool pending_locked() const;
+
+  AgentSettings s_;
+  std::function<void(const std::string&)> log_;
+  int wake_fd_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool read_now_ = true;
+  View view_;
+  bool connected_once_ = false;
+  bool away_ = false;
+  std::optional<sys::NodeState> state_;  // the current state
+  bool state_dirty_ = false;
+  std::optional<sys::NodeRun> run_;
+  std::deque<sys::AvailabilityPeriod> periods_;
+  std::deque<sys::JobHold> holds_;
+  std::uint64_t holds_written_ = 0;
+  bool busy_ = false;  // the thread is writing what it took from the queues
+
+  // The thread's own.
+  std::unique_ptr<ts::Client> client_;
+  std::map<std::int64_t, sys::JobLaunch> launches_;
+  Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
+  std::thread thread_;
+};
+
+}  // namespace piranha
