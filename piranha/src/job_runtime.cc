@@ -1,6 +1,7 @@
 // run_job: the program's main as feeder or as piranha.
 #include <limits.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,6 +31,10 @@ struct Runtime {
 namespace {
 
 using detail::SteadyClock;
+
+// How long a retreating or cut-off piranha waits for the server's
+// acknowledgements before it exits.
+constexpr std::chrono::milliseconds kQuickExit{250};
 
 std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
@@ -189,16 +194,24 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
 // Turns SIGUSR1 / SIGTERM / SIGINT / SIGHUP into the retreat flag. The
 // signals are blocked in every thread and taken by this one, so no blocking
 // call elsewhere is interrupted. SIGUSR2 only wakes the thread to end it.
+// The flag is also an eventfd, readable from the retreat on: the piranha's
+// client (ClientOptions::interrupt_fd) then stops waiting on the server, so
+// a piranha blocked on a slow or cut-off server retreats at once.
 class RetreatSignals {
  public:
   RetreatSignals() {
+    fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     sigemptyset(&set_);
     for (int s : {SIGUSR1, SIGTERM, SIGINT, SIGHUP, SIGUSR2}) sigaddset(&set_, s);
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
     thread_ = std::thread([this] {
       while (!stop_.load()) {
         int sig = 0;
-        if (sigwait(&set_, &sig) == 0 && sig != SIGUSR2) retreat.store(true);
+        if (sigwait(&set_, &sig) == 0 && sig != SIGUSR2) {
+          retreat.store(true);
+          std::uint64_t one = 1;
+          if (fd >= 0) [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
+        }
       }
     });
   }
@@ -206,8 +219,10 @@ class RetreatSignals {
     stop_.store(true);
     pthread_kill(thread_.native_handle(), SIGUSR2);
     thread_.join();
+    if (fd >= 0) ::close(fd);
   }
   std::atomic<bool> retreat{false};
+  int fd = -1;
 
  private:
   sigset_t set_;
@@ -227,6 +242,10 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   if (lease_s < 1) throw std::runtime_error("PIRANHA_LEASE_SECONDS must be at least 1");
   ws.lease = std::chrono::seconds(lease_s);
   ts::ClientOptions opts;
+  // Whatever a piranha has not had acknowledged when it ends is in its
+  // tasks' leases: an exit must not wait long for a server that is away.
+  opts.close_timeout = kQuickExit;
+  opts.interrupt_fd = signals.fd;
   opts.heartbeat_timeout_ms = static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout_ms));
   if (!env("PIRANHA_JOB_ID")) {
     std::fprintf(stderr, "%s: PIRANHA_ROLE=piranha needs PIRANHA_JOB_ID\n", name.c_str());
@@ -239,7 +258,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
     client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {
     std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
-    return 1;
+    return e.code() == ts::errc::kUnreachable ? kExitCutOff : 1;
   }
   auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 0);
   auto job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
@@ -254,7 +273,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   } catch (const ts::TupleSpaceError& e) {
     if (e.code() == ts::errc::kUnreachable) {
       ws.cut_off = true;
-    } else if (e.code() != ts::errc::kSpaceRemoved) {
+    } else if (e.code() != ts::errc::kSpaceRemoved && e.code() != ts::errc::kInterrupted) {
       std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
       rc = 1;
     }
@@ -273,8 +292,17 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   bool retreating = signals.retreat.load();
   auto held = ws.held;
   std::int64_t interrupted = 0;  // tasks the piranha had started
+  // A retreat must be quick, even with the server slow or cut off: what is
+  // not acknowledged by then is in leases that return it anyway.
+  auto settle = [&] {
+    if (!retreating) return client->flush();
+    if (!client->flush_within(kQuickExit))
+      std::fprintf(stderr, "%s (piranha on %s): the server did not acknowledge the put-backs within %lld ms; "
+                   "their leases return the tasks\n", name.c_str(), ws.node.c_str(),
+                   static_cast<long long>(kQuickExit.count()));
+  };
   try {
-    client->flush();
+    settle();
     ws.lost += static_cast<std::int64_t>(client->take_lost_leases().size());
     if (ws.lost > 0)
       std::fprintf(stderr,
@@ -299,7 +327,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
       }
     }
     if (retreating && !ws.job_ended) client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
-    client->flush();
+    settle();
   } catch (const ts::TupleSpaceError& e) {
     // The job ended meanwhile, or the server went away: the held tasks'
     // leases return them in either case.

@@ -107,6 +107,7 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
         s_.cut_off = true;
         return std::nullopt;
       }
+      if (e.code() == ts::errc::kInterrupted) return std::nullopt;  // retreating
       throw;
     }
     if (got) return hand_out(hold(s_, std::move(*got), false));
@@ -138,7 +139,9 @@ bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::
     return s.client->complete(lease, s.space->name(), outs);
   } catch (const ts::TupleSpaceError& e) {
     if (e.code() == ts::errc::kUnreachable) s.cut_off = true;
-    else if (e.code() != ts::errc::kUnknownOutcome && e.code() != ts::errc::kDeadlineExceeded) throw;
+    else if (e.code() != ts::errc::kUnknownOutcome && e.code() != ts::errc::kDeadlineExceeded &&
+             e.code() != ts::errc::kInterrupted)
+      throw;
     ++s.lost;
     return false;
   }
@@ -167,6 +170,11 @@ bool Worker::put_back(Task& task, std::vector<ts::Tuple> outs) {
   if (!st.held) throw std::logic_error("put_back: the task was already completed or put back");
   st.held = false;
   release(s_.held, &st);
+  if (s_.retreat->load()) {
+    // A retreat must not wait on the server.
+    s_.client->complete_posted(st.lease, s_.space->name(), outs);
+    return true;
+  }
   return end_lease(s_, st.lease, outs);
 }
 

@@ -152,7 +152,7 @@ Client::~Client() {
   if (!posted_.empty()) {
     Reply r;
     try {
-      if (receive_until(posted_.back().request_id, r, now_ms() + options_.connect_timeout.count()) ==
+      if (receive_until(posted_.back().request_id, r, now_ms() + options_.close_timeout.count()) ==
           Received::Lost)
         session_lost();
     } catch (const std::exception&) {
@@ -181,16 +181,19 @@ Client::~Client() {
 
 // Waits for the reply to `rid`, queueing watch events that arrive meanwhile.
 // A reply that arrived before the connection dropped is still taken.
-Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis deadline) {
+Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible) {
   zmq::message_t msg;
+  int interrupt = interruptible ? options_.interrupt_fd : -1;
   while (true) {
     if (!socket_->dealer.recv(msg, zmq::recv_flags::dontwait)) {
       if (socket_->dropped()) return Received::Lost;
       zmq::pollitem_t items[] = {{socket_->dealer.handle(), 0, ZMQ_POLLIN, 0},
-                                 {socket_->monitor.handle(), 0, ZMQ_POLLIN, 0}};
+                                 {socket_->monitor.handle(), 0, ZMQ_POLLIN, 0},
+                                 {nullptr, interrupt, ZMQ_POLLIN, 0}};
       Millis left = deadline < 0 ? -1 : deadline - now_ms();
       if (deadline >= 0 && left <= 0) return Received::Timeout;
-      zmq::poll(items, 2, std::chrono::milliseconds(left));
+      zmq::poll(items, interrupt >= 0 ? 3 : 2, std::chrono::milliseconds(left));
+      if (interrupt >= 0 && (items[2].revents & ZMQ_POLLIN)) return Received::Interrupted;
       continue;
     }
     Reply r = decode_reply(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
@@ -244,8 +247,13 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   send_frame();
   Reply r;
   while (true) {
-    Received got = receive_until(rid, r, deadline);
+    Received got = receive_until(rid, r, deadline, true);
     if (got == Received::Reply) break;
+    if (got == Received::Interrupted)
+      throw TupleSpaceError(std::string(errc::kInterrupted),
+                            std::string(errc::kInterrupted) +
+                                ": the call was interrupted (options.interrupt_fd); whether it was carried out "
+                                "is unknown");
     // Only on this error path: the op, for the message, read back from the frame.
     auto decoded = decode_request(frame_);
     auto* req = std::get_if<Request>(&decoded);
@@ -312,6 +320,17 @@ void Client::flush() {
                                 ms_text(options_.request_timeout.count()));
   }
   throw_deferred();
+}
+
+bool Client::flush_within(std::chrono::milliseconds limit) {
+  if (!posted_.empty()) {
+    Reply r;
+    Received got = receive_until(posted_.back().request_id, r, now_ms() + limit.count());
+    if (got == Received::Lost) session_lost();
+    if (got == Received::Timeout) return false;
+  }
+  throw_deferred();
+  return true;
 }
 
 bool Client::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {

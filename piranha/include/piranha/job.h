@@ -158,7 +158,9 @@ class Worker {
 
   // For retreat functions: ends `task` and writes `outs` (what another piranha
   // needs to finish it: the task again, or the rest of it plus partial
-  // results) in one atomic step. Returns false as complete() does.
+  // results) in one atomic step. Returns false as complete() does; while
+  // retreating it is posted (a retreat must not wait on the server) and
+  // returns true, a refusal only counted.
   bool put_back(Task& task, std::vector<ts::Tuple> outs);
 
   explicit Worker(detail::WorkerState& s) : s_(s) {}

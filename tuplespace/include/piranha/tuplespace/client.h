@@ -114,6 +114,8 @@ inline constexpr std::string_view kUnreachable = "unreachable";
 inline constexpr std::string_view kUnknownOutcome = "unknown_outcome";
 // The server stayed connected but did not answer within the deadline.
 inline constexpr std::string_view kDeadlineExceeded = "deadline_exceeded";
+// options.interrupt_fd became readable while the call waited for its answer.
+inline constexpr std::string_view kInterrupted = "interrupted";
 }  // namespace errc
 
 // An error reply from the server, or a failure to reach it. code() is the
@@ -157,6 +159,15 @@ struct ClientOptions {
   // Pauses between attempts to reconnect: the first, doubling up to the max.
   std::chrono::milliseconds reconnect_backoff{100};
   std::chrono::milliseconds reconnect_backoff_max{2000};
+  // How long the destructor waits for posted requests to be acknowledged
+  // (they are written to the server's connection either way).
+  std::chrono::milliseconds close_timeout{5000};
+  // An fd (an eventfd, a pipe) that, while readable, makes every call that
+  // waits for an answer (not flush, flush_within or the destructor) throw
+  // TupleSpaceError("interrupted") at once; whether the request was carried
+  // out is then unknown, as for unknown_outcome. -1: none. A retreating
+  // piranha uses it so as not to wait on a server that is cut off.
+  int interrupt_fd = -1;
   // Takes without a lease survive lost answers (see "Safe takes" above).
   bool safe_takes = false;
   // The lease of a safe take's first step: how long its tuple may be held
@@ -196,6 +207,9 @@ class Client {
   // completion; throws the first error any of them got (a refused
   // completion is not an error: see take_lost_leases()).
   void flush();
+  // flush() that waits at most `limit`: false, leaving them posted, when
+  // some posted request is still unanswered then.
+  bool flush_within(std::chrono::milliseconds limit);
   void out_many(std::string_view space, const std::vector<Tuple>& ts);
   std::optional<Leased> in(std::string_view space, const Template& t, Millis timeout = kForever,
                            Millis lease = 0);
@@ -265,10 +279,11 @@ class Client {
   // Sends frame_ and returns its reply; `takes` marks calls that take tuples.
   Reply call(Retry retry, bool takes = false, const Blocking* blocking = nullptr);
   void send_frame();
-  enum class Received : std::uint8_t { Reply, Timeout, Lost };
+  enum class Received : std::uint8_t { Reply, Timeout, Lost, Interrupted };
   // Waits for the reply to `rid` (0: a watch event) until `deadline`
-  // (steady ms; -1: none), queueing events and settling posted replies.
-  Received receive_until(std::uint64_t rid, Reply& out, Millis deadline);
+  // (steady ms; -1: none), queueing events and settling posted replies;
+  // `interruptible`: also until options_.interrupt_fd is readable.
+  Received receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible = false);
   // Forgets the lost session: posted requests get unknown_outcome.
   void session_lost();
   // Opens a new session (and re-watches) by `deadline`, or throws unreachable.
