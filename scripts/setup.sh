@@ -15,6 +15,7 @@ packages=(
   libsqlite3-dev
   libhiredis-dev redis-server
   clang libclang-rt-14-dev
+  iproute2
 )
 
 missing=()

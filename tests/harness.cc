@@ -178,13 +178,15 @@ std::vector<std::string> serve_argv(std::vector<std::string> flags) {
 }  // namespace
 
 ServerProcess::ServerProcess(std::vector<std::string> flags) : process_(serve_argv(std::move(flags))) {
-  const std::string marker = "serving on tcp://127.0.0.1:";
+  // The first endpoint it names: tcp://ADDRESS:PORT.
+  const std::string marker = "serving on tcp://";
   if (!process_.wait_for_err(marker))
     throw std::runtime_error("server did not start: " + process_.command() + "\n" + process_.err());
   std::string log = process_.err();
-  std::size_t at = log.find(marker) + marker.size();
-  port_ = std::stoi(log.substr(at));
-  endpoint_ = "tcp://127.0.0.1:" + std::to_string(port_);
+  std::size_t at = log.find(marker) + marker.size() - 6;
+  std::size_t end = log.find_first_of(" ,\n", at);
+  endpoint_ = log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  port_ = std::stoi(endpoint_.substr(endpoint_.rfind(':') + 1));
   if (!wait_until_serving(endpoint_))
     throw std::runtime_error("server at " + endpoint_ + " does not answer:\n" + process_.err());
 }

@@ -32,9 +32,10 @@ namespace {
 
 using detail::SteadyClock;
 
-// How long a retreating or cut-off piranha waits for the server's
-// acknowledgements before it exits.
-constexpr std::chrono::milliseconds kQuickExit{250};
+// How long a retreating piranha waits in all for the server's
+// acknowledgements of its put-backs before it exits (a server that answers
+// at all answers within a few milliseconds).
+constexpr std::chrono::milliseconds kQuickExit{100};
 
 std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
@@ -243,8 +244,9 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   ws.lease = std::chrono::seconds(lease_s);
   ts::ClientOptions opts;
   // Whatever a piranha has not had acknowledged when it ends is in its
-  // tasks' leases: an exit must not wait long for a server that is away.
-  opts.close_timeout = kQuickExit;
+  // tasks' leases: an exit does not wait for a server that is away (the
+  // normal end flushes first; a retreat waits kQuickExit).
+  opts.close_timeout = std::chrono::milliseconds(0);
   opts.interrupt_fd = signals.fd;
   opts.heartbeat_timeout_ms = static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout_ms));
   if (!env("PIRANHA_JOB_ID")) {
@@ -294,9 +296,11 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   std::int64_t interrupted = 0;  // tasks the piranha had started
   // A retreat must be quick, even with the server slow or cut off: what is
   // not acknowledged by then is in leases that return it anyway.
+  auto quick_until = SteadyClock::now() + kQuickExit;
   auto settle = [&] {
     if (!retreating) return client->flush();
-    if (!client->flush_within(kQuickExit))
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(quick_until - SteadyClock::now());
+    if (!client->flush_within(std::max(left, std::chrono::milliseconds(0))))
       std::fprintf(stderr, "%s (piranha on %s): the server did not acknowledge the put-backs within %lld ms; "
                    "their leases return the tasks\n", name.c_str(), ws.node.c_str(),
                    static_cast<long long>(kQuickExit.count()));

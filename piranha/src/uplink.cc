@@ -144,6 +144,11 @@ void Uplink::run() {
       step(*client_);
       std::lock_guard lock(mu_);
       if (away_) log_("the tuple-space server at " + s_.server + " answers again");
+      // The client reconnected by itself within its deadline (a restart, a
+      // short cut): worth a line too.
+      if (client_->reconnects() != reconnects_seen_ && !away_)
+        log_("lost the tuple-space server at " + s_.server + " and reconnected (a restart or a network fault)");
+      reconnects_seen_ = client_->reconnects();
       away_ = false;
     } catch (const std::exception& e) {
       std::lock_guard lock(mu_);

@@ -111,6 +111,7 @@ class Uplink {
 
   // The thread's own.
   std::unique_ptr<ts::Client> client_;
+  std::uint64_t reconnects_seen_ = 0;
   std::map<std::int64_t, sys::JobLaunch> launches_;
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;

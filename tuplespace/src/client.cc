@@ -157,9 +157,12 @@ Client::~Client() {
         session_lost();
     } catch (const std::exception&) {
     }
-    if (!posted_.empty())
+    if (!posted_.empty()) {
       std::fprintf(stderr, "piranha: %zu posted request(s) to %s were not acknowledged before close\n",
                    posted_.size(), endpoint_.c_str());
+      // The server is not answering: closing does not linger for it.
+      socket_->dealer.set(zmq::sockopt::linger, 0);
+    }
   }
   if (deferred_) std::fprintf(stderr, "piranha: a posted request failed: %s\n", deferred_->what());
   try {
