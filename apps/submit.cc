@@ -81,20 +81,24 @@ ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t
 bool settle(ts::Client& c, const sys::JobRecord& job, const std::string& name, const ExitStatus& status,
             bool interrupted) {
   // Wait a little: a concurrent set_job_state (cancel) may hold the tuple.
-  auto t = c.in(sys::kSpace, sys::job_template(job.id), 2000);
+  // Taken under a lease and rewritten by completing it, so that a server
+  // restart in between cannot lose the record.
+  auto t = c.in(sys::kSpace, sys::job_template(job.id), 2000, 10'000);
   if (!t) {
     std::cerr << "piranha submit: job " << job.id << " is no longer in the system space\n";
     return false;
   }
   auto rec = sys::JobRecord::from_tuple(t->tuple);
   if (!rec || sys::is_finished(rec->state)) {
-    c.out(sys::kSpace, t->tuple);  // the feeder recorded the end: leave it
-    c.flush();
+    c.complete(t->lease, sys::kSpace, {t->tuple});  // the feeder recorded the end: leave it
     return false;
   }
   bool never_ran = rec->state == sys::JobState::Queued;
   rec->state = interrupted ? sys::JobState::Cancelled : sys::JobState::Failed;
-  c.out(sys::kSpace, rec->to_tuple());
+  if (!c.complete(t->lease, sys::kSpace, {rec->to_tuple()})) {
+    std::cerr << "piranha submit: job " << job.id << ": its record was held too long to be rewritten\n";
+    return false;
+  }
   sys::record_job_times(c, sys::JobTimes{job.id, 0, sys::wall_now()});
   c.out(sys::kSpace, sys::JobExit{job.id, status.shell_code()}.to_tuple());
   c.flush();

@@ -124,7 +124,7 @@ class Namespace {
 
 }  // namespace
 
-TEST_CASE("pool: a durable server killed with SIGKILL and restarted during cmatrix loses and repeats nothing") {
+TEST_CASE("pool: a durable server killed with SIGKILL and restarted during a submitted cmatrix loses and repeats nothing") {
   Scratch s;
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
   const std::vector<std::string> flags = {"--bind", endpoint, "--data", s.dir + "/data"};
@@ -132,8 +132,9 @@ TEST_CASE("pool: a durable server killed with SIGKILL and restarted during cmatr
   Process n1(agent_argv(endpoint, s, "n1", always_available(s, "n1")));
   Process n2(agent_argv(endpoint, s, "n2", always_available(s, "n2")));
   // 160,000 one-element tasks: a few seconds of short tasks on two agents,
-  // so the kill lands among completions in flight.
-  Process job(job_argv(endpoint, {"cmatrix", "400"}));
+  // so the kill lands among completions in flight. Through `piranha submit`,
+  // as people run jobs: it must ride out the restart too.
+  Process job({bin("piranha"), "submit", "--server", endpoint, bin("cmatrix"), "400"});
   REQUIRE_MESSAGE(wait_until([&] { return tasks_done(endpoint, 1) >= 20'000; }, 60s), job.err(), n1.err());
 
   server->process().signal(SIGKILL);
