@@ -361,12 +361,14 @@ struct Agent::Impl {
 
   // Retreats the piranhas (within the grace period), then hands the open
   // availability period and the node's going down to the uplink and waits
-  // for them until the grace period from the stop is over (at least half a
-  // second), so that a server that is away cannot hold the agent up.
+  // for them until three quarters of the grace period from the stop are
+  // over (at least half a second), so that a server that is away cannot
+  // hold the agent up.
   int shutdown() {
     log("stopping");
     auto now = SteadyClock::now();
-    auto give_up = now + std::max<SteadyClock::duration>(s.grace, std::chrono::milliseconds(500));
+    // Three quarters of the grace period leave time to exit within it.
+    auto give_up = now + std::max<SteadyClock::duration>(s.grace * 3 / 4, std::chrono::milliseconds(500));
     retreat_cause = "agent stopping";
     if (host.running()) host.retreat(now, s.grace, now);
     while (host.running()) {

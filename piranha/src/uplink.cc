@@ -1,9 +1,11 @@
 #include "uplink.h"
 
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 namespace piranha {
 namespace {
@@ -28,6 +30,8 @@ std::chrono::milliseconds seconds_ms(double s) {
 
 Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd)
     : s_(settings), log_(std::move(log)), wake_fd_(wake_fd) {
+  stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (stop_fd_ < 0) throw std::runtime_error("agent: cannot create an eventfd");
   thread_ = std::thread([this] { run(); });
 }
 
@@ -37,7 +41,12 @@ Uplink::~Uplink() {
     stopping_ = true;
   }
   cv_.notify_all();
+  // Ends a call waiting on the server at once (ClientOptions::interrupt_fd).
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(stop_fd_, &one, sizeof one);
   thread_.join();
+  client_.reset();
+  ::close(stop_fd_);
 }
 
 Uplink::View Uplink::view() const {
@@ -111,6 +120,7 @@ bool Uplink::connect() {
     ts::ClientOptions o;
     o.connect_timeout = std::chrono::milliseconds(1000);
     o.request_timeout = std::chrono::milliseconds(2000);
+    o.interrupt_fd = stop_fd_;
     client_ = std::make_unique<ts::Client>(s_.server, o);
   } catch (const ts::TupleSpaceError& e) {
     std::lock_guard lock(mu_);

@@ -15,7 +15,7 @@
 // "lost the tuple-space server" once, keeps what is queued, tries again every
 // second and logs when the server answers again. Its client's request
 // deadline is short (2 s): every request it makes is answered at once by a
-// live server, and the deadline bounds how long stop() waits for it.
+// live server. Destroying the Uplink interrupts a call in progress.
 //
 // Thread-safety: every public method may be called from any thread. The log
 // callback runs on the uplink's thread.
@@ -57,8 +57,7 @@ class Uplink {
   // every read, so the agent's poll wakes. `log` gets one line per event
   // worth a person's attention.
   Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd);
-  // Stops the thread: waits for the call in progress, at most the client's
-  // request deadline.
+  // Stops the thread at once, interrupting a call waiting on the server.
   ~Uplink();
   Uplink(const Uplink&) = delete;
   Uplink& operator=(const Uplink&) = delete;
@@ -93,6 +92,7 @@ class Uplink {
   AgentSettings s_;
   std::function<void(const std::string&)> log_;
   int wake_fd_;
+  int stop_fd_ = -1;  // readable once stopping: interrupts the client
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

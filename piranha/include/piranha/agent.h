@@ -78,8 +78,8 @@ class Agent {
   // Runs until `stop` becomes true (set it from a signal handler), then
   // retreats its piranhas (within the grace period), records the open
   // availability period and marks the node down, waiting for the server no
-  // longer than the grace period (at least half a second) plus its 2 s
-  // request deadline. Returns the exit status: 0, or 1 when the server could
+  // longer than what is left of the grace period (at least half a second)
+  // from the stop. Returns the exit status: 0, or 1 when the server could
   // not be reached at all. Throws std::invalid_argument for a malformed
   // server endpoint.
   int run(const std::atomic<bool>& stop);
