@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
-#include <set>
 #include <thread>
 #include <zmq.hpp>
 
@@ -347,6 +346,18 @@ bool Client::complete(LeaseId lease, std::string_view space, const std::vector<T
   }
 }
 
+bool Client::complete_all(const std::vector<LeaseId>& leases, std::string_view space,
+                          const std::vector<Tuple>& ts) {
+  encode_complete_all(frame_, next_id_++, leases, space, ts);
+  try {
+    call(Retry::Fail);
+    return true;
+  } catch (const TupleSpaceError& e) {
+    if (e.code() == errc::kUnknownLease) return false;
+    throw;
+  }
+}
+
 void Client::complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
   throw_deferred();
   encode_complete(frame_, next_id_++, lease, space, ts);
@@ -532,6 +543,7 @@ std::optional<Leased> Client::take_safely(std::string_view space, const Template
     std::uint64_t n = ++taken_seq_;
     std::uint64_t sessions = reconnects_;
     bool kept = false;
+    DeferredAside aside(deferred_);  // a posted out's error waits until the take is settled
     try {
       kept = complete(got->lease, taken_space(), {taken_marker(n)});
     } catch (const TupleSpaceError& e) {
@@ -548,37 +560,35 @@ std::optional<Leased> Client::take_safely(std::string_view space, const Template
 }
 
 std::vector<Tuple> Client::take_many_safely(std::string_view space, const Template& t, std::size_t max) {
-  // Earlier posted requests first, so that their errors are thrown before
-  // anything is taken.
-  flush();
   Millis lease = options_.safe_take_lease.count();
-  std::vector<Leased> got = in_many_leased(space, t, max, lease);
-  if (got.empty()) return {};
-  Millis lease_end = now_ms() + lease + kLeaseEndMargin;
-  std::uint64_t sessions = reconnects_;
-  std::uint64_t first = taken_seq_ + 1;
-  for (const Leased& l : got) complete_posted(l.lease, taken_space(), {taken_marker(++taken_seq_)});
-  flush();
-  // Completions refused or of unknown outcome come back as lost leases;
-  // those of the caller's own posted completions stay for take_lost_leases().
-  std::set<LeaseId> mine;
-  for (const Leased& l : got) mine.insert(l.lease);
-  std::set<LeaseId> unsettled;
-  std::vector<LeaseId> others;
-  for (LeaseId l : take_lost_leases()) {
-    if (mine.count(l))
-      unsettled.insert(l);
-    else
-      others.push_back(l);
+  while (true) {
+    std::vector<Leased> got = in_many_leased(space, t, max, lease);
+    if (got.empty()) return {};
+    Millis lease_end = now_ms() + lease + kLeaseEndMargin;
+    std::uint64_t n = ++taken_seq_;
+    std::uint64_t sessions = reconnects_;
+    std::vector<LeaseId> leases;
+    leases.reserve(got.size());
+    for (const Leased& l : got) leases.push_back(l.lease);
+    bool kept = false;
+    DeferredAside aside(deferred_);  // a posted out's error waits until the batch is settled
+    try {
+      // All of the batch's leases and one marker, in one step.
+      kept = complete_all(leases, taken_space(), {taken_marker(n)});
+    } catch (const TupleSpaceError& e) {
+      if (e.code() != errc::kUnknownOutcome && e.code() != errc::kDeadlineExceeded) throw;
+      kept = marker_written(n, sessions, lease_end);
+    }
+    if (kept) {
+      count_markers(1);
+      std::vector<Tuple> tuples;
+      tuples.reserve(got.size());
+      for (Leased& l : got) tuples.push_back(std::move(l.tuple));
+      return tuples;
+    }
+    // Some lease ended first: none was completed, every tuple of the batch
+    // is back in its space or will be when its lease ends. Take again.
   }
-  lost_leases_ = std::move(others);
-  std::vector<Tuple> kept;
-  kept.reserve(got.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (!unsettled.count(got[i].lease) || marker_written(first + i, sessions, lease_end))
-      kept.push_back(std::move(got[i].tuple));
-  count_markers(kept.size());
-  return kept;
 }
 
 std::future<void> Client::eval(std::string space, std::function<Tuple()> fn) {

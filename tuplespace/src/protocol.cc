@@ -236,7 +236,15 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
       }
       break;
     case Op::Ack:
-      r.handle = as_uint(arg[0], "ack: lease_id");
+      if (arg[0].type == msgpack::type::ARRAY) {  // many leases, all or none
+        const auto& ids = arg[0].via.array;
+        if (ids.size == 0 || ids.size > kMaxBatch)
+          reject("ack: an array of lease ids must hold 1 to " + std::to_string(kMaxBatch) + " of them");
+        for (std::uint32_t i = 0; i < ids.size; ++i) r.leases.push_back(as_uint(ids.ptr[i], "ack: lease_id"));
+        r.handle = r.leases.front();
+      } else {
+        r.handle = as_uint(arg[0], "ack: lease_id");
+      }
       if (nargs == 3) {  // the completing ack: also writes tuples
         r.completes = true;
         r.space = as_space(arg[1], name);
@@ -452,6 +460,16 @@ void encode_complete(std::string& out, std::uint64_t rid, LeaseId lease, std::st
                      const std::vector<Tuple>& ts) {
   begin_request(out, rid, "ack", 3);
   detail::append_uint(out, lease);
+  detail::append_str(out, space);
+  detail::append_array(out, ts.size());
+  for (const auto& t : ts) detail::append_tuple(out, t);
+}
+
+void encode_complete_all(std::string& out, std::uint64_t rid, const std::vector<LeaseId>& leases,
+                         std::string_view space, const std::vector<Tuple>& ts) {
+  begin_request(out, rid, "ack", 3);
+  detail::append_array(out, leases.size());
+  for (LeaseId l : leases) detail::append_uint(out, l);
   detail::append_str(out, space);
   detail::append_array(out, ts.size());
   for (const auto& t : ts) detail::append_tuple(out, t);

@@ -206,6 +206,11 @@ TEST_CASE("client encoders round-trip through decode_request") {
     encode_unwatch(f, 10, 13);
     Request u = decoded(f);
     CHECK((u.op == Op::Unwatch && u.handle == 13));
+    encode_complete_all(f, 11, {21, 22, 23}, "piranha.sys", {Tuple::of("taken", 1)});
+    Request m = decoded(f);
+    CHECK((m.op == Op::Ack && m.completes && m.space == "piranha.sys" && m.tuples.size() == 1));
+    CHECK(m.leases == std::vector<LeaseId>{21, 22, 23});
+    CHECK(m.handle == 21);
   }
   SUBCASE("watch") {
     encode_watch(f, 11, "piranha.sys", kTaskTemplate);
@@ -364,6 +369,11 @@ TEST_CASE("every truncation of a valid frame is rejected as truncated") {
     CHECK(d.code == errc::kBadRequest);
     CHECK(contains(d.message, "truncated"));
   }
+}
+
+TEST_CASE("an ack of many leases needs 1 to kMaxBatch lease ids") {
+  rejects(Frame().request("ack", 1).array(0).bytes(), errc::kBadRequest, "1 to");
+  rejects(Frame().request("ack", 1).array(2).u(1).str("x").bytes(), errc::kBadRequest, "ack: lease_id");
 }
 
 TEST_CASE("trailing bytes after the request are rejected") {

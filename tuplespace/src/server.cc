@@ -298,6 +298,16 @@ struct Server::Impl {
         break;
       case Op::RdMany: encode_ok_tuples(reply, r.id, store.rd_many(r.space, r.tmpl, r.max)); break;
       case Op::Ack: {
+        if (!r.leases.empty()) {
+          auto missing = store.complete_all(r.leases, session.id, r.completes ? r.space : std::string_view(),
+                                            std::move(r.tuples), now);
+          if (missing)
+            return reject(routing_id, r.id, errc::kUnknownLease,
+                          unknown_lease(*missing, true, lease_before_restart(*missing)) +
+                              " (no lease of the " + std::to_string(r.leases.size()) + " was ended)");
+          encode_ok(reply, r.id);
+          break;
+        }
         bool held = r.completes ? store.complete(r.handle, session.id, r.space, std::move(r.tuples), now)
                                 : store.ack(r.handle, session.id);
         if (!held)

@@ -5,6 +5,7 @@
 #include <limits>
 #include <list>
 #include <new>
+#include <unordered_set>
 
 namespace piranha::ts {
 
@@ -419,6 +420,19 @@ bool Store::complete(LeaseId lease, ClientId client, std::string_view space, std
   if (!ack(lease, client)) return false;
   for (TupleImage& t : tuples) out(space, std::move(t), now);
   return true;
+}
+
+std::optional<LeaseId> Store::complete_all(const std::vector<LeaseId>& leases, ClientId client,
+                                           std::string_view space, std::vector<TupleImage> tuples, Millis now) {
+  std::unordered_set<LeaseId> seen;
+  for (LeaseId id : leases) {
+    auto it = leases_.find(id);
+    // A lease named twice is not held the second time.
+    if (it == leases_.end() || it->second.client != client || !seen.insert(id).second) return id;
+  }
+  for (LeaseId id : leases) ack(id, client);
+  for (TupleImage& t : tuples) out(space, std::move(t), now);
+  return std::nullopt;
 }
 
 bool Store::renew(LeaseId id, Millis duration, ClientId client, Millis now) {

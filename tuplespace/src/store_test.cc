@@ -524,3 +524,37 @@ TEST_CASE("ended leases and served waiters leave no deadline behind") {
   CHECK(st.deadline_entries() == 0);
   CHECK(st.rd_many("s", tmpl("result", Type::Int), 100000).size() == 10000);
 }
+
+TEST_CASE("complete_all ends every lease and writes the tuples, or changes nothing") {
+  Store st;
+  for (int i = 0; i < 4; ++i) st.out("jobs", tup("task", i), 0);
+  WaitSpec spec = take_now();
+  spec.lease = 1000;
+  spec.client = 5;
+  auto taken = st.take_many("jobs", tmpl("task", Type::Int), 3, 5, 1000, 0);
+  REQUIRE(taken.size() == 3);
+  std::vector<LeaseId> leases;
+  for (const auto& t : taken) leases.push_back(t.lease);
+  auto other = st.in("jobs", tmpl("task", Type::Int), spec, 0);  // client 5's fourth
+  REQUIRE(other);
+
+  SUBCASE("one lease not held: nothing ends, nothing is written") {
+    auto all = leases;
+    all.push_back(999);
+    CHECK(st.complete_all(all, 5, "marks", {tup("taken", 1)}, 1) == std::optional<LeaseId>(999));
+    CHECK(st.stats("jobs")->leases == 4);
+    CHECK_FALSE(st.stats("marks").has_value());
+    // Another client's leases are not held either, nor a lease named twice.
+    CHECK(st.complete_all(leases, 6, "marks", {}, 1) == std::optional<LeaseId>(leases[0]));
+    CHECK(st.complete_all({leases[0], leases[0]}, 5, "marks", {}, 1) == std::optional<LeaseId>(leases[0]));
+    CHECK(st.stats("jobs")->leases == 4);
+  }
+  SUBCASE("all held: all end, the tuples are written, the leases never return") {
+    CHECK_FALSE(st.complete_all(leases, 5, "marks", {tup("taken", 1)}, 1).has_value());
+    CHECK(st.stats("jobs")->leases == 1);
+    CHECK(st.stats("marks")->tuples == 1);
+    st.advance(5000);
+    CHECK(st.stats("jobs")->tuples == 1);  // only the fourth, returned
+    CHECK(st.deadline_entries() == 0);
+  }
+}

@@ -78,8 +78,8 @@
 // a second after the answer to step 1, waited only when the session changed
 // in between), the tuple went back to its space and is taken again. So
 // every tuple is returned exactly once however the connection fails, at the
-// cost of one more round trip per take (in_many: one per batch plus posted
-// completions). The marker space is removed every 1024 takes and when the
+// cost of one more round trip per take (in_many: one per batch, all its
+// leases completed at once with one marker). The marker space is removed every 1024 takes and when the
 // client is destroyed; a client killed outright leaves it behind (at most
 // 1024 small tuples). Should the server stay unreachable past the deadline
 // while a take is unsettled, the call throws "unreachable" and the tuple's
@@ -234,6 +234,10 @@ class Client {
   // Returns false, having written nothing, when the lease is not held (the
   // server's "unknown_lease"). Other errors throw TupleSpaceError.
   bool complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
+  // complete() of many leases as one step: if this client holds every one,
+  // ends them all and writes `ts`; otherwise writes nothing, ends none, and
+  // returns false. 1 to kMaxBatch leases.
+  bool complete_all(const std::vector<LeaseId>& leases, std::string_view space, const std::vector<Tuple>& ts);
   // The posted form of complete(): returns once the request is queued, like
   // out(), with the same ordering guarantee (a later call on this Client, or
   // flush(), returns only after the server has handled it). A refusal

@@ -61,7 +61,8 @@ struct Request {
   Millis timeout = kForever;       // In, Rd: -1 waits forever, 0 never waits
   Millis lease = 0;                // In, InMany: > 0 takes under leases; Renew: new length
   std::uint64_t max = 0;           // InMany, RdMany
-  std::uint64_t handle = 0;        // Ack/Renew: lease id; Unwatch: watch id
+  std::uint64_t handle = 0;        // Ack/Renew: lease id (Ack: the first); Unwatch: watch id
+  std::vector<LeaseId> leases;     // Ack given an array of lease ids: all of them, in order
   bool all_spaces = true;          // Stats: no space named
   bool completes = false;          // Ack: also writes `tuples` to `space` (atomic completion)
 };
@@ -110,6 +111,9 @@ void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space,
                     std::uint64_t max);
 void encode_ack(std::string& out, std::uint64_t rid, LeaseId lease);
 // The completing ack: ends `lease` and writes `ts` to `space` in one step.
+// The completing ack of many leases at once: [lease_id, ...], space, tuples.
+void encode_complete_all(std::string& out, std::uint64_t rid, const std::vector<LeaseId>& leases,
+                         std::string_view space, const std::vector<Tuple>& ts);
 void encode_complete(std::string& out, std::uint64_t rid, LeaseId lease, std::string_view space,
                      const std::vector<Tuple>& ts);
 void encode_renew(std::string& out, std::uint64_t rid, LeaseId lease, Millis duration);

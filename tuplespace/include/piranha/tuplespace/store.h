@@ -166,6 +166,11 @@ class Store {
   // space is not created).
   bool complete(LeaseId lease, ClientId client, std::string_view space, std::vector<TupleImage> tuples,
                 Millis now);
+  // complete() of many leases as one step: if `client` holds every one of
+  // them, ends them all (in order) and writes `tuples`; otherwise changes
+  // nothing and returns the first lease not held.
+  std::optional<LeaseId> complete_all(const std::vector<LeaseId>& leases, ClientId client, std::string_view space,
+                                      std::vector<TupleImage> tuples, Millis now);
 
   // Extends a lease to now + duration. False as for ack().
   bool renew(LeaseId lease, Millis duration, ClientId client, Millis now);
