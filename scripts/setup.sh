@@ -15,6 +15,8 @@ packages=(
   libsqlite3-dev
   libhiredis-dev redis-server
   clang libclang-rt-14-dev
+  libcpp-httplib-dev
+  chromium
 )
 
 missing=()

@@ -1,0 +1,59 @@
+// make_replay and estimate_mean_turnaround (shadow.h): the observation turned
+// into the simulator's input, and replayed.
+#include "piranha/nps/shadow.h"
+
+#include <doctest/doctest.h>
+
+namespace piranha::nps {
+namespace {
+
+TEST_CASE("replay: steps whose middle an available span covers are available, from the earliest event") {
+  Observation o;
+  o.nodes = {"a", "b"};
+  o.spans = {{"a", 100, 103, true}, {"a", 103, 105, false}, {"a", 105, 110.2, true}, {"b", 100, 110, false}};
+  o.end = 110;
+  const Replay r = make_replay(o, 1);
+  CHECK(r.origin == 100);
+  CHECK(r.trace.length == 10);
+  REQUIRE(r.trace.periods[0].size() == 2);
+  CHECK(r.trace.periods[0][0] == StepPeriod{0, 3});
+  CHECK(r.trace.periods[0][1] == StepPeriod{5, 10});
+  CHECK(r.trace.periods[1].empty());
+}
+
+TEST_CASE("replay: tasks shorter than a step are merged so the work is kept; unmeasured jobs are left out") {
+  Observation o;
+  o.nodes = {"a"};
+  o.spans = {{"a", 0, 50, true}};
+  o.end = 50;
+  o.jobs = {{1, 0, 10, 0.25, 20.0}, {2, 3.5, 4, 2.0, std::nullopt}, {3, 4, 5, 0, std::nullopt}};
+  const Replay r = make_replay(o, 1);
+  REQUIRE(r.jobs.size() == 2);
+  CHECK(r.jobs[0].tasks == 3);  // 10 tasks of 0.25 s, 4 to a step
+  CHECK(r.jobs[0].task_time == 1);
+  CHECK(r.jobs[1].arrival == 3);
+  CHECK(r.jobs[1].task_time == 2);
+  CHECK(r.ended == std::vector<JobId>{1});
+}
+
+TEST_CASE("estimate: the replay under each strategy, mean turnaround of the ended jobs in seconds") {
+  Observation o;
+  o.nodes = {"a"};
+  o.spans = {{"a", 0, 20, true}};
+  o.end = 20;
+  // A long job first, then a short one: FCFS makes the short one wait.
+  o.jobs = {{1, 0, 10, 2.0, std::nullopt}, {2, 1, 1, 1.0, 3.0}};
+  const Replay r = make_replay(o, 1);
+  const auto fcfs = estimate_mean_turnaround(r, {"FCFS", 1, false});
+  const auto tsk = estimate_mean_turnaround(r, {"TSK", 1, false});
+  REQUIRE(fcfs);
+  REQUIRE(tsk);
+  CHECK(*fcfs == doctest::Approx(20));  // job 2 waits for job 1's 20 s of work
+  CHECK(*tsk < 3);
+  Replay none = r;
+  none.ended.clear();
+  CHECK_FALSE(estimate_mean_turnaround(none, {"TSK", 1, false}));
+}
+
+}  // namespace
+}  // namespace piranha::nps
