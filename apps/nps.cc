@@ -42,7 +42,7 @@ trellis::Program load_nps_program(const std::string& file) {
 
 struct RunArgs {
   std::shared_ptr<std::string> server;
-  std::string program, strategy = "TSK", predictor = "REC_HIST";
+  std::string program, strategy = "TSK", predictor = "REC_HIST", shadows, http;
   std::vector<std::string> hosts;
   double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30;
   std::int64_t window = 10;
@@ -64,6 +64,9 @@ void add_run(CLI::App& nps) {
                                "seconds between the enabler's ticks (monitors and jobs look again, "
                                "heartbeats); at most --period")
                    ->capture_default_str();
+  run->add_option("--shadow", a->shadows,
+                  "shadow schedulers' strategies, comma-separated (e.g. FCFS,SRT,FAIR): scheduler 1, 2, ... "
+                  "decide beside scheduler 0 and the evaluator estimates their turnaround; never obeyed");
   run->add_option("--host", a->hosts, "run only the part of the program placed on this host (repeatable)");
   run->add_option("--step-seconds", a->step_seconds, "seconds per step of the nodes' availability history")
       ->capture_default_str();
@@ -101,7 +104,12 @@ void add_run(CLI::App& nps) {
       o.standard.spill = a->spill;
       o.standard.on_events = a->on_events;
       o.standard.cold_start = a->cold_start;
+      if (!a->shadows.empty()) {
+        o.standard.shadows = schedcli::split_list(a->shadows);
+        for (const auto& s : o.standard.shadows) sched::make_strategy(s);
+      }
       if (!a->program.empty()) {
+        if (!a->shadows.empty()) schedcli::bad_input("--shadow is for the standard program; add schedulers to the program file instead");
         load_nps_program(a->program);
         o.program_file = a->program;
         if (*strategy) o.overrides.strategy = a->strategy;
@@ -229,12 +237,13 @@ void add_simulate(CLI::App& nps) {
 }  // namespace
 
 void add_nps(CLI::App& app) {
-  auto* nps = app.add_subcommand("nps", "the Network Piranha Scheduler: run, init, check, simulate");
+  auto* nps = app.add_subcommand("nps", "the Network Piranha Scheduler: run, init, check, simulate, report");
   nps->require_subcommand(1);
   add_run(*nps);
   add_init(*nps);
   add_check(*nps);
   add_simulate(*nps);
+  add_nps_report(*nps);
 }
 
 }  // namespace piranha::apps
