@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "piranha/nps/live.h"
+#include "piranha/nps/live_page.h"
 #include "piranha/nps/node_types.h"
 #include "piranha/nps/program.h"
 #include "piranha/nps/simulate.h"
@@ -85,6 +86,9 @@ void add_run(CLI::App& nps) {
       ->capture_default_str();
   run->add_option("--seconds", a->seconds, "stop after this long (default: until SIGINT or SIGTERM)");
   run->add_flag("--quiet", a->quiet, "do not log the schedulers' decisions");
+  run->add_option("--http", a->http,
+                  "serve the live page at HOST:PORT (e.g. 127.0.0.1:8080): nodes, jobs, retreats, "
+                  "schedulers, updated as they change; /api/state has the same as JSON");
   run->callback([a, strategy, period, tick, window, predictor, events] {
     schedcli::guarded([&] {
       if (!(a->period > 0)) schedcli::bad_input("--period must be positive");
@@ -127,6 +131,19 @@ void add_run(CLI::App& nps) {
       o.pool.slack = std::min(0.25, std::min(a->tick, a->period) / 4);
       o.quiet = a->quiet;
       if (a->seconds > 0) o.duration = std::chrono::milliseconds(static_cast<long>(a->seconds * 1000));
+      std::unique_ptr<nps::LivePage> page;
+      if (!a->http.empty()) {
+        try {
+          page = std::make_unique<nps::LivePage>(a->http);
+        } catch (const std::invalid_argument& e) {
+          schedcli::bad_input(e.what());
+        }
+        std::cerr << "nps: the live page is at http://" << a->http.substr(0, a->http.rfind(':')) << ":"
+                  << page->port() << "/\n";
+        o.on_states = [p = page.get()](double now, const std::vector<trellis::Value>& states) {
+          p->publish(nps::live_state(now, states));
+        };
+      }
       g_stop = false;
       StopOnSignals signals(g_stop);
       int rc = 0;

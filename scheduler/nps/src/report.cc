@@ -60,7 +60,8 @@ json ap_summary(std::vector<double> v) {
 json complaint_context(const sys::Complaint& c, const std::vector<Span>& spans) {
   json j = {{"time", c.time}, {"text", c.text}, {"job", nullptr}, {"state", nullptr}, {"retreat", nullptr}};
   for (const auto& s : spans) {
-    if (s.start <= c.time && c.time < s.end) {
+    // The span in force then, or the node's last one if it ended shortly before.
+    if ((s.start <= c.time && c.time < s.end) || (s.end <= c.time && c.time - s.end < 60)) {
       j["job"] = s.job ? json(*s.job) : json(nullptr);
       j["state"] = s.state;
     }

@@ -51,7 +51,13 @@ std::string gantt(const json& r) {
   if (nodes.empty()) return "<p>No node activity was recorded in this period.</p>";
   std::size_t k = 0;
   for (auto& [job, c] : colour) c = kJobColours[k++ % std::size(kJobColours)];
-  const double t0 = r["since"], t1 = std::max(r["until"].get<double>(), t0 + 1);
+  // The time axis spans the recorded activity, not idle time around it.
+  double t0 = r["until"], t1 = r["since"];
+  for (const auto& g : r["gantt"]) {
+    t0 = std::min(t0, g["start"].get<double>());
+    t1 = std::max(t1, g["end"].get<double>());
+  }
+  t1 = std::max(t1, t0 + 1);
   const bool minutes = t1 - t0 > 1200;
   const double unit = minutes ? 60 : 1;
   const double left = 110, right = 20, top = 30, row = 30, w = 960;
@@ -131,7 +137,8 @@ std::string report_html(const json& r) {
     const std::string label = "scheduler " + std::to_string(s["id"].get<std::int64_t>()) +
                               (s["strategy"].is_string() ? " " + s["strategy"].get<std::string>() : "");
     if (s["estimated_mean_turnaround_seconds"].is_number())
-      bars.emplace_back(label + (s["obeyed"] == true ? " (obeyed)" : ""),
+      bars.emplace_back((s["strategy"].is_string() ? s["strategy"].get<std::string>() : "?") + " (" +
+                            std::to_string(s["id"].get<std::int64_t>()) + (s["obeyed"] == true ? ", obeyed)" : ")"),
                         s["estimated_mean_turnaround_seconds"].get<double>());
     rows.push_back({label, s["obeyed"] == true ? "obeyed" : "shadow", num(s["estimated_mean_turnaround_seconds"], 1),
                     std::to_string(s["assignment_changes"].get<std::int64_t>()),
@@ -140,7 +147,7 @@ std::string report_html(const json& r) {
   if (r["observed_mean_turnaround_seconds"].is_number())
     bars.emplace_back("observed", r["observed_mean_turnaround_seconds"].get<double>());
   if (!bars.empty())
-    b << html::bar_chart({"Mean turnaround: replayed per scheduler, and as observed", "", "mean turnaround (s)"},
+    b << html::bar_chart({"Mean turnaround per scheduler (replayed) and observed", "", "mean turnaround (s)"},
                          bars);
   b << "<p>Each scheduler's estimate replays the pool's own history (when each node was available, when each "
        "job arrived, its tasks and task times) through the simulator's model under that scheduler's strategy, "
@@ -191,7 +198,8 @@ std::string report_html(const json& r) {
                     std::to_string(n["scheduler_retreats"].get<std::int64_t>())});
     for (const auto& c : n["complaints"]) {
       std::string did = c["job"].is_number_integer() ? "running job " + std::to_string(c["job"].get<std::int64_t>())
-                                                     : "running no job";
+                        : c["state"].is_string()      ? "running no job"
+                                                      : "no record of the node then";
       if (c["state"].is_string()) did += " (node " + c["state"].get<std::string>() + ")";
       if (c["retreat"].is_object())
         did += "; job " + std::to_string(c["retreat"]["job"].get<std::int64_t>()) + "'s piranha left " +
