@@ -159,7 +159,7 @@ void add_run(CLI::App& nps) {
 
 struct InitArgs {
   std::shared_ptr<std::string> server;
-  std::string strategy = "TSK", nodes, predictor = "REC_HIST";
+  std::string strategy = "TSK", nodes, predictor = "REC_HIST", shadows;
   double period = 10;
   std::int64_t window = 10;
 };
@@ -172,6 +172,7 @@ void add_init(CLI::App& nps) {
   init->add_option("--period", a->period, "seconds between scheduler 0's decisions")->capture_default_str();
   init->add_option("--window", a->window, "prediction window, in history steps")->capture_default_str();
   init->add_option("--predictor", a->predictor, "AP-length predictor")->capture_default_str();
+  init->add_option("--shadow", a->shadows, "shadow schedulers' strategies, comma-separated (scheduler 1, 2, ...)");
   init->add_option("--nodes", a->nodes,
                    "comma-separated node names (default: the nodes registered at --server)");
   init->callback([a] {
@@ -183,6 +184,10 @@ void add_init(CLI::App& nps) {
       o.period = a->period;
       o.window = a->window;
       o.predictor = a->predictor;
+      if (!a->shadows.empty()) {
+        o.shadows = schedcli::split_list(a->shadows);
+        for (const auto& s : o.shadows) sched::make_strategy(s);
+      }
       if (!a->nodes.empty()) {
         o.nodes = schedcli::split_list(a->nodes);
       } else {
