@@ -14,6 +14,10 @@ namespace {
 
 using json = nlohmann::json;
 
+// At most this many steps per replay (a coarser step beyond): a replay of
+// one strategy then costs at most about a second on a 15-node pool.
+constexpr std::int64_t kReplaySteps = 10000;
+
 json job_json(const std::optional<JobId>& job) {
   return job ? json(*job) : json(nullptr);
 }
@@ -33,7 +37,7 @@ bool is_scheduler_state(const Value& s) {
 Evaluator::Evaluator(Environment env, const trellis::Params& p)
     : env_(std::move(env)),
       tolerance_(p.number("tolerance", 0.1)),
-      step_(p.number("step", env_.pool->history_step() > 1 ? 1.0 : env_.pool->history_step())),
+      step_(p.number("step", env_.pool->history_step() > 1 ? 0.1 : env_.pool->history_step())),
       seed_(static_cast<std::uint64_t>(p.integer("seed", 0))),
       estimates_(p.boolean("estimate", true)) {
   if (!(tolerance_ >= 0)) throw trellis::BadParameter("tolerance", "tolerance must not be negative");
@@ -77,7 +81,7 @@ void Evaluator::load() {
     if (m.first_time < 0 || r.time < m.first_time) m.first_time = r.time;
     if (r.kind == "span") {
       const ObservedSpan s{j.value("node", ""), j.value("start", 0.0), j.value("end", 0.0),
-                           j.value("available", false)};
+                           j.value("available", false), job_from(j.value("job", json()))};
       auto& n = m.nodes[s.node];
       n.observed_seconds += s.end - s.start;
       if (s.available) n.available_seconds += s.end - s.start;
@@ -141,7 +145,7 @@ void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double
       if (m.recent.size() > 20) m.recent.erase(m.recent.begin());
     }
     write("span", now, j);
-    if (estimates_) m.spans.push_back({name, o.start, now, o.available});  // kept for replays only
+    if (estimates_) m.spans.push_back({name, o.start, now, o.available, o.job});  // kept for replays only
     n.observed_seconds += now - o.start;
     if (o.available) n.available_seconds += now - o.start;
   }
@@ -203,24 +207,41 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
 void Evaluator::estimate(double now) {
   EvaluatorMemory& m = env_.memory->evaluator;
   m.estimate_due = false;
+  // The replay covers the latest kReplayJobs ended jobs and the live ones,
+  // from the earliest of their arrivals: its cost stays bounded on a pool
+  // that runs for months.
+  constexpr std::size_t kReplayJobs = 100;
+  std::vector<const ObservedJob*> ended_jobs;
+  for (const auto& [id, j] : m.jobs)
+    if (j.end) ended_jobs.push_back(&j);
+  std::sort(ended_jobs.begin(), ended_jobs.end(), [](auto* a, auto* b) { return *a->end > *b->end; });
+  if (ended_jobs.size() > kReplayJobs) ended_jobs.resize(kReplayJobs);
   Observation o;
   o.end = now;
-  o.spans = m.spans;
+  double from = now;
+  for (auto* j : ended_jobs) {
+    o.jobs.push_back(*j);
+    from = std::min(from, j->arrival);
+  }
+  for (const auto& [id, j] : m.jobs)
+    if (!j.end) {
+      o.jobs.push_back(j);
+      from = std::min(from, j.arrival);
+    }
+  for (const auto& s : m.spans)
+    if (s.end > from) o.spans.push_back({s.node, std::max(s.start, from), s.end, s.available, s.job});
   for (const auto& [name, n] : m.nodes) {
     o.nodes.push_back(name);
-    if (n.open) o.spans.push_back({name, n.open->start, now, n.open->available});
+    if (n.open) o.spans.push_back({name, std::max(n.open->start, from), now, n.open->available, n.open->job});
   }
   double sum = 0;
   std::int64_t ended = 0;
-  for (const auto& [id, j] : m.jobs) {
-    o.jobs.push_back(j);
-    if (j.end) {
-      sum += *j.end - j.arrival;
-      ++ended;
-    }
+  for (auto* j : ended_jobs) {
+    sum += *j->end - j->arrival;
+    ++ended;
   }
   if (ended > 0) m.observed_mean = sum / static_cast<double>(ended);
-  const Replay replay = make_replay(o, step_);
+  const Replay replay = make_replay(o, step_, kReplaySteps);
   for (auto& [id, e] : m.schedulers) {
     if (e.strategy.empty()) continue;
     try {
@@ -236,7 +257,7 @@ void Evaluator::estimate(double now) {
            {"estimate", *e.estimate},
            {"observed", m.observed_mean.value_or(0)},
            {"ended_jobs", ended},
-           {"step", step_}});
+           {"step", replay.step}});
   }
   // How well each node's predictor foresaw its AP lengths, on history
   // steps of the pool's size, as `piranha predict` scores a trace.

@@ -9,13 +9,17 @@
 
 namespace piranha::nps {
 
-Replay make_replay(const Observation& o, double step) {
+Replay make_replay(const Observation& o, double step, std::int64_t max_steps) {
   Replay r;
-  r.step = step;
   double origin = o.end;
   for (const auto& s : o.spans) origin = std::min(origin, s.start);
   for (const auto& j : o.jobs) origin = std::min(origin, j.arrival);
   r.origin = origin;
+  step = std::max(step, (o.end - origin) / static_cast<double>(std::max<std::int64_t>(1, max_steps)));
+  r.step = step;
+  std::map<JobId, double> held;
+  for (const auto& s : o.spans)
+    if (s.job) held[*s.job] += s.end - s.start;
   auto at = [&](double t) { return static_cast<std::int64_t>(std::floor((t - origin) / step)); };
   r.trace.step_seconds = std::max<std::int64_t>(1, std::llround(step));
   r.trace.length = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((o.end - origin) / step)));
@@ -41,12 +45,13 @@ Replay make_replay(const Observation& o, double step) {
   }
   for (const auto& j : o.jobs) {
     if (!(j.task_time > 0) || j.tasks < 1) continue;
+    const double task_time = std::max(j.task_time, held[j.id] / static_cast<double>(j.tasks));
     sched::Job s;
     s.id = j.id;
     s.arrival = std::clamp<std::int64_t>(at(j.arrival), 0, r.trace.length - 1);
-    const auto k = j.task_time >= step ? 1 : static_cast<std::int64_t>(std::ceil(step / j.task_time));
+    const auto k = task_time >= step ? 1 : static_cast<std::int64_t>(std::ceil(step / task_time));
     s.tasks = (j.tasks + k - 1) / k;
-    s.task_time = std::max<std::int64_t>(1, std::llround(static_cast<double>(k) * j.task_time / step));
+    s.task_time = std::max<std::int64_t>(1, std::llround(static_cast<double>(k) * task_time / step));
     r.jobs.push_back(s);
     if (j.end) r.ended.push_back(j.id);
   }

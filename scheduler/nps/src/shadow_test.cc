@@ -10,7 +10,7 @@ namespace {
 TEST_CASE("replay: steps whose middle an available span covers are available, from the earliest event") {
   Observation o;
   o.nodes = {"a", "b"};
-  o.spans = {{"a", 100, 103, true}, {"a", 103, 105, false}, {"a", 105, 110.2, true}, {"b", 100, 110, false}};
+  o.spans = {{"a", 100, 103, true, std::nullopt}, {"a", 103, 105, false, std::nullopt}, {"a", 105, 110.2, true, std::nullopt}, {"b", 100, 110, false, std::nullopt}};
   o.end = 110;
   const Replay r = make_replay(o, 1);
   CHECK(r.origin == 100);
@@ -24,7 +24,7 @@ TEST_CASE("replay: steps whose middle an available span covers are available, fr
 TEST_CASE("replay: tasks shorter than a step are merged so the work is kept; unmeasured jobs are left out") {
   Observation o;
   o.nodes = {"a"};
-  o.spans = {{"a", 0, 50, true}};
+  o.spans = {{"a", 0, 50, true, std::nullopt}};
   o.end = 50;
   o.jobs = {{1, 0, 10, 0.25, 20.0}, {2, 3.5, 4, 2.0, std::nullopt}, {3, 4, 5, 0, std::nullopt}};
   const Replay r = make_replay(o, 1);
@@ -36,10 +36,33 @@ TEST_CASE("replay: tasks shorter than a step are merged so the work is kept; unm
   CHECK(r.ended == std::vector<JobId>{1});
 }
 
+TEST_CASE("replay: a job's work is the node-time it held nodes when that exceeds its tasks' time") {
+  Observation o;
+  o.nodes = {"a", "b"};
+  // Job 1's 5 tasks of 0.1 s took 10 node-seconds here: the runtime's costs.
+  o.spans = {{"a", 0, 6, true, 1}, {"b", 0, 4, true, 1}, {"a", 6, 8, true, std::nullopt}};
+  o.end = 8;
+  o.jobs = {{1, 0, 5, 0.1, 6.0}};
+  const Replay r = make_replay(o, 1);
+  REQUIRE(r.jobs.size() == 1);
+  CHECK(r.jobs[0].tasks == 5);
+  CHECK(r.jobs[0].task_time == 2);
+}
+
+TEST_CASE("replay: a long observation gets a coarser step, so a replay's cost stays bounded") {
+  Observation o;
+  o.nodes = {"a"};
+  o.spans = {{"a", 0, 86400, true, std::nullopt}};
+  o.end = 86400;
+  const Replay r = make_replay(o, 0.1, 1000);
+  CHECK(r.step == doctest::Approx(86.4));
+  CHECK(r.trace.length == 1000);
+}
+
 TEST_CASE("estimate: the replay under each strategy, mean turnaround of the ended jobs in seconds") {
   Observation o;
   o.nodes = {"a"};
-  o.spans = {{"a", 0, 20, true}};
+  o.spans = {{"a", 0, 20, true, std::nullopt}};
   o.end = 20;
   // A long job first, then a short one: FCFS makes the short one wait.
   o.jobs = {{1, 0, 10, 2.0, std::nullopt}, {2, 1, 1, 1.0, 3.0}};

@@ -20,11 +20,13 @@
 
 namespace piranha::nps {
 
-// A stretch of time in which a node was available or not.
+// A stretch of time in which a node was available or not, and the job it
+// ran (if any).
 struct ObservedSpan {
   std::string node;
   double start = 0, end = 0;
   bool available = false;
+  std::optional<JobId> job;
 };
 
 // A job as the pool saw it: ended (`end` set) or still live.
@@ -43,19 +45,24 @@ struct Observation {
   double end = 0;  // the observation's end (now)
 };
 
-// The observation as a simulator input of `step` seconds per step, from the
-// earliest span or arrival: a node is available in a step when an available
-// span covers the step's middle. Tasks shorter than a step are merged k at a
-// time (k = ceil(step / task_time)) so the total work is kept; every task
-// lasts at least one step. The trace's length is the observation's, at
-// least one step; the simulator repeats it if jobs outlast it.
+// The observation as a simulator input of `step` seconds per step (made
+// coarser when the observation would take more than `max_steps` steps),
+// from the earliest span or arrival: a node is available in a step when an
+// available span covers the step's middle. A job's work is what it needed
+// here: the node-seconds it held nodes (its spans), or tasks x task_time if
+// that is more, spread evenly over its tasks; so the runtime's costs on
+// the nodes (starting piranhas, taking and returning tasks) count as work.
+// Tasks shorter than a step are merged k at a time (k = ceil(step /
+// task_time)) so the total work is kept; every task lasts at least one
+// step. The trace's length is the observation's, at least one step; the
+// simulator repeats it if jobs outlast it.
 struct Replay {
   AvailabilityTrace trace;
   std::vector<sched::Job> jobs;
   std::vector<JobId> ended;  // the jobs whose turnaround counts
   double step = 1, origin = 0;
 };
-Replay make_replay(const Observation& o, double step);
+Replay make_replay(const Observation& o, double step, std::int64_t max_steps = 20000);
 
 // A scheduler as replayed: its strategy (make_strategy's names), decision
 // period (seconds) and whether it also decides on queue changes.
