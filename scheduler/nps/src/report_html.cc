@@ -147,7 +147,7 @@ std::string report_html(const json& r) {
   if (r["observed_mean_turnaround_seconds"].is_number())
     bars.emplace_back("observed", r["observed_mean_turnaround_seconds"].get<double>());
   if (!bars.empty())
-    b << html::bar_chart({"Mean turnaround per scheduler (replayed) and observed", "", "mean turnaround (s)"},
+    b << html::bar_chart({"Mean turnaround by scheduler", "", "mean turnaround (s)"},
                          bars);
   b << "<p>Each scheduler's estimate replays the pool's own history (when each node was available, when each "
        "job arrived, its tasks and task times) through the simulator's model under that scheduler's strategy, "
