@@ -14,9 +14,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// At most this many steps per replay (a coarser step beyond): a replay of
-// one strategy then costs at most about a second on a 15-node pool.
-constexpr std::int64_t kReplaySteps = 10000;
+// At most this many steps per observation (a coarser step beyond), and a
+// replay runs at most twice as many: about 0.1 ms a step on a 15-node pool,
+// so at most about a second per strategy.
+constexpr std::int64_t kReplaySteps = 5000;
 
 json job_json(const std::optional<JobId>& job) {
   return job ? json(*job) : json(nullptr);

@@ -64,6 +64,10 @@ std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan
   o.period = std::max<std::int64_t>(1, std::llround(plan.period / r.step));
   o.on_events = plan.on_events;
   o.window = std::min(o.window, r.trace.length);  // a short observation predicts over what it has
+  // An ended job still unfinished at twice the observation's length counts
+  // with that length: the replay's cost stays bounded when live jobs have
+  // much work left.
+  o.max_steps = 2 * r.trace.length;
   const sched::SimResult result = simulate_program(std::nullopt, r.trace, r.jobs, plan.strategy, o, seed);
   std::map<JobId, double> turnaround;
   for (const auto& j : result.jobs)
