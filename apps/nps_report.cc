@@ -40,6 +40,12 @@ int report(const ReportArgs& a) {
   for (const auto& j : in.jobs) in.work[j.id] = sys::list_jobwork(*c, j.id);
   in.records = sys::list_eval_records(*c);
   in.complaints = sys::list_complaints(*c);
+  for (const auto& n : sys::list_nodes(*c)) {
+    nps::ReportInput::Current now{n.name, std::string(sys::name(n.state)), std::nullopt};
+    if (auto t = c->rd(sys::kSpace, sys::running_template(n.name), 0))
+      if (auto r = sys::NodeRun::from_tuple(*t); r && r->job_id != 0) now.job = r->job_id;
+    in.current.push_back(now);
+  }
   const nlohmann::json r = nps::build_report(in);
   if (!a.html.empty()) {
     std::ofstream out(a.html);

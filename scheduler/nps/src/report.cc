@@ -115,6 +115,19 @@ json build_report(const ReportInput& in) {
       switches.push_back(sw);
     }
   }
+  // Each node's stretch since its last recorded span, as its agent shows it now.
+  std::map<std::string, double> last_end;
+  for (const auto& r : in.records)
+    if (r.kind == "span")
+      if (const json j = json::parse(r.json, nullptr, false); j.is_object())
+        last_end[j.value("node", "")] = std::max(last_end[j.value("node", "")], j.value("end", 0.0));
+  std::set<std::string> open;
+  for (const auto& c : in.current) {
+    const auto last = last_end.find(c.node);
+    if (last == last_end.end() || last->second >= to) continue;  // the evaluator never saw it
+    spans.push_back({c.node, c.state, "", c.state == "available", c.job, std::max(from, last->second), to});
+    open.insert(c.node);
+  }
   std::sort(spans.begin(), spans.end(),
             [](const Span& a, const Span& b) { return std::tie(a.node, a.start) < std::tie(b.node, b.start); });
 
@@ -234,7 +247,8 @@ json build_report(const ReportInput& in) {
                      {"job", s.job ? json(*s.job) : json(nullptr)},
                      {"start", s.start},
                      {"end", s.end},
-                     {"retreat", s.retreat.empty() ? json(nullptr) : json(s.retreat)}});
+                     {"retreat", s.retreat.empty() ? json(nullptr) : json(s.retreat)},
+                     {"open", open.count(s.node) > 0 && s.end >= to}});
 
   json out = {{"since", from},
               {"until", to},

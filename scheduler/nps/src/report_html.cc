@@ -102,6 +102,7 @@ std::string gantt(const json& r) {
         << html::fixed(g["end"].get<double>() - g["start"].get<double>(), 1) << " s ("
         << html::escape(g["state"].get<std::string>()) << ")"
         << (g["retreat"].is_string() ? ", then a retreat (" + g["retreat"].get<std::string>() + ")" : "")
+        << (g.value("open", false) ? ", still going" : "")
         << "</title></rect>\n";
     }
   }

@@ -62,6 +62,20 @@ TEST_CASE("report: jobs, schedulers with a verdict, nodes with APs, complaints b
   CHECK(r["gantt"].size() == 4);
 }
 
+TEST_CASE("report: each node's stretch since its last recorded span comes from what its agent shows now") {
+  ReportInput in = pool_with_two_jobs();
+  in.current = {{"ws01", "owner-blocked", std::nullopt}, {"ws02", "available", 2}, {"ws07", "available", 1}};
+  const json r = build_report(in);
+  CHECK(r["gantt"].size() == 6);  // ws07 was never seen by the evaluator
+  const json& last = r["gantt"][3];  // after ws01's three recorded spans
+  CHECK(last["node"] == "ws01");
+  CHECK(last["state"] == "owner-blocked");
+  CHECK(last["start"] == 300.0);
+  CHECK(last["end"] == 1000.0);
+  CHECK(last["open"] == true);
+  CHECK(r["gantt"][0]["open"] == false);
+}
+
 TEST_CASE("report: --since clips spans and leaves out older jobs and records") {
   ReportInput in = pool_with_two_jobs();
   in.since = 250;

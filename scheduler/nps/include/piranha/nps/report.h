@@ -4,7 +4,8 @@
 //
 // build_report() is pure: it takes what the system space held (the jobs'
 // own records, the evaluator's ("eval", ...) records, the owners'
-// complaints) and a period, and returns the report as JSON. report_html()
+// complaints, what the nodes show now) and a period, and returns the
+// report as JSON. report_html()
 // renders that JSON. The JSON's fields are listed in docs/nps.md,
 // "Reports".
 #pragma once
@@ -27,6 +28,13 @@ struct ReportInput {
   std::map<std::int64_t, std::vector<sys::JobWork>> work;
   std::vector<sys::EvalRecord> records;  // oldest first
   std::vector<sys::Complaint> complaints;
+  // What each node shows now (its agent's records): the stretch since its
+  // last recorded span, which the evaluator records only when it ends.
+  struct Current {
+    std::string node, state;  // a node state name
+    std::optional<std::int64_t> job;
+  };
+  std::vector<Current> current;
 };
 
 // The report over [since, now]. Jobs count when they were submitted or
