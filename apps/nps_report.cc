@@ -40,7 +40,12 @@ int report(const ReportArgs& a) {
   for (const auto& j : in.jobs) in.work[j.id] = sys::list_jobwork(*c, j.id);
   in.records = sys::list_eval_records(*c);
   in.complaints = sys::list_complaints(*c);
-  for (const auto& n : sys::list_nodes(*c)) {
+  // Only while an NPS runs (scheduler 0 beats) do the agents' records
+  // continue what its evaluator recorded.
+  bool nps_running = false;
+  if (auto t = c->rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0))
+    if (auto hb = sys::SchedulerHeartbeat::from_tuple(*t)) nps_running = in.now - hb->time < 30;
+  for (const auto& n : nps_running ? sys::list_nodes(*c) : std::vector<sys::NodeRecord>{}) {
     nps::ReportInput::Current now{n.name, std::string(sys::name(n.state)), std::nullopt};
     if (auto t = c->rd(sys::kSpace, sys::running_template(n.name), 0))
       if (auto r = sys::NodeRun::from_tuple(*t); r && r->job_id != 0) now.job = r->job_id;
