@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "node_kinds.h"
-#include "piranha/scheduler/prediction_eval.h"
 #include "piranha/scheduler/strategy.h"
 #include "values.h"
 
@@ -18,6 +17,7 @@ using json = nlohmann::json;
 // replay runs at most twice as many: about 0.1 ms a step on a 15-node pool,
 // so at most about a second per strategy.
 constexpr std::int64_t kReplaySteps = 5000;
+constexpr std::size_t kReplayJobs = 100;
 
 json job_json(const std::optional<JobId>& job) {
   return job ? json(*job) : json(nullptr);
@@ -211,7 +211,6 @@ void Evaluator::estimate(double now) {
   // The replay covers the latest kReplayJobs ended jobs and the live ones,
   // from the earliest of their arrivals: its cost stays bounded on a pool
   // that runs for months.
-  constexpr std::size_t kReplayJobs = 100;
   std::vector<const ObservedJob*> ended_jobs;
   for (const auto& [id, j] : m.jobs)
     if (j.end) ended_jobs.push_back(&j);
@@ -242,50 +241,57 @@ void Evaluator::estimate(double now) {
     ++ended;
   }
   if (ended > 0) m.observed_mean = sum / static_cast<double>(ended);
-  const Replay replay = make_replay(o, step_, kReplaySteps);
-  for (auto& [id, e] : m.schedulers) {
-    if (e.strategy.empty()) continue;
-    try {
-      e.estimate = estimate_mean_turnaround(replay, {e.strategy, e.period, e.on_events}, seed_);
-    } catch (const std::exception&) {
-      e.estimate.reset();  // a strategy the replay cannot run (never one that ran live)
-    }
-    if (!e.estimate) continue;
+  ReplayRound round;
+  round.observation = std::move(o);
+  round.step = step_;
+  round.max_steps = kReplaySteps;
+  round.seed = seed_;
+  round.history_step = env_.pool->history_step();
+  round.step_seconds = env_.pool->step_seconds();
+  round.tolerance = tolerance_;
+  for (const auto& [id, e] : m.schedulers)
+    if (!e.strategy.empty()) round.plans[id] = ShadowPlan{e.strategy, e.period, e.on_events};
+  for (const auto& [name, n] : m.nodes) round.predictors[name] = {n.predictor, n.window};
+  // Live, the replays run on a thread of their own and their outcome is
+  // taken at a later tick; elsewhere (simulated, tested) at once.
+  if (env_.pool->background_work())
+    m.pending = std::async(std::launch::async, [round = std::move(round)] { return run_round(round); });
+  else
+    apply(run_round(round), now);
+}
+
+void Evaluator::apply(const ReplayOutcome& outcome, double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  std::int64_t ended = 0;
+  for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
+  for (const auto& [id, estimate] : outcome.estimates) {
+    auto& e = m.schedulers[id];
+    e.estimate = estimate;
+    if (!estimate) continue;
     write("estimate", now,
           {{"scheduler", id},
            {"strategy", e.strategy},
            {"obeyed", id == m.obeyed},
-           {"estimate", *e.estimate},
+           {"estimate", *estimate},
            {"observed", m.observed_mean.value_or(0)},
-           {"ended_jobs", ended},
-           {"step", replay.step}});
+           {"ended_jobs", std::min<std::int64_t>(ended, kReplayJobs)},
+           {"step", outcome.step}});
   }
-  // How well each node's predictor foresaw its AP lengths, on history
-  // steps of the pool's size, as `piranha predict` scores a trace.
-  const double hs = env_.pool->history_step();
-  for (auto& [name, n] : m.nodes) {
-    Observation one;
-    one.nodes = {name};
-    one.end = now;
-    for (const auto& s : o.spans)
-      if (s.node == name) one.spans.push_back(s);
-    Replay r = make_replay(one, hs);
-    r.trace.step_seconds = env_.pool->step_seconds();
-    try {
-      const auto scores = sched::evaluate_predictors(r.trace, {n.predictor}, n.window, {tolerance_});
-      n.accuracy = scores.at(0).fraction(0);
-      n.accuracy_points = scores.at(0).points;
-      write("accuracy", now,
-            {{"node", name},
-             {"predictor", n.predictor},
-             {"window", n.window},
-             {"tolerance", tolerance_},
-             {"points", n.accuracy_points},
-             {"fraction", *n.accuracy}});
-    } catch (const std::exception&) {
-      n.accuracy.reset();  // too little history yet for the predictor's look-back
-    }
+  for (const auto& [name, a] : outcome.accuracy) {
+    auto& n = m.nodes[name];
+    n.accuracy.reset();
+    if (!a) continue;
+    n.accuracy = a->fraction;
+    n.accuracy_points = a->points;
+    write("accuracy", now,
+          {{"node", name},
+           {"predictor", n.predictor},
+           {"window", n.window},
+           {"tolerance", tolerance_},
+           {"points", a->points},
+           {"fraction", a->fraction}});
   }
+  maybe_switch(now);
 }
 
 void Evaluator::maybe_switch(double now) {
@@ -350,10 +356,9 @@ Value Evaluator::calculate(trellis::Context& ctx) {
     else if (is_monitor_state(s))
       observe_node(s, have_jobs ? live : std::set<JobId>{}, now);
   }
-  if (m.estimate_due && estimates_) {
-    estimate(now);
-    maybe_switch(now);
-  }
+  if (m.pending.valid() && m.pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    apply(m.pending.get(), now);
+  if (m.estimate_due && estimates_ && !m.pending.valid()) estimate(now);
   // Monitors obey scheduler 0 until told otherwise (and again after a
   // rebuild or a restart): tell each the scheduler obeyed now.
   if (m.obeyed != 0 && told_ != m.obeyed) {

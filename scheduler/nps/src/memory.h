@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +87,7 @@ struct EvaluatorMemory {
   std::int64_t switches = 0;
   std::optional<double> observed_mean;  // ended jobs' mean turnaround (s)
   bool estimate_due = false;
+  std::future<ReplayOutcome> pending;  // a round of replays running on its own thread
 };
 
 class Memory {

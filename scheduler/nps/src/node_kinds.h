@@ -101,8 +101,11 @@ class Evaluator : public trellis::Node {
   void observe_jobs(const trellis::Value& s, std::set<JobId>& live, double now);
   void observe_node(const trellis::Value& s, const std::set<JobId>& live, double now);
   void observe_scheduler(const trellis::Value& s, double now);
-  // Replays the observation under every scheduler's strategy; scores predictors.
+  // Replays the observation under every scheduler's strategy and scores
+  // the predictors (shadow.h's run_round), at once or on another thread.
   void estimate(double now);
+  // Records a round's outcome and applies the switching rule.
+  void apply(const ReplayOutcome& outcome, double now);
   // Applies the switching rule to the latest estimates; records a switch.
   void maybe_switch(double now);
   trellis::Value state(const trellis::Context& ctx) const;

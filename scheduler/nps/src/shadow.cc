@@ -6,6 +6,7 @@
 #include <map>
 
 #include "piranha/nps/simulate.h"
+#include "piranha/scheduler/prediction_eval.h"
 
 namespace piranha::nps {
 
@@ -75,6 +76,36 @@ std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan
   double sum = 0;
   for (JobId id : r.ended) sum += turnaround[id];
   return sum / static_cast<double>(r.ended.size());
+}
+
+ReplayOutcome run_round(const ReplayRound& round) {
+  ReplayOutcome out;
+  const Replay replay = make_replay(round.observation, round.step, round.max_steps);
+  out.step = replay.step;
+  for (const auto& [id, plan] : round.plans) {
+    try {
+      out.estimates[id] = estimate_mean_turnaround(replay, plan, round.seed);
+    } catch (const std::exception&) {
+      out.estimates[id] = std::nullopt;  // a strategy the replay cannot run (never one that ran live)
+    }
+  }
+  for (const auto& [node, predictor] : round.predictors) {
+    Observation one;
+    one.nodes = {node};
+    one.end = round.observation.end;
+    for (const auto& s : round.observation.spans)
+      if (s.node == node) one.spans.push_back(s);
+    Replay r = make_replay(one, round.history_step, 1'000'000);
+    r.trace.step_seconds = round.step_seconds;
+    try {
+      const auto scores =
+          sched::evaluate_predictors(r.trace, {predictor.first}, predictor.second, {round.tolerance});
+      out.accuracy[node] = ReplayOutcome::Accuracy{scores.at(0).fraction(0), scores.at(0).points};
+    } catch (const std::exception&) {
+      out.accuracy[node] = std::nullopt;  // too little history yet for the predictor's look-back
+    }
+  }
+  return out;
 }
 
 }  // namespace piranha::nps

@@ -67,6 +67,7 @@ class LivePool : public Pool {
   std::vector<Complaint> complaints(std::string_view node) const override;
   std::vector<EvalRecord> records() const override;
   void record(EvalRecord r) override;
+  bool background_work() const override { return true; }
   void assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,
               std::optional<JobId> job) override;
   void heartbeat(std::int64_t scheduler) override;

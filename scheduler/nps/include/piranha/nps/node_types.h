@@ -52,7 +52,8 @@
 //              (state and job, retreats by cause), each scheduler's changed
 //              assignments, each ended job, and after each ended job every
 //              scheduler's replayed mean turnaround (shadow.h) and each
-//              node's prediction accuracy; reads the pool's records back
+//              node's prediction accuracy (on a thread of its own when the
+//              pool allows background work); reads the pool's records back
 //              once, so all of it survives a restart. Applies the switching
 //              rule (commands {"obey": id} to its monitors). State {"tick",
 //              "obeyed", "schedulers": {id: {"strategy", "decisions",

@@ -120,6 +120,12 @@ class Pool {
   virtual std::vector<EvalRecord> records() const { return {}; }
   virtual void record(EvalRecord) {}
 
+  // Whether node types may run long computations (the evaluator's
+  // replays) on threads of their own and take the outcome at a later call:
+  // a live pool, where time goes on; not a simulated or scripted one, where
+  // everything must happen within the step.
+  virtual bool background_work() const { return false; }
+
   // The live jobs (queued or running), in (arrival, id) order.
   virtual std::vector<JobInfo> jobs() const = 0;
 

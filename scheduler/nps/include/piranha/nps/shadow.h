@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,5 +77,31 @@ struct ShadowPlan {
 // nullopt when none ended. The replay stops at twice the observation's
 // length; an ended job unfinished by then counts as finishing then. Throws sched::StrategyError for a bad strategy.
 std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan& plan, std::uint64_t seed = 0);
+
+// One round of the evaluator's replays, self-contained (copied) so that it
+// may run on a thread of its own: every scheduler's plan on one
+// observation, and each node's predictor scored on the same history cut
+// into the pool's history steps (as `piranha predict` scores a trace).
+struct ReplayRound {
+  Observation observation;
+  double step = 0.1;
+  std::int64_t max_steps = 5000;
+  std::map<std::int64_t, ShadowPlan> plans;  // by scheduler id
+  std::uint64_t seed = 0;
+  double history_step = 60;
+  std::int64_t step_seconds = 60;
+  double tolerance = 0.1;
+  std::map<std::string, std::pair<std::string, std::int64_t>> predictors;  // node -> (predictor, window)
+};
+struct ReplayOutcome {
+  double step = 0;  // the replay's step, after make_replay's coarsening
+  std::map<std::int64_t, std::optional<double>> estimates;  // nullopt: none ended, or a bad plan
+  struct Accuracy {
+    double fraction = 0;
+    std::int64_t points = 0;
+  };
+  std::map<std::string, std::optional<Accuracy>> accuracy;  // nullopt: too little history
+};
+ReplayOutcome run_round(const ReplayRound& round);
 
 }  // namespace piranha::nps
