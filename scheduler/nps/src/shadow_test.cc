@@ -80,3 +80,41 @@ TEST_CASE("estimate: the replay under each strategy, mean turnaround of the ende
 
 }  // namespace
 }  // namespace piranha::nps
+
+namespace piranha::nps {
+namespace {
+
+TEST_CASE("run_round: every plan replayed on one observation; a bad plan and a short history give none") {
+  ReplayRound round;
+  round.observation.nodes = {"a"};
+  round.observation.spans = {{"a", 0, 20, true, std::nullopt}};
+  round.observation.end = 20;
+  round.observation.jobs = {{1, 0, 10, 2.0, std::nullopt}, {2, 1, 1, 1.0, 3.0}};
+  round.step = 1;
+  round.plans = {{0, {"FCFS", 1, false}}, {1, {"TSK", 1, false}}, {2, {"NO_SUCH_STRATEGY", 1, false}}};
+  round.predictors["a"] = {"REC_HIST", 10};
+  const ReplayOutcome out = run_round(round);
+  CHECK(out.step == 1);
+  CHECK(*out.estimates.at(0) == doctest::Approx(20));
+  CHECK(*out.estimates.at(1) < 3);
+  CHECK_FALSE(out.estimates.at(2));
+  CHECK_FALSE(out.accuracy.at("a"));  // 20 s of 60-s history steps: nothing to score
+}
+
+TEST_CASE("run_round: a node's predictor is scored on its history, as piranha predict scores a trace") {
+  ReplayRound round;
+  round.observation.nodes = {"a"};
+  // Available 30 steps, away 10, again and again, for 2000 steps of 1 s.
+  for (double t = 0; t < 2000; t += 40) round.observation.spans.push_back({"a", t, t + 30, true, std::nullopt});
+  round.observation.end = 2000;
+  round.history_step = 1;
+  round.predictors["a"] = {"REC_HIST", 10};
+  const ReplayOutcome out = run_round(round);
+  REQUIRE(out.accuracy.at("a"));
+  CHECK(out.accuracy.at("a")->points > 100);
+  CHECK(out.accuracy.at("a")->fraction > 0);
+  CHECK(out.accuracy.at("a")->fraction <= 1);
+}
+
+}  // namespace
+}  // namespace piranha::nps
