@@ -13,11 +13,23 @@ namespace {
 
 struct ReportArgs {
   std::shared_ptr<std::string> server;
-  std::string since, html;
+  std::string since, html, from;
   bool json = false;
 };
 
+// Writes `r` as the options ask: --html FILE, --json, or a summary.
+int output(const ReportArgs& a, const nlohmann::json& r);
+
 int report(const ReportArgs& a) {
+  if (!a.from.empty()) {
+    // A report saved with --json, rendered again (no server involved).
+    std::ifstream in(a.from);
+    if (!in) throw CommandFailure(2, "--from " + a.from + ": cannot open it");
+    const nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
+    if (!r.is_object() || !r.contains("gantt") || !r.contains("since"))
+      throw CommandFailure(2, "--from " + a.from + ": not a report saved by piranha nps report --json");
+    return output(a, r);
+  }
   nps::ReportInput in;
   in.now = sys::wall_now();
   if (!a.since.empty()) {
@@ -51,7 +63,10 @@ int report(const ReportArgs& a) {
       if (auto r = sys::NodeRun::from_tuple(*t); r && r->job_id != 0) now.job = r->job_id;
     in.current.push_back(now);
   }
-  const nlohmann::json r = nps::build_report(in);
+  return output(a, nps::build_report(in));
+}
+
+int output(const ReportArgs& a, const nlohmann::json& r) {
   if (!a.html.empty()) {
     std::ofstream out(a.html);
     out << nps::report_html(r);
@@ -88,6 +103,7 @@ void add_nps_report(CLI::App& nps) {
                   "everything recorded");
   cmd->add_option("--html", a->html, "write the report as one self-contained HTML file");
   cmd->add_flag("--json", a->json, "print the report's data as one JSON object");
+  cmd->add_option("--from", a->from, "render a report saved with --json instead of reading the server");
   cmd->callback([a] { run_command("nps report", *a->server, [&] { return report(*a); }); });
 }
 

@@ -51,6 +51,12 @@ TEST_CASE("owner complain: an unknown node is accepted with a warning, and the r
   const auto report = nlohmann::json::parse(r->out());
   CHECK(report["empty"] == false);
   CHECK(report["nodes"][0]["complaints"][0]["text"] == "the fan was loud at 3 am");
+  // Saved as JSON, rendered again later without the server.
+  Scratch s;
+  const std::string saved = s.write("r.json", r->out());
+  Process again({bin("piranha"), "nps", "report", "--from", saved, "--html", s.dir + "/r.html"});
+  CHECK(again.wait() == 0);
+  CHECK(s.read("r.html").find("the fan was loud at 3 am") != std::string::npos);
   auto empty = run(server, {"owner", "complain", "ws09", " "});
   CHECK(empty->wait() == 2);
   CHECK(empty->err().find("the complaint is empty") != std::string::npos);
