@@ -113,7 +113,9 @@ void add_run(CLI::App& nps) {
         for (const auto& s : o.standard.shadows) sched::make_strategy(s);
       }
       if (!a->program.empty()) {
-        if (!a->shadows.empty()) schedcli::bad_input("--shadow is for the standard program; add schedulers to the program file instead");
+        if (!a->shadows.empty())
+          schedcli::bad_input(
+              "--shadow is for the standard program; add schedulers to the program file instead");
         load_nps_program(a->program);
         o.program_file = a->program;
         if (*strategy) o.overrides.strategy = a->strategy;
@@ -172,7 +174,8 @@ void add_init(CLI::App& nps) {
   init->add_option("--period", a->period, "seconds between scheduler 0's decisions")->capture_default_str();
   init->add_option("--window", a->window, "prediction window, in history steps")->capture_default_str();
   init->add_option("--predictor", a->predictor, "AP-length predictor")->capture_default_str();
-  init->add_option("--shadow", a->shadows, "shadow schedulers' strategies, comma-separated (scheduler 1, 2, ...)");
+  init->add_option("--shadow", a->shadows,
+                   "shadow schedulers' strategies, comma-separated (scheduler 1, 2, ...)");
   init->add_option("--nodes", a->nodes,
                    "comma-separated node names (default: the nodes registered at --server)");
   init->callback([a] {

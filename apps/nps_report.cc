@@ -95,8 +95,9 @@ int output(const ReportArgs& a, const nlohmann::json& r) {
 void add_nps_report(CLI::App& nps) {
   auto a = std::make_shared<ReportArgs>();
   auto* cmd = nps.add_subcommand(
-      "report", "what the pool did and what the evaluator learned: jobs, schedulers (obeyed and shadows), "
-                "nodes, complaints, a Gantt chart");
+      "report",
+      "what the pool did and what the evaluator learned: jobs, schedulers (obeyed and shadows), "
+      "nodes, complaints, a Gantt chart");
   a->server = add_server_option(*cmd);
   cmd->add_option("--since", a->since,
                   "the report's start: -DURATION (-2h), HH:MM, YYYY-MM-DD HH:MM, epoch seconds; default: "

@@ -29,12 +29,18 @@ std::string base64_decode(const std::string& in) {
   int bits = 0, value = 0;
   for (char c : in) {
     int d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
+    if (c >= 'A' && c <= 'Z')
+      d = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      d = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      d = c - '0' + 52;
+    else if (c == '+')
+      d = 62;
+    else if (c == '/')
+      d = 63;
+    else
+      continue;
     value = (value << 6) | d;
     bits += 6;
     if (bits >= 8) {
@@ -65,9 +71,9 @@ class Browser {
         if (fd > 4) close(fd);
       const std::string dir = "--user-data-dir=" + profile;
       execlp("chromium", "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-             "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--disable-dev-shm-usage", "--window-size=1100,900", dir.c_str(), "--remote-debugging-pipe",
-             "about:blank", static_cast<char*>(nullptr));
+             "--no-first-run", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--disable-dev-shm-usage", "--window-size=1100,900", dir.c_str(),
+             "--remote-debugging-pipe", "about:blank", static_cast<char*>(nullptr));
       _exit(127);
     }
     close(to[0]);
@@ -145,8 +151,8 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
         trace, "--trace-node", replay, "--piranha-output", s.dir + "/" + node + ".piranhas", "--quiet"}));
   ts::Client c(server.endpoint());
   REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 2; }));
-  Process nps({bin("piranha"), "nps", "run", "--server", server.endpoint(), "--period", "1", "--shadow", "FCFS",
-               "--http", "127.0.0.1:0"});
+  Process nps({bin("piranha"), "nps", "run", "--server", server.endpoint(), "--period", "1", "--shadow",
+               "FCFS", "--http", "127.0.0.1:0"});
   REQUIRE(nps.wait_for_err("the live page is at http://127.0.0.1:"));
   const std::string err = nps.err();
   const auto at = err.find("http://127.0.0.1:");
@@ -163,8 +169,9 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
   // The trace turns ws01 unavailable; the page must show it by itself.
   CHECK(wait_until([&] { return state() == "unavailable"; }, 20s));
   CHECK(b.evaluate("window.samePage") == 42);
-  CHECK(b.evaluate("document.getElementById('changes').textContent").get<std::string>().find("ws01: available") !=
-        std::string::npos);
+  CHECK(b.evaluate("document.getElementById('changes').textContent")
+            .get<std::string>()
+            .find("ws01: available") != std::string::npos);
   CHECK(b.evaluate("document.getElementById('conn').textContent") == "live");
   CHECK(b.evaluate("document.getElementById('obeyed').textContent") == "0 (TSK)");
   CHECK(b.evaluate("document.querySelectorAll('#nodes tr').length") == 2);

@@ -156,7 +156,8 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
                         Case{"{among: [0], when: never}", "unknown key \"when\""}}) {
     const auto file = write("switch.yaml", head + scheduler +
                                                "  - {name: e, type: evaluator, inferiors: [jobs, s0, m1], "
-                                               "params: {switch: " + c.body + "}}\n");
+                                               "params: {switch: " +
+                                               c.body + "}}\n");
     Run rule = piranha("nps check " + file.string());
     CAPTURE(c.body);
     CHECK(rule.status == 2);

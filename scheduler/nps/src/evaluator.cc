@@ -46,8 +46,9 @@ Evaluator::Evaluator(Environment env, const trellis::Params& p)
   const Value& rule = p.value("switch");
   if (rule.is_null()) return;
   if (!rule.is_map())
-    throw trellis::BadParameter("switch", "switch must be a map: {among: [ids], after_hours, after_jobs, "
-                                          "margin_percent}");
+    throw trellis::BadParameter("switch",
+                                "switch must be a map: {among: [ids], after_hours, after_jobs, "
+                                "margin_percent}");
   SwitchRule r;
   const Value& among = rule["among"];
   if (among.is_list())
@@ -68,7 +69,8 @@ Evaluator::Evaluator(Environment env, const trellis::Params& p)
       throw trellis::BadParameter("switch", "switch: unknown key \"" + key +
                                                 "\" (keys: among, after_hours, after_jobs, margin_percent)");
   if (r.after_hours < 0 || r.after_jobs < 0 || r.margin_percent < 0)
-    throw trellis::BadParameter("switch", "switch: after_hours, after_jobs and margin_percent must not be negative");
+    throw trellis::BadParameter("switch",
+                                "switch: after_hours, after_jobs and margin_percent must not be negative");
   if (!estimates_) throw trellis::BadParameter("switch", "switch needs estimates: remove estimate: false");
   rule_ = r;
 }
@@ -135,8 +137,8 @@ void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double
     // or a scheduler gave the node to another job.
     if (o.job && now_span.job != o.job && live.count(*o.job))
       retreat = now_span.available ? "scheduler" : "owner";
-    json j = {{"node", name},         {"state", o.state}, {"available", o.available}, {"job", job_json(o.job)},
-              {"start", o.start},     {"end", now}};
+    json j = {{"node", name},           {"state", o.state}, {"available", o.available},
+              {"job", job_json(o.job)}, {"start", o.start}, {"end", now}};
     if (!retreat.empty()) {
       j["retreat"] = retreat;
       auto& [owner, scheduler] = m.retreats[*o.job];
@@ -374,18 +376,19 @@ Value Evaluator::state(const trellis::Context& ctx) const {
   const double now = env_.pool->now();
   Value::Map schedulers, nodes;
   for (const auto& [id, e] : m.schedulers)
-    schedulers[std::to_string(id)] = Fields()("strategy", e.strategy)("decisions", e.decisions)(
-        "changes", e.changes)("obeyed", id == m.obeyed)("estimate", e.estimate ? Value(*e.estimate) : Value());
+    schedulers[std::to_string(id)] =
+        Fields()("strategy", e.strategy)("decisions", e.decisions)("changes", e.changes)(
+            "obeyed", id == m.obeyed)("estimate", e.estimate ? Value(*e.estimate) : Value());
   for (const auto& [name, n] : m.nodes) {
     double seen = n.observed_seconds, up = n.available_seconds;
     if (n.open) {
       seen += now - n.open->start;
       if (n.open->available) up += now - n.open->start;
     }
-    nodes[name] = Fields()("observed_seconds", seen)("available_seconds", up)(
-        "fraction", seen > 0 ? up / seen : 0.0)("owner_retreats", n.owner_retreats)(
-        "scheduler_retreats", n.scheduler_retreats)("accuracy", n.accuracy ? Value(*n.accuracy) : Value())(
-        "accuracy_points", n.accuracy_points);
+    nodes[name] =
+        Fields()("observed_seconds", seen)("available_seconds", up)("fraction", seen > 0 ? up / seen : 0.0)(
+            "owner_retreats", n.owner_retreats)("scheduler_retreats", n.scheduler_retreats)(
+            "accuracy", n.accuracy ? Value(*n.accuracy) : Value())("accuracy_points", n.accuracy_points);
   }
   Value::List recent;
   for (const auto& r : m.recent)
@@ -393,8 +396,8 @@ Value Evaluator::state(const trellis::Context& ctx) const {
   std::int64_t ended = 0;
   for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
   return Fields()("tick", newest_tick(ctx))("obeyed", m.obeyed)("schedulers", std::move(schedulers))(
-      "nodes", std::move(nodes))("ended_jobs", ended)(
-      "observed_mean_turnaround", m.observed_mean ? Value(*m.observed_mean) : Value())(
+      "nodes", std::move(nodes))("ended_jobs", ended)("observed_mean_turnaround",
+                                                      m.observed_mean ? Value(*m.observed_mean) : Value())(
       "retreats", std::move(recent))("switches", m.switches)("last_switch", last_switch_);
 }
 

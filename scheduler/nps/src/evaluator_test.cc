@@ -35,7 +35,8 @@ struct Rig {
   Value eval() const { return t->state("evaluator"); }
 };
 
-std::string program(const std::string& obeyed, const std::string& shadow, const std::string& evaluator_params) {
+std::string program(const std::string& obeyed, const std::string& shadow,
+                    const std::string& evaluator_params) {
   return R"(program: eval
 nodes:
   - {name: enabler, type: enabler}
@@ -122,7 +123,8 @@ TEST_CASE("evaluator: a fresh NPS reads the records back, so nothing is lost in 
   CHECK(pool.kept.size() > before);  // it goes on recording
 }
 
-TEST_CASE("switching: the monitors obey the shadow that beats the obeyed scheduler by the margin, with evidence") {
+TEST_CASE(
+    "switching: the monitors obey the shadow that beats the obeyed scheduler by the margin, with evidence") {
   ScriptedPool pool;
   pool.add_node("ws01");
   Rig r(pool, program("FCFS", "TSK", "switch: {among: [1], after_jobs: 1, margin_percent: 10}"));

@@ -60,7 +60,9 @@ LivePage::LivePage(const std::string& address) : server_(std::make_unique<httpli
     port_ = server_->bind_to_any_port(host);
   else if (server_->bind_to_port(host, port))
     port_ = port;
-  if (port_ <= 0) throw std::runtime_error("--http " + address + ": cannot listen there (in use, or not this host's address)");
+  if (port_ <= 0)
+    throw std::runtime_error("--http " + address +
+                             ": cannot listen there (in use, or not this host's address)");
   thread_ = std::thread([this] { server_->listen_after_bind(); });
 }
 

@@ -13,18 +13,21 @@ namespace {
 using trellis::Value;
 
 std::vector<Value> states() {
-  return {Fields()("node", "ws01")("tick", 3)("state", "available")("available", true)("running", 2)("ap_length", 60.0),
+  return {Fields()("node", "ws01")("tick", 3)("state", "available")("available", true)("running", 2)(
+              "ap_length", 60.0),
           Fields()("node", "ws02")("tick", 3)("state", "available")("available", false)("running", Value()),
           Fields()("node", "ws02")("blocks", Value::List{})("blocked", true)("complaints", Value::List{}),
-          Fields()("tick", 3)("jobs", Value::List{Fields()("id", 2)("name", "spin")("tasks", 10)("tasks_left", 4)(
-                                         "task_time", 0.5)("measured", true)}),
+          Fields()("tick", 3)("jobs", Value::List{Fields()("id", 2)("name", "spin")("tasks", 10)(
+                                          "tasks_left", 4)("task_time", 0.5)("measured", true)}),
           Fields()("id", 0)("strategy", "TSK")("assignments", Fields()("ws01", 2)("ws02", Value())),
           Fields()("id", 1)("strategy", "SRT")("assignments", Fields()("ws01", 2)("ws02", 2)),
           Fields()("obeyed", 1)("schedulers", Fields()("1", Fields()("estimate", 12.5)))(
               "retreats", Value::List{Fields()("time", 5.0)("node", "ws01")("job", 1)("by", "owner")})};
 }
 
-TEST_CASE("live state: nodes with their state and job, owner blocks shown, the queue's progress, the obeyed scheduler") {
+TEST_CASE(
+    "live state: nodes with their state and job, owner blocks shown, the queue's progress, the obeyed "
+    "scheduler") {
   const auto s = live_state(100, states());
   REQUIRE(s["nodes"].size() == 2);
   CHECK(s["nodes"][0]["name"] == "ws01");
@@ -38,7 +41,8 @@ TEST_CASE("live state: nodes with their state and job, owner blocks shown, the q
   CHECK(s["retreats"][0]["by"] == "owner");
 }
 
-TEST_CASE("live page: the page, its state as JSON, events, 404 for other paths, a client leaving mid-stream") {
+TEST_CASE(
+    "live page: the page, its state as JSON, events, 404 for other paths, a client leaving mid-stream") {
   LivePage page("127.0.0.1:0");
   REQUIRE(page.port() > 0);
   page.publish(live_state(100, states()));

@@ -66,9 +66,9 @@ json live_state(double now, const std::vector<Value>& states) {
     } else if (s["assignments"].is_map() && s["strategy"].is_string()) {
       json assignments = json::object();
       for (const auto& [node, job] : s["assignments"].as_map()) assignments[node] = job_json(job);
-      schedulers.push_back(
-          {{"id", s["id"].is_int() ? s["id"].as_int() : -1}, {"strategy", s["strategy"].as_string()},
-           {"assignments", assignments}});
+      schedulers.push_back({{"id", s["id"].is_int() ? s["id"].as_int() : -1},
+                            {"strategy", s["strategy"].as_string()},
+                            {"assignments", assignments}});
     }
   }
   std::string strategy;
@@ -79,7 +79,8 @@ json live_state(double now, const std::vector<Value>& states) {
   for (const Value& s : states)
     if (s["schedulers"].is_map())
       for (auto& j : schedulers)
-        if (const Value& e = s["schedulers"][std::to_string(j["id"].get<std::int64_t>())]["estimate"]; e.is_number())
+        if (const Value& e = s["schedulers"][std::to_string(j["id"].get<std::int64_t>())]["estimate"];
+            e.is_number())
           j["estimated_mean_turnaround_seconds"] = e.as_number();
   std::sort(nodes.begin(), nodes.end(), [](const json& a, const json& b) { return a["name"] < b["name"]; });
   return {{"time", now},

@@ -27,7 +27,7 @@ struct MonitorMemory {
   std::unique_ptr<sched::Predictor> predictor;
   std::unique_ptr<sched::NodeHistory> history;
   std::map<std::int64_t, std::optional<JobId>> decisions;  // scheduler id -> its last command
-  std::optional<std::int64_t> obeys;  // the scheduler an evaluator's switch made it obey
+  std::optional<std::int64_t> obeys;                       // the scheduler an evaluator's switch made it obey
 };
 
 struct SchedulerMemory {

@@ -1,10 +1,10 @@
 // build_report (report.h): the system space's records gathered into one
 // JSON document over a period.
+#include "piranha/nps/report.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include "piranha/nps/report.h"
 
 namespace piranha::nps {
 namespace {
@@ -93,8 +93,13 @@ json build_report(const ReportInput& in) {
     const json j = json::parse(r.json, nullptr, false);
     if (!j.is_object()) continue;
     if (r.kind == "span") {
-      Span s{j.value("node", ""), j.value("state", ""), j.value("retreat", ""), j.value("available", false),
-             std::nullopt, std::max(from, j.value("start", 0.0)), std::min(to, j.value("end", 0.0))};
+      Span s{j.value("node", ""),
+             j.value("state", ""),
+             j.value("retreat", ""),
+             j.value("available", false),
+             std::nullopt,
+             std::max(from, j.value("start", 0.0)),
+             std::min(to, j.value("end", 0.0))};
       if (j.contains("job") && j["job"].is_number_integer()) s.job = j["job"].get<std::int64_t>();
       if (s.end <= s.start || s.node.empty()) continue;
       spans.push_back(s);
@@ -128,20 +133,25 @@ json build_report(const ReportInput& in) {
     spans.push_back({c.node, c.state, "", c.state == "available", c.job, std::max(from, last->second), to});
     open.insert(c.node);
   }
-  std::sort(spans.begin(), spans.end(),
-            [](const Span& a, const Span& b) { return std::tie(a.node, a.start) < std::tie(b.node, b.start); });
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.node, a.start) < std::tie(b.node, b.start);
+  });
 
   // Jobs: their own records, with retreats by cause from the spans.
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> retreats;
   for (const auto& s : spans)
-    if (s.job && !s.retreat.empty()) (s.retreat == "owner" ? retreats[*s.job].first : retreats[*s.job].second)++;
+    if (s.job && !s.retreat.empty())
+      (s.retreat == "owner" ? retreats[*s.job].first : retreats[*s.job].second)++;
   json jobs = json::array();
   double sum = 0;
   std::int64_t ended = 0;
   for (const auto& j : in.jobs) {
     const auto t = in.times.count(j.id) ? in.times.at(j.id) : sys::JobTimes{j.id, 0, 0};
     if (!(within(j.submit_time) || (t.end_time > 0 && within(t.end_time)))) continue;
-    json o = {{"id", j.id}, {"name", j.name}, {"state", std::string(sys::name(j.state))}, {"submit", j.submit_time}};
+    json o = {{"id", j.id},
+              {"name", j.name},
+              {"state", std::string(sys::name(j.state))},
+              {"submit", j.submit_time}};
     o["first_start"] = t.start_time > 0 ? json(t.start_time) : json(nullptr);
     o["end"] = t.end_time > 0 ? json(t.end_time) : json(nullptr);
     o["turnaround_seconds"] = t.end_time > 0 ? json(t.end_time - j.submit_time) : json(nullptr);
@@ -183,8 +193,11 @@ json build_report(const ReportInput& in) {
   }
   for (const auto& [id, n] : changes)
     if (!estimates.count(id))
-      schedulers.push_back({{"id", id}, {"strategy", nullptr}, {"obeyed", nullptr},
-                            {"estimated_mean_turnaround_seconds", nullptr}, {"assignment_changes", n},
+      schedulers.push_back({{"id", id},
+                            {"strategy", nullptr},
+                            {"obeyed", nullptr},
+                            {"estimated_mean_turnaround_seconds", nullptr},
+                            {"assignment_changes", n},
                             {"ended_jobs", 0}});
   std::string verdict;
   if (best && obeyed) {
@@ -192,15 +205,18 @@ json build_report(const ReportInput& in) {
     const auto& o = estimates[*obeyed];
     const double eb = b.value("estimate", 0.0), eo = o.value("estimate", 0.0);
     if (*best == *obeyed || !(eb < eo))
-      verdict = "The obeyed scheduler " + std::to_string(*obeyed) + " (" + o.value("strategy", "") +
-                ") served this pool best: replayed on the pool's own availability, arrivals and task times, no "
-                "shadow beat its estimated mean turnaround of " + fmt(eo, 1) + " s.";
+      verdict =
+          "The obeyed scheduler " + std::to_string(*obeyed) + " (" + o.value("strategy", "") +
+          ") served this pool best: replayed on the pool's own availability, arrivals and task times, no "
+          "shadow beat its estimated mean turnaround of " +
+          fmt(eo, 1) + " s.";
     else
       verdict = "Scheduler " + std::to_string(*best) + " (" + b.value("strategy", "") +
                 ") would have served this pool best: replayed on the pool's own availability, arrivals and "
-                "task times, its estimated mean turnaround is " + fmt(eb, 1) + " s against " + fmt(eo, 1) +
-                " s for the obeyed scheduler " + std::to_string(*obeyed) + " (" + o.value("strategy", "") +
-                "), " + fmt(100 * (eo - eb) / eo, 1) + "% less.";
+                "task times, its estimated mean turnaround is " +
+                fmt(eb, 1) + " s against " + fmt(eo, 1) + " s for the obeyed scheduler " +
+                std::to_string(*obeyed) + " (" + o.value("strategy", "") + "), " +
+                fmt(100 * (eo - eb) / eo, 1) + "% less.";
   } else {
     verdict = "No estimates yet: the evaluator estimates after a job ends.";
   }
@@ -253,7 +269,8 @@ json build_report(const ReportInput& in) {
   json out = {{"since", from},
               {"until", to},
               {"jobs", jobs},
-              {"observed_mean_turnaround_seconds", ended > 0 ? json(sum / static_cast<double>(ended)) : json(nullptr)},
+              {"observed_mean_turnaround_seconds",
+               ended > 0 ? json(sum / static_cast<double>(ended)) : json(nullptr)},
               {"schedulers", schedulers},
               {"verdict", verdict},
               {"switches", switches},
@@ -261,7 +278,8 @@ json build_report(const ReportInput& in) {
               {"gantt", gantt}};
   const bool empty = jobs.empty() && in_period == 0 && nodes.empty();
   out["empty"] = empty;
-  if (empty) out["message"] = "nothing was recorded in this period: no job, no evaluator record, no complaint";
+  if (empty)
+    out["message"] = "nothing was recorded in this period: no job, no evaluator record, no complaint";
   return out;
 }
 

@@ -61,12 +61,14 @@ std::string gantt(const json& r) {
   const bool minutes = t1 - t0 > 1200;
   const double unit = minutes ? 60 : 1;
   const double left = 110, right = 20, top = 30, row = 30, w = 960;
-  const double h = top + row * static_cast<double>(nodes.size()) + 50 + 22 * std::ceil((colour.size() + 4) / 6.0);
+  const double h =
+      top + row * static_cast<double>(nodes.size()) + 50 + 22 * std::ceil((colour.size() + 4) / 6.0);
   auto px = [&](double t) { return left + (t - t0) / (t1 - t0) * (w - left - right); };
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << w << ' ' << h << "\" width=\"" << w
     << "\" height=\"" << h << "\" role=\"img\" aria-label=\"jobs on nodes over time\">\n"
-    << "<text x=\"" << w / 2 << "\" y=\"18\" text-anchor=\"middle\" class=\"t\">Which job ran on which node</text>\n";
+    << "<text x=\"" << w / 2
+    << "\" y=\"18\" text-anchor=\"middle\" class=\"t\">Which job ran on which node</text>\n";
   // Time axis: a whole number of seconds or minutes per tick.
   const double span = (t1 - t0) / unit;
   double step = 1;
@@ -102,8 +104,7 @@ std::string gantt(const json& r) {
         << html::fixed(g["end"].get<double>() - g["start"].get<double>(), 1) << " s ("
         << html::escape(g["state"].get<std::string>()) << ")"
         << (g["retreat"].is_string() ? ", then a retreat (" + g["retreat"].get<std::string>() + ")" : "")
-        << (g.value("open", false) ? ", still going" : "")
-        << "</title></rect>\n";
+        << (g.value("open", false) ? ", still going" : "") << "</title></rect>\n";
     }
   }
   // Legend: jobs, then node states.
@@ -112,7 +113,8 @@ std::string gantt(const json& r) {
   for (const char* st : {"available", "unavailable", "owner-blocked", "down"})
     legend.emplace_back(state_fill(st), std::string("node ") + st);
   for (std::size_t i = 0; i < legend.size(); ++i) {
-    const double x = left + 140 * static_cast<double>(i % 6), y = bottom + 46 + 22 * static_cast<double>(i / 6);
+    const double x = left + 140 * static_cast<double>(i % 6),
+                 y = bottom + 46 + 22 * static_cast<double>(i / 6);
     s << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"14\" height=\"14\" fill=\"" << legend[i].first
       << "\" stroke=\"#888\"/><text x=\"" << x + 19 << "\" y=\"" << y + 11 << "\">"
       << html::escape(legend[i].second) << "</text>\n";
@@ -127,7 +129,8 @@ std::string report_html(const json& r) {
   std::ostringstream b;
   b << "<h1>Piranha NPS report</h1>\n<p>From " << utc(r["since"]) << " to " << utc(r["until"]) << ".</p>\n";
   if (r.value("empty", false)) {
-    b << "<p class=\"note\">Nothing was recorded in this period: no job, no evaluator record, no complaint.</p>\n";
+    b << "<p class=\"note\">Nothing was recorded in this period: no job, no evaluator record, no "
+         "complaint.</p>\n";
     return html::page("Piranha NPS report (empty)", b.str());
   }
   b << "<h2>Which strategy would have served this pool best</h2>\n<p class=\"note\">"
@@ -139,28 +142,32 @@ std::string report_html(const json& r) {
                               (s["strategy"].is_string() ? " " + s["strategy"].get<std::string>() : "");
     if (s["estimated_mean_turnaround_seconds"].is_number())
       bars.emplace_back((s["strategy"].is_string() ? s["strategy"].get<std::string>() : "?") + " (" +
-                            std::to_string(s["id"].get<std::int64_t>()) + (s["obeyed"] == true ? ", obeyed)" : ")"),
+                            std::to_string(s["id"].get<std::int64_t>()) +
+                            (s["obeyed"] == true ? ", obeyed)" : ")"),
                         s["estimated_mean_turnaround_seconds"].get<double>());
-    rows.push_back({label, s["obeyed"] == true ? "obeyed" : "shadow", num(s["estimated_mean_turnaround_seconds"], 1),
+    rows.push_back({label, s["obeyed"] == true ? "obeyed" : "shadow",
+                    num(s["estimated_mean_turnaround_seconds"], 1),
                     std::to_string(s["assignment_changes"].get<std::int64_t>()),
                     std::to_string(s["ended_jobs"].get<std::int64_t>())});
   }
   if (r["observed_mean_turnaround_seconds"].is_number())
     bars.emplace_back("observed", r["observed_mean_turnaround_seconds"].get<double>());
-  if (!bars.empty())
-    b << html::bar_chart({"Mean turnaround by scheduler", "", "mean turnaround (s)"},
-                         bars);
+  if (!bars.empty()) b << html::bar_chart({"Mean turnaround by scheduler", "", "mean turnaround (s)"}, bars);
   b << "<p>Each scheduler's estimate replays the pool's own history (when each node was available, when each "
-       "job arrived, its tasks and task times) through the simulator's model under that scheduler's strategy, "
-       "the code <code>piranha nps simulate</code> runs; \"observed\" is what the jobs' own records say.</p>\n";
-  b << html::table({"scheduler", "role", "estimated mean turnaround (s)", "assignment changes", "ended jobs"}, rows);
+       "job arrived, its tasks and task times) through the simulator's model under that scheduler's "
+       "strategy, "
+       "the code <code>piranha nps simulate</code> runs; \"observed\" is what the jobs' own records "
+       "say.</p>\n";
+  b << html::table({"scheduler", "role", "estimated mean turnaround (s)", "assignment changes", "ended jobs"},
+                   rows);
   b << "<h3>Switches</h3>\n";
   if (r["switches"].empty()) {
     b << "<p>None (switching is off unless the evaluator has a <code>switch</code> rule).</p>\n";
   } else {
     rows.clear();
     for (const auto& s : r["switches"])
-      rows.push_back({utc(s["time"]), std::to_string(s["from"].get<std::int64_t>()) + " " + s.value("from_strategy", ""),
+      rows.push_back({utc(s["time"]),
+                      std::to_string(s["from"].get<std::int64_t>()) + " " + s.value("from_strategy", ""),
                       std::to_string(s["to"].get<std::int64_t>()) + " " + s.value("to_strategy", ""),
                       std::to_string(s.value("ended_jobs", 0)), s["estimates"].dump()});
     b << html::table({"when", "from", "to", "ended jobs", "evidence (estimates, s)"}, rows);
@@ -173,10 +180,12 @@ std::string report_html(const json& r) {
     for (const auto& n : j["nodes"]) nodes += (nodes.empty() ? "" : ", ") + n.get<std::string>();
     rows.push_back({std::to_string(j["id"].get<std::int64_t>()) + " " + j["name"].get<std::string>(),
                     j["state"], num(j["turnaround_seconds"], 1),
-                    j["first_start"].is_number() ? html::fixed(j["first_start"].get<double>() - j["submit"].get<double>(), 1)
-                                                 : "–",
-                    html::fixed(j["node_seconds"].get<double>(), 1), std::to_string(j["tasks"].get<std::int64_t>()),
-                    nodes, std::to_string(j["owner_retreats"].get<std::int64_t>()),
+                    j["first_start"].is_number()
+                        ? html::fixed(j["first_start"].get<double>() - j["submit"].get<double>(), 1)
+                        : "–",
+                    html::fixed(j["node_seconds"].get<double>(), 1),
+                    std::to_string(j["tasks"].get<std::int64_t>()), nodes,
+                    std::to_string(j["owner_retreats"].get<std::int64_t>()),
                     std::to_string(j["scheduler_retreats"].get<std::int64_t>())});
   }
   b << html::table({"job", "state", "turnaround (s)", "wait for first piranha (s)", "node-seconds", "tasks",
@@ -189,18 +198,22 @@ std::string report_html(const json& r) {
   for (const auto& n : r["nodes"]) {
     const auto& ap = n["availability_periods"];
     const auto& p = n["prediction"];
-    rows.push_back({n["name"], n["available_fraction"].is_number() ? html::fixed(100 * n["available_fraction"].get<double>(), 1) : "–",
-                    std::to_string(ap["count"].get<std::int64_t>()), num(ap.value("mean_seconds", json()), 1),
-                    num(ap.value("max_seconds", json()), 1),
-                    p.is_object() ? html::fixed(100 * p["fraction"].get<double>(), 1) + " (" + p.value("predictor", "") +
-                                        ", " + std::to_string(p.value("points", 0)) + " points)"
-                                  : "not enough history",
-                    std::to_string(n["owner_retreats"].get<std::int64_t>()),
-                    std::to_string(n["scheduler_retreats"].get<std::int64_t>())});
+    rows.push_back(
+        {n["name"],
+         n["available_fraction"].is_number() ? html::fixed(100 * n["available_fraction"].get<double>(), 1)
+                                             : "–",
+         std::to_string(ap["count"].get<std::int64_t>()), num(ap.value("mean_seconds", json()), 1),
+         num(ap.value("max_seconds", json()), 1),
+         p.is_object() ? html::fixed(100 * p["fraction"].get<double>(), 1) + " (" + p.value("predictor", "") +
+                             ", " + std::to_string(p.value("points", 0)) + " points)"
+                       : "not enough history",
+         std::to_string(n["owner_retreats"].get<std::int64_t>()),
+         std::to_string(n["scheduler_retreats"].get<std::int64_t>())});
     for (const auto& c : n["complaints"]) {
-      std::string did = c["job"].is_number_integer() ? "running job " + std::to_string(c["job"].get<std::int64_t>())
-                        : c["state"].is_string()      ? "running no job"
-                                                      : "no record of the node then";
+      std::string did = c["job"].is_number_integer()
+                            ? "running job " + std::to_string(c["job"].get<std::int64_t>())
+                        : c["state"].is_string() ? "running no job"
+                                                 : "no record of the node then";
       if (c["state"].is_string()) did += " (node " + c["state"].get<std::string>() + ")";
       if (c["retreat"].is_object())
         did += "; job " + std::to_string(c["retreat"]["job"].get<std::int64_t>()) + "'s piranha left " +

@@ -15,24 +15,46 @@ sys::EvalRecord rec(const std::string& kind, double time, const json& j) {
 ReportInput pool_with_two_jobs() {
   ReportInput in;
   in.now = 1000;
-  in.jobs = {{1, "cmatrix", "job.1", 100, sys::JobState::Done}, {2, "spin", "job.2", 110, sys::JobState::Done}};
+  in.jobs = {{1, "cmatrix", "job.1", 100, sys::JobState::Done},
+             {2, "spin", "job.2", 110, sys::JobState::Done}};
   in.times = {{1, {1, 105, 300}}, {2, {2, 112, 200}}};
   in.work[1] = {{1, "ws01", 40, 150, 1}, {1, "ws02", 10, 30, 0}};
   in.work[2] = {{2, "ws02", 5, 80, 0}};
   in.records = {
-      rec("span", 150, {{"node", "ws01"}, {"state", "available"}, {"available", true}, {"job", 1},
-                        {"start", 100}, {"end", 150}}),
-      rec("span", 160, {{"node", "ws01"}, {"state", "unavailable"}, {"available", false}, {"job", 1},
-                        {"start", 150}, {"end", 160}, {"retreat", "owner"}}),
-      rec("span", 300, {{"node", "ws01"}, {"state", "available"}, {"available", true}, {"job", nullptr},
-                        {"start", 160}, {"end", 300}}),
-      rec("span", 200, {{"node", "ws02"}, {"state", "available"}, {"available", true}, {"job", 2},
-                        {"start", 100}, {"end", 200}}),
+      rec("span", 150,
+          {{"node", "ws01"},
+           {"state", "available"},
+           {"available", true},
+           {"job", 1},
+           {"start", 100},
+           {"end", 150}}),
+      rec("span", 160,
+          {{"node", "ws01"},
+           {"state", "unavailable"},
+           {"available", false},
+           {"job", 1},
+           {"start", 150},
+           {"end", 160},
+           {"retreat", "owner"}}),
+      rec("span", 300,
+          {{"node", "ws01"},
+           {"state", "available"},
+           {"available", true},
+           {"job", nullptr},
+           {"start", 160},
+           {"end", 300}}),
+      rec("span", 200,
+          {{"node", "ws02"},
+           {"state", "available"},
+           {"available", true},
+           {"job", 2},
+           {"start", 100},
+           {"end", 200}}),
       rec("decision", 101, {{"scheduler", 0}, {"strategy", "TSK"}, {"node", "ws01"}, {"job", 1}}),
-      rec("estimate", 300, {{"scheduler", 0}, {"strategy", "TSK"}, {"obeyed", true}, {"estimate", 150.0},
-                            {"ended_jobs", 2}}),
-      rec("estimate", 300, {{"scheduler", 1}, {"strategy", "SRT"}, {"obeyed", false}, {"estimate", 120.0},
-                            {"ended_jobs", 2}}),
+      rec("estimate", 300,
+          {{"scheduler", 0}, {"strategy", "TSK"}, {"obeyed", true}, {"estimate", 150.0}, {"ended_jobs", 2}}),
+      rec("estimate", 300,
+          {{"scheduler", 1}, {"strategy", "SRT"}, {"obeyed", false}, {"estimate", 120.0}, {"ended_jobs", 2}}),
       rec("junk", 300, {}),
   };
   in.records.push_back({"span", 301, "not json"});
@@ -66,7 +88,7 @@ TEST_CASE("report: each node's stretch since its last recorded span comes from w
   ReportInput in = pool_with_two_jobs();
   in.current = {{"ws01", "owner-blocked", std::nullopt}, {"ws02", "available", 2}, {"ws07", "available", 1}};
   const json r = build_report(in);
-  CHECK(r["gantt"].size() == 6);  // ws07 was never seen by the evaluator
+  CHECK(r["gantt"].size() == 6);     // ws07 was never seen by the evaluator
   const json& last = r["gantt"][3];  // after ws01's three recorded spans
   CHECK(last["node"] == "ws01");
   CHECK(last["state"] == "owner-blocked");

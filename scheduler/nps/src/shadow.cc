@@ -31,8 +31,8 @@ Replay make_replay(const Observation& o, double step, std::int64_t max_steps) {
     for (const auto& s : o.spans) {
       if (s.node != o.nodes[n] || !s.available) continue;
       // Steps whose middle, origin + (i + 0.5) * step, lies in [start, end).
-      const auto first = std::max<std::int64_t>(
-          0, static_cast<std::int64_t>(std::ceil((s.start - origin) / step - 0.5)));
+      const auto first =
+          std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil((s.start - origin) / step - 0.5)));
       const auto last = std::min<std::int64_t>(
           r.trace.length, static_cast<std::int64_t>(std::ceil((s.end - origin) / step - 0.5)));
       if (first < last) v.push_back({first, last});

@@ -10,7 +10,10 @@ namespace {
 TEST_CASE("replay: steps whose middle an available span covers are available, from the earliest event") {
   Observation o;
   o.nodes = {"a", "b"};
-  o.spans = {{"a", 100, 103, true, std::nullopt}, {"a", 103, 105, false, std::nullopt}, {"a", 105, 110.2, true, std::nullopt}, {"b", 100, 110, false, std::nullopt}};
+  o.spans = {{"a", 100, 103, true, std::nullopt},
+             {"a", 103, 105, false, std::nullopt},
+             {"a", 105, 110.2, true, std::nullopt},
+             {"b", 100, 110, false, std::nullopt}};
   o.end = 110;
   const Replay r = make_replay(o, 1);
   CHECK(r.origin == 100);
@@ -105,7 +108,8 @@ TEST_CASE("run_round: a node's predictor is scored on its history, as piranha pr
   ReplayRound round;
   round.observation.nodes = {"a"};
   // Available 30 steps, away 10, again and again, for 2000 steps of 1 s.
-  for (double t = 0; t < 2000; t += 40) round.observation.spans.push_back({"a", t, t + 30, true, std::nullopt});
+  for (double t = 0; t < 2000; t += 40)
+    round.observation.spans.push_back({"a", t, t + 30, true, std::nullopt});
   round.observation.end = 2000;
   round.history_step = 1;
   round.predictors["a"] = {"REC_HIST", 10};

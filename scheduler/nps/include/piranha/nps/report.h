@@ -21,8 +21,8 @@
 namespace piranha::nps {
 
 struct ReportInput {
-  double now = 0;                // the report's end (wall seconds)
-  std::optional<double> since;   // its start; nullopt: everything recorded
+  double now = 0;               // the report's end (wall seconds)
+  std::optional<double> since;  // its start; nullopt: everything recorded
   std::vector<sys::JobRecord> jobs;
   std::map<std::int64_t, sys::JobTimes> times;
   std::map<std::int64_t, std::vector<sys::JobWork>> work;

@@ -75,8 +75,10 @@ struct ShadowPlan {
 
 // The mean turnaround (seconds) the plan gives the replay's ended jobs;
 // nullopt when none ended. The replay stops at twice the observation's
-// length; an ended job unfinished by then counts as finishing then. Throws sched::StrategyError for a bad strategy.
-std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan& plan, std::uint64_t seed = 0);
+// length; an ended job unfinished by then counts as finishing then. Throws sched::StrategyError for a bad
+// strategy.
+std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan& plan,
+                                               std::uint64_t seed = 0);
 
 // One round of the evaluator's replays, self-contained (copied) so that it
 // may run on a thread of its own: every scheduler's plan on one
