@@ -27,6 +27,7 @@ void add_study(CLI::App& app);
 void add_trellis(CLI::App& app);
 // The Network Piranha Scheduler (nps.cc): run, init, check, simulate.
 void add_nps(CLI::App& app);
+void add_nps_report(CLI::App& nps);
 void add_trellis_run(CLI::App& trellis);
 void add_trellis_bench(CLI::App& trellis);
 

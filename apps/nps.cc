@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "piranha/nps/live.h"
+#include "piranha/nps/live_page.h"
 #include "piranha/nps/node_types.h"
 #include "piranha/nps/program.h"
 #include "piranha/nps/simulate.h"
@@ -42,7 +43,7 @@ trellis::Program load_nps_program(const std::string& file) {
 
 struct RunArgs {
   std::shared_ptr<std::string> server;
-  std::string program, strategy = "TSK", predictor = "REC_HIST";
+  std::string program, strategy = "TSK", predictor = "REC_HIST", shadows, http;
   std::vector<std::string> hosts;
   double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30;
   std::int64_t window = 10;
@@ -64,6 +65,9 @@ void add_run(CLI::App& nps) {
                                "seconds between the enabler's ticks (monitors and jobs look again, "
                                "heartbeats); at most --period")
                    ->capture_default_str();
+  run->add_option("--shadow", a->shadows,
+                  "shadow schedulers' strategies, comma-separated (e.g. FCFS,SRT,FAIR): scheduler 1, 2, ... "
+                  "decide beside scheduler 0 and the evaluator estimates their turnaround; never obeyed");
   run->add_option("--host", a->hosts, "run only the part of the program placed on this host (repeatable)");
   run->add_option("--step-seconds", a->step_seconds, "seconds per step of the nodes' availability history")
       ->capture_default_str();
@@ -82,6 +86,9 @@ void add_run(CLI::App& nps) {
       ->capture_default_str();
   run->add_option("--seconds", a->seconds, "stop after this long (default: until SIGINT or SIGTERM)");
   run->add_flag("--quiet", a->quiet, "do not log the schedulers' decisions");
+  run->add_option("--http", a->http,
+                  "serve the live page at HOST:PORT (e.g. 127.0.0.1:8080): nodes, jobs, retreats, "
+                  "schedulers, updated as they change; /api/state has the same as JSON");
   run->callback([a, strategy, period, tick, window, predictor, events] {
     schedcli::guarded([&] {
       if (!(a->period > 0)) schedcli::bad_input("--period must be positive");
@@ -101,7 +108,14 @@ void add_run(CLI::App& nps) {
       o.standard.spill = a->spill;
       o.standard.on_events = a->on_events;
       o.standard.cold_start = a->cold_start;
+      if (!a->shadows.empty()) {
+        o.standard.shadows = schedcli::split_list(a->shadows);
+        for (const auto& s : o.standard.shadows) sched::make_strategy(s);
+      }
       if (!a->program.empty()) {
+        if (!a->shadows.empty())
+          schedcli::bad_input(
+              "--shadow is for the standard program; add schedulers to the program file instead");
         load_nps_program(a->program);
         o.program_file = a->program;
         if (*strategy) o.overrides.strategy = a->strategy;
@@ -119,6 +133,19 @@ void add_run(CLI::App& nps) {
       o.pool.slack = std::min(0.25, std::min(a->tick, a->period) / 4);
       o.quiet = a->quiet;
       if (a->seconds > 0) o.duration = std::chrono::milliseconds(static_cast<long>(a->seconds * 1000));
+      std::unique_ptr<nps::LivePage> page;
+      if (!a->http.empty()) {
+        try {
+          page = std::make_unique<nps::LivePage>(a->http);
+        } catch (const std::invalid_argument& e) {
+          schedcli::bad_input(e.what());
+        }
+        std::cerr << "nps: the live page is at http://" << a->http.substr(0, a->http.rfind(':')) << ":"
+                  << page->port() << "/\n";
+        o.on_states = [p = page.get()](double now, const std::vector<trellis::Value>& states) {
+          p->publish(nps::live_state(now, states));
+        };
+      }
       g_stop = false;
       StopOnSignals signals(g_stop);
       int rc = 0;
@@ -134,7 +161,7 @@ void add_run(CLI::App& nps) {
 
 struct InitArgs {
   std::shared_ptr<std::string> server;
-  std::string strategy = "TSK", nodes, predictor = "REC_HIST";
+  std::string strategy = "TSK", nodes, predictor = "REC_HIST", shadows;
   double period = 10;
   std::int64_t window = 10;
 };
@@ -147,6 +174,8 @@ void add_init(CLI::App& nps) {
   init->add_option("--period", a->period, "seconds between scheduler 0's decisions")->capture_default_str();
   init->add_option("--window", a->window, "prediction window, in history steps")->capture_default_str();
   init->add_option("--predictor", a->predictor, "AP-length predictor")->capture_default_str();
+  init->add_option("--shadow", a->shadows,
+                   "shadow schedulers' strategies, comma-separated (scheduler 1, 2, ...)");
   init->add_option("--nodes", a->nodes,
                    "comma-separated node names (default: the nodes registered at --server)");
   init->callback([a] {
@@ -158,6 +187,10 @@ void add_init(CLI::App& nps) {
       o.period = a->period;
       o.window = a->window;
       o.predictor = a->predictor;
+      if (!a->shadows.empty()) {
+        o.shadows = schedcli::split_list(a->shadows);
+        for (const auto& s : o.shadows) sched::make_strategy(s);
+      }
       if (!a->nodes.empty()) {
         o.nodes = schedcli::split_list(a->nodes);
       } else {
@@ -229,12 +262,13 @@ void add_simulate(CLI::App& nps) {
 }  // namespace
 
 void add_nps(CLI::App& app) {
-  auto* nps = app.add_subcommand("nps", "the Network Piranha Scheduler: run, init, check, simulate");
+  auto* nps = app.add_subcommand("nps", "the Network Piranha Scheduler: run, init, check, simulate, report");
   nps->require_subcommand(1);
   add_run(*nps);
   add_init(*nps);
   add_check(*nps);
   add_simulate(*nps);
+  add_nps_report(*nps);
 }
 
 }  // namespace piranha::apps

@@ -1,7 +1,9 @@
 // piranha owner: a workstation owner's say over their node. `block` writes
 // ("owner", node, "block", start, end) to the system space; the node's agent
 // keeps piranhas off the node while a block is in force, whatever its sensors
-// say. `allow` removes the node's blocks; `list` shows them.
+// say. `allow` removes the node's blocks; `list` shows them. `complain`
+// stores ("complaint", node, time, text) for later perusal (`piranha nps
+// report` lists it beside what Piranha did on the node then).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -18,7 +20,7 @@ constexpr std::size_t kMaxBlocks = 100'000;
 
 struct OwnerArgs {
   std::shared_ptr<std::string> server;
-  std::string node;
+  std::string node, text;
   std::string for_duration, from, until;
   bool json = false;
 };
@@ -65,6 +67,24 @@ int block(const OwnerArgs& a) {
   std::cerr << "node " << a.node << " blocked for piranhas from "
             << (b.start <= now ? "now" : local_time(b.start, now)) << " until " << when(b.end, now)
             << (b.end >= kForeverSeconds ? " (`piranha owner allow " + a.node + "`)" : std::string()) << "\n";
+  if (!client->rd(sys::kSpace, sys::node_template(a.node), 0))
+    std::cerr << "note: no agent has registered a node named " << a.node << " yet\n";
+  return 0;
+}
+
+int complain(const OwnerArgs& a) {
+  if (a.text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw CommandFailure(2, "the complaint is empty: say what went wrong, e.g. piranha owner complain " +
+                                a.node + " \"my build was slow at 14:00\"");
+  constexpr std::size_t kMaxText = 4096;
+  if (a.text.size() > kMaxText)
+    throw CommandFailure(2, "the complaint is " + std::to_string(a.text.size()) + " bytes; at most " +
+                                std::to_string(kMaxText) + " are kept");
+  auto client = connect(*a.server);
+  const sys::Complaint c{a.node, sys::wall_now(), a.text};
+  client->out(sys::kSpace, c.to_tuple());
+  client->flush();
+  std::cerr << "complaint about node " << a.node << " stored (piranha nps report lists it)\n";
   if (!client->rd(sys::kSpace, sys::node_template(a.node), 0))
     std::cerr << "note: no agent has registered a node named " << a.node << " yet\n";
   return 0;
@@ -121,7 +141,8 @@ int list(const OwnerArgs& a) {
 }  // namespace
 
 void add_owner(CLI::App& app) {
-  auto* owner = app.add_subcommand("owner", "a workstation owner's blocks: keep piranhas off a node");
+  auto* owner =
+      app.add_subcommand("owner", "a workstation owner's say: keep piranhas off a node, or complain");
   owner->require_subcommand(1);
 
   auto b = std::make_shared<OwnerArgs>();
@@ -140,6 +161,14 @@ void add_owner(CLI::App& app) {
   w->server = add_server_option(*allow_cmd);
   allow_cmd->add_option("NODE", w->node, "the node")->required();
   allow_cmd->callback([w] { run_command("owner allow", *w->server, [&] { return allow(*w); }); });
+
+  auto k = std::make_shared<OwnerArgs>();
+  auto* complain_cmd =
+      owner->add_subcommand("complain", "store a complaint about Piranha on NODE, for later perusal");
+  k->server = add_server_option(*complain_cmd);
+  complain_cmd->add_option("NODE", k->node, "the node")->required();
+  complain_cmd->add_option("TEXT", k->text, "what went wrong, in your words")->required();
+  complain_cmd->callback([k] { run_command("owner complain", *k->server, [&] { return complain(*k); }); });
 
   auto l = std::make_shared<OwnerArgs>();
   auto* list_cmd = owner->add_subcommand("list", "list owner blocks (of every node, or of NODE)");

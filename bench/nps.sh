@@ -4,6 +4,7 @@
 #
 #   bench/nps.sh [--json] [--quick] [--runs N] [--trials N] [--agents N]
 #                [--batch-periods LIST] [--html FILE | --no-html] [--keep]
+#                [--shadows LIST] [--page] [--report FILE]
 #
 #  1. Overhead: cmatrix 500 alone on the pool, (a) no NPS (the agents' native
 #     FAIR), (b) the NPS running TSK at --period 10, (c) at --period 1.
@@ -22,6 +23,11 @@
 #  one JSON object) on stdout; docs/nps-batch.html (a Figure-10-style chart)
 #  unless --quick or --no-html. --agents: node agents, 1 core each (default 2,
 #  as many as the machine has cores). --keep: leave the work directory.
+#  --shadows LIST: every NPS also runs these shadow schedulers (FCFS,SRT,FAIR)
+#  for its evaluator to estimate; --page: every NPS serves its live page
+#  (--http) with a client (curl) reading its event stream throughout;
+#  --report FILE: `piranha nps report --html FILE` (and FILE's .json twin)
+#  of the last trial of the first EXT setting, written before that pool goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/bin}
@@ -29,6 +35,7 @@ ME=bench/nps.sh
 
 JSON=0 QUICK=0 KEEP=0
 RUNS=5 TRIALS=3 AGENTS=2
+SHADOWS="" PAGE=0 REPORT="" PAGE_PID=""
 BATCH_PERIODS="10,1,10e"
 HTML=docs/nps-batch.html HTML_SET=0 NO_HTML=0 BP_SET=0
 while [ $# -gt 0 ]; do
@@ -42,7 +49,10 @@ while [ $# -gt 0 ]; do
     --html) HTML=$2; HTML_SET=1; shift 2 ;;
     --no-html) NO_HTML=1; shift ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n 2,24p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --shadows) SHADOWS=$2; shift 2 ;;
+    --page) PAGE=1; shift ;;
+    --report) REPORT=$2; shift 2 ;;
+    -h|--help) sed -n 2,30p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "$ME: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -110,6 +120,7 @@ stop_pids() {
 pool_down() {
   T_DOWN=$(now)
   stop_pids 10 "${JOB_PIDS[@]}"; JOB_PIDS=()
+  [ -n "$PAGE_PID" ] && stop_pids 10 "$PAGE_PID"; PAGE_PID=""
   [ -n "$NPS_PID" ] && stop_pids 10 "$NPS_PID"; NPS_PID=""
   stop_pids 10 "${AGENT_PIDS[@]}"; AGENT_PIDS=()
   [ -n "$SERVER_PID" ] && stop_pids 10 "$SERVER_PID"; SERVER_PID=""
@@ -174,17 +185,18 @@ pool_up() {
   FIRST_DECISION=""
   if [[ $cfg == nps:* ]]; then
     : >"$D/nps.log"
-    local period=${cfg#nps:}
+    local period=${cfg#nps:} extra=()
+    [ "$PAGE" = 1 ] && extra+=(--http 127.0.0.1:0)
     if [[ $period == *e ]]; then
       # Period P plus a decision whenever the job queue changes (the
       # scheduler's on_events parameter, which `nps run` has no flag for):
       # the standard program for the registered nodes, edited.
-      "$P" nps init --server "$EP" --strategy TSK --period "${period%e}" |
+      "$P" nps init --server "$EP" --strategy TSK --period "${period%e}" ${SHADOWS:+--shadow "$SHADOWS"} |
         sed 's/on_events: false/on_events: true/' >"$D/nps-events.yaml"
       grep -q 'on_events: true' "$D/nps-events.yaml" || die "nps init printed no on_events parameter"
-      "$P" nps run "$D/nps-events.yaml" --server "$EP" 2>"$D/nps.log" &
+      "$P" nps run "$D/nps-events.yaml" --server "$EP" "${extra[@]}" 2>"$D/nps.log" &
     else
-      "$P" nps run --server "$EP" --strategy TSK --period "$period" 2>"$D/nps.log" &
+      "$P" nps run --server "$EP" --strategy TSK --period "$period" ${SHADOWS:+--shadow "$SHADOWS"} "${extra[@]}" 2>"$D/nps.log" &
     fi
     NPS_PID=$! NPS_T0=$(now)
     for ((t = 0; t < 600; t++)); do
@@ -193,6 +205,14 @@ pool_up() {
       sleep 0.05
     done
     [ -n "$FIRST_DECISION" ] || die "the NPS made no decision in 30 s: $(cat "$D/nps.log")"
+    if [ "$PAGE" = 1 ]; then
+      # The connected page: a client reading the event stream for the whole run.
+      local url
+      url=$(grep -o 'http://127.0.0.1:[0-9]*/' "$D/nps.log" | head -1)
+      [ -n "$url" ] || die "the NPS announced no live page: $(cat "$D/nps.log")"
+      curl -sN "${url}events" >"$D/page-events.txt" 2>/dev/null &
+      PAGE_PID=$!
+    fi
     NPS_TICK[$cfg]=$(sed -n 's/.*a tick every \([0-9.]*\) s.*/\1/p' "$D/nps.log" | head -1)
     for ((t = 0; t < 300; t++)); do
       [ "$(count_nodes 'scheduler 0')" = "$AGENTS" ] && break
@@ -350,6 +370,13 @@ for ((t = 1; t <= TRIALS; t++)); do
       ids+=("$JOB_ID")
     done
     wait_jobs 1800
+    if [ -n "$REPORT" ] && [ "$cfg" = "nps:${EXT_PERIODS[0]}" ] && [ "$t" = "$TRIALS" ]; then
+      sleep 2  # the evaluator sees the last job end at its next tick
+      mkdir -p "$(dirname "$REPORT")"
+      "$P" nps report --server "$EP" --html "$REPORT" 2>>"$D/report.log"
+      "$P" nps report --server "$EP" --json >"${REPORT%.html}.json" 2>>"$D/report.log"
+      log "wrote $REPORT and ${REPORT%.html}.json"
+    fi
     line="" ends=""
     for ((j = 0; j < 4; j++)); do
       check_result "b$j"
@@ -419,6 +446,7 @@ if [ "$JSON" = 1 ]; then
     echo "    \"load_average_start\": $(jlist "$LOAD_START"), \"load_average_end\": $(jlist "$LOAD_END"),"
     echo "    \"load_1min_at_submits\": {\"mean\": $(cut -d' ' -f1 <<<"$LOAD_DURING"), \"min\": $LOAD_MIN, \"max\": $LOAD_MAX}},"
     echo "  \"code\": {\"commit\": \"$COMMIT\", \"sources_modified_at_start\": $DIRTY, \"piranha_built\": \"$BIN_TIME\"},"
+    echo "  \"nps_extras\": {\"shadows\": \"$SHADOWS\", \"page_client\": $([ "$PAGE" = 1 ] && echo true || echo false)},"
     echo "  \"pool\": {\"agents\": $AGENTS, \"cores_per_agent\": 1, \"trace\": \"one node available for the whole trace\","
     echo "    \"server\": \"fresh per run and per trial\", \"agent_stale_seconds\": 30,"
     printf '    "nps_tick_seconds": {'; sep=""
@@ -472,6 +500,7 @@ if [ "$JSON" = 1 ]; then
 else
   [ "$QUICK" = 1 ] && echo "*** --quick: one run of each, a smoke check, NOT the measurement ***"
   echo "NPS experiments (seed 003 §9.2), $DATE_START, $AGENTS agents x 1 core, always-available trace"
+  echo "every NPS with shadow schedulers: ${SHADOWS:-none}; a live-page client on its event stream: $([ "$PAGE" = 1 ] && echo yes || echo no)"
   echo "a fresh server, agents and NPS per run; the NPS ticks every ${NPS_TICK[nps:10]:-?} s and decides every period"
   echo "load average at start $LOAD_START, at the end $LOAD_END (1-min at submits: mean $(cut -d' ' -f1 <<<"$LOAD_DURING"), $LOAD_MIN..$LOAD_MAX)"
   echo

@@ -16,6 +16,8 @@ packages=(
   libhiredis-dev redis-server
   clang libclang-rt-14-dev
   iproute2
+  libcpp-httplib-dev
+  chromium
 )
 
 missing=()

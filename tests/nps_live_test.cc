@@ -128,6 +128,15 @@ TEST_CASE(
   CHECK(wait_until([&] { return all_by(c, "scheduler 0", 2); }));
   CHECK(job->wait(90s) == 0);
   CHECK(job->out().find("every task done once") != std::string::npos);
+  // The evaluator's records are in the system space, from both NPS
+  // processes: the first one's spans, the restarted one's record of the job.
+  auto kinds = [&] {
+    std::map<std::string, int> n;
+    for (const auto& r : sys::list_eval_records(c)) ++n[r.kind];
+    return n;
+  };
+  CHECK(wait_until([&] { return kinds()["job"] == 1 && kinds()["estimate"] >= 1; }));
+  CHECK(kinds()["span"] >= 2);
   restarted->signal(SIGTERM);
   CHECK(restarted->wait() == 0);
   // A clean stop withdraws the heartbeat: agents fall back at once.

@@ -267,6 +267,22 @@ std::optional<OwnerBlock> OwnerBlock::from_tuple(const ts::Tuple& t) {
   return OwnerBlock{s_at(t, 1), d_at(t, 3), d_at(t, 4)};
 }
 
+ts::Tuple Complaint::to_tuple() const {
+  return ts::Tuple::of("complaint", node, time, text);
+}
+std::optional<Complaint> Complaint::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "complaint", {Type::String, Type::Double, Type::String})) return std::nullopt;
+  return Complaint{s_at(t, 1), d_at(t, 2), s_at(t, 3)};
+}
+
+ts::Tuple EvalRecord::to_tuple() const {
+  return ts::Tuple::of("eval", kind, time, json);
+}
+std::optional<EvalRecord> EvalRecord::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "eval", {Type::String, Type::Double, Type::String})) return std::nullopt;
+  return EvalRecord{s_at(t, 1), d_at(t, 2), s_at(t, 3)};
+}
+
 ts::Template job_template() {
   return ts::Template({tag("job"), any(Type::Int), any(Type::String), any(Type::String), any(Type::Double),
                        any(Type::String)});
@@ -341,6 +357,15 @@ ts::Template owner_template(const std::string& node) {
 ts::Template running_template(const std::string& node) {
   return ts::Template({tag("running"), str(node), any(Type::Int), any(Type::String), any(Type::Double)});
 }
+ts::Template complaint_template() {
+  return ts::Template({tag("complaint"), any(Type::String), any(Type::Double), any(Type::String)});
+}
+ts::Template complaint_template(const std::string& node) {
+  return ts::Template({tag("complaint"), str(node), any(Type::Double), any(Type::String)});
+}
+ts::Template eval_template() {
+  return ts::Template({tag("eval"), any(Type::String), any(Type::Double), any(Type::String)});
+}
 
 std::int64_t next_job_id(ts::Client& c) {
   ts::Template seq({tag("jobseq"), any(Type::Int)});
@@ -386,6 +411,16 @@ std::vector<NodeRecord> list_nodes(ts::Client& c) {
 }
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
   return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
+}
+std::vector<Complaint> list_complaints(ts::Client& c) {
+  auto v = decode_all<Complaint>(c.rd_many(kSpace, complaint_template(), kListMax));
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  return v;
+}
+std::vector<EvalRecord> list_eval_records(ts::Client& c) {
+  auto v = decode_all<EvalRecord>(c.rd_many(kSpace, eval_template(), kListMax));
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  return v;
 }
 std::map<std::int64_t, JobTimes> jobtimes_by_job(ts::Client& c) {
   std::map<std::int64_t, JobTimes> out;

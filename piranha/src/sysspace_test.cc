@@ -84,6 +84,25 @@ TEST_CASE("sysspace: every record survives a round trip through its tuple") {
   CHECK(r2->since == 12.5);
 }
 
+TEST_CASE("sysspace: complaints and evaluator records round-trip and are selected by their templates") {
+  sys::Complaint c{"ws01", 12.5, "my build was slow at noon"};
+  CHECK(sys::complaint_template().matches(c.to_tuple()));
+  CHECK(sys::complaint_template("ws01").matches(c.to_tuple()));
+  CHECK_FALSE(sys::complaint_template("ws02").matches(c.to_tuple()));
+  auto c2 = sys::Complaint::from_tuple(c.to_tuple());
+  REQUIRE(c2);
+  CHECK(c2->text == c.text);
+  CHECK(c2->time == 12.5);
+  sys::EvalRecord e{"span", 3.0, R"({"node":"ws01"})"};
+  CHECK(sys::eval_template().matches(e.to_tuple()));
+  auto e2 = sys::EvalRecord::from_tuple(e.to_tuple());
+  REQUIRE(e2);
+  CHECK(e2->kind == "span");
+  CHECK(e2->json == e.json);
+  CHECK_FALSE(sys::EvalRecord::from_tuple(ts::Tuple::of("eval", "span", 3, "{}")));  // an int time
+  CHECK_FALSE(sys::Complaint::from_tuple(ts::Tuple::of("complaint", "ws01", 1.0)));
+}
+
 TEST_CASE("sysspace: tuples of another shape are not misread") {
   CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("job", 1)));
   CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("job", 1, "n", "s", 1.0, "exploded")));

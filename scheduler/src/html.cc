@@ -27,9 +27,12 @@ double tick_step(double span, int ticks) {
   return 10 * mag;
 }
 
+// As many decimals as the step needs: a step of 2.5 labels 2.5, 5.0, 7.5,
+// not 2, 5, 8.
 std::string tick_label(double v, double step) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, step >= 1 ? "%.0f" : step >= 0.1 ? "%.1f" : "%.2f", v);
+  const bool whole = std::fabs(step - std::round(step)) < 1e-9;
+  std::snprintf(buf, sizeof buf, step >= 1 && whole ? "%.0f" : step >= 0.1 ? "%.1f" : "%.2f", v);
   return buf;
 }
 

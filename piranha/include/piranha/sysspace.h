@@ -226,6 +226,31 @@ struct OwnerBlock {
   static std::optional<OwnerBlock> from_tuple(const ts::Tuple& t);
 };
 
+// ("complaint", node, time, text): a complaint about Piranha from the
+// node's owner (`piranha owner complain`), kept for later perusal; the NPS's
+// owner node shows it and `piranha nps report` lists it beside what Piranha
+// did on that node then. An extension of the schema.
+struct Complaint {
+  std::string node;
+  double time = 0;
+  std::string text;
+  ts::Tuple to_tuple() const;
+  static std::optional<Complaint> from_tuple(const ts::Tuple& t);
+};
+
+// ("eval", kind, time, json): one record of the NPS evaluator, appended and
+// never rewritten, so the records outlive the NPS process that wrote them.
+// `kind` names the record ("span", "decision", "job", "estimate",
+// "switch"), `json` is one JSON object whose fields depend on it
+// (docs/system-space.md lists them). An extension of the schema.
+struct EvalRecord {
+  std::string kind;
+  double time = 0;
+  std::string json;
+  ts::Tuple to_tuple() const;
+  static std::optional<EvalRecord> from_tuple(const ts::Tuple& t);
+};
+
 // Templates that select every tuple of a shape (optionally for one node or
 // job), for rd / rd_many / in.
 ts::Template job_template();
@@ -250,6 +275,9 @@ ts::Template scheduler_heartbeat_template(std::int64_t id);
 ts::Template agent_heartbeat_template(const std::string& node);
 ts::Template owner_template(const std::string& node);
 ts::Template running_template(const std::string& node);
+ts::Template complaint_template();
+ts::Template complaint_template(const std::string& node);
+ts::Template eval_template();
 
 // ---- Operations on a live system space. Each throws ts::TupleSpaceError
 // when the server cannot be reached.
@@ -301,6 +329,9 @@ std::vector<JobRecord> list_jobs(ts::Client& c);
 std::vector<JobStat> list_jobstats(ts::Client& c);
 std::vector<NodeRecord> list_nodes(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
+// In time order (then as written).
+std::vector<Complaint> list_complaints(ts::Client& c);
+std::vector<EvalRecord> list_eval_records(ts::Client& c);
 // Every job's ("jobtime", ...) tuples, duplicates merged, by job id.
 std::map<std::int64_t, JobTimes> jobtimes_by_job(ts::Client& c);
 // One job's, merged; nullopt when it has none.

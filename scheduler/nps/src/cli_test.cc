@@ -150,6 +150,24 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
   CHECK(r.status == 2);
   CHECK(r.err.find(twice.string() + ":7: ") != std::string::npos);
 
+  // An evaluator's switching rule must name schedulers it watches.
+  const std::string scheduler = "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0}}\n";
+  for (const Case& c : {Case{"{after_jobs: 3}", "names no scheduler"}, Case{"{among: [4]}", "scheduler 4"},
+                        Case{"{among: [0], when: never}", "unknown key \"when\""}}) {
+    const auto file = write("switch.yaml", head + scheduler +
+                                               "  - {name: e, type: evaluator, inferiors: [jobs, s0, m1], "
+                                               "params: {switch: " +
+                                               c.body + "}}\n");
+    Run rule = piranha("nps check " + file.string());
+    CAPTURE(c.body);
+    CHECK(rule.status == 2);
+    CHECK(rule.err.find(file.string() + ":7: ") != std::string::npos);
+    CHECK(rule.err.find(c.needle) != std::string::npos);
+  }
+  Run bad_http = piranha("nps run --http 8080 --server tcp://127.0.0.1:1");
+  CHECK(bad_http.status == 2);
+  CHECK(bad_http.err.find("HOST:PORT") != std::string::npos);
+
   Run bad = piranha("nps run --strategy 'SRTA(2)' --server tcp://127.0.0.1:1");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("SRTA(2)") != std::string::npos);

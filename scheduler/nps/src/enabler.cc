@@ -31,11 +31,11 @@ Value Owner::calculate(trellis::Context&) {
     blocks.emplace_back(std::move(span));
     blocked = blocked || (b.start <= now && now < b.end);
   }
-  Value::Map state;
-  state["node"] = node_;
-  state["blocks"] = std::move(blocks);
-  state["blocked"] = blocked;
-  return state;
+  Value::List complaints;
+  for (const Complaint& c : env_.pool->complaints(node_))
+    complaints.push_back(Fields()("time", c.time)("text", c.text));
+  return Fields()("node", node_)("blocks", std::move(blocks))("blocked", blocked)("complaints",
+                                                                                  std::move(complaints));
 }
 
 }  // namespace piranha::nps

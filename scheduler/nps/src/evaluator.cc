@@ -1,46 +1,404 @@
 // The evaluator node type (node_types.h): comparative data on every
-// scheduler's decisions and on the availability each node showed.
+// scheduler's decisions, on every job and on the availability each node
+// showed, kept as records in the pool (so they outlive the NPS), shadow
+// schedulers' counterfactual turnarounds, and the switching rule.
+#include <nlohmann/json.hpp>
+
 #include "node_kinds.h"
+#include "piranha/scheduler/strategy.h"
 #include "values.h"
 
 namespace piranha::nps {
+namespace {
 
-Evaluator::Evaluator(Environment env, const trellis::Params&) : env_(std::move(env)) {}
+using json = nlohmann::json;
+
+// At most this many steps per observation (a coarser step beyond), and a
+// replay runs at most twice as many: about 0.1 ms a step on a 15-node pool,
+// so at most about a second per strategy.
+constexpr std::int64_t kReplaySteps = 5000;
+constexpr std::size_t kReplayJobs = 100;
+
+json job_json(const std::optional<JobId>& job) {
+  return job ? json(*job) : json(nullptr);
+}
+std::optional<JobId> job_from(const json& j) {
+  return j.is_number_integer() ? std::optional<JobId>(j.get<JobId>()) : std::nullopt;
+}
+
+bool is_monitor_state(const Value& s) {
+  return s["node"].is_string() && s["available"].is_bool();
+}
+bool is_scheduler_state(const Value& s) {
+  return s["assignments"].is_map() && s["strategy"].is_string();
+}
+
+}  // namespace
+
+Evaluator::Evaluator(Environment env, const trellis::Params& p)
+    : env_(std::move(env)),
+      tolerance_(p.number("tolerance", 0.1)),
+      step_(p.number("step", env_.pool->history_step() > 1 ? 0.1 : env_.pool->history_step())),
+      seed_(static_cast<std::uint64_t>(p.integer("seed", 0))),
+      estimates_(p.boolean("estimate", true)) {
+  if (!(tolerance_ >= 0)) throw trellis::BadParameter("tolerance", "tolerance must not be negative");
+  if (!(step_ > 0)) throw trellis::BadParameter("step", "step must be positive");
+  const Value& rule = p.value("switch");
+  if (rule.is_null()) return;
+  if (!rule.is_map())
+    throw trellis::BadParameter("switch",
+                                "switch must be a map: {among: [ids], after_hours, after_jobs, "
+                                "margin_percent}");
+  SwitchRule r;
+  const Value& among = rule["among"];
+  if (among.is_list())
+    for (const Value& id : among.as_list()) {
+      if (!id.is_int() || id.as_int() < 0)
+        throw trellis::BadParameter("switch", "switch: among lists scheduler ids (integers >= 0)");
+      r.among.push_back(id.as_int());
+    }
+  if (r.among.empty())
+    throw trellis::BadParameter("switch",
+                                "switch names no scheduler to switch to: give among: [id, ...], the ids "
+                                "of shadow schedulers below this evaluator");
+  r.after_hours = number_of(rule, "after_hours", 0);
+  r.after_jobs = int_of(rule, "after_jobs", 1);
+  r.margin_percent = number_of(rule, "margin_percent", 10);
+  for (const auto& [key, v] : rule.as_map())
+    if (key != "among" && key != "after_hours" && key != "after_jobs" && key != "margin_percent")
+      throw trellis::BadParameter("switch", "switch: unknown key \"" + key +
+                                                "\" (keys: among, after_hours, after_jobs, margin_percent)");
+  if (r.after_hours < 0 || r.after_jobs < 0 || r.margin_percent < 0)
+    throw trellis::BadParameter("switch",
+                                "switch: after_hours, after_jobs and margin_percent must not be negative");
+  if (!estimates_) throw trellis::BadParameter("switch", "switch needs estimates: remove estimate: false");
+  rule_ = r;
+}
+
+void Evaluator::load() {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  m.loaded = true;
+  for (const EvalRecord& r : env_.pool->records()) {
+    const json j = json::parse(r.json, nullptr, false);
+    if (!j.is_object()) continue;  // a stray record is skipped, not fatal
+    if (m.first_time < 0 || r.time < m.first_time) m.first_time = r.time;
+    if (r.kind == "span") {
+      const ObservedSpan s{j.value("node", ""), j.value("start", 0.0), j.value("end", 0.0),
+                           j.value("available", false), job_from(j.value("job", json()))};
+      auto& n = m.nodes[s.node];
+      n.observed_seconds += s.end - s.start;
+      if (s.available) n.available_seconds += s.end - s.start;
+      const std::string retreat = j.value("retreat", "");
+      if (const auto job = job_from(j.value("job", json())); job && !retreat.empty()) {
+        auto& [owner, scheduler] = m.retreats[*job];
+        (retreat == "owner" ? owner : scheduler) += 1;
+        (retreat == "owner" ? n.owner_retreats : n.scheduler_retreats) += 1;
+      }
+      m.spans.push_back(s);
+    } else if (r.kind == "decision") {
+      auto& e = m.schedulers[j.value("scheduler", std::int64_t{0})];
+      ++e.changes;
+    } else if (r.kind == "job") {
+      ObservedJob o{j.value("id", JobId{0}), j.value("arrival", 0.0), j.value("tasks", std::int64_t{1}),
+                    j.value("task_time", 0.0), j.value("end", 0.0)};
+      m.jobs[o.id] = o;
+    } else if (r.kind == "switch") {
+      m.obeyed = j.value("to", std::int64_t{0});
+      ++m.switches;
+    } else if (r.kind == "estimate") {
+      m.schedulers[j.value("scheduler", std::int64_t{0})].estimate = j.value("estimate", 0.0);
+    }
+  }
+  m.estimate_due = std::any_of(m.jobs.begin(), m.jobs.end(), [](const auto& kv) { return kv.second.end; });
+}
+
+void Evaluator::write(const std::string& kind, double time, const nlohmann::json& j) {
+  env_.pool->record(EvalRecord{kind, time, j.dump()});
+}
+
+void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  const std::string& name = s["node"].as_string();
+  auto& n = m.nodes[name];
+  const std::int64_t tick = int_of(s, "tick");
+  if (tick <= n.last_tick) return;  // one sample per tick
+  n.last_tick = tick;
+  if (s["predictor"].is_string()) n.predictor = s["predictor"].as_string();
+  n.window = int_of(s, "window", n.window);
+  EvaluatorMemory::OpenSpan now_span{s["state"].is_string() ? s["state"].as_string() : "unknown",
+                                     s["available"].as_bool(), job_of(s["running"]), now};
+  if (n.open && n.open->state == now_span.state && n.open->available == now_span.available &&
+      n.open->job == now_span.job)
+    return;
+  if (n.open) {
+    const auto& o = *n.open;
+    std::string retreat;
+    // A job taken off a node while it still had work: its owner came back,
+    // or a scheduler gave the node to another job.
+    if (o.job && now_span.job != o.job && live.count(*o.job))
+      retreat = now_span.available ? "scheduler" : "owner";
+    json j = {{"node", name},           {"state", o.state}, {"available", o.available},
+              {"job", job_json(o.job)}, {"start", o.start}, {"end", now}};
+    if (!retreat.empty()) {
+      j["retreat"] = retreat;
+      auto& [owner, scheduler] = m.retreats[*o.job];
+      (retreat == "owner" ? owner : scheduler) += 1;
+      (retreat == "owner" ? n.owner_retreats : n.scheduler_retreats) += 1;
+      m.recent.push_back({now, name, *o.job, retreat});
+      if (m.recent.size() > 20) m.recent.erase(m.recent.begin());
+    }
+    write("span", now, j);
+    if (estimates_) m.spans.push_back({name, o.start, now, o.available, o.job});  // kept for replays only
+    n.observed_seconds += now - o.start;
+    if (o.available) n.available_seconds += now - o.start;
+  }
+  n.open = now_span;
+}
+
+void Evaluator::observe_scheduler(const Value& s, double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  const std::int64_t id = int_of(s, "id");
+  auto& e = m.schedulers[id];
+  e.strategy = s["strategy"].as_string();
+  e.period = number_of(s, "period", e.period);
+  if (s["on_events"].is_bool()) e.on_events = s["on_events"].as_bool();
+  const std::int64_t count = int_of(s, "decisions", 0);
+  if (count == e.last_count) return;  // no new decision
+  e.last_count = count;
+  ++e.decisions;
+  for (const auto& [node, job] : s["assignments"].as_map()) {
+    const auto before = e.last.find(node);
+    if (before == e.last.end() || before->second != job_of(job)) {
+      ++e.changes;
+      write("decision", now,
+            {{"scheduler", id}, {"strategy", e.strategy}, {"node", node}, {"job", job_json(job_of(job))}});
+    }
+    e.last[node] = job_of(job);
+  }
+}
+
+void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  for (const Value& j : s["jobs"].as_list()) {
+    const JobId id = int_of(j, "id");
+    live.insert(id);
+    auto& o = m.jobs[id];
+    o.id = id;
+    o.arrival = number_of(j, "arrival");
+    o.tasks = int_of(j, "tasks", 1);
+    if (j["measured"].is_bool() && j["measured"].as_bool()) o.task_time = number_of(j, "task_time");
+    names_[id] = j["name"].is_string() ? j["name"].as_string() : "";
+  }
+  for (auto& [id, o] : m.jobs) {
+    if (o.end || live.count(id)) continue;
+    o.end = now;
+    m.estimate_due = true;
+    const auto r = m.retreats[id];
+    write("job", now,
+          {{"id", id},
+           {"name", names_[id]},
+           {"arrival", o.arrival},
+           {"end", now},
+           {"turnaround", now - o.arrival},
+           {"tasks", o.tasks},
+           {"task_time", o.task_time},
+           {"owner_retreats", r.first},
+           {"scheduler_retreats", r.second}});
+  }
+}
+
+void Evaluator::estimate(double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  m.estimate_due = false;
+  // The replay covers the latest kReplayJobs ended jobs and the live ones,
+  // from the earliest of their arrivals: its cost stays bounded on a pool
+  // that runs for months.
+  std::vector<const ObservedJob*> ended_jobs;
+  for (const auto& [id, j] : m.jobs)
+    if (j.end) ended_jobs.push_back(&j);
+  std::sort(ended_jobs.begin(), ended_jobs.end(), [](auto* a, auto* b) { return *a->end > *b->end; });
+  if (ended_jobs.size() > kReplayJobs) ended_jobs.resize(kReplayJobs);
+  Observation o;
+  o.end = now;
+  double from = now;
+  for (auto* j : ended_jobs) {
+    o.jobs.push_back(*j);
+    from = std::min(from, j->arrival);
+  }
+  for (const auto& [id, j] : m.jobs)
+    if (!j.end) {
+      o.jobs.push_back(j);
+      from = std::min(from, j.arrival);
+    }
+  for (const auto& s : m.spans)
+    if (s.end > from) o.spans.push_back({s.node, std::max(s.start, from), s.end, s.available, s.job});
+  for (const auto& [name, n] : m.nodes) {
+    o.nodes.push_back(name);
+    if (n.open) o.spans.push_back({name, std::max(n.open->start, from), now, n.open->available, n.open->job});
+  }
+  double sum = 0;
+  std::int64_t ended = 0;
+  for (auto* j : ended_jobs) {
+    sum += *j->end - j->arrival;
+    ++ended;
+  }
+  if (ended > 0) m.observed_mean = sum / static_cast<double>(ended);
+  ReplayRound round;
+  round.observation = std::move(o);
+  round.step = step_;
+  round.max_steps = kReplaySteps;
+  round.seed = seed_;
+  round.history_step = env_.pool->history_step();
+  round.step_seconds = env_.pool->step_seconds();
+  round.tolerance = tolerance_;
+  for (const auto& [id, e] : m.schedulers)
+    if (!e.strategy.empty()) round.plans[id] = ShadowPlan{e.strategy, e.period, e.on_events};
+  for (const auto& [name, n] : m.nodes) round.predictors[name] = {n.predictor, n.window};
+  // Live, the replays run on a thread of their own and their outcome is
+  // taken at a later tick; elsewhere (simulated, tested) at once.
+  if (env_.pool->background_work())
+    m.pending = std::async(std::launch::async, [round = std::move(round)] { return run_round(round); });
+  else
+    apply(run_round(round), now);
+}
+
+void Evaluator::apply(const ReplayOutcome& outcome, double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  std::int64_t ended = 0;
+  for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
+  for (const auto& [id, estimate] : outcome.estimates) {
+    auto& e = m.schedulers[id];
+    e.estimate = estimate;
+    if (!estimate) continue;
+    write("estimate", now,
+          {{"scheduler", id},
+           {"strategy", e.strategy},
+           {"obeyed", id == m.obeyed},
+           {"estimate", *estimate},
+           {"observed", m.observed_mean.value_or(0)},
+           {"ended_jobs", std::min<std::int64_t>(ended, kReplayJobs)},
+           {"step", outcome.step}});
+  }
+  for (const auto& [name, a] : outcome.accuracy) {
+    auto& n = m.nodes[name];
+    n.accuracy.reset();
+    if (!a) continue;
+    n.accuracy = a->fraction;
+    n.accuracy_points = a->points;
+    write("accuracy", now,
+          {{"node", name},
+           {"predictor", n.predictor},
+           {"window", n.window},
+           {"tolerance", tolerance_},
+           {"points", a->points},
+           {"fraction", a->fraction}});
+  }
+  maybe_switch(now);
+}
+
+void Evaluator::maybe_switch(double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  if (!rule_) return;
+  std::int64_t ended = 0;
+  for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
+  const double hours = m.first_time < 0 ? 0 : (now - m.first_time) / 3600;
+  if (ended < rule_->after_jobs || hours < rule_->after_hours) return;
+  const auto current = m.schedulers.find(m.obeyed);
+  if (current == m.schedulers.end() || !current->second.estimate) return;
+  std::optional<std::int64_t> best;
+  for (std::int64_t id : rule_->among) {
+    const auto it = m.schedulers.find(id);
+    if (id == m.obeyed || it == m.schedulers.end() || !it->second.estimate) continue;
+    if (!best || *it->second.estimate < *m.schedulers[*best].estimate) best = id;
+  }
+  if (!best) return;
+  const double mine = *current->second.estimate, theirs = *m.schedulers[*best].estimate;
+  if (!(theirs < mine * (1 - rule_->margin_percent / 100))) return;
+  json estimates = json::object();
+  for (const auto& [id, e] : m.schedulers)
+    if (e.estimate) estimates[std::to_string(id)] = {{"strategy", e.strategy}, {"estimate", *e.estimate}};
+  write("switch", now,
+        {{"from", m.obeyed},
+         {"to", *best},
+         {"from_strategy", current->second.strategy},
+         {"to_strategy", m.schedulers[*best].strategy},
+         {"estimates", estimates},
+         {"observed", m.observed_mean.value_or(0)},
+         {"ended_jobs", ended},
+         {"hours", hours},
+         {"rule",
+          {{"among", rule_->among},
+           {"after_hours", rule_->after_hours},
+           {"after_jobs", rule_->after_jobs},
+           {"margin_percent", rule_->margin_percent}}}});
+  last_switch_ = "switched from scheduler " + std::to_string(m.obeyed) + " (" + current->second.strategy +
+                 ") to scheduler " + std::to_string(*best) + " (" + m.schedulers[*best].strategy +
+                 "): estimated mean turnaround " + std::to_string(theirs) + " s against " +
+                 std::to_string(mine) + " s over " + std::to_string(ended) + " finished jobs";
+  m.obeyed = *best;
+  ++m.switches;
+}
 
 Value Evaluator::calculate(trellis::Context& ctx) {
   EvaluatorMemory& m = env_.memory->evaluator;
+  const double now = env_.pool->now();
+  if (!m.loaded) load();
+  if (m.first_time < 0) m.first_time = now;
+  std::set<JobId> live;
+  bool have_jobs = false;
+  for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
+    if (const Value& s = ctx.inferior(i); s["jobs"].is_list()) {
+      observe_jobs(s, live, now);
+      have_jobs = true;
+    }
   for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
     const Value& s = ctx.inferior(i);
-    if (s["assignments"].is_map() && s["strategy"].is_string()) {
-      auto& e = m.schedulers[int_of(s, "id")];
-      e.strategy = s["strategy"].as_string();
-      const std::int64_t count = int_of(s, "decisions", 0);
-      if (count == e.last_count) continue;  // no new decision
-      e.last_count = count;
-      ++e.decisions;
-      for (const auto& [node, job] : s["assignments"].as_map()) {
-        const auto before = e.last.find(node);
-        if (before != e.last.end() && before->second != job_of(job)) ++e.changes;
-        e.last[node] = job_of(job);
-      }
-    } else if (s["node"].is_string() && s["available"].is_bool()) {
-      auto& n = m.nodes[s["node"].as_string()];
-      const std::int64_t tick = int_of(s, "tick");
-      if (tick <= n.last_tick) continue;  // one sample per tick
-      n.last_tick = tick;
-      ++n.ticks;
-      if (s["available"].as_bool()) ++n.available_ticks;
-    }
+    if (is_scheduler_state(s))
+      observe_scheduler(s, now);
+    else if (is_monitor_state(s))
+      observe_node(s, have_jobs ? live : std::set<JobId>{}, now);
   }
+  if (m.pending.valid() && m.pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    apply(m.pending.get(), now);
+  if (m.estimate_due && estimates_ && !m.pending.valid()) estimate(now);
+  // Monitors obey scheduler 0 until told otherwise (and again after a
+  // rebuild or a restart): tell each the scheduler obeyed now.
+  if (m.obeyed != 0 && told_ != m.obeyed) {
+    for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
+      if (is_monitor_state(ctx.inferior(i))) ctx.command(i, Fields()("obey", m.obeyed));
+    told_ = m.obeyed;
+  }
+  return state(ctx);
+}
+
+Value Evaluator::state(const trellis::Context& ctx) const {
+  const EvaluatorMemory& m = env_.memory->evaluator;
+  const double now = env_.pool->now();
   Value::Map schedulers, nodes;
   for (const auto& [id, e] : m.schedulers)
     schedulers[std::to_string(id)] =
-        Fields()("strategy", e.strategy)("decisions", e.decisions)("changes", e.changes)("obeyed", id == 0);
-  for (const auto& [name, n] : m.nodes)
-    nodes[name] = Fields()("ticks", n.ticks)("available_ticks", n.available_ticks)(
-        "fraction",
-        n.ticks == 0 ? 0.0 : static_cast<double>(n.available_ticks) / static_cast<double>(n.ticks));
-  return Fields()("tick", newest_tick(ctx))("schedulers", std::move(schedulers))("nodes", std::move(nodes));
+        Fields()("strategy", e.strategy)("decisions", e.decisions)("changes", e.changes)(
+            "obeyed", id == m.obeyed)("estimate", e.estimate ? Value(*e.estimate) : Value());
+  for (const auto& [name, n] : m.nodes) {
+    double seen = n.observed_seconds, up = n.available_seconds;
+    if (n.open) {
+      seen += now - n.open->start;
+      if (n.open->available) up += now - n.open->start;
+    }
+    nodes[name] =
+        Fields()("observed_seconds", seen)("available_seconds", up)("fraction", seen > 0 ? up / seen : 0.0)(
+            "owner_retreats", n.owner_retreats)("scheduler_retreats", n.scheduler_retreats)(
+            "accuracy", n.accuracy ? Value(*n.accuracy) : Value())("accuracy_points", n.accuracy_points);
+  }
+  Value::List recent;
+  for (const auto& r : m.recent)
+    recent.push_back(Fields()("time", r.time)("node", r.node)("job", r.job)("by", r.by));
+  std::int64_t ended = 0;
+  for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
+  return Fields()("tick", newest_tick(ctx))("obeyed", m.obeyed)("schedulers", std::move(schedulers))(
+      "nodes", std::move(nodes))("ended_jobs", ended)("observed_mean_turnaround",
+                                                      m.observed_mean ? Value(*m.observed_mean) : Value())(
+      "retreats", std::move(recent))("switches", m.switches)("last_switch", last_switch_);
 }
 
 }  // namespace piranha::nps

@@ -78,6 +78,7 @@ class Shell {
       }
       if (now >= next_look) {
         report_decisions();
+        publish_states();
         next_look = now + std::chrono::milliseconds(100);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -177,6 +178,8 @@ class Shell {
       for (const auto& h : program.hosts) hosts.push_back(h.name);
     if (hosts.empty()) hosts.push_back("");
     schedulers_.clear();
+    evaluators_.clear();
+    local_.clear();
     for (const auto& h : hosts) {
       trellis::FiberOptions fo;
       fo.host = h;
@@ -185,14 +188,33 @@ class Shell {
         if (n.host != h) continue;
         if (n.name == enabler_) enabler_host_ = trellises_.back().get();
         if (n.type == "scheduler") schedulers_.push_back({trellises_.back().get(), n.name});
+        if (n.type == "evaluator") evaluators_.push_back({trellises_.back().get(), n.name});
+        local_.push_back({trellises_.back().get(), n.name});
       }
     }
     if (!enabler_host_) enabler_.clear();  // another host ticks
     built_ = program;
   }
 
-  // Logs each scheduler's assignments when they change.
+  // Hands every node's state to on_states (the live page).
+  void publish_states() {
+    if (!o_.on_states) return;
+    std::vector<Value> states;
+    for (const auto& [t, name] : local_) states.push_back(t->state(name));
+    o_.on_states(sys::wall_now(), states);
+  }
+
+  // Logs each scheduler's assignments when they change, and the
+  // evaluator's switches with their evidence.
   void report_decisions() {
+    for (const auto& [t, name] : evaluators_) {
+      const Value s = t->state(name);
+      if (s["last_switch"].is_string() && !s["last_switch"].as_string().empty() &&
+          s["last_switch"] != last_switch_) {
+        note("evaluator: " + s["last_switch"].as_string());
+        last_switch_ = s["last_switch"];
+      }
+    }
     if (o_.quiet) return;
     for (const auto& [t, name] : schedulers_) {
       const Value s = t->state(name);
@@ -229,7 +251,8 @@ class Shell {
   std::vector<std::unique_ptr<trellis::FiberTrellis>> trellises_;
   trellis::FiberTrellis* enabler_host_ = nullptr;
   std::string enabler_;
-  std::vector<std::pair<trellis::FiberTrellis*, std::string>> schedulers_;
+  std::vector<std::pair<trellis::FiberTrellis*, std::string>> schedulers_, evaluators_, local_;
+  Value last_switch_;
   std::map<std::string, Value> last_;
   bool waiting_ = false;
 };

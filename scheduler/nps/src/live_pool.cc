@@ -22,6 +22,12 @@ void LivePool::start(ts::Client& c) {
   }
   // Watch first, then read: a period written in between shows up twice and
   // is stored once (add_period ignores duplicates).
+  std::vector<EvalRecord> kept;
+  for (const auto& r : sys::list_eval_records(c)) kept.push_back({r.kind, r.time, r.json});
+  {
+    std::lock_guard lock(mu_);
+    records_.insert(records_.begin(), kept.begin(), kept.end());
+  }
   ap_watch_ = c.watch(sys::kSpace, sys::ap_template());
   for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 1'000'000))
     if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
@@ -57,6 +63,8 @@ void LivePool::refresh(ts::Client& c) {
     for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
       if (auto b = sys::OwnerBlock::from_tuple(t); b && b->end > now)
         blocks[n.name].push_back({b->start, b->end});
+  std::map<std::string, std::vector<Complaint>> complaints;
+  for (const auto& k : sys::list_complaints(c)) complaints[k.node].push_back({k.time, k.text});
   std::map<std::string, sys::NodeRun> running;
   for (const auto& n : records)
     if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0))
@@ -120,6 +128,7 @@ void LivePool::refresh(ts::Client& c) {
     const bool fresh = now - heard[n.name] <= options_.stale_seconds;
     s.state = fresh ? std::string(sys::name(n.state)) : "down";
     d.blocks = blocks[n.name];
+    d.complaints = complaints[n.name];
     bool blocked = false;
     for (const auto& b : d.blocks) blocked = blocked || (b.start <= now && now < b.end);
     s.available = fresh && n.state == sys::NodeState::Available && !blocked;
@@ -146,14 +155,33 @@ void LivePool::refresh(ts::Client& c) {
 
 bool LivePool::pending() const {
   std::lock_guard lock(mu_);
-  return !assigns_.empty() || !beats_.empty();
+  return !assigns_.empty() || !beats_.empty() || !unsent_.empty();
+}
+
+std::vector<Complaint> LivePool::complaints(std::string_view node) const {
+  std::lock_guard lock(mu_);
+  const auto it = nodes_.find(node);
+  return it == nodes_.end() ? std::vector<Complaint>{} : it->second.complaints;
+}
+
+std::vector<EvalRecord> LivePool::records() const {
+  std::lock_guard lock(mu_);
+  return records_;
+}
+
+void LivePool::record(EvalRecord r) {
+  std::lock_guard lock(mu_);
+  records_.push_back(r);
+  unsent_.push_back(std::move(r));
 }
 
 void LivePool::flush(ts::Client& c) {
   decltype(assigns_) assigns;
   std::set<std::int64_t> beats;
+  std::vector<EvalRecord> unsent;
   {
     std::lock_guard lock(mu_);
+    unsent.swap(unsent_);
     assigns.swap(assigns_);
     beats.swap(beats_);
     beaten_.insert(beats.begin(), beats.end());
@@ -161,6 +189,7 @@ void LivePool::flush(ts::Client& c) {
   for (const auto& [key, a] : assigns)
     sys::supersede(c, sys::assign_template(key.first, key.second),
                    sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)}.to_tuple());
+  for (auto& r : unsent) c.out(sys::kSpace, sys::EvalRecord{r.kind, r.time, std::move(r.json)}.to_tuple());
   const double now = sys::wall_now();
   for (std::int64_t id : beats)
     sys::supersede(c, sys::scheduler_heartbeat_template(id), sys::SchedulerHeartbeat{id, now}.to_tuple());

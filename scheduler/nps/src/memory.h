@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "piranha/nps/node_types.h"
+#include "piranha/nps/shadow.h"
 #include "piranha/scheduler/decision.h"
 #include "piranha/scheduler/node_history.h"
 #include "piranha/scheduler/predictor.h"
@@ -25,6 +27,7 @@ struct MonitorMemory {
   std::unique_ptr<sched::Predictor> predictor;
   std::unique_ptr<sched::NodeHistory> history;
   std::map<std::int64_t, std::optional<JobId>> decisions;  // scheduler id -> its last command
+  std::optional<std::int64_t> obeys;                       // the scheduler an evaluator's switch made it obey
 };
 
 struct SchedulerMemory {
@@ -43,14 +46,48 @@ struct SchedulerMemory {
 struct EvaluatorMemory {
   struct PerScheduler {
     std::string strategy;
+    double period = 1;
+    bool on_events = false;
     std::int64_t decisions = 0, changes = 0, last_count = -1;
     std::map<std::string, std::optional<JobId>, std::less<>> last;
+    std::optional<double> estimate;  // replayed mean turnaround (s)
+  };
+  // What a node shows now, since `start`.
+  struct OpenSpan {
+    std::string state;
+    bool available = false;
+    std::optional<JobId> job;
+    double start = 0;
   };
   struct PerNode {
-    std::int64_t ticks = 0, available_ticks = 0, last_tick = -1;
+    std::int64_t last_tick = -1;
+    std::optional<OpenSpan> open;
+    double available_seconds = 0, observed_seconds = 0;  // closed spans
+    std::int64_t owner_retreats = 0, scheduler_retreats = 0;
+    std::string predictor = "REC_HIST";
+    std::int64_t window = 10;
+    std::optional<double> accuracy;  // fraction of AP predictions matched
+    std::int64_t accuracy_points = 0;
   };
+  struct Retreat {
+    double time = 0;
+    std::string node;
+    JobId job = 0;
+    std::string by;  // "owner" or "scheduler"
+  };
+  bool loaded = false;  // the pool's records have been read back
+  double first_time = -1;
+  std::int64_t obeyed = 0;
   std::map<std::int64_t, PerScheduler> schedulers;
   std::map<std::string, PerNode, std::less<>> nodes;
+  std::vector<ObservedSpan> spans;  // closed spans of every node, for replays
+  std::map<JobId, ObservedJob> jobs;
+  std::map<JobId, std::pair<std::int64_t, std::int64_t>> retreats;  // job -> (owner, scheduler)
+  std::vector<Retreat> recent;                                      // the latest retreats, newest last
+  std::int64_t switches = 0;
+  std::optional<double> observed_mean;  // ended jobs' mean turnaround (s)
+  bool estimate_due = false;
+  std::future<ReplayOutcome> pending;  // a round of replays running on its own thread
 };
 
 class Memory {

@@ -27,14 +27,25 @@ Monitor::Monitor(Environment env, const trellis::Params& p)
 Value Monitor::calculate(trellis::Context& ctx) {
   Pool& pool = *env_.pool;
   MonitorMemory& m = *memory_;
-  // Commands first: a scheduler's decision for this node.
+  // Commands first: a scheduler's decision for this node, or an
+  // evaluator's switch to another scheduler. Whichever scheduler it obeys,
+  // its decisions go out under the `obey` id, the one agents listen to.
+  const std::int64_t before = m.obeys.value_or(obey_);
   for (const auto& c : ctx.commands()) {
+    if (const std::int64_t to = int_of(c.data, "obey"); to >= 0) {
+      m.obeys = to;
+      continue;
+    }
     const std::int64_t id = int_of(c.data, "scheduler");
     if (id < 0) continue;
     const std::optional<JobId> job = job_of(c.data["job"]);
     m.decisions[id] = job;
-    if (id == obey_) pool.assign(id, int_of(c.data, "epoch", pool.epoch()), node_, job);
+    if (id == m.obeys.value_or(obey_)) pool.assign(obey_, int_of(c.data, "epoch", pool.epoch()), node_, job);
   }
+  const std::int64_t obeys = m.obeys.value_or(obey_);
+  if (obeys != before)
+    if (const auto d = m.decisions.find(obeys); d != m.decisions.end())
+      pool.assign(obey_, pool.epoch(), node_, d->second);
   // Then the node's availability since it was last looked at.
   for (bool up : pool.steps(node_, m.history->now())) {
     m.history->observe(up);
@@ -51,7 +62,8 @@ Value Monitor::calculate(trellis::Context& ctx) {
                                                                 status && status->available && !blocked)(
       "ap_length", m.predictor->predict(0, *m.history) * pool.history_step())(
       "fraction", m.history->available_fraction(m.window))(
-      "running", status ? job_value(status->running) : Value())("decisions", std::move(decisions));
+      "running", status ? job_value(status->running) : Value())("decisions", std::move(decisions))(
+      "obeys", obeys)("predictor", m.predictor_name)("window", m.window);
 }
 
 }  // namespace piranha::nps

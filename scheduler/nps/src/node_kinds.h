@@ -2,7 +2,10 @@
 // parameters, states and commands). Internal to the NPS library.
 #pragma once
 
+#include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,7 +88,36 @@ class Evaluator : public trellis::Node {
   trellis::Value calculate(trellis::Context& ctx) override;
 
  private:
+  // The switching rule (node_types.h, evaluator's `switch`).
+  struct SwitchRule {
+    std::vector<std::int64_t> among;
+    double after_hours = 0;
+    std::int64_t after_jobs = 1;
+    double margin_percent = 10;
+  };
+  // Reads the pool's records of earlier runs back into memory (once per NPS).
+  void load();
+  void write(const std::string& kind, double time, const nlohmann::json& j);
+  void observe_jobs(const trellis::Value& s, std::set<JobId>& live, double now);
+  void observe_node(const trellis::Value& s, const std::set<JobId>& live, double now);
+  void observe_scheduler(const trellis::Value& s, double now);
+  // Replays the observation under every scheduler's strategy and scores
+  // the predictors (shadow.h's run_round), at once or on another thread.
+  void estimate(double now);
+  // Records a round's outcome and applies the switching rule.
+  void apply(const ReplayOutcome& outcome, double now);
+  // Applies the switching rule to the latest estimates; records a switch.
+  void maybe_switch(double now);
+  trellis::Value state(const trellis::Context& ctx) const;
+
   Environment env_;
+  double tolerance_, step_;
+  std::uint64_t seed_;
+  bool estimates_;
+  std::optional<SwitchRule> rule_;
+  std::int64_t told_ = 0;  // the scheduler the monitors were last told to obey
+  std::map<JobId, std::string> names_;
+  std::string last_switch_;
 };
 
 }  // namespace piranha::nps

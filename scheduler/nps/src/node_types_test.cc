@@ -229,7 +229,7 @@ TEST_CASE("a shadow scheduler decides and is recorded, but only scheduler 0 reac
   CHECK(e["schedulers"]["0"]["decisions"] == Value(2));
   CHECK(e["schedulers"]["1"]["strategy"] == Value("SRT"));
   CHECK(e["schedulers"]["1"]["obeyed"] == Value(false));
-  CHECK(e["nodes"]["ws01"]["ticks"] == Value(2));
+  CHECK(e["nodes"]["ws01"]["observed_seconds"] == Value(1.0));
   CHECK(e["nodes"]["ws01"]["fraction"] == Value(1.0));
 }
 

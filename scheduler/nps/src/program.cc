@@ -67,13 +67,24 @@ std::string standard_program_yaml(const StandardOptions& o) {
   }
   std::string monitors;
   for (const auto& n : o.nodes) monitors += ", " + quoted("monitor_" + n);
-  y << "  - name: scheduler_0\n    type: scheduler\n    inferiors: [jobs" << monitors << "]\n"
-    << "    params: {id: 0, strategy: " << quoted(o.strategy) << ", period: " << number(o.period)
-    << ", predictor: " << o.predictor << ", window: " << o.window
-    << ", spill: " << (o.spill ? "true" : "false") << ", on_events: " << (o.on_events ? "true" : "false")
-    << ", cold_start: " << number(o.cold_start) << ", probe: " << (o.probe ? "true" : "false")
-    << ", seed: " << o.seed << "}\n";
-  y << "  - name: evaluator\n    type: evaluator\n    inferiors: [scheduler_0" << monitors << "]\n";
+  // Scheduler 0 is obeyed; shadows (1, 2, ...) decide and are recorded but
+  // not obeyed (unless an evaluator's switch says so).
+  auto scheduler = [&](std::size_t id, const std::string& strategy) {
+    y << "  - name: scheduler_" << id << "\n    type: scheduler\n    inferiors: [jobs" << monitors << "]\n"
+      << "    params: {id: " << id << ", strategy: " << quoted(strategy) << ", period: " << number(o.period)
+      << ", predictor: " << o.predictor << ", window: " << o.window
+      << ", spill: " << (o.spill ? "true" : "false") << ", on_events: " << (o.on_events ? "true" : "false")
+      << ", cold_start: " << number(o.cold_start) << ", probe: " << (o.probe ? "true" : "false")
+      << ", seed: " << o.seed << "}\n";
+  };
+  scheduler(0, o.strategy);
+  std::string schedulers = "scheduler_0";
+  for (std::size_t i = 0; i < o.shadows.size(); ++i) {
+    scheduler(i + 1, o.shadows[i]);
+    schedulers += ", scheduler_" + std::to_string(i + 1);
+  }
+  y << "  - name: evaluator\n    type: evaluator\n    inferiors: [jobs, " << schedulers << monitors << "]\n";
+  if (!o.estimate) y << "    params: {estimate: false}\n";
   return y.str();
 }
 
@@ -142,6 +153,23 @@ void check_nps_program(const trellis::Program& p) {
                  param(*m, "window", "10"));
   }
   if (!enabler) fail(p, 0, "the program has no enabler: nothing would ever tick");
+  // An evaluator's switching rule may only name schedulers it watches.
+  for (const auto& n : p.nodes) {
+    if (n.type != "evaluator") continue;
+    const auto rule = n.params.find("switch");
+    if (rule == n.params.end() || !rule->second.is_map() || !rule->second["among"].is_list()) continue;
+    std::set<std::int64_t> below;
+    for (const auto& i : n.inferiors) {
+      if (type_of(i) != "scheduler") continue;
+      const auto id = by_name[i]->params.find("id");
+      if (id != by_name[i]->params.end() && id->second.is_int()) below.insert(id->second.as_int());
+    }
+    for (const auto& id : rule->second["among"].as_list())
+      if (id.is_int() && !below.count(id.as_int()))
+        fail(p, n.line,
+             "evaluator \"" + n.name + "\": its switch names scheduler " + std::to_string(id.as_int()) +
+                 ", which is not among its inferiors");
+  }
 }
 
 double enabler_period(const trellis::Program& p) {

@@ -134,8 +134,8 @@ Value Scheduler::calculate(trellis::Context& ctx) {
   }
   Value::Map assignments;
   for (const auto& [node, job] : m.decided) assignments[node] = job_value(job);
-  return Fields()("id", id_)("strategy", m.strategy_name)("tick", m.last_tick)("decisions", m.decisions)(
-      "assignments", std::move(assignments));
+  return Fields()("id", id_)("strategy", m.strategy_name)("period", period_)("on_events", on_events_)(
+      "tick", m.last_tick)("decisions", m.decisions)("assignments", std::move(assignments));
 }
 
 void Scheduler::send(trellis::Context& ctx, std::size_t monitor, const std::string& node,

@@ -19,6 +19,8 @@ class ScriptedPool : public Pool {
   std::map<std::string, std::vector<bool>, std::less<>> history;  // every step so far
   std::map<std::string, std::vector<Block>, std::less<>> owner_blocks;
   std::vector<JobInfo> job_list;
+  std::map<std::string, std::vector<Complaint>, std::less<>> complaint_list;
+  std::vector<EvalRecord> kept;  // the evaluator's records
   struct Write {
     std::int64_t scheduler, epoch;
     std::string node;
@@ -54,6 +56,12 @@ class ScriptedPool : public Pool {
     return it == owner_blocks.end() ? std::vector<Block>{} : it->second;
   }
   std::vector<JobInfo> jobs() const override { return job_list; }
+  std::vector<Complaint> complaints(std::string_view n) const override {
+    auto it = complaint_list.find(n);
+    return it == complaint_list.end() ? std::vector<Complaint>{} : it->second;
+  }
+  std::vector<EvalRecord> records() const override { return kept; }
+  void record(EvalRecord r) override { kept.push_back(std::move(r)); }
   void assign(std::int64_t s, std::int64_t e, std::string_view n, std::optional<JobId> j) override {
     assigns.push_back({s, e, std::string(n), j});
   }

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -38,6 +39,10 @@ struct LiveOptions {
   LivePoolOptions pool;
   bool quiet = false;  // no log of decisions
   std::optional<std::chrono::milliseconds> duration;
+  // Called about every 100 ms, from the shell's thread, with the wall time
+  // and the states of every node of the program run here (the live page's
+  // feed); must not block for long.
+  std::function<void(double now, const std::vector<trellis::Value>& states)> on_states;
 };
 
 // Runs until stopped. Returns 0 after a clean stop, 1 when the server could

@@ -9,7 +9,8 @@
 // refresh() reads each new ("ap", node, start, end) record once, through a
 // watch on the ap shape (the ones already there are read once, at start()),
 // and steps() turns records plus the node's open availability period into
-// whole history steps.
+// whole history steps. The evaluator's ("eval", ...) records are read once,
+// at start(); those it appends are written by flush().
 //
 // Thread-safety: every method may be called from any thread; a mutex guards
 // the snapshot and the outbox. refresh(), flush() and start() do tuple-space
@@ -63,6 +64,10 @@ class LivePool : public Pool {
   std::vector<bool> steps(std::string_view node, std::int64_t from) const override;
   std::vector<Block> blocks(std::string_view node) const override;
   std::vector<JobInfo> jobs() const override;
+  std::vector<Complaint> complaints(std::string_view node) const override;
+  std::vector<EvalRecord> records() const override;
+  void record(EvalRecord r) override;
+  bool background_work() const override { return true; }
   void assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,
               std::optional<JobId> job) override;
   void heartbeat(std::int64_t scheduler) override;
@@ -73,6 +78,7 @@ class LivePool : public Pool {
     std::vector<std::pair<double, double>> periods;  // ap records, sorted by end
     std::optional<double> open_since;                // available since (as first seen), while it is
     std::vector<Block> blocks;
+    std::vector<Complaint> complaints;
   };
   void add_period(const sys::AvailabilityPeriod& ap);
 
@@ -91,6 +97,8 @@ class LivePool : public Pool {
   };
   std::map<std::pair<std::int64_t, std::string>, Pending> assigns_;
   std::set<std::int64_t> beats_, beaten_;
+  std::vector<EvalRecord> records_;  // read at start(), then appended to
+  std::vector<EvalRecord> unsent_;   // appended since the last flush()
 };
 
 }  // namespace piranha::nps

@@ -8,8 +8,9 @@
 //              right after refreshing the pool; every step when simulated). State {"tick": n}: each probe is a new tick,
 //              which activates every monitor, owner and jobs node above it.
 //   owner      params: node. Inferior: the enabler. State {"node", "blocks":
-//              [[start, end], ...], "blocked": bool}: the owner's blocks of
-//              its node that have not ended (`piranha owner block`).
+//              [[start, end], ...], "blocked": bool, "complaints": [{"time",
+//              "text"}]}: the owner's blocks of its node that have not ended
+//              (`piranha owner block`) and its complaints (`owner complain`).
 //   monitor    params: node; obey (the scheduler id it obeys, 0);
 //              predictor (REC_HIST), window (10 history steps). Inferiors:
 //              the enabler and optionally its node's owner. On each tick it
@@ -18,10 +19,13 @@
 //              {"node", "tick", "state", "available", "ap_length" (predicted
 //              average AP length over the window, pool units), "fraction"
 //              (predicted available fraction of the window), "running",
-//              "decisions": {scheduler id: job or null}}. A command
-//              {"scheduler": id, "epoch": e, "job": j or null} records that
-//              scheduler's decision; when id is the one it obeys it writes
-//              ("assign", id, e, node, j) through the pool.
+//              "decisions": {scheduler id: job or null}, "obeys", "predictor",
+//              "window"}. A command {"scheduler": id, "epoch": e, "job": j or
+//              null} records that scheduler's decision; when id is the one it
+//              obeys it writes ("assign", obey, e, node, j) through the pool.
+//              A command {"obey": id} (an evaluator's switch) makes it obey
+//              scheduler id from then on (still writing under `obey`, the id
+//              agents listen to) and write that scheduler's last decision.
 //   jobs       Inferior: the enabler. State {"tick", "jobs": [{"id", "name",
 //              "arrival", "task_time", "measured", "tasks", "tasks_left",
 //              "attained", "q"}, ...]}: the live jobs, in queue order.
@@ -39,18 +43,31 @@
 //              was measured since its last decision), it runs the strategy through the strategy
 //              library's Decider, commands each monitor whose recorded
 //              decision differs, and beats its heartbeat. State {"id",
-//              "strategy", "tick", "epoch", "decided_at", "decisions" (count),
+//              "strategy", "period", "on_events", "tick", "decisions" (count),
 //              "assignments": {node: job or null}}.
-//   evaluator  Inferiors: schedulers and monitors. State {"tick",
-//              "schedulers": {id: {"strategy", "decisions", "changes",
-//              "obeyed"}}, "nodes": {node: {"ticks", "available_ticks",
-//              "fraction"}}}: per scheduler the decisions made and how many
-//              node assignments changed, per node the availability seen.
+//   evaluator  params: tolerance (0.1), step (0.1 s live), seed (0), estimate
+//              (true), switch ({among: [ids], after_hours, after_jobs,
+//              margin_percent}; none). Inferiors: the jobs node, schedulers
+//              and monitors. Records, through Pool::record, each node's spans
+//              (state and job, retreats by cause), each scheduler's changed
+//              assignments, each ended job, and after each ended job every
+//              scheduler's replayed mean turnaround (shadow.h) and each
+//              node's prediction accuracy (on a thread of its own when the
+//              pool allows background work); reads the pool's records back
+//              once, so all of it survives a restart. Applies the switching
+//              rule (commands {"obey": id} to its monitors). State {"tick",
+//              "obeyed", "schedulers": {id: {"strategy", "decisions",
+//              "changes", "obeyed", "estimate"}}, "nodes": {node:
+//              {"observed_seconds", "available_seconds", "fraction",
+//              "owner_retreats", "scheduler_retreats", "accuracy",
+//              "accuracy_points"}}, "ended_jobs", "observed_mean_turnaround",
+//              "retreats", "switches", "last_switch"}. docs/nps.md, "The
+//              evaluator", is the operator's account.
 //
 // Node state that must survive a rebuild of the trellis (a node joined the
 // pool) lives in a Memory shared by the node types: monitors' histories and
 // predictors, schedulers' strategies, random generators and last decisions,
-// evaluators' counts.
+// the evaluator's observations.
 #pragma once
 
 #include <memory>

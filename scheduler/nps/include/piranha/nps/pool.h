@@ -65,6 +65,20 @@ struct Block {
   double end = 0;
 };
 
+// An owner's complaint about Piranha on a node (`piranha owner complain`).
+struct Complaint {
+  double time = 0;
+  std::string text;
+};
+
+// One of the evaluator's records: a JSON object of the kind named
+// (docs/system-space.md, ("eval", kind, time, json), lists the kinds).
+struct EvalRecord {
+  std::string kind;
+  double time = 0;
+  std::string json;
+};
+
 class Pool {
  public:
   virtual ~Pool() = default;
@@ -96,6 +110,21 @@ class Pool {
   virtual std::vector<bool> steps(std::string_view node, std::int64_t from) const = 0;
   // The owner blocks of `node` that end after now(), earliest first.
   virtual std::vector<Block> blocks(std::string_view node) const = 0;
+
+  // The complaints about `node`, oldest first (none unless the pool keeps them).
+  virtual std::vector<Complaint> complaints(std::string_view) const { return {}; }
+
+  // The evaluator's records kept by the pool, oldest first: those of
+  // earlier NPS runs too, so the evaluator's data outlives its process.
+  // record() appends one. A pool that keeps none drops them.
+  virtual std::vector<EvalRecord> records() const { return {}; }
+  virtual void record(EvalRecord) {}
+
+  // Whether node types may run long computations (the evaluator's
+  // replays) on threads of their own and take the outcome at a later call:
+  // a live pool, where time goes on; not a simulated or scripted one, where
+  // everything must happen within the step.
+  virtual bool background_work() const { return false; }
 
   // The live jobs (queued or running), in (arrival, id) order.
   virtual std::vector<JobInfo> jobs() const = 0;

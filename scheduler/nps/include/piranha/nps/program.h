@@ -9,7 +9,8 @@
 //   monitor_ws01 <- enabler, owner_ws01
 //   ...
 //   scheduler_0  <- jobs, monitor_ws01, monitor_ws02     (the obeyed one)
-//   evaluator    <- scheduler_0, monitor_ws01, monitor_ws02
+//   scheduler_1  <- jobs, monitor_ws01, monitor_ws02     (a shadow, per StandardOptions::shadows)
+//   evaluator    <- jobs, scheduler_0, scheduler_1, monitor_ws01, monitor_ws02
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,12 @@ struct StandardOptions {
   double cold_start = 0;
   bool probe = true;  // a job not yet measured gets a node of its own
   std::int64_t seed = 0;
+  // Shadow schedulers' strategies: scheduler 1, 2, ... with the settings of
+  // scheduler 0; they decide and are evaluated but not obeyed.
+  std::vector<std::string> shadows;
+  // Whether the evaluator replays the pool's history for counterfactual
+  // turnarounds (off inside a simulation, which is itself such a replay).
+  bool estimate = true;
 };
 
 // The standard program as YAML (what `piranha nps init` prints), with a

@@ -1,0 +1,74 @@
+// The NPS's live page (seed 003 §9.1's visualizer): which node runs which
+// job right now, each node's state, the queue with each job's progress,
+// retreats as they happen, and the scheduler obeyed -- one page with its
+// script and style inline (no external assets), kept current by
+// server-sent events. `piranha nps run --http ADDRESS` serves it.
+//
+//   GET /            the page
+//   GET /api/state   the state as JSON (live_state's output)
+//   GET /events      server-sent events: one `data: STATE` per change, a
+//                    comment line every second to notice a gone client
+//   anything else    404 with a one-line message
+//
+// live_state() and live_page_html() are pure; LivePage is the thin HTTP
+// shell (cpp-httplib, its own threads).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "piranha/trellis/value.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace piranha::nps {
+
+// The page's state from the NPS's node states (any order; each is
+// recognised by its fields: monitors, owners, the jobs node, schedulers,
+// the evaluator). `now` is wall seconds. A node's state is its monitor's,
+// "owner-blocked" when its owner's block is in force.
+nlohmann::json live_state(double now, const std::vector<trellis::Value>& states);
+
+// The page: HTML with inline CSS and JavaScript, no external assets.
+std::string live_page_html();
+
+class LivePage {
+ public:
+  // Serves on `address` ("127.0.0.1:8080"; port 0 picks a free one).
+  // Throws std::invalid_argument for a malformed address and
+  // std::runtime_error when it cannot listen there.
+  explicit LivePage(const std::string& address);
+  // Stops serving; open event streams end.
+  ~LivePage();
+  LivePage(const LivePage&) = delete;
+  LivePage& operator=(const LivePage&) = delete;
+
+  // The port it listens on.
+  int port() const { return port_; }
+  // A new state for /api/state and every event stream: sent at once when
+  // it differs from the last one in more than its "time", else at most once
+  // a second. Thread-safe.
+  void publish(const nlohmann::json& state);
+
+ private:
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::string state_ = "{}", content_;  // the state, and it without its time
+  std::chrono::steady_clock::time_point published_;
+  std::uint64_t version_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace piranha::nps

@@ -1,0 +1,190 @@
+// The evaluator on the deterministic trellis against a ScriptedPool: what it
+// records, how its records survive a restart, its shadow estimates and the
+// switching rule -- no sockets, clocks or sleeps.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "piranha/nps/node_types.h"
+#include "piranha/nps/program.h"
+#include "piranha/trellis/deterministic.h"
+#include "scripted_pool.h"
+
+namespace piranha::nps {
+namespace {
+
+using testing::ScriptedPool;
+using trellis::Value;
+
+struct Rig {
+  ScriptedPool& pool;
+  trellis::Registry types;
+  std::unique_ptr<trellis::DeterministicTrellis> t;
+
+  Rig(ScriptedPool& p, const std::string& yaml) : pool(p) {
+    add_nps_types(types, Environment{&pool, make_memory()});
+    auto program = trellis::parse_program(yaml, types, "test.yaml");
+    check_nps_program(program);
+    t = std::make_unique<trellis::DeterministicTrellis>(program, types);
+  }
+  void tick(double now) {
+    pool.clock = now;
+    t->probe("enabler");
+    t->run();
+  }
+  Value eval() const { return t->state("evaluator"); }
+};
+
+std::string program(const std::string& obeyed, const std::string& shadow,
+                    const std::string& evaluator_params) {
+  return R"(program: eval
+nodes:
+  - {name: enabler, type: enabler}
+  - {name: jobs, type: jobs, inferiors: [enabler]}
+  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}
+  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, strategy: )" +
+         obeyed + R"(}}
+  - {name: s1, type: scheduler, inferiors: [jobs, m1], params: {id: 1, strategy: )" +
+         shadow + R"(}}
+  - {name: evaluator, type: evaluator, inferiors: [jobs, s0, s1, m1])" +
+         (evaluator_params.empty() ? "" : ", params: {" + evaluator_params + "}") + "}\n";
+}
+
+std::vector<nlohmann::json> kept(const ScriptedPool& pool, const std::string& kind) {
+  std::vector<nlohmann::json> out;
+  for (const auto& r : pool.kept)
+    if (r.kind == kind) out.push_back(nlohmann::json::parse(r.json));
+  return out;
+}
+
+// One node; a long job (50 tasks of 2 s) at 0 and a short one (2 tasks of
+// 0.5 s) at 1; the short one ends at 3.
+void long_then_short(ScriptedPool& pool, Rig& r) {
+  pool.job_list = {testing::job(1, 0, 2, 50)};
+  r.tick(0);
+  pool.status["ws01"].running = 1;
+  pool.job_list.push_back(testing::job(2, 1, 0.5, 2));
+  r.tick(1);
+  pool.status["ws01"].running = 2;
+  r.tick(2);
+  pool.job_list.erase(pool.job_list.begin() + 1);
+  pool.status["ws01"].running = 1;
+  r.tick(3);
+}
+
+TEST_CASE("evaluator: spans, decisions, ended jobs and estimates are records in the pool") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  Rig r(pool, program("FCFS", "TSK", ""));
+  long_then_short(pool, r);
+  // ws01 ran job 1, then job 2 while job 1 still had work: a scheduler retreat.
+  const auto spans = kept(pool, "span");
+  REQUIRE(spans.size() >= 2);
+  CHECK(spans[0]["job"] == nullptr);
+  CHECK(spans[1]["job"] == 1);
+  CHECK(spans[1]["retreat"] == "scheduler");
+  CHECK(spans[1]["start"] == 1.0);
+  CHECK(spans[1]["end"] == 2.0);
+  const auto jobs = kept(pool, "job");
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0]["id"] == 2);
+  CHECK(jobs[0]["turnaround"] == 2.0);
+  CHECK(!kept(pool, "decision").empty());
+  // Replayed: FCFS keeps the node on job 1 for 100 s, so job 2 is still
+  // waiting when the replay stops at twice the 3-s observation (counted as
+  // 6 - 1 = 5 s); TSK gives it the node at once.
+  const Value e = r.eval();
+  CHECK(e["ended_jobs"] == Value(1));
+  CHECK(e["observed_mean_turnaround"] == Value(2.0));
+  REQUIRE(e["schedulers"]["0"]["estimate"].is_number());
+  REQUIRE(e["schedulers"]["1"]["estimate"].is_number());
+  CHECK(e["schedulers"]["0"]["estimate"] == Value(5.0));
+  CHECK(e["schedulers"]["1"]["estimate"].as_number() < 5);
+  CHECK(kept(pool, "estimate").size() == 2);
+  CHECK(kept(pool, "switch").empty());  // no rule: off by default
+  CHECK(e["obeyed"] == Value(0));
+}
+
+TEST_CASE("evaluator: a fresh NPS reads the records back, so nothing is lost in a restart") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  {
+    Rig r(pool, program("FCFS", "TSK", ""));
+    long_then_short(pool, r);
+  }
+  const auto before = pool.kept.size();
+  Rig again(pool, program("FCFS", "TSK", ""));  // a new memory, as after a restart
+  again.tick(4);
+  const Value e = again.eval();
+  CHECK(e["ended_jobs"] == Value(1));
+  CHECK(e["nodes"]["ws01"]["scheduler_retreats"] == Value(1));
+  CHECK(e["nodes"]["ws01"]["observed_seconds"].as_number() >= 3.0);
+  CHECK(e["schedulers"]["1"]["estimate"].is_number());
+  CHECK(pool.kept.size() > before);  // it goes on recording
+}
+
+TEST_CASE(
+    "switching: the monitors obey the shadow that beats the obeyed scheduler by the margin, with evidence") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  Rig r(pool, program("FCFS", "TSK", "switch: {among: [1], after_jobs: 1, margin_percent: 10}"));
+  long_then_short(pool, r);
+  const auto switches = kept(pool, "switch");
+  REQUIRE(switches.size() == 1);
+  CHECK(switches[0]["from"] == 0);
+  CHECK(switches[0]["to"] == 1);
+  CHECK(switches[0]["to_strategy"] == "TSK");
+  CHECK(switches[0]["estimates"]["0"]["estimate"].get<double>() >
+        switches[0]["estimates"]["1"]["estimate"].get<double>());
+  CHECK(switches[0]["ended_jobs"] == 1);
+  r.tick(4);
+  CHECK(r.t->state("m1")["obeys"] == Value(1));
+  CHECK(r.eval()["obeyed"] == Value(1));
+  // What reaches the agents (scheduler id 0, the one they obey) is now TSK's word.
+  CHECK(pool.assigns.back().scheduler == 0);
+  CHECK(pool.assigns.back().job == r.t->state("s1")["assignments"]["ws01"].as_int());
+}
+
+TEST_CASE("switching: no switch before the rule's job count, nor when the margin is not beaten") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  Rig few(pool, program("FCFS", "TSK", "switch: {among: [1], after_jobs: 2}"));
+  long_then_short(pool, few);
+  CHECK(kept(pool, "switch").empty());
+  ScriptedPool other;
+  other.add_node("ws01");
+  Rig same(other, program("TSK", "TSK", "switch: {among: [1], after_jobs: 1, margin_percent: 5}"));
+  long_then_short(other, same);
+  CHECK(kept(other, "switch").empty());
+}
+
+TEST_CASE("switching: a rule that names no scheduler, or one the evaluator does not watch, is refused") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "switch: {after_jobs: 1}")),
+                       doctest::Contains("names no scheduler"), trellis::ProgramError);
+  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "switch: {among: [7]}")),
+                       doctest::Contains("scheduler 7, which is not among its inferiors"),
+                       trellis::ProgramError);
+  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "switch: {among: [1], after_dayz: 2}")),
+                       doctest::Contains("unknown key"), trellis::ProgramError);
+}
+
+TEST_CASE("owner: the owner node's state carries its node's complaints") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  pool.complaint_list["ws01"] = {Complaint{5, "slow at noon"}};
+  StandardOptions o;
+  o.nodes = {"ws01"};
+  trellis::Registry types;
+  add_nps_types(types, Environment{&pool, make_memory()});
+  trellis::DeterministicTrellis t(standard_program(o, types), types);
+  t.probe("enabler");
+  t.run();
+  const Value s = t.state("owner_ws01");
+  REQUIRE(s["complaints"].is_list());
+  CHECK(s["complaints"].as_list().at(0)["text"] == Value("slow at noon"));
+}
+
+}  // namespace
+}  // namespace piranha::nps

@@ -1,0 +1,83 @@
+// live_state on hand-made node states, and LivePage over real HTTP on a
+// loopback port: the page, /api/state, 404s, a client that leaves mid-stream.
+#include "piranha/nps/live_page.h"
+
+#include <doctest/doctest.h>
+#include <httplib.h>
+
+#include "values.h"
+
+namespace piranha::nps {
+namespace {
+
+using trellis::Value;
+
+std::vector<Value> states() {
+  return {Fields()("node", "ws01")("tick", 3)("state", "available")("available", true)("running", 2)(
+              "ap_length", 60.0),
+          Fields()("node", "ws02")("tick", 3)("state", "available")("available", false)("running", Value()),
+          Fields()("node", "ws02")("blocks", Value::List{})("blocked", true)("complaints", Value::List{}),
+          Fields()("tick", 3)("jobs", Value::List{Fields()("id", 2)("name", "spin")("tasks", 10)(
+                                          "tasks_left", 4)("task_time", 0.5)("measured", true)}),
+          Fields()("id", 0)("strategy", "TSK")("assignments", Fields()("ws01", 2)("ws02", Value())),
+          Fields()("id", 1)("strategy", "SRT")("assignments", Fields()("ws01", 2)("ws02", 2)),
+          Fields()("obeyed", 1)("schedulers", Fields()("1", Fields()("estimate", 12.5)))(
+              "retreats", Value::List{Fields()("time", 5.0)("node", "ws01")("job", 1)("by", "owner")})};
+}
+
+TEST_CASE(
+    "live state: nodes with their state and job, owner blocks shown, the queue's progress, the obeyed "
+    "scheduler") {
+  const auto s = live_state(100, states());
+  REQUIRE(s["nodes"].size() == 2);
+  CHECK(s["nodes"][0]["name"] == "ws01");
+  CHECK(s["nodes"][0]["job"] == 2);
+  CHECK(s["nodes"][1]["state"] == "owner-blocked");
+  REQUIRE(s["jobs"].size() == 1);
+  CHECK(s["jobs"][0]["progress"].get<double>() == doctest::Approx(0.6));
+  CHECK(s["obeyed"]["id"] == 1);
+  CHECK(s["obeyed"]["strategy"] == "SRT");
+  CHECK(s["schedulers"][1]["estimated_mean_turnaround_seconds"] == 12.5);
+  CHECK(s["retreats"][0]["by"] == "owner");
+}
+
+TEST_CASE(
+    "live page: the page, its state as JSON, events, 404 for other paths, a client leaving mid-stream") {
+  LivePage page("127.0.0.1:0");
+  REQUIRE(page.port() > 0);
+  page.publish(live_state(100, states()));
+  httplib::Client c("127.0.0.1", page.port());
+  auto home = c.Get("/");
+  REQUIRE(home);
+  CHECK(home->status == 200);
+  CHECK(home->body.find("EventSource(\"/events\")") != std::string::npos);
+  CHECK(home->body.find("src=") == std::string::npos);  // no external assets
+  auto api = c.Get("/api/state");
+  REQUIRE(api);
+  CHECK(nlohmann::json::parse(api->body)["nodes"][0]["name"] == "ws01");
+  auto missing = c.Get("/nodes/ws01");
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+  CHECK(missing->body.find("no such page: /nodes/ws01") == 0);
+  // A client that reads one event and hangs up.
+  std::string first;
+  httplib::Client stream("127.0.0.1", page.port());
+  stream.Get("/events", [&](const char* data, std::size_t n) {
+    first.append(data, n);
+    return first.find("\n\n") == std::string::npos;  // false: leave after the first event
+  });
+  CHECK(first.rfind("data: {", 0) == 0);
+  page.publish(live_state(101, {}));
+  auto again = c.Get("/api/state");
+  REQUIRE(again);
+  CHECK(nlohmann::json::parse(again->body)["nodes"].empty());
+}
+
+TEST_CASE("live page: a malformed address is refused with a message") {
+  CHECK_THROWS_WITH_AS(LivePage("8080"), doctest::Contains("expected HOST:PORT"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(LivePage("127.0.0.1:http"), doctest::Contains("port must be a number"),
+                       std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace piranha::nps
