@@ -2,7 +2,8 @@
 # with find_package(Piranha), the pkg-config files, and the Debian packages
 # CPack makes of it all (scripts/package.sh).
 #
-#   runtime component: bin/piranha, the example jobs in libexec/piranha/examples
+#   runtime component: bin/piranha, the example jobs in libexec/piranha/examples,
+#                      the systemd units and their configuration (packaging/)
 #   dev component:     the static libraries, the public headers, the CMake
 #                      package (lib/cmake/Piranha) and lib/pkgconfig/piranha*.pc
 include(GNUInstallDirs)
@@ -58,3 +59,5 @@ foreach(pc piranha piranha-tuplespace)
   configure_file(${CMAKE_SOURCE_DIR}/cmake/${pc}.pc.in ${CMAKE_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/${pc}.pc DESTINATION ${PIRANHA_PKGCONFIG_DIR} COMPONENT dev)
 endforeach()
+
+include(${CMAKE_SOURCE_DIR}/packaging/packaging.cmake)

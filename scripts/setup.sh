@@ -16,6 +16,7 @@ packages=(
   libhiredis-dev redis-server
   clang libclang-rt-14-dev
   iproute2
+  dpkg-dev file   # CPack's DEB generator: dpkg-shlibdeps, file
 )
 
 missing=()
