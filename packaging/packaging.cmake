@@ -37,7 +37,6 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME piranha)
 set(CPACK_PACKAGE_VENDOR "Piranha")
 set(CPACK_PACKAGE_CONTACT "Piranha maintainers <piranha@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "adaptive parallelism: jobs that spread onto idle workstations")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_STRIP_FILES ON)
 set(CPACK_COMPONENTS_ALL runtime dev)
@@ -51,11 +50,10 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME piranha)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)  # libzmq5, libyaml-cpp0.7, libboost-fiber1.74.0, ...
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "adduser")
-set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
-    "Piranha: the piranha program, example jobs and systemd units\n"
-    "The tuple-space server, the node agent, the pool commands and the Network\n"
-    "Piranha Scheduler in one program, example jobs, and systemd units for the\n"
-    "server and the agent (not enabled on installation).")
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "adaptive parallelism: server, node agent, scheduler and example jobs
+The tuple-space server, the node agent, the pool commands and the Network
+Piranha Scheduler in one program, example jobs, and systemd units for the
+server and the agent (left disabled on installation).")
 set(piranha_control ${CMAKE_CURRENT_LIST_DIR}/debian/postinst ${CMAKE_CURRENT_LIST_DIR}/debian/prerm
                     ${CMAKE_CURRENT_LIST_DIR}/debian/postrm)
 if(PIRANHA_CONFIG_DIR STREQUAL "/etc/piranha")
@@ -71,8 +69,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "libzmq3-dev, cppzmq-dev, libmsgpack-cxx-dev, libboost-fiber-dev (>= 1.74), libboost-context-dev (>= 1.74), libyaml-cpp-dev, pkg-config")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "piranha (= ${PROJECT_VERSION}-1), cmake (>= 3.25), g++ (>= 4:12)")
-set(CPACK_COMPONENT_DEV_DESCRIPTION
-    "Piranha: headers, static libraries, CMake package and pkg-config files\n"
-    "For building Piranha jobs: find_package(Piranha) and Piranha::job, or\n"
-    "pkg-config piranha.")
+set(CPACK_DEBIAN_DEV_DESCRIPTION "adaptive parallelism: headers, libraries, CMake package and pkg-config files
+For building Piranha jobs: find_package(Piranha) and Piranha::job in CMake,
+or pkg-config piranha.")
 include(CPack)

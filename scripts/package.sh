@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 
 # RelWithDebInfo (-O2 -g, as Debian builds; CPack strips the binaries) and
 # the installed targets only: the tests run in scripts/test.sh.
-cmake -S . -B build-deb -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B build-deb -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr "${launcher[@]}" >/dev/null
 cmake --build build-deb -j2 --target piranha cmatrix mandelbrot spin hello_job trellis_cluster
 (cd build-deb && cpack -G DEB)
 ./scripts/check-debs.sh --build-job build-deb /usr
