@@ -59,7 +59,10 @@ for f in "$prefix/bin/piranha" "$prefix/libexec/piranha/examples/hello_job" \
          "$prefix/include/piranha/job.h" "$prefix/include/piranha/tuplespace/client.h"; do
   [[ -e $root$f ]] || fail "$f is not in the packages"
 done
-for f in postinst prerm postrm; do [[ -x $control/$f ]] || fail "piranha has no $f"; done
+for f in postinst prerm postrm; do
+  [[ -x $control/$f ]] || fail "piranha has no $f"
+  sh -n "$control/$f" || fail "piranha's $f is not a valid shell script"
+done
 if [[ $config_dir == /etc/piranha ]]; then
   grep -qx /etc/piranha/agent.yaml "$control/conffiles" || fail "agent.yaml is not a conffile"
 fi
