@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The NPS experiments of seed 003, section 9.2, on local agents replaying an
+# The NPS experiments of the paper, section 9.2, on local agents replaying an
 # always-available trace (so owners never interrupt).
 #
 #   bench/nps.sh [--json] [--quick] [--runs N] [--trials N] [--agents N]
@@ -499,7 +499,7 @@ if [ "$JSON" = 1 ]; then
   }
 else
   [ "$QUICK" = 1 ] && echo "*** --quick: one run of each, a smoke check, NOT the measurement ***"
-  echo "NPS experiments (seed 003 §9.2), $DATE_START, $AGENTS agents x 1 core, always-available trace"
+  echo "NPS experiments (the paper, §9.2), $DATE_START, $AGENTS agents x 1 core, always-available trace"
   echo "every NPS with shadow schedulers: ${SHADOWS:-none}; a live-page client on its event stream: $([ "$PAGE" = 1 ] && echo yes || echo no)"
   echo "a fresh server, agents and NPS per run; the NPS ticks every ${NPS_TICK[nps:10]:-?} s and decides every period"
   echo "load average at start $LOAD_START, at the end $LOAD_END (1-min at submits: mean $(cut -d' ' -f1 <<<"$LOAD_DURING"), $LOAD_MIN..$LOAD_MAX)"
@@ -568,7 +568,7 @@ write_html() {
       W = 80 + n * 62 + 20; if (W < 760) W = 760; H = 470; x0 = 70; y0 = 350; h = 310
       fill["ext"] = "#2f6db5"; fill["nat"] = "#d9822b"; fill["alt1"] = "#4a9a5b"; fill["alt2"] = "#8a5fb5"; fill["alt3"] = "#7a7a7a"
       print "<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>"
-      print "<title>Piranha NPS batch experiment (Figure 10 of seed 003)</title>"
+      print "<title>Piranha NPS batch experiment (Figure 10 of the paper)</title>"
       print "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
       print "figcaption{font-size:.92em;line-height:1.4;margin-top:.5em}table{border-collapse:collapse;margin:1em 0}"
       print "td,th{border:1px solid #bbb;padding:.2em .6em;text-align:right}th{background:#eee}.warn{color:#a00}</style>\n</head>\n<body>"
@@ -619,7 +619,7 @@ write_html() {
       printf "measured by <code>bench/nps.sh</code> on %s (code %s): %d local node agents with one core each, replaying an always-available trace, a fresh tuple-space server, agents and NPS for every trial; ", date, commit, agents
       printf "%s, %s vCPUs, %s; load average %s at the start, %s at the end, 1-minute load %s to %s at the submits (a shared machine, not idle). ", cpu, cpus, kernel, la0, la1, lamin, lamax
       printf "Darker bars: all four jobs of all trials; lighter bars: one job; error bars: ±1 sample standard deviation over the trials (over all jobs and trials for the (all) bars). EXT/NAT overall: %s. ", ratio
-      print "The paper (seed 003, §9.2, Figure 10; four IBM RS6000/560s) found EXT(all) below NAT(all), EXT1..EXT4 rising with the cube of the dimension (shorter jobs first under TSK), and NAT1..NAT4 clustered around the overall average under FAIR; its figure gives no numbers in the text.</figcaption>\n</figure>"
+      print "The paper (§9.2, Figure 10; four IBM RS6000/560s) found EXT(all) below NAT(all), EXT1..EXT4 rising with the cube of the dimension (shorter jobs first under TSK), and NAT1..NAT4 clustered around the overall average under FAIR; its figure gives no numbers in the text.</figcaption>\n</figure>"
       print "<table><tr><th>bar</th><th>mean (s)</th><th>sd (s)</th></tr>"
       for (i = 1; i <= n; i++) {
         split(lab[i], parts, "@"); t = parts[1]

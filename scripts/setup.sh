@@ -18,6 +18,7 @@ packages=(
   iproute2
   libcpp-httplib-dev
   chromium
+  dpkg-dev file   # CPack's DEB generator: dpkg-shlibdeps, file
 )
 
 missing=()

@@ -261,9 +261,16 @@ TEST_CASE("pool: the server's memory after a million completed tasks is what it 
   MESSAGE("server RSS ", before, " KiB after 100,000 tasks, ", after, " KiB after 1,100,000 (", ms_since(started),
           " ms for the last million)");
   CHECK(stats_of(c, "farm").tuples == 0);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in quarantine (256 MiB): the
+  // resident size says nothing here. The store's own count is checked in
+  // store_test ("ended leases and served waiters leave no deadline behind").
+  MESSAGE("RSS not checked: the server runs under AddressSanitizer");
+#else
   // At 80 bytes per completed task (the deadline index before it was
   // bounded) the million would add about 78 MiB.
   CHECK(after - before < 8 * 1024);
+#endif
 }
 
 }  // namespace piranha::it

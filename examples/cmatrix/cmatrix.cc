@@ -1,4 +1,4 @@
-// cmatrix: matrix multiply as a Piranha job (seed 003, section 9.2).
+// cmatrix: matrix multiply as a Piranha job (the paper, section 9.2).
 //
 //   cmatrix N [--grain K] [--seed S]
 //

@@ -29,7 +29,9 @@ std::string to_string(const Value& v) {
       return s;
     }
     case Type::String: {
-      std::string s;  // append, not operator+: GCC 12 -O3 warns falsely (-Wrestrict)
+      // Appended piece by piece, not with operator+: GCC 12 at -O3 warns
+      // falsely that the concatenation's memcpy may overlap (-Wrestrict).
+      std::string s;
       s.append(1, '"').append(std::get<std::string>(v)).append(1, '"');
       return s;
     }
@@ -53,7 +55,12 @@ std::string to_string(const Template& t) {
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (i) s += ", ";
     const Field& f = t[i];
-    s += f.is_formal() ? "?" + std::string(type_name(f.type)) : to_string(*f.actual);
+    if (f.is_formal()) {
+      s += '?';  // not "?" + std::string(...): the same false -Wrestrict as above
+      s += type_name(f.type);
+    } else {
+      s += to_string(*f.actual);
+    }
   }
   return s + ")";
 }

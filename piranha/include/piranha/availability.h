@@ -1,6 +1,6 @@
 // Availability: whether a node may run piranhas right now.
 //
-// The paper's criterion (seed 003, section 4): a node is available when its
+// The paper's criterion (section 4): a node is available when its
 // 1-, 5- and 15-minute load averages are under 0.7, 0.4 and 0.1 and its
 // keyboard and mouse have been idle for at least 60 seconds. judge() is that
 // criterion as a pure function of one Reading; the sensors that produce

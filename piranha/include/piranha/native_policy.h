@@ -1,5 +1,5 @@
 // The native policies an agent uses to choose its node's job when no
-// external scheduler is directing it (seed 003, section 6.1). They are the
+// external scheduler is directing it (the paper, section 6.1). They are the
 // strategy library's FAIR and FCFS (scheduler/strategy.h), invoked through
 // its Decider for this one node; nothing of them is written here again.
 //

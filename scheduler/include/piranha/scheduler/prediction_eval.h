@@ -1,4 +1,4 @@
-// Scoring availability predictors against a trace (seed 003 §4, Figures 1–3;
+// Scoring availability predictors against a trace (the paper, §4, Figures 1–3;
 // docs/scheduling-model.md, "Availability prediction"): how often each predictor's average AP length for
 // the next `window` steps matches the actual one within a tolerance.
 #pragma once

@@ -1,4 +1,4 @@
-// The Piranha job simulator: seed 003 Figure 4 made exact by
+// The Piranha job simulator: the paper's Figure 4 made exact by
 // docs/scheduling-model.md, "One simulated step". One run = one availability trace, one job list, one
 // strategy; everything is deterministic given the seed.
 #pragma once

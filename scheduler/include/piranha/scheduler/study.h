@@ -1,4 +1,4 @@
-// The paper's study (seed 003 §4 Figures 1–3, §7 Figures 5–7, the §6.1
+// The paper's study (§4 Figures 1–3, §7 Figures 5–7, the §6.1
 // example) and the comparison beyond it, run end to end on one trace, with
 // its self-contained HTML report.
 #pragma once

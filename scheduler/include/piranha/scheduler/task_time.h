@@ -1,4 +1,4 @@
-// Task-time prediction as the live system has it (seed 003 §5): the running
+// Task-time prediction as the live system has it (the paper, §5): the running
 // mean of a job's completed tasks.
 //
 // Before a job's first task completes there is nothing to average, and the

@@ -1,4 +1,4 @@
-// The Network Piranha Scheduler's node types (seed 003 §9.1, Figure 8), as
+// The Network Piranha Scheduler's node types (the paper, §9.1, Figure 8), as
 // process-trellis nodes (trellis/node.h). Every type decides from its
 // inferiors' states, its commands and the Pool (pool.h); none blocks, none
 // touches a socket. `piranha trellis types` lists them; docs/nps.md is the

@@ -1,5 +1,5 @@
 // Pool: what the Network Piranha Scheduler's nodes see of the pool and how
-// they act on it (seed 003 §9.1) -- the one seam between the NPS's deciding
+// they act on it (the paper, §9.1) -- the one seam between the NPS's deciding
 // code and the world.
 //
 // Two implementations stand behind it: LivePool (live_pool.h), a snapshot of
