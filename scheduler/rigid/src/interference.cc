@@ -19,25 +19,33 @@ struct Task {
 
 struct Node {
   double v = 0, last = 0;  // service each task has had; when v was last advanced
-  std::vector<Task> tasks;
+  std::vector<Task> tasks;  // by finish_v, ties in order of placement
+  double work() const {      // the remaining work of all its tasks
+    double sum = 0;
+    for (const auto& t : tasks) sum += std::max(0.0, t.finish_v - v);
+    return sum;
+  }
+  void add(double work, std::size_t job) {
+    const double f = v + work;
+    const auto at = std::upper_bound(tasks.begin(), tasks.end(), f, [](double x, const Task& t) { return x < t.finish_v; });
+    tasks.insert(at, Task{f, job});
+  }
   void advance(double t) {
     if (!tasks.empty()) v += (t - last) / static_cast<double>(tasks.size());
     last = t;
   }
 };
 
-// Processor-sharing finish times from `t` for remaining works `r` (any order).
+// Processor-sharing finish times from `t` for remaining works `r`, in
+// ascending order: the k-th (from 0) of n finishes at
+// t + r[0] + ... + r[k-1] + (n - k) * r[k].
 std::vector<double> ps_finish(double t, const std::vector<double>& r) {
-  std::vector<std::size_t> order(r.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return r[a] < r[b]; });
   std::vector<double> out(r.size());
   double before = 0;  // sum of the smaller remainders
   const auto n = static_cast<double>(r.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const double rk = r[order[k]];
-    out[order[k]] = t + before + (n - static_cast<double>(k)) * rk;
-    before += rk;
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    out[k] = t + before + (n - static_cast<double>(k)) * r[k];
+    before += r[k];
   }
   return out;
 }
@@ -45,7 +53,7 @@ std::vector<double> ps_finish(double t, const std::vector<double>& r) {
 class Interfere {
  public:
   Interfere(Interference p, const Workload& w, const Machine& m, const RunOptions& o)
-      : p_(p), w_(w), m_(m), o_(o), out_(w.jobs.size()), left_(w.jobs.size(), 0), nodes_on_(w.jobs.size()) {
+      : p_(p), w_(w), m_(m), o_(o), out_(w.jobs.size()), left_(w.jobs.size(), 0) {
     for (const auto& s : m.sites) {
       first_.push_back(static_cast<int>(nodes_.size()));
       nodes_.resize(nodes_.size() + static_cast<std::size_t>(s.nodes));
@@ -59,8 +67,7 @@ class Interfere {
       double done = std::numeric_limits<double>::infinity();
       for (const auto& node : nodes_) {
         if (node.tasks.empty()) continue;
-        double least = node.tasks.front().finish_v;
-        for (const auto& task : node.tasks) least = std::min(least, task.finish_v);
+        const double least = node.tasks.front().finish_v;
         done = std::min(done, node.last + std::max(0.0, least - node.v) * static_cast<double>(node.tasks.size()));
       }
       const double arrival = next < n ? static_cast<double>(w_.jobs[next].submit) : std::numeric_limits<double>::infinity();
@@ -81,25 +88,66 @@ class Interfere {
   void complete(double t) {
     for (std::size_t x = 0; x < nodes_.size(); ++x) {
       auto& tasks = nodes_[x].tasks;
-      for (std::size_t i = 0; i < tasks.size();) {
-        if (tasks[i].finish_v - nodes_[x].v > kDone) {
-          ++i;
-          continue;
-        }
-        const std::size_t j = tasks[i].job;
-        tasks.erase(tasks.begin() + static_cast<std::ptrdiff_t>(i));
-        auto& on = nodes_on_[j];
-        on.erase(std::find(on.begin(), on.end(), x));
+      while (!tasks.empty() && tasks.front().finish_v - nodes_[x].v <= kDone) {
+        const std::size_t j = tasks.front().job;
+        tasks.erase(tasks.begin());
         if (--left_[j] == 0) out_[j].completion = t;
       }
     }
   }
 
-  double finish_on(std::size_t node, std::size_t job, const std::vector<double>& f) const {
-    const auto& tasks = nodes_[node].tasks;
-    for (std::size_t i = 0; i < tasks.size(); ++i)
-      if (tasks[i].job == job) return f[i];
-    return 0;
+  struct Candidate {
+    int site = -1;
+    std::vector<std::size_t> nodes;  // ascending
+    double completion = 0, total = 0;
+    std::size_t hit = 0;
+  };
+
+  // The projected completion of `job` on `nodes` of site s, and the
+  // interference it creates for the running jobs (job_before_: each one's
+  // projected completion without it).
+  Candidate evaluate(const RigidJob& job, int s, std::vector<std::size_t> nodes, double t) const {
+    Candidate c;
+    c.site = s;
+    c.nodes = std::move(nodes);
+    const auto work = static_cast<double>(runtime_at(m_, job, s));
+    // A running job's projected completion after placement is the larger of
+    // its completion before and its new finishes on the chosen nodes (a task
+    // added to a node delays every task there, never speeds one up).
+    std::vector<std::size_t> touched;
+    c.completion = t;
+    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+      const auto& node = nodes_[c.nodes[i]];
+      std::vector<double> r;
+      std::size_t at = node.tasks.size();
+      for (std::size_t k = 0; k < node.tasks.size(); ++k) {
+        const double rk = std::max(0.0, node.tasks[k].finish_v - node.v);
+        if (at == node.tasks.size() && work < rk) {
+          at = k;
+          r.push_back(work);
+        }
+        r.push_back(rk);
+      }
+      if (at == node.tasks.size()) r.push_back(work);
+      const auto f = ps_finish(t, r);
+      c.completion = std::max(c.completion, f[at]);
+      for (std::size_t k = 0; k < node.tasks.size(); ++k) {
+        const std::size_t job_k = node.tasks[k].job;
+        if (job_after_[job_k] < 0) touched.push_back(job_k);
+        job_after_[job_k] = std::max(job_after_[job_k], f[k < at ? k : k + 1]);
+      }
+    }
+    double interference = 0;
+    for (auto k : touched) {
+      const double a = job_after_[k];
+      job_after_[k] = -1;
+      if (a > job_before_[k]) {
+        interference += a - job_before_[k];
+        ++c.hit;
+      }
+    }
+    c.total = interference + (c.completion - t);
+    return c;
   }
 
   void place(std::size_t j, double t) {
@@ -120,60 +168,30 @@ class Interfere {
         job_before[k] = std::max(job_before[k], before[x][i]);
       }
     }
-    struct Candidate {
-      int site = -1;
-      std::vector<std::size_t> nodes;
-      double completion = 0, total = 0;
-      std::size_t hit = 0;
-    };
     Candidate best;
     double ideal = std::numeric_limits<double>::infinity();
     for (int s = 0; s < static_cast<int>(m_.sites.size()); ++s) {
       if (!fits(m_, job, s)) continue;
-      Candidate c;
-      c.site = s;
-      const auto work = static_cast<double>(runtime_at(m_, job, s));
       const auto first = static_cast<std::size_t>(first_[static_cast<std::size_t>(s)]);
       std::vector<std::size_t> site_nodes(static_cast<std::size_t>(m_.sites[static_cast<std::size_t>(s)].nodes));
       for (std::size_t i = 0; i < site_nodes.size(); ++i) site_nodes[i] = first + i;
-      std::stable_sort(site_nodes.begin(), site_nodes.end(),
-                       [&](std::size_t a, std::size_t b) { return nodes_[a].tasks.size() < nodes_[b].tasks.size(); });
-      c.nodes.assign(site_nodes.begin(), site_nodes.begin() + job.width);
-      std::sort(c.nodes.begin(), c.nodes.end());
-      std::vector<std::vector<double>> after(c.nodes.size());
-      std::vector<std::size_t> touched;
-      c.completion = t;
-      for (std::size_t i = 0; i < c.nodes.size(); ++i) {
-        const auto& node = nodes_[c.nodes[i]];
-        std::vector<double> r;
-        for (const auto& task : node.tasks) {
-          r.push_back(std::max(0.0, task.finish_v - node.v));
-          touched.push_back(task.job);
-        }
-        r.push_back(work);
-        after[i] = ps_finish(t, r);
-        c.completion = std::max(c.completion, after[i].back());
+      std::vector<double> work(nodes_.size());
+      for (auto x : site_nodes) work[x] = nodes_[x].work();
+      // Two candidate schedules per site: the nodes with the fewest tasks,
+      // and the nodes with the least remaining work (ties: lower node).
+      for (int kind = 0; kind < 2; ++kind) {
+        std::vector<std::size_t> order = site_nodes;
+        if (kind == 0)
+          std::stable_sort(order.begin(), order.end(),
+                           [&](std::size_t a, std::size_t b) { return nodes_[a].tasks.size() < nodes_[b].tasks.size(); });
+        else
+          std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] < work[b]; });
+        order.resize(static_cast<std::size_t>(job.width));
+        std::sort(order.begin(), order.end());
+        Candidate c = evaluate(job, s, std::move(order), t);
+        ideal = std::min(ideal, c.completion);
+        if (best.site < 0 || better(c, best)) best = std::move(c);
       }
-      std::sort(touched.begin(), touched.end());
-      touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-      double interference = 0;
-      for (auto k : touched) {
-        double a = 0;
-        for (auto x : nodes_on_[k]) {
-          const auto at = std::lower_bound(c.nodes.begin(), c.nodes.end(), x);
-          if (at != c.nodes.end() && *at == x)
-            a = std::max(a, finish_on(x, k, after[static_cast<std::size_t>(at - c.nodes.begin())]));
-          else
-            a = std::max(a, finish_on(x, k, before[x]));
-        }
-        if (a > job_before[k]) {
-          interference += a - job_before[k];
-          ++c.hit;
-        }
-      }
-      c.total = interference + (c.completion - t);
-      ideal = std::min(ideal, c.completion);
-      if (best.site < 0 || better(c, best)) best = std::move(c);
     }
     out_[j].site = best.site;
     out_[j].dedicated = runtime_at(m_, job, best.site);
@@ -184,14 +202,12 @@ class Interfere {
     }
     const auto work = static_cast<double>(out_[j].dedicated);
     for (auto x : best.nodes) {
-      nodes_[x].tasks.push_back({nodes_[x].v + work, j});
-      nodes_on_[j].push_back(x);
+      nodes_[x].add(work, j);
     }
     left_[j] = job.width;
   }
 
-  template <class C>
-  bool better(const C& a, const C& b) const {
+  bool better(const Candidate& a, const Candidate& b) const {
     switch (p_) {
       case Interference::kMti:
         if (a.total != b.total) return a.total < b.total;
@@ -211,10 +227,10 @@ class Interfere {
   const RunOptions& o_;
   std::vector<Outcome> out_;
   std::vector<int> left_;
-  std::vector<std::vector<std::size_t>> nodes_on_;
   std::vector<Node> nodes_;
   std::vector<int> first_;
   std::vector<double> job_before_ = std::vector<double>(w_.jobs.size(), -1);
+  mutable std::vector<double> job_after_ = std::vector<double>(w_.jobs.size(), -1);  // scratch of evaluate()
   std::vector<std::size_t> seen_;
 };
 

@@ -128,26 +128,23 @@ std::vector<Time> reservations(const SiteView& v) {
   std::vector<Time> out(v.queue.size(), kNever);
   for (std::size_t q = 0; q < v.queue.size(); ++q) {
     const int width = v.queue[q].width;
-    for (std::size_t i = 0; i < profile.size(); ++i) {
-      const Time start = profile[i].at;
-      // A predicted length of 0 holds its nodes for one second.
-      const Time p = v.queue[q].predicted;
-      const Time end = finish(start, p == kUnknown ? kUnknown : std::max<Time>(p, 1));
-      bool ok = true;
-      for (std::size_t k = i; k < profile.size() && profile[k].at < end; ++k)
-        if (profile[k].free < width) {
-          ok = false;
-          break;
-        }
-      if (!ok) continue;
-      out[q] = start;
-      // Take the nodes on [start, end): split the step containing `end`.
-      if (end != kNever) {
-        std::size_t k = i;
-        while (k + 1 < profile.size() && profile[k + 1].at <= end) ++k;
-        if (profile[k].at != end) profile.insert(profile.begin() + static_cast<std::ptrdiff_t>(k) + 1, Step{end, profile[k].free});
+    // A predicted length of 0 holds its nodes for one second.
+    const Time p = v.queue[q].predicted;
+    const Time len = p == kUnknown ? kUnknown : std::max<Time>(p, 1);
+    // Steps i..k all have room; the window starting at step i is found
+    // once step k reaches its end (the last step lasts for ever).
+    std::size_t i = 0;
+    for (std::size_t k = 0; k < profile.size(); ++k) {
+      if (profile[k].free < width) {
+        i = k + 1;
+        continue;
       }
-      for (std::size_t k = i; k < profile.size() && profile[k].at < end; ++k) profile[k].free -= width;
+      const Time start = profile[i].at, end = finish(start, len);
+      if (k + 1 < profile.size() && profile[k + 1].at < end) continue;
+      out[q] = start;
+      if (end != kNever && (k + 1 == profile.size() || profile[k + 1].at != end))
+        profile.insert(profile.begin() + static_cast<std::ptrdiff_t>(k) + 1, Step{end, profile[k].free});
+      for (std::size_t x = i; x <= k; ++x) profile[x].free -= width;
       break;
     }
   }

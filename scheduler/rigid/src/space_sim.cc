@@ -80,8 +80,15 @@ class SpaceSim {
     return jobs_[j].eff[static_cast<std::size_t>(std::find(q.begin(), q.end(), s) - q.begin())];
   }
 
-  // The site's priority order: (submit, id) = job index, or efficacy first.
+  // The site's priority order: (submit, id) = job index, after LPT's or
+  // SPT's processing time (runtime x width) or the efficacy.
   bool before(std::size_t a, std::size_t b, int s) const {
+    if (p_.local == Local::kLpt || p_.local == Local::kSpt) {
+      const auto& ja = w_.jobs[a];
+      const auto& jb = w_.jobs[b];
+      const auto wa = static_cast<__int128>(ja.runtime) * ja.width, wb = static_cast<__int128>(jb.runtime) * jb.width;
+      if (wa != wb) return p_.local == Local::kLpt ? wa > wb : wa < wb;
+    }
     if (p_.efficacy_priority) {
       const double ea = eff_at(a, s), eb = eff_at(b, s);
       if (ea != eb) return ea > eb;
@@ -93,22 +100,16 @@ class SpaceSim {
                 Time t) const {
     const SiteState& st = sites_[static_cast<std::size_t>(s)];
     order = st.queue;
-    if (p_.local == Local::kLpt || p_.local == Local::kSpt) {
-      const bool longest = p_.local == Local::kLpt;
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const auto& ja = w_.jobs[a];
-        const auto& jb = w_.jobs[b];
-        const auto wa = static_cast<__int128>(ja.runtime) * ja.width, wb = static_cast<__int128>(jb.runtime) * jb.width;
-        return longest ? wa > wb : wa < wb;
-      });
-    }
+    // FIFO, FirstFit, Random, LPT and SPT read no predictions.
+    const bool predicted = p_.local == Local::kBackfill || p_.local == Local::kEasy || p_.local == Local::kConservative;
     q.clear();
-    for (auto j : order) q.push_back({w_.jobs[j].width, predict(j, s)});
+    for (auto j : order) q.push_back({w_.jobs[j].width, predicted ? predict(j, s) : kUnknown});
     r.clear();
-    for (auto j : st.running) {
-      const Time pr = predict(j, s);
-      r.push_back({w_.jobs[j].width, pr == kUnknown ? kUnknown : jobs_[j].start + pr});
-    }
+    if (predicted)
+      for (auto j : st.running) {
+        const Time pr = predict(j, s);
+        r.push_back({w_.jobs[j].width, pr == kUnknown ? kUnknown : jobs_[j].start + pr});
+      }
     return SiteView{t, m_.sites[static_cast<std::size_t>(s)].nodes, st.free, r, q};
   }
 
