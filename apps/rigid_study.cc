@@ -10,9 +10,7 @@
 namespace piranha::apps {
 
 void add_sim_rigid_study(CLI::App& app) {
-  CLI::App* sim = nullptr;
-  for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
-    if (s->get_name() == "sim") sim = s;
+  CLI::App* sim = sim_group(app);
   struct Args {
     std::string swf, report;
   };

@@ -85,7 +85,7 @@ void run_rigid(const RigidArgs& a) {
   if (!a.sites.empty()) machine = rigid::parse_sites(a.sites);
   const std::string list = a.algorithms.empty() ? (machine && machine->sites.size() > 1 ? kSites : kOneSite) : a.algorithms;
   std::vector<std::unique_ptr<rigid::Algorithm>> algorithms;
-  for (const auto& name : rigid::split_algorithms(list)) {
+  for (const auto& name : split_list(list)) {
     // MR(0,...) stands for MR with K = all sites.
     std::string n = name;
     if (machine && (n.rfind("MR(0", 0) == 0 || n.rfind("mr(0", 0) == 0) && (n.size() == 4 || n[4] == ',' || n[4] == ')'))
@@ -129,13 +129,7 @@ void run_rigid(const RigidArgs& a) {
 }  // namespace
 
 void add_sim_rigid(CLI::App& app) {
-  CLI::App* sim = nullptr;
-  for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
-    if (s->get_name() == "sim") sim = s;
-  if (!sim) {
-    sim = app.add_subcommand("sim", "simulators");
-    sim->require_subcommand(1);
-  }
+  CLI::App* sim = sim_group(app);
   auto a = std::make_shared<RigidArgs>();
   auto* cmd = sim->add_subcommand(
       "rigid", "rigid (MPI-style) jobs from an SWF workload through the algorithms of seeds 000, 001, 002, 004 "

@@ -180,24 +180,6 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
                        "Greedy MR(K,...) MTI MCT MNI");
 }
 
-std::vector<std::string> split_algorithms(std::string_view list) {
-  std::vector<std::string> out;
-  std::string item;
-  int depth = 0;
-  for (char c : list) {
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (c == ',' && depth == 0) {
-      if (!item.empty()) out.push_back(item);
-      item.clear();
-    } else if (!std::isspace(static_cast<unsigned char>(c))) {
-      item += c;
-    }
-  }
-  if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 Metrics measure(const Workload& w, const Machine& m, const std::vector<Outcome>& jobs, Time bound) {
   Metrics r;
   r.jobs = jobs.size();

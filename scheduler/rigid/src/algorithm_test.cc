@@ -42,8 +42,4 @@ TEST_CASE("single-site algorithms refuse several sites; the others take any") {
   CHECK_NOTHROW(make_algorithm("EASY")->check(single_site(4)));
 }
 
-TEST_CASE("algorithm lists split at commas outside parentheses") {
-  CHECK(split_algorithms("FIFO, MR(2,CONS),,EASY") == std::vector<std::string>{"FIFO", "MR(2,CONS)", "EASY"});
-}
-
 }  // namespace piranha::rigid

@@ -100,9 +100,6 @@ class Algorithm {
 // Throws AlgorithmError for an unknown name or a bad parameter.
 std::unique_ptr<Algorithm> make_algorithm(std::string_view name);
 
-// Splits "a,b(1,2),c" at the commas outside parentheses.
-std::vector<std::string> split_algorithms(std::string_view list);
-
 // The metrics of finished outcomes (docs/rigid.md, "Metrics").
 Metrics measure(const Workload& w, const Machine& m, const std::vector<Outcome>& jobs, Time slowdown_bound);
 
