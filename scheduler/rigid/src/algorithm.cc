@@ -134,6 +134,9 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
     }
     if (params.size() > 1) p.slice = seconds(text, "slice", params[1], 1);
     if (params.size() > 2) p.penalty = seconds(text, "penalty", params[2], 0);
+    // Alternating turns that each cost their whole length would never end.
+    if (p.variant == 1 && p.penalty >= p.slice)
+      throw AlgorithmError("algorithm \"" + std::string(text) + "\": PFCFS1's penalty must be shorter than its slice");
     return std::make_unique<Pfcfs>(name + "(" + std::to_string(p.wait) + "," + std::to_string(p.slice) + "," +
                                        std::to_string(p.penalty) + ")",
                                    p);

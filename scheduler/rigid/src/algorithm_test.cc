@@ -24,6 +24,9 @@ TEST_CASE("bad algorithm names and parameters say what is wrong") {
   CHECK_THROWS_WITH(make_algorithm("PFCFS1(x)"), "algorithm \"PFCFS1(x)\": wait \"X\" is not a whole number >= 0");
   CHECK_THROWS_WITH(make_algorithm("PFCFS1(1,0)"), "algorithm \"PFCFS1(1,0)\": slice \"0\" is not a whole number >= 1");
   CHECK_THROWS_AS(make_algorithm("PFCFS3(1,2,3)"), AlgorithmError);
+  CHECK_THROWS_WITH(make_algorithm("PFCFS1(0,60,60)"),
+                    "algorithm \"PFCFS1(0,60,60)\": PFCFS1's penalty must be shorter than its slice");
+  CHECK_NOTHROW(make_algorithm("PFCFS2(0,60,60)"));
   CHECK_THROWS_WITH(make_algorithm("MR(2,EASY,COMPLETION)"),
                     "algorithm \"MR(2,EASY,COMPLETION)\": completion-based decisions need CONS");
   CHECK_THROWS_WITH(make_algorithm("MR(2,FAST)"), "algorithm \"MR(2,FAST)\": \"FAST\" is neither EASY nor CONS");
