@@ -38,7 +38,7 @@ class Study {
 
  private:
   RunResult run(const std::string& name, const Workload& w, const Machine& m, Estimates e = Estimates::kExact) {
-    if (o_.progress) o_.progress(name, static_cast<double>(runs_) / 150.0);
+    if (o_.progress) o_.progress(name, std::min(1.0, static_cast<double>(runs_) / 135.0));  // the study makes 135 runs
     ++runs_;
     RunOptions opt;
     opt.estimates = e;
@@ -49,6 +49,20 @@ class Study {
     summary_ << "<li><b>" << (agrees ? "Agrees" : "Differs") << ":</b> " << what << " " << why << "</li>\n";
     section_ << "<p class=\"finding\"><b>" << (agrees ? "Agrees with the paper." : "Differs from the paper.")
              << "</b> " << what << " " << why << "</p>\n";
+  }
+
+  // One line per algorithm: get(metrics) against the load factor.
+  template <class Get>
+  static std::string load_chart(const std::string& title, const std::string& y, const std::vector<std::string>& names,
+                                const std::vector<double>& loads, std::map<std::string, std::vector<Metrics>>& by,
+                                Get get) {
+    std::vector<h::Series> series;
+    for (const auto& n : names) {
+      h::Series s{n, {}};
+      for (std::size_t i = 0; i < loads.size(); ++i) s.points.emplace_back(loads[i], get(by[n][i]));
+      series.push_back(s);
+    }
+    return h::line_chart({title, "load factor", y}, series);
   }
 
   std::string take_section() {
@@ -96,18 +110,10 @@ class Study {
       const Workload w = scale_load(w_, load);
       for (const auto& n : names) by[n].push_back(run(n, w, m).metrics);
     }
-    auto chart = [&](const std::string& title, const std::string& y, auto get) {
-      std::vector<h::Series> series;
-      for (const auto& n : names) {
-        h::Series s{n, {}};
-        for (std::size_t i = 0; i < loads.size(); ++i) s.points.emplace_back(loads[i], get(by[n][i]) / 86400.0);
-        series.push_back(s);
-      }
-      return h::line_chart({title, "load factor", y}, series);
-    };
-    b << chart("Makespan", "days", [](const Metrics& x) { return x.makespan; })
-      << chart("Maximum waiting time", "days", [](const Metrics& x) { return x.max_wait; })
-      << chart("Average flow time", "days", [](const Metrics& x) { return x.mean_flow; });
+    const double day = 86400;
+    b << load_chart("Makespan", "days", names, loads, by, [&](const Metrics& x) { return x.makespan / day; })
+      << load_chart("Maximum waiting time", "days", names, loads, by, [&](const Metrics& x) { return x.max_wait / day; })
+      << load_chart("Average flow time", "days", names, loads, by, [&](const Metrics& x) { return x.mean_flow / day; });
     // The trace as it is, with learning.
     const RunResult learned = run("Backfill", w_, m, Estimates::kLearn);
     std::vector<std::vector<std::string>> rows;
@@ -342,18 +348,11 @@ class Study {
       easy1.push_back(run("EASY", one, single_site(256)).metrics);
       cons1.push_back(run("Conservative", one, single_site(256)).metrics);
     }
-    auto chart = [&](const std::string& title, const std::string& y, double unit, auto get) {
-      std::vector<h::Series> series;
-      for (const auto& n : names) {
-        h::Series s{n, {}};
-        for (std::size_t i = 0; i < loads.size(); ++i) s.points.emplace_back(loads[i], get(by[n][i]) / unit);
-        series.push_back(s);
-      }
-      return h::line_chart({title, "load factor", y}, series);
-    };
-    b << chart("Average turnaround time, four sites", "hours", 3600, [](const Metrics& x) { return x.mean_flow; })
-      << chart("Utilization", "", 1, [](const Metrics& x) { return x.utilization; })
-      << chart("Effective utilization", "", 1, [](const Metrics& x) { return x.effective_utilization; });
+    b << load_chart("Average turnaround time, four sites", "hours", names, loads, by,
+                    [](const Metrics& x) { return x.mean_flow / 3600; })
+      << load_chart("Utilization", "", names, loads, by, [](const Metrics& x) { return x.utilization; })
+      << load_chart("Effective utilization", "", names, loads, by,
+                    [](const Metrics& x) { return x.effective_utilization; });
     std::vector<h::Series> single{{"EASY", {}}, {"Conservative", {}}};
     for (std::size_t i = 0; i < loads.size(); ++i) {
       single[0].points.emplace_back(loads[i], easy1[i].mean_flow / 3600);
