@@ -35,7 +35,7 @@ TEST_CASE("bad algorithm names and parameters say what is wrong") {
   CHECK_THROWS_AS(make_algorithm("EASY("), AlgorithmError);
 }
 
-TEST_CASE("single-site algorithms refuse several sites; the others take any") {
+TEST_CASE("single-site algorithms refuse several sites, the others take any") {
   const auto two = parse_sites("4,4");
   CHECK_THROWS_WITH_AS(make_algorithm("EASY")->check(two), "algorithm EASY schedules one site; --sites gives 2",
                        AlgorithmError);

@@ -87,6 +87,17 @@ TEST_CASE("sim rigid bad input: one line naming the file, line or parameter, exi
   }
 }
 
+TEST_CASE("sim rigid-study: bad input is one line and exit 2") {
+  const auto r = piranha("sim rigid-study --report " + (cli_run::scratch() / "study.html").string());
+  CHECK(r.status == 2);
+  CHECK(r.err == "piranha: sim rigid-study: --swf is required\n");
+  const auto wide = write("wide.swf", "1 0 -1 10 300 -1 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n");
+  const auto w = piranha("sim rigid-study --swf " + wide.string() + " --report " + (cli_run::scratch() / "study.html").string());
+  CHECK(w.status == 2);
+  CHECK(w.err.find("wide.swf:1: job 1 needs 300 nodes; the largest site has 256") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(cli_run::scratch() / "study.html"));
+}
+
 TEST_CASE("sim rigid --help names every option") {
   const auto r = piranha("sim rigid --help");
   CHECK(r.status == 0);

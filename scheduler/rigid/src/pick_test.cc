@@ -17,7 +17,7 @@ SiteView site(int nodes, int free, const std::vector<RunningJob>& running, const
 
 }  // namespace
 
-TEST_CASE("FIFO stops at the first head that does not fit; FirstFit goes on") {
+TEST_CASE("FIFO stops at the first head that does not fit, FirstFit goes on") {
   const std::vector<QueuedJob> q{{2, 5}, {3, 5}, {1, 5}};
   CHECK(pick_fifo(site(4, 4, {}, q)) == Picks{0});
   CHECK(pick_first_fit(site(4, 4, {}, q)) == Picks{0, 2});
@@ -47,7 +47,7 @@ TEST_CASE("shadow: when the head fits, counting every job that ends then") {
   CHECK(shadow_of(site(4, 0, {{2, 10}, {2, kUnknown}}, {}), 3).time == kNever);
 }
 
-TEST_CASE("Backfill fills the gap before the head's shadow; EASY also uses its extra nodes") {
+TEST_CASE("Backfill fills the gap before the head's shadow, EASY also uses its extra nodes") {
   // 4 nodes, 2 running until 10: the head (4 wide) starts at 10 with no spare node.
   const std::vector<RunningJob> r{{2, 10}};
   const std::vector<QueuedJob> q{{4, 5}, {1, 20}, {1, 10}};

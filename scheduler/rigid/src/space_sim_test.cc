@@ -26,7 +26,7 @@ const Workload kThree = test::workload({{0, 10, 2}, {0, 10, 4}, {1, 5, 2}});
 
 }  // namespace
 
-TEST_CASE("FIFO: job 3 waits behind the wide job 2; the metrics of docs/rigid.md") {
+TEST_CASE("FIFO: job 3 waits behind the wide job 2, the metrics of docs/rigid.md") {
   const auto r = run("FIFO", kThree, single_site(4));
   CHECK(completions(r) == Times{10, 20, 25});
   CHECK(r.metrics.makespan == 25);
@@ -57,11 +57,18 @@ TEST_CASE("Backfill without runtime information acts as FIFO until it has learne
   CHECK(completions(run("Backfill", w, single_site(4), Estimates::kSwf)) == Times{10, 20, 6});
 }
 
-TEST_CASE("EASY gives the head's spare node to a long job; Backfill does not") {
+TEST_CASE("EASY gives the head's spare node to a long job, Backfill does not") {
   // Job 2 needs 3 of 4 nodes at 10, leaving one: job 3 (1 wide, 20 s) takes it at 1 under EASY.
   const auto w = test::workload({{0, 10, 2}, {0, 10, 3}, {1, 20, 1}});
   CHECK(completions(run("EASY", w, single_site(4))) == Times{10, 20, 21});
   CHECK(completions(run("Backfill", w, single_site(4))) == Times{10, 20, 30});
+}
+
+TEST_CASE("a job of run time 0 ends where it starts and frees its nodes at once") {
+  const auto w = test::workload({{0, 0, 4}, {0, 10, 4}});
+  const auto r = run("FIFO", w, single_site(4));
+  CHECK(completions(r) == Times{0, 10});
+  CHECK(r.jobs[1].start == 0);
 }
 
 TEST_CASE("Random is reproducible from its seed") {

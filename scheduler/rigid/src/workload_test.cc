@@ -55,7 +55,7 @@ TEST_CASE("SWF defects are named by file and line") {
   CHECK_THROWS_WITH_AS(read_swf("/nonexistent.swf"), "/nonexistent.swf: cannot open", sched::JobError);
 }
 
-TEST_CASE("SWF: load factor rounds run times and estimates up; width filter") {
+TEST_CASE("SWF: load factor rounds run times and estimates up, width filter") {
   const auto w = parse("1 0 -1 3 8 -1 -1 -1 5 -1 1 -1 -1 -1 0 -1 -1 -1\n" + std::string(kLine2));
   const auto s = scale_load(w, 1.5);
   CHECK(s.jobs[0].runtime == 5);  // ceil(4.5)
