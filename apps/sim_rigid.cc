@@ -88,8 +88,9 @@ void run_rigid(const RigidArgs& a) {
   for (const auto& name : split_list(list)) {
     // MR(0,...) stands for MR with K = all sites.
     std::string n = name;
-    if (machine && (n.rfind("MR(0", 0) == 0 || n.rfind("mr(0", 0) == 0) && (n.size() == 4 || n[4] == ',' || n[4] == ')'))
-      n = "MR(" + std::to_string(machine->sites.size()) + n.substr(4);
+    const bool all_sites = n.size() > 4 && (n[0] == 'M' || n[0] == 'm') && (n[1] == 'R' || n[1] == 'r') &&
+                           n.compare(2, 2, "(0") == 0 && (n[4] == ',' || n[4] == ')');
+    if (all_sites) n = "MR(" + std::to_string(machine ? machine->sites.size() : 1) + n.substr(4);
     algorithms.push_back(rigid::make_algorithm(n));
   }
   if (algorithms.empty()) bad_input("--algorithms is empty");

@@ -46,7 +46,7 @@ TEST_CASE("sim rigid --json: the shape of docs/rigid.md and the hand-worked numb
 TEST_CASE("sim rigid: a table by default, --sites for several sites, --report written whole") {
   const auto swf = write("three.swf", three_jobs());
   const auto html = cli_run::scratch() / "run.html";
-  const auto r = piranha("sim rigid --swf " + swf.string() + " --sites 4,4*2 --algorithms 'Greedy,MR(0,CONS,COMPLETION),MTI' --report " +
+  const auto r = piranha("sim rigid --swf " + swf.string() + " --sites 4,4*2 --algorithms 'Greedy,mr(0,CONS,COMPLETION),MTI' --report " +
                          html.string());
   REQUIRE(r.status == 0);
   CHECK(lines(r.out) == 4);
