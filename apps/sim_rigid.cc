@@ -105,7 +105,7 @@ void run_rigid(const RigidArgs& a) {
   std::vector<rigid::RunResult> results;
   for (const auto& alg : algorithms) {
     Progress progress("sim rigid " + alg->name());
-    o.progress = [&](double f) { progress.update(f, alg->name()); };
+    o.progress = [&](double f) { progress.update(f, "of the jobs submitted"); };
     results.push_back(alg->run(w, *machine, o));
     progress.finish();
   }
