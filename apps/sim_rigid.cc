@@ -16,21 +16,27 @@ namespace {
 
 struct RigidArgs {
   std::string swf, nodes, sites, algorithms, estimates = "swf", alpha = "0.5", seed = "0", load = "1",
-                                                slowdown_bound = "10", report;
+                                             slowdown_bound = "10", report;
   bool json = false, per_job = false;
 };
 
-constexpr const char* kOneSite = "FIFO,FirstFit,Random,LPT,SPT,Backfill,EASY,Conservative,PFCFS1,PFCFS2,PFCFS3,MTI,MCT,MNI";
-constexpr const char* kSites = "Greedy,MR(2),MR(0),MR(0,CONS,COMPLETION),MR(0,CONS,COMPLETION,EFFICACY),MTI,MCT,MNI";
+constexpr const char* kOneSite =
+    "FIFO,FirstFit,Random,LPT,SPT,Backfill,EASY,Conservative,PFCFS1,PFCFS2,PFCFS3,MTI,MCT,MNI";
+constexpr const char* kSites =
+    "Greedy,MR(2),MR(0),MR(0,CONS,COMPLETION),MR(0,CONS,COMPLETION,EFFICACY),MTI,MCT,MNI";
 
 nlohmann::ordered_json to_json(const rigid::Workload& w, const rigid::Machine& m, const RigidArgs& a,
-                               const rigid::RunOptions& o, double load, const std::vector<rigid::RunResult>& results) {
+                               const rigid::RunOptions& o, double load,
+                               const std::vector<rigid::RunResult>& results) {
   nlohmann::ordered_json out;
   out["workload"] = {{"file", w.source}, {"jobs", w.jobs.size()}, {"skipped", w.skipped}};
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
   for (const auto& s : m.sites) sites.push_back({{"nodes", s.nodes}, {"factors", s.factors}});
   out["machine"] = {{"sites", sites}};
-  out["options"] = {{"estimates", a.estimates}, {"alpha", o.alpha}, {"seed", o.seed}, {"load", load},
+  out["options"] = {{"estimates", a.estimates},
+                    {"alpha", o.alpha},
+                    {"seed", o.seed},
+                    {"load", load},
                     {"slowdown_bound", o.slowdown_bound}};
   out["results"] = nlohmann::ordered_json::array();
   for (const auto& r : results) {
@@ -83,7 +89,8 @@ void run_rigid(const RigidArgs& a) {
   std::optional<rigid::Machine> machine;
   if (!a.nodes.empty()) machine = rigid::single_site(static_cast<int>(to_int("--nodes", a.nodes, 1)));
   if (!a.sites.empty()) machine = rigid::parse_sites(a.sites);
-  const std::string list = a.algorithms.empty() ? (machine && machine->sites.size() > 1 ? kSites : kOneSite) : a.algorithms;
+  const std::string list =
+      a.algorithms.empty() ? (machine && machine->sites.size() > 1 ? kSites : kOneSite) : a.algorithms;
   std::vector<std::unique_ptr<rigid::Algorithm>> algorithms;
   for (const auto& name : split_list(list)) {
     // MR(0,...) stands for MR with K = all sites.
@@ -109,21 +116,23 @@ void run_rigid(const RigidArgs& a) {
     results.push_back(alg->run(w, *machine, o));
     progress.finish();
   }
-  if (!a.report.empty()) write_whole_file(a.report, rigid::render_run_report({w, *machine, a.estimates, load, results}));
+  if (!a.report.empty())
+    write_whole_file(a.report, rigid::render_run_report({w, *machine, a.estimates, load, results}));
   if (a.json) {
     std::cout << to_json(w, *machine, a, o, load, results).dump() << "\n";
     return;
   }
-  std::cout << std::left << std::setw(34) << "algorithm" << std::right << std::setw(12) << "makespan" << std::setw(12)
-            << "mean flow" << std::setw(12) << "mean wait" << std::setw(12) << "max wait" << std::setw(10) << "bsld"
-            << std::setw(8) << "util" << std::setw(8) << "eff" << "\n";
+  std::cout << std::left << std::setw(34) << "algorithm" << std::right << std::setw(12) << "makespan"
+            << std::setw(12) << "mean flow" << std::setw(12) << "mean wait" << std::setw(12) << "max wait"
+            << std::setw(10) << "bsld" << std::setw(8) << "util" << std::setw(8) << "eff"
+            << "\n";
   for (const auto& r : results) {
     const auto& x = r.metrics;
     std::cout << std::left << std::setw(34) << r.algorithm << std::right << std::fixed << std::setprecision(0)
               << std::setw(12) << x.makespan << std::setw(12) << x.mean_flow << std::setw(12) << x.mean_wait
-              << std::setw(12) << x.max_wait << std::setprecision(2) << std::setw(10) << x.mean_bounded_slowdown
-              << std::setprecision(3) << std::setw(8) << x.utilization << std::setw(8) << x.effective_utilization
-              << "\n";
+              << std::setw(12) << x.max_wait << std::setprecision(2) << std::setw(10)
+              << x.mean_bounded_slowdown << std::setprecision(3) << std::setw(8) << x.utilization
+              << std::setw(8) << x.effective_utilization << "\n";
   }
 }
 
@@ -133,20 +142,23 @@ void add_sim_rigid(CLI::App& app) {
   CLI::App* sim = sim_group(app);
   auto a = std::make_shared<RigidArgs>();
   auto* cmd = sim->add_subcommand(
-      "rigid", "rigid (MPI-style) jobs from an SWF workload through the algorithms of seeds 000, 001, 002, 004 "
-               "(docs/rigid.md)");
+      "rigid",
+      "rigid (MPI-style) jobs from an SWF workload through the algorithms of seeds 000, 001, 002, 004 "
+      "(docs/rigid.md)");
   cmd->add_option("--swf", a->swf, "workload in the Standard Workload Format (Parallel Workloads Archive)");
   cmd->add_option("--nodes", a->nodes, "one site of N nodes (default: the SWF's MaxNodes header)");
   cmd->add_option("--sites", a->sites, "sites NODES[*F or *F1/F2/...] comma-separated, e.g. 256*1.3/2.1,256");
   cmd->add_option("--algorithms", a->algorithms,
-                  std::string("comma-separated; default one site: ") + kOneSite + "; several sites: " + kSites +
-                      " (MR(0,...): K = all sites)");
+                  std::string("comma-separated; default one site: ") + kOneSite +
+                      "; several sites: " + kSites + " (MR(0,...): K = all sites)");
   cmd->add_option("--estimates", a->estimates, "swf (requested time, else learned) | learn | exact")
       ->capture_default_str();
   cmd->add_option("--alpha", a->alpha, "runtime learning: weight of the old average")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Random's seed")->capture_default_str();
-  cmd->add_option("--load", a->load, "multiply run times and estimates by this (rounded up)")->capture_default_str();
-  cmd->add_option("--slowdown-bound", a->slowdown_bound, "bounded slowdown's threshold, seconds")->capture_default_str();
+  cmd->add_option("--load", a->load, "multiply run times and estimates by this (rounded up)")
+      ->capture_default_str();
+  cmd->add_option("--slowdown-bound", a->slowdown_bound, "bounded slowdown's threshold, seconds")
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "print one JSON object on stdout");
   cmd->add_flag("--per-job", a->per_job, "with --json: each job's site, start and completion");
   cmd->add_option("--report", a->report, "write a self-contained HTML report here");

@@ -20,7 +20,8 @@ std::string upper(std::string_view s) {
 std::pair<std::string, std::vector<std::string>> split_name(std::string_view text) {
   const auto open = text.find('(');
   if (open == std::string_view::npos) return {upper(text), {}};
-  if (text.back() != ')') throw AlgorithmError("algorithm \"" + std::string(text) + "\": unbalanced parentheses");
+  if (text.back() != ')')
+    throw AlgorithmError("algorithm \"" + std::string(text) + "\": unbalanced parentheses");
   std::vector<std::string> params;
   std::string inner(text.substr(open + 1, text.size() - open - 2));
   std::size_t p = 0;
@@ -48,7 +49,8 @@ class SingleSite : public Algorithm {
   using Algorithm::Algorithm;
   void check(const Machine& m) const override {
     if (m.sites.size() != 1)
-      throw AlgorithmError("algorithm " + name() + " schedules one site; --sites gives " + std::to_string(m.sites.size()));
+      throw AlgorithmError("algorithm " + name() + " schedules one site; --sites gives " +
+                           std::to_string(m.sites.size()));
   }
 };
 
@@ -97,7 +99,8 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
   using L = SpacePolicy::Local;
   const auto [name, params] = split_name(text);
   auto no_params = [&, n = name, ps = params](const std::string& canonical) {
-    if (!ps.empty()) throw AlgorithmError("algorithm \"" + std::string(text) + "\": " + canonical + " takes no parameters");
+    if (!ps.empty())
+      throw AlgorithmError("algorithm \"" + std::string(text) + "\": " + canonical + " takes no parameters");
     (void)n;
   };
   struct Simple {
@@ -106,11 +109,16 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
     L local;
   };
   static const Simple simple[] = {
-      {"FIFO", "FIFO", L::kFifo},         {"FCFS", "FIFO", L::kFifo},
-      {"FIRSTFIT", "FirstFit", L::kFirstFit}, {"RANDOM", "Random", L::kRandom},
-      {"LPT", "LPT", L::kLpt},            {"SPT", "SPT", L::kSpt},
-      {"BACKFILL", "Backfill", L::kBackfill}, {"EASY", "EASY", L::kEasy},
-      {"CONSERVATIVE", "Conservative", L::kConservative}, {"CONS", "Conservative", L::kConservative},
+      {"FIFO", "FIFO", L::kFifo},
+      {"FCFS", "FIFO", L::kFifo},
+      {"FIRSTFIT", "FirstFit", L::kFirstFit},
+      {"RANDOM", "Random", L::kRandom},
+      {"LPT", "LPT", L::kLpt},
+      {"SPT", "SPT", L::kSpt},
+      {"BACKFILL", "Backfill", L::kBackfill},
+      {"EASY", "EASY", L::kEasy},
+      {"CONSERVATIVE", "Conservative", L::kConservative},
+      {"CONS", "Conservative", L::kConservative},
   };
   for (const auto& s : simple)
     if (name == s.name) {
@@ -126,17 +134,20 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
     p.slice = p.variant == 2 ? 60 : 600;
     const std::size_t max = p.variant == 3 ? 2 : 3;
     if (params.size() > max)
-      throw AlgorithmError("algorithm \"" + std::string(text) + "\": " + name + " takes at most " + std::to_string(max) + " parameters");
+      throw AlgorithmError("algorithm \"" + std::string(text) + "\": " + name + " takes at most " +
+                           std::to_string(max) + " parameters");
     if (params.size() > 0) p.wait = seconds(text, "wait", params[0], 0);
     if (p.variant == 3) {
       if (params.size() > 1) p.penalty = seconds(text, "penalty", params[1], 0);
-      return std::make_unique<Pfcfs>(name + "(" + std::to_string(p.wait) + "," + std::to_string(p.penalty) + ")", p);
+      return std::make_unique<Pfcfs>(
+          name + "(" + std::to_string(p.wait) + "," + std::to_string(p.penalty) + ")", p);
     }
     if (params.size() > 1) p.slice = seconds(text, "slice", params[1], 1);
     if (params.size() > 2) p.penalty = seconds(text, "penalty", params[2], 0);
     // Alternating turns that each cost their whole length would never end.
     if (p.variant == 1 && p.penalty >= p.slice)
-      throw AlgorithmError("algorithm \"" + std::string(text) + "\": PFCFS1's penalty must be shorter than its slice");
+      throw AlgorithmError("algorithm \"" + std::string(text) +
+                           "\": PFCFS1's penalty must be shorter than its slice");
     return std::make_unique<Pfcfs>(name + "(" + std::to_string(p.wait) + "," + std::to_string(p.slice) + "," +
                                        std::to_string(p.penalty) + ")",
                                    p);
@@ -157,7 +168,8 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
       if (params.size() <= i) return false;
       if (params[i] == a) return false;
       if (params[i] == b) return true;
-      throw AlgorithmError("algorithm \"" + std::string(text) + "\": \"" + params[i] + "\" is neither " + a + " nor " + b);
+      throw AlgorithmError("algorithm \"" + std::string(text) + "\": \"" + params[i] + "\" is neither " + a +
+                           " nor " + b);
     };
     if (choose(1, "EASY", "CONS")) p.local = L::kConservative;
     p.completion_decide = choose(2, "START", "COMPLETION");
@@ -165,10 +177,10 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
     p.completion_select = choose(4, "LOAD", "COMPLETION");
     if (p.completion_decide && p.local != L::kConservative)
       throw AlgorithmError("algorithm \"" + std::string(text) + "\": completion-based decisions need CONS");
-    const std::string canonical = "MR(" + std::to_string(p.k) + "," + (p.local == L::kEasy ? "EASY" : "CONS") + "," +
-                                  (p.completion_decide ? "COMPLETION" : "START") + "," +
-                                  (p.efficacy_priority ? "EFFICACY" : "FCFS") + "," +
-                                  (p.completion_select ? "COMPLETION" : "LOAD") + ")";
+    const std::string canonical =
+        "MR(" + std::to_string(p.k) + "," + (p.local == L::kEasy ? "EASY" : "CONS") + "," +
+        (p.completion_decide ? "COMPLETION" : "START") + "," + (p.efficacy_priority ? "EFFICACY" : "FCFS") +
+        "," + (p.completion_select ? "COMPLETION" : "LOAD") + ")";
     return std::make_unique<Space>(canonical, p, true);
   }
   static const std::pair<const char*, Interference> inter[] = {
@@ -178,9 +190,10 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
       no_params(n);
       return std::make_unique<Interferer>(n, p);
     }
-  throw AlgorithmError("unknown algorithm \"" + std::string(text) +
-                       "\"; known: FIFO FirstFit Random LPT SPT Backfill EASY Conservative PFCFS1 PFCFS2 PFCFS3 "
-                       "Greedy MR(K,...) MTI MCT MNI");
+  throw AlgorithmError(
+      "unknown algorithm \"" + std::string(text) +
+      "\"; known: FIFO FirstFit Random LPT SPT Backfill EASY Conservative PFCFS1 PFCFS2 PFCFS3 "
+      "Greedy MR(K,...) MTI MCT MNI");
 }
 
 Metrics measure(const Workload& w, const Machine& m, const std::vector<Outcome>& jobs, Time bound) {
@@ -193,7 +206,8 @@ Metrics measure(const Workload& w, const Machine& m, const std::vector<Outcome>&
     const auto& j = w.jobs[i];
     const auto& o = jobs[i];
     last = std::max(last, o.completion);
-    const double f = o.completion - static_cast<double>(j.submit), wt = o.start - static_cast<double>(j.submit);
+    const double f = o.completion - static_cast<double>(j.submit),
+                 wt = o.start - static_cast<double>(j.submit);
     flow += f;
     wait += wt;
     r.max_wait = std::max(r.max_wait, wt);

@@ -26,7 +26,8 @@ std::string three_jobs() {
 
 TEST_CASE("sim rigid --json: the shape of docs/rigid.md and the hand-worked numbers") {
   const auto swf = write("three.swf", three_jobs());
-  const auto r = piranha("sim rigid --swf " + swf.string() + " --algorithms fifo,FirstFit,PFCFS3 --estimates exact --json --per-job");
+  const auto r = piranha("sim rigid --swf " + swf.string() +
+                         " --algorithms fifo,FirstFit,PFCFS3 --estimates exact --json --per-job");
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["workload"]["jobs"] == 3);
@@ -38,7 +39,8 @@ TEST_CASE("sim rigid --json: the shape of docs/rigid.md and the hand-worked numb
   CHECK(j["results"][0]["mean_flow"] == 18.0);
   CHECK(j["results"][0]["max_wait"] == 19.0);
   CHECK(j["results"][0]["mean_delay"].is_null());
-  CHECK(j["results"][0]["per_job"][2] == nlohmann::json({{"id", 3}, {"site", 0}, {"start", 20.0}, {"completion", 25.0}}));
+  CHECK(j["results"][0]["per_job"][2] ==
+        nlohmann::json({{"id", 3}, {"site", 0}, {"start", 20.0}, {"completion", 25.0}}));
   CHECK(j["results"][1]["makespan"] == 20.0);
   CHECK(j["results"][2]["algorithm"] == "PFCFS3(600,0)");
 }
@@ -46,8 +48,9 @@ TEST_CASE("sim rigid --json: the shape of docs/rigid.md and the hand-worked numb
 TEST_CASE("sim rigid: a table by default, --sites for several sites, --report written whole") {
   const auto swf = write("three.swf", three_jobs());
   const auto html = cli_run::scratch() / "run.html";
-  const auto r = piranha("sim rigid --swf " + swf.string() + " --sites 4,4*2 --algorithms 'Greedy,mr(0,CONS,COMPLETION),MTI' --report " +
-                         html.string());
+  const auto r =
+      piranha("sim rigid --swf " + swf.string() +
+              " --sites 4,4*2 --algorithms 'Greedy,mr(0,CONS,COMPLETION),MTI' --report " + html.string());
   REQUIRE(r.status == 0);
   CHECK(lines(r.out) == 4);
   CHECK(r.out.find("MR(2,CONS,COMPLETION,FCFS,LOAD)") != std::string::npos);
@@ -69,7 +72,8 @@ TEST_CASE("sim rigid bad input: one line naming the file, line or parameter, exi
       {"--swf " + good.string() + " --algorithms FIFO,SJF", "unknown algorithm \"SJF\""},
       {"--swf " + good.string() + " --algorithms 'PFCFS1(x)'", "wait \"X\" is not a whole number"},
       {"--swf " + good.string() + " --nodes 0", "--nodes 0 must be at least 1"},
-      {"--swf " + good.string() + " --sites 4,4 --algorithms EASY", "EASY schedules one site; --sites gives 2"},
+      {"--swf " + good.string() + " --sites 4,4 --algorithms EASY",
+       "EASY schedules one site; --sites gives 2"},
       {"--swf " + good.string() + " --sites 4,zero", "--sites: \"zero\""},
       {"--swf " + good.string() + " --estimates psychic", "--estimates \"psychic\""},
       {"--swf " + good.string() + " --nodes 4 --sites 4", "give --nodes or --sites, not both"},
@@ -92,7 +96,8 @@ TEST_CASE("sim rigid-study: bad input is one line and exit 2") {
   CHECK(r.status == 2);
   CHECK(r.err == "piranha: sim rigid-study: --swf is required\n");
   const auto wide = write("wide.swf", "1 0 -1 10 300 -1 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n");
-  const auto w = piranha("sim rigid-study --swf " + wide.string() + " --report " + (cli_run::scratch() / "study.html").string());
+  const auto w = piranha("sim rigid-study --swf " + wide.string() + " --report " +
+                         (cli_run::scratch() / "study.html").string());
   CHECK(w.status == 2);
   CHECK(w.err.find("wide.swf:1: job 1 needs 300 nodes; the largest site has 256") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(cli_run::scratch() / "study.html"));
@@ -101,6 +106,7 @@ TEST_CASE("sim rigid-study: bad input is one line and exit 2") {
 TEST_CASE("sim rigid --help names every option") {
   const auto r = piranha("sim rigid --help");
   CHECK(r.status == 0);
-  for (const char* option : {"--swf", "--nodes", "--sites", "--algorithms", "--estimates", "--json", "--report"})
+  for (const char* option :
+       {"--swf", "--nodes", "--sites", "--algorithms", "--estimates", "--json", "--report"})
     CHECK(r.out.find(option) != std::string::npos);
 }

@@ -22,18 +22,18 @@ RunResult simulate_space(const std::string& name, const SpacePolicy& p, const Wo
 
 // Preemptive FCFS with gang scheduling of wide jobs (seed 001): one site.
 struct PfcfsPolicy {
-  int variant = 1;     // 1, 2 or 3 (docs/rigid.md, "PFCFS")
-  Time wait = 600;     // a wide job preempts once it has waited this long
-  Time slice = 600;    // variants 1 and 2: the length of a gang's turn
-  Time penalty = 0;    // seconds added to a job's remaining time each time it is switched in
+  int variant = 1;   // 1, 2 or 3 (docs/rigid.md, "PFCFS")
+  Time wait = 600;   // a wide job preempts once it has waited this long
+  Time slice = 600;  // variants 1 and 2: the length of a gang's turn
+  Time penalty = 0;  // seconds added to a job's remaining time each time it is switched in
 };
 RunResult simulate_pfcfs(const std::string& name, const PfcfsPolicy& p, const Workload& w, const Machine& m,
                          const RunOptions& o);
 
 // Immediate placement with time sharing (seed 004): MTI, MCT, MNI.
 enum class Interference { kMti, kMct, kMni };
-RunResult simulate_interference(const std::string& name, Interference policy, const Workload& w, const Machine& m,
-                                const RunOptions& o);
+RunResult simulate_interference(const std::string& name, Interference policy, const Workload& w,
+                                const Machine& m, const RunOptions& o);
 
 // Efficacy of a job at `site` among `sites` (all that fit when empty):
 // min over them of factor / factor at site.

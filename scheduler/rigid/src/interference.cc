@@ -18,16 +18,17 @@ struct Task {
 };
 
 struct Node {
-  double v = 0, last = 0;  // service each task has had; when v was last advanced
+  double v = 0, last = 0;   // service each task has had; when v was last advanced
   std::vector<Task> tasks;  // by finish_v, ties in order of placement
-  double work() const {      // the remaining work of all its tasks
+  double work() const {     // the remaining work of all its tasks
     double sum = 0;
     for (const auto& t : tasks) sum += std::max(0.0, t.finish_v - v);
     return sum;
   }
   void add(double work, std::size_t job) {
     const double f = v + work;
-    const auto at = std::upper_bound(tasks.begin(), tasks.end(), f, [](double x, const Task& t) { return x < t.finish_v; });
+    const auto at = std::upper_bound(tasks.begin(), tasks.end(), f,
+                                     [](double x, const Task& t) { return x < t.finish_v; });
     tasks.insert(at, Task{f, job});
   }
   void advance(double t) {
@@ -68,9 +69,11 @@ class Interfere {
       for (const auto& node : nodes_) {
         if (node.tasks.empty()) continue;
         const double least = node.tasks.front().finish_v;
-        done = std::min(done, node.last + std::max(0.0, least - node.v) * static_cast<double>(node.tasks.size()));
+        done = std::min(done,
+                        node.last + std::max(0.0, least - node.v) * static_cast<double>(node.tasks.size()));
       }
-      const double arrival = next < n ? static_cast<double>(w_.jobs[next].submit) : std::numeric_limits<double>::infinity();
+      const double arrival =
+          next < n ? static_cast<double>(w_.jobs[next].submit) : std::numeric_limits<double>::infinity();
       if (std::isinf(done) && std::isinf(arrival)) break;
       const double t = std::min(done, arrival);
       for (auto& node : nodes_) node.advance(t);
@@ -173,7 +176,8 @@ class Interfere {
     for (int s = 0; s < static_cast<int>(m_.sites.size()); ++s) {
       if (!fits(m_, job, s)) continue;
       const auto first = static_cast<std::size_t>(first_[static_cast<std::size_t>(s)]);
-      std::vector<std::size_t> site_nodes(static_cast<std::size_t>(m_.sites[static_cast<std::size_t>(s)].nodes));
+      std::vector<std::size_t> site_nodes(
+          static_cast<std::size_t>(m_.sites[static_cast<std::size_t>(s)].nodes));
       for (std::size_t i = 0; i < site_nodes.size(); ++i) site_nodes[i] = first + i;
       std::vector<double> work(nodes_.size());
       for (auto x : site_nodes) work[x] = nodes_[x].work();
@@ -182,10 +186,12 @@ class Interfere {
       for (int kind = 0; kind < 2; ++kind) {
         std::vector<std::size_t> order = site_nodes;
         if (kind == 0)
-          std::stable_sort(order.begin(), order.end(),
-                           [&](std::size_t a, std::size_t b) { return nodes_[a].tasks.size() < nodes_[b].tasks.size(); });
+          std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return nodes_[a].tasks.size() < nodes_[b].tasks.size();
+          });
         else
-          std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] < work[b]; });
+          std::stable_sort(order.begin(), order.end(),
+                           [&](std::size_t a, std::size_t b) { return work[a] < work[b]; });
         order.resize(static_cast<std::size_t>(job.width));
         std::sort(order.begin(), order.end());
         Candidate c = evaluate(job, s, std::move(order), t);
@@ -215,8 +221,7 @@ class Interfere {
       case Interference::kMni:
         if (a.hit != b.hit) return a.hit < b.hit;
         break;
-      case Interference::kMct:
-        break;
+      case Interference::kMct: break;
     }
     return a.completion < b.completion;  // then the lower site index: the earlier candidate stays
   }
@@ -236,8 +241,8 @@ class Interfere {
 
 }  // namespace
 
-RunResult simulate_interference(const std::string& name, Interference policy, const Workload& w, const Machine& m,
-                                const RunOptions& o) {
+RunResult simulate_interference(const std::string& name, Interference policy, const Workload& w,
+                                const Machine& m, const RunOptions& o) {
   RunResult r;
   r.algorithm = name;
   r.jobs = Interfere(policy, w, m, o).run();

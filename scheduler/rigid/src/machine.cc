@@ -100,7 +100,8 @@ std::string to_string(const Machine& m) {
 
 int job_class(std::int64_t id, int classes) {
   if (classes <= 1) return 0;
-  return static_cast<int>(sched::splitmix64(static_cast<std::uint64_t>(id)) % static_cast<std::uint64_t>(classes));
+  return static_cast<int>(sched::splitmix64(static_cast<std::uint64_t>(id)) %
+                          static_cast<std::uint64_t>(classes));
 }
 
 Time scaled(Time seconds, double factor) {
@@ -125,8 +126,9 @@ void check_fits(const Workload& w, const Machine& m) {
   const int widest = m.widest();
   for (const auto& j : w.jobs)
     if (j.width > widest)
-      throw sched::JobError(w.source + ":" + std::to_string(j.line) + ": job " + std::to_string(j.id) + " needs " +
-                            std::to_string(j.width) + " nodes; the largest site has " + std::to_string(widest));
+      throw sched::JobError(w.source + ":" + std::to_string(j.line) + ": job " + std::to_string(j.id) +
+                            " needs " + std::to_string(j.width) + " nodes; the largest site has " +
+                            std::to_string(widest));
 }
 
 }  // namespace piranha::rigid

@@ -23,10 +23,12 @@ TEST_CASE("--sites: node counts, one factor or one per class") {
 }
 
 TEST_CASE("--sites: problems name the item") {
-  CHECK_THROWS_WITH_AS(parse_sites("4,x"), "--sites: \"x\" does not start with a node count >= 1", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_sites("4,x"), "--sites: \"x\" does not start with a node count >= 1",
+                       std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_sites("4*0"), "--sites: \"4*0\" has factor \"0\"; a factor is a number > 0",
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(parse_sites("4*1/2,4*1/2/3"), "--sites: \"4*1/2/3\" gives 3 factors; an earlier site gives 2",
+  CHECK_THROWS_WITH_AS(parse_sites("4*1/2,4*1/2/3"),
+                       "--sites: \"4*1/2/3\" gives 3 factors; an earlier site gives 2",
                        std::invalid_argument);
   CHECK_THROWS_AS(parse_sites(""), std::invalid_argument);
   CHECK_THROWS_AS(parse_sites("4,"), std::invalid_argument);
@@ -46,8 +48,8 @@ TEST_CASE("run time at a site: ceil(runtime x factor) of the job's class") {
 TEST_CASE("a job wider than every site is named by file and line") {
   auto w = test::workload({{0, 10, 2}, {0, 10, 5}});
   CHECK_NOTHROW(check_fits(w, single_site(5)));
-  CHECK_THROWS_WITH_AS(check_fits(w, parse_sites("4,3")), "test.swf:2: job 2 needs 5 nodes; the largest site has 4",
-                       sched::JobError);
+  CHECK_THROWS_WITH_AS(check_fits(w, parse_sites("4,3")),
+                       "test.swf:2: job 2 needs 5 nodes; the largest site has 4", sched::JobError);
 }
 
 }  // namespace piranha::rigid

@@ -50,7 +50,8 @@ class Pfcfs {
     }
     std::vector<Outcome> out(n);
     for (std::size_t j = 0; j < n; ++j)
-      out[j] = Outcome{0, static_cast<double>(jobs_[j].start), static_cast<double>(jobs_[j].end), jobs_[j].dedicated, 0};
+      out[j] = Outcome{0, static_cast<double>(jobs_[j].start), static_cast<double>(jobs_[j].end),
+                       jobs_[j].dedicated, 0};
     return out;
   }
 

@@ -85,7 +85,9 @@ std::vector<std::size_t> pick_backfill(const SiteView& v, bool extra) {
   rest.free = free;
   // The heads started now hold their nodes for their predicted lengths.
   std::vector<RunningJob> running(v.running.begin(), v.running.end());
-  for (auto i : out) running.push_back({v.queue[i].width, v.queue[i].predicted == kUnknown ? kUnknown : v.now + v.queue[i].predicted});
+  for (auto i : out)
+    running.push_back(
+        {v.queue[i].width, v.queue[i].predicted == kUnknown ? kUnknown : v.now + v.queue[i].predicted});
   rest.running = running;
   const Shadow s = shadow_of(rest, v.queue[head].width);
   if (s.time == kNever) return out;

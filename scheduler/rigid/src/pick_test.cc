@@ -10,8 +10,8 @@ namespace {
 
 using Picks = std::vector<std::size_t>;
 
-SiteView site(int nodes, int free, const std::vector<RunningJob>& running, const std::vector<QueuedJob>& queue,
-              Time now = 0) {
+SiteView site(int nodes, int free, const std::vector<RunningJob>& running,
+              const std::vector<QueuedJob>& queue, Time now = 0) {
   return SiteView{now, nodes, free, running, queue};
 }
 

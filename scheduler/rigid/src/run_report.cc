@@ -9,11 +9,11 @@ namespace h = sched::html;
 
 std::string render_run_report(const RunReportInput& in) {
   std::ostringstream b;
-  b << "<h1>piranha sim rigid</h1>\n<p>Workload <code>" << h::escape(in.workload.source) << "</code>: "
-    << in.workload.jobs.size() << " jobs (" << in.workload.skipped << " lines skipped); machine <code>"
-    << h::escape(to_string(in.machine)) << "</code> (" << in.machine.total_nodes() << " nodes); estimates "
-    << h::escape(in.estimates) << "; load factor " << h::fixed(in.load, 2)
-    << ". The model and every metric: docs/rigid.md.</p>\n";
+  b << "<h1>piranha sim rigid</h1>\n<p>Workload <code>" << h::escape(in.workload.source)
+    << "</code>: " << in.workload.jobs.size() << " jobs (" << in.workload.skipped
+    << " lines skipped); machine <code>" << h::escape(to_string(in.machine)) << "</code> ("
+    << in.machine.total_nodes() << " nodes); estimates " << h::escape(in.estimates) << "; load factor "
+    << h::fixed(in.load, 2) << ". The model and every metric: docs/rigid.md.</p>\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : in.results) {
     const auto& x = r.metrics;
@@ -22,8 +22,8 @@ std::string render_run_report(const RunReportInput& in) {
                     h::fixed(x.effective_utilization, 3), x.mean_delay ? h::fixed(*x.mean_delay, 0) : "",
                     std::to_string(r.preemptions)});
   }
-  b << h::table({"algorithm", "makespan (s)", "mean flow (s)", "mean wait (s)", "max wait (s)", "bounded slowdown",
-                 "utilization", "effective utilization", "mean delay (s)", "preemptions"},
+  b << h::table({"algorithm", "makespan (s)", "mean flow (s)", "mean wait (s)", "max wait (s)",
+                 "bounded slowdown", "utilization", "effective utilization", "mean delay (s)", "preemptions"},
                 rows);
   auto bars = [&](const std::string& title, const std::string& unit, auto get) {
     std::vector<std::pair<std::string, double>> v;

@@ -16,7 +16,14 @@ using Local = SpacePolicy::Local;
 class SpaceSim {
  public:
   SpaceSim(const SpacePolicy& p, const Workload& w, const Machine& m, const RunOptions& o)
-      : p_(p), w_(w), m_(m), o_(o), learner_(o.alpha), rng_(o.seed, 2), jobs_(w.jobs.size()), sites_(m.sites.size()) {
+      : p_(p),
+        w_(w),
+        m_(m),
+        o_(o),
+        learner_(o.alpha),
+        rng_(o.seed, 2),
+        jobs_(w.jobs.size()),
+        sites_(m.sites.size()) {
     for (std::size_t s = 0; s < sites_.size(); ++s) sites_[s].free = m.sites[s].nodes;
   }
 
@@ -57,8 +64,8 @@ class SpaceSim {
   struct JobState {
     int site = -1;
     Time start = -1, end = -1;
-    std::vector<int> queued;   // sites whose queue holds it
-    std::vector<double> eff;   // its efficacy at each of `queued` (efficacy priority)
+    std::vector<int> queued;  // sites whose queue holds it
+    std::vector<double> eff;  // its efficacy at each of `queued` (efficacy priority)
   };
   struct SiteState {
     int free = 0;
@@ -86,7 +93,8 @@ class SpaceSim {
     if (p_.local == Local::kLpt || p_.local == Local::kSpt) {
       const auto& ja = w_.jobs[a];
       const auto& jb = w_.jobs[b];
-      const auto wa = static_cast<__int128>(ja.runtime) * ja.width, wb = static_cast<__int128>(jb.runtime) * jb.width;
+      const auto wa = static_cast<__int128>(ja.runtime) * ja.width,
+                 wb = static_cast<__int128>(jb.runtime) * jb.width;
       if (wa != wb) return p_.local == Local::kLpt ? wa > wb : wa < wb;
     }
     if (p_.efficacy_priority) {
@@ -101,7 +109,8 @@ class SpaceSim {
     const SiteState& st = sites_[static_cast<std::size_t>(s)];
     order = st.queue;
     // FIFO, FirstFit, Random, LPT and SPT read no predictions.
-    const bool predicted = p_.local == Local::kBackfill || p_.local == Local::kEasy || p_.local == Local::kConservative;
+    const bool predicted =
+        p_.local == Local::kBackfill || p_.local == Local::kEasy || p_.local == Local::kConservative;
     q.clear();
     for (auto j : order) q.push_back({w_.jobs[j].width, predicted ? predict(j, s) : kUnknown});
     r.clear();
@@ -163,7 +172,9 @@ class SpaceSim {
       if (p_.completion_select) {
         std::vector<Time> c(sites_.size());
         for (int s : cand) c[static_cast<std::size_t>(s)] = completion_if_queued(j, s, t);
-        std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) { return c[static_cast<std::size_t>(a)] < c[static_cast<std::size_t>(b)]; });
+        std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) {
+          return c[static_cast<std::size_t>(a)] < c[static_cast<std::size_t>(b)];
+        });
       } else {
         std::vector<__int128> load(sites_.size(), 0);
         for (int s : cand) {
@@ -175,7 +186,8 @@ class SpaceSim {
           }
           for (auto r : st.running) {
             const Time pr = predict(r, s);
-            if (pr != kUnknown) l += static_cast<__int128>(std::max<Time>(0, jobs_[r].start + pr - t)) * w_.jobs[r].width;
+            if (pr != kUnknown)
+              l += static_cast<__int128>(std::max<Time>(0, jobs_[r].start + pr - t)) * w_.jobs[r].width;
           }
           load[static_cast<std::size_t>(s)] = l;
         }
@@ -192,7 +204,9 @@ class SpaceSim {
     for (int s : cand) js.eff.push_back(efficacy(m_, job, s, cand));
     for (int s : cand) {
       auto& q = sites_[static_cast<std::size_t>(s)].queue;
-      q.insert(std::upper_bound(q.begin(), q.end(), j, [&](std::size_t a, std::size_t b) { return before(a, b, s); }), j);
+      q.insert(std::upper_bound(q.begin(), q.end(), j,
+                                [&](std::size_t a, std::size_t b) { return before(a, b, s); }),
+               j);
     }
   }
 
@@ -200,18 +214,12 @@ class SpaceSim {
     switch (p_.local) {
       case Local::kFifo:
       case Local::kLpt:
-      case Local::kSpt:
-        return pick_fifo(v);
-      case Local::kFirstFit:
-        return pick_first_fit(v);
-      case Local::kRandom:
-        return pick_random(v, rng_);
-      case Local::kBackfill:
-        return pick_backfill(v, false);
-      case Local::kEasy:
-        return pick_backfill(v, true);
-      case Local::kConservative:
-        return pick_conservative(v);
+      case Local::kSpt: return pick_fifo(v);
+      case Local::kFirstFit: return pick_first_fit(v);
+      case Local::kRandom: return pick_random(v, rng_);
+      case Local::kBackfill: return pick_backfill(v, false);
+      case Local::kEasy: return pick_backfill(v, true);
+      case Local::kConservative: return pick_conservative(v);
     }
     return {};
   }
@@ -286,7 +294,8 @@ class SpaceSim {
   sched::Rng rng_;
   std::vector<JobState> jobs_;
   std::vector<SiteState> sites_;
-  std::priority_queue<std::pair<Time, std::size_t>, std::vector<std::pair<Time, std::size_t>>, std::greater<>> ends_;
+  std::priority_queue<std::pair<Time, std::size_t>, std::vector<std::pair<Time, std::size_t>>, std::greater<>>
+      ends_;
   std::size_t last_progress_ = 0;
 };
 

@@ -34,7 +34,7 @@ TEST_CASE("FIFO: job 3 waits behind the wide job 2, the metrics of docs/rigid.md
   CHECK(r.metrics.max_wait == 19);
   CHECK(r.metrics.mean_wait == doctest::Approx(29.0 / 3));
   CHECK(r.metrics.mean_bounded_slowdown == doctest::Approx((1 + 2 + 2.4) / 3));  // job 3: 24 / max(5, 10)
-  CHECK(r.metrics.utilization == doctest::Approx(70.0 / 100));  // (20 + 40 + 10) / (4 x 25)
+  CHECK(r.metrics.utilization == doctest::Approx(70.0 / 100));                   // (20 + 40 + 10) / (4 x 25)
   CHECK(r.metrics.weighted_completion == 20 * 10 + 40 * 20 + 10 * 25);
   CHECK(r.metrics.weighted_flow == 20 * 10 + 40 * 20 + 10 * 24);
 }

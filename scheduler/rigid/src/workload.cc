@@ -68,7 +68,9 @@ Workload parse_swf(std::istream& in, const std::string& name) {
     double v[19];
     for (int i = 1; i <= 18; ++i) {
       v[i] = number(name, line, i, f[static_cast<std::size_t>(i - 1)]);
-      if (v[i] < -1) fail(name, line, "field " + std::to_string(i) + " is " + f[static_cast<std::size_t>(i - 1)] + "; below -1");
+      if (v[i] < -1)
+        fail(name, line,
+             "field " + std::to_string(i) + " is " + f[static_cast<std::size_t>(i - 1)] + "; below -1");
     }
     RigidJob j;
     j.id = static_cast<std::int64_t>(v[1]);
@@ -81,7 +83,8 @@ Workload parse_swf(std::istream& in, const std::string& name) {
       ++w.skipped;
       continue;
     }
-    if (width > 1'000'000) fail(name, line, "job " + std::to_string(j.id) + " asks for " + std::to_string(width) + " processors");
+    if (width > 1'000'000)
+      fail(name, line, "job " + std::to_string(j.id) + " asks for " + std::to_string(width) + " processors");
     j.submit = static_cast<Time>(v[2]);
     j.runtime = static_cast<Time>(v[4]);
     j.width = static_cast<int>(width);
@@ -107,7 +110,8 @@ Workload scale_load(const Workload& w, double factor) {
   Workload out = w;
   for (auto& j : out.jobs) {
     j.runtime = static_cast<Time>(std::ceil(static_cast<double>(j.runtime) * factor));
-    if (j.estimate != kUnknown) j.estimate = static_cast<Time>(std::ceil(static_cast<double>(j.estimate) * factor));
+    if (j.estimate != kUnknown)
+      j.estimate = static_cast<Time>(std::ceil(static_cast<double>(j.estimate) * factor));
   }
   return out;
 }

@@ -32,9 +32,9 @@ enum class Estimates {
 
 struct RunOptions {
   Estimates estimates = Estimates::kSwf;
-  double alpha = 0.5;         // runtime learning's weight of the old average, 0 <= alpha < 1
-  std::uint64_t seed = 0;     // Random's draws
-  Time slowdown_bound = 10;   // bounded slowdown's threshold, seconds >= 1
+  double alpha = 0.5;        // runtime learning's weight of the old average, 0 <= alpha < 1
+  std::uint64_t seed = 0;    // Random's draws
+  Time slowdown_bound = 10;  // bounded slowdown's threshold, seconds >= 1
   // Called now and then with the fraction of jobs submitted so far; may be empty.
   std::function<void(double)> progress;
 };
@@ -50,15 +50,15 @@ struct Outcome {
 
 struct Metrics {
   std::size_t jobs = 0;
-  double makespan = 0;                // last completion - first submit
-  double mean_flow = 0;               // mean (completion - submit)
-  double mean_wait = 0, max_wait = 0; // (start - submit)
-  double mean_bounded_slowdown = 0;   // mean max(1, flow / max(dedicated, bound))
-  double utilization = 0;             // sum width*dedicated / (total nodes * makespan)
-  double effective_utilization = 0;   // sum width*best dedicated / (total nodes * makespan)
-  double weighted_completion = 0;     // sum width*runtime*completion
-  double weighted_flow = 0;           // sum width*runtime*(completion - submit)
-  std::optional<double> mean_delay;   // interference algorithms: mean (completion - ideal)
+  double makespan = 0;                 // last completion - first submit
+  double mean_flow = 0;                // mean (completion - submit)
+  double mean_wait = 0, max_wait = 0;  // (start - submit)
+  double mean_bounded_slowdown = 0;    // mean max(1, flow / max(dedicated, bound))
+  double utilization = 0;              // sum width*dedicated / (total nodes * makespan)
+  double effective_utilization = 0;    // sum width*best dedicated / (total nodes * makespan)
+  double weighted_completion = 0;      // sum width*runtime*completion
+  double weighted_flow = 0;            // sum width*runtime*(completion - submit)
+  std::optional<double> mean_delay;    // interference algorithms: mean (completion - ideal)
 };
 
 struct RunResult {

@@ -24,7 +24,8 @@ struct RunReportInput {
 std::string render_run_report(const RunReportInput& in);
 
 struct StudyOptions {
-  std::size_t multi_site_jobs = 1500;    // seed 002 takes the first 5000 jobs of each trace; fewer keep it quick
+  std::size_t multi_site_jobs =
+      1500;  // seed 002 takes the first 5000 jobs of each trace; fewer keep it quick
   std::size_t interference_jobs = 3000;  // seed 004: the first jobs of the workload
   // Called with a short description of each step and the fraction done; may be empty.
   std::function<void(const std::string&, double)> progress;

@@ -23,21 +23,21 @@ using Time = std::int64_t;
 inline constexpr std::int64_t kUnknown = -1;
 
 struct RigidJob {
-  std::int64_t id = 0;        // SWF field 1, unique
-  Time submit = 0;            // field 2, >= 0
-  Time runtime = 0;           // field 4, >= 0: the run time on a site of factor 1
-  int width = 1;              // field 8 (requested processors), else field 5 (allocated), >= 1
-  Time estimate = kUnknown;   // field 9 (requested time), >= 0, or kUnknown
+  std::int64_t id = 0;                 // SWF field 1, unique
+  Time submit = 0;                     // field 2, >= 0
+  Time runtime = 0;                    // field 4, >= 0: the run time on a site of factor 1
+  int width = 1;                       // field 8 (requested processors), else field 5 (allocated), >= 1
+  Time estimate = kUnknown;            // field 9 (requested time), >= 0, or kUnknown
   std::int64_t user = kUnknown;        // field 12
   std::int64_t executable = kUnknown;  // field 14
-  int line = 0;               // the line of the file it came from (for messages)
+  int line = 0;                        // the line of the file it came from (for messages)
 };
 
 struct Workload {
-  std::string source;             // the file name used in messages
-  std::vector<RigidJob> jobs;     // sorted by (submit, id): the queue order everywhere
-  int max_nodes = -1;             // the header's "; MaxNodes:", or -1
-  std::size_t skipped = 0;        // lines left out: run time -1 or no width (docs/rigid.md)
+  std::string source;          // the file name used in messages
+  std::vector<RigidJob> jobs;  // sorted by (submit, id): the queue order everywhere
+  int max_nodes = -1;          // the header's "; MaxNodes:", or -1
+  std::size_t skipped = 0;     // lines left out: run time -1 or no width (docs/rigid.md)
 };
 
 // Parses SWF text; `name` is used in messages. Comment lines start with ';'
