@@ -20,6 +20,11 @@ void add_ts_stats(CLI::App& ts);
 void add_ts_bench(CLI::App& ts);
 // The scheduler's commands (sim.cc, predict.cc, trace.cc, study.cc).
 void add_sim_piranha(CLI::App& app);
+// The "sim" command group, created by the first simulator that asks (sim.cc).
+CLI::App* sim_group(CLI::App& app);
+// Rigid jobs on SWF workloads (sim_rigid.cc, rigid_study.cc): sim rigid, sim rigid-study.
+void add_sim_rigid(CLI::App& app);
+void add_sim_rigid_study(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_trace(CLI::App& app);
 void add_study(CLI::App& app);

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   piranha::apps::add_release(app);
   piranha::apps::add_owner(app);
   piranha::apps::add_sim_piranha(app);
+  piranha::apps::add_sim_rigid(app);
+  piranha::apps::add_sim_rigid_study(app);
   piranha::apps::add_predict(app);
   piranha::apps::add_trace(app);
   piranha::apps::add_study(app);

@@ -134,15 +134,17 @@ void add_sim_options(CLI::App& cmd, SimArgs& a) {
   cmd.add_option("--report", a.report, "write a self-contained HTML report here");
 }
 
-void add_sim_piranha(CLI::App& app) {
+CLI::App* sim_group(CLI::App& app) {
   // "sim" groups the simulators; another one may have created it already.
-  CLI::App* sim = nullptr;
   for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
-    if (s->get_name() == "sim") sim = s;
-  if (!sim) {
-    sim = app.add_subcommand("sim", "simulators");
-    sim->require_subcommand(1);
-  }
+    if (s->get_name() == "sim") return s;
+  CLI::App* sim = app.add_subcommand("sim", "simulators");
+  sim->require_subcommand(1);
+  return sim;
+}
+
+void add_sim_piranha(CLI::App& app) {
+  CLI::App* sim = sim_group(app);
   auto a = std::make_shared<SimArgs>();
   auto* cmd =
       sim->add_subcommand("piranha", "simulate Piranha jobs on an availability trace (docs/scheduling-model.md)");

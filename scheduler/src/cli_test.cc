@@ -1,8 +1,6 @@
 // The scheduler's commands run as a user runs them: build/bin/piranha.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -10,44 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_run.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs `piranha <args>` through the shell, capturing stdout and stderr.
-Run piranha(const std::string& args) {
-  static const fs::path dir = fs::temp_directory_path() / ("sched_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const auto out = dir / "out", err = dir / "err";
-  const std::string cmd =
-      std::string(PIRANHA_BIN_DIR) + "/piranha " + args + " >" + out.string() + " 2>" + err.string();
-  const int raw = std::system(cmd.c_str());
-  Run r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  auto slurp = [](const fs::path& p) {
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-fs::path write(const std::string& name, const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / ("sched_cli_" + std::to_string(::getpid())) / name;
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-  return p;
-}
-
-int lines(const std::string& s) {
-  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
-}
+using cli_run::lines;
+using cli_run::piranha;
+using cli_run::write;
 
 std::string example_trace() {
   std::string t = "# piranha availability trace v1\n# length: 600\nnode,start,end\n";

@@ -1,0 +1,99 @@
+#include "piranha/rigid/pick.h"
+
+#include <doctest/doctest.h>
+
+#include "piranha/rigid/learner.h"
+#include "test_util.h"
+
+namespace piranha::rigid {
+namespace {
+
+using Picks = std::vector<std::size_t>;
+
+SiteView site(int nodes, int free, const std::vector<RunningJob>& running,
+              const std::vector<QueuedJob>& queue, Time now = 0) {
+  return SiteView{now, nodes, free, running, queue};
+}
+
+}  // namespace
+
+TEST_CASE("FIFO stops at the first head that does not fit, FirstFit goes on") {
+  const std::vector<QueuedJob> q{{2, 5}, {3, 5}, {1, 5}};
+  CHECK(pick_fifo(site(4, 4, {}, q)) == Picks{0});
+  CHECK(pick_first_fit(site(4, 4, {}, q)) == Picks{0, 2});
+  CHECK(pick_fifo(site(4, 1, {}, q)).empty());
+}
+
+TEST_CASE("Random starts jobs that fit until none does, the same for the same seed") {
+  const std::vector<QueuedJob> q{{3, 5}, {3, 5}, {1, 5}};
+  sched::Rng a(7, 2), b(7, 2);
+  const auto p = pick_random(site(4, 4, {}, q), a);
+  CHECK(p == pick_random(site(4, 4, {}, q), b));
+  int used = 0;
+  for (auto i : p) used += q[i].width;
+  CHECK(used == 4);  // a 3 and the 1, in some order
+  CHECK(p.size() == 2);
+}
+
+TEST_CASE("shadow: when the head fits, counting every job that ends then") {
+  const std::vector<RunningJob> r{{1, 10}, {1, 10}, {2, 20}};
+  CHECK(shadow_of(site(4, 0, r, {}), 2).time == 10);
+  CHECK(shadow_of(site(4, 0, r, {}), 2).extra == 0);
+  CHECK(shadow_of(site(4, 0, r, {}), 3).time == 20);
+  CHECK(shadow_of(site(4, 0, r, {}), 3).extra == 1);
+  // An overrun job is expected to end a second from now.
+  CHECK(shadow_of(site(4, 0, {{4, 3}}, {}, 5), 4).time == 6);
+  // A job without a prediction leaves the shadow unknown.
+  CHECK(shadow_of(site(4, 0, {{2, 10}, {2, kUnknown}}, {}), 3).time == kNever);
+}
+
+TEST_CASE("Backfill fills the gap before the head's shadow, EASY also uses its extra nodes") {
+  // 4 nodes, 2 running until 10: the head (4 wide) starts at 10 with no spare node.
+  const std::vector<RunningJob> r{{2, 10}};
+  const std::vector<QueuedJob> q{{4, 5}, {1, 20}, {1, 10}};
+  CHECK(pick_backfill(site(4, 2, r, q), false) == Picks{2});
+  CHECK(pick_backfill(site(4, 2, r, q), true) == Picks{2});
+  // The head needs 3: one node spare at 10, which EASY gives to a long job.
+  const std::vector<QueuedJob> q3{{3, 5}, {1, 20}, {1, 20}};
+  CHECK(pick_backfill(site(4, 2, r, q3), false).empty());
+  CHECK(pick_backfill(site(4, 2, r, q3), true) == Picks{1});
+  // Without a prediction for a running job both act as FIFO.
+  CHECK(pick_backfill(site(4, 2, {{2, kUnknown}}, q), true).empty());
+  // A queued job without a prediction backfills only onto extra nodes.
+  const std::vector<QueuedJob> qu{{3, 5}, {1, kUnknown}};
+  CHECK(pick_backfill(site(4, 2, r, qu), false).empty());
+  CHECK(pick_backfill(site(4, 2, r, qu), true) == Picks{1});
+}
+
+TEST_CASE("Conservative: every queued job reserved in order, the earliest hole that holds it") {
+  // 4 nodes, 2 busy until 10. A (4x5) waits for 10; B (2x10) fits before;
+  // C (2x11) goes after A; D (2x5) beside C.
+  const std::vector<RunningJob> r{{2, 10}};
+  const std::vector<QueuedJob> q{{4, 5}, {2, 10}, {2, 11}, {2, 5}};
+  CHECK(reservations(site(4, 2, r, q)) == std::vector<Time>{10, 0, 15, 15});
+  CHECK(pick_conservative(site(4, 2, r, q)) == Picks{1});
+  // A job of unknown length holds its nodes for ever; so does a running one.
+  CHECK(reservations(site(4, 2, r, {{2, kUnknown}, {4, 1}})) == std::vector<Time>{0, kNever});
+  CHECK(reservations(site(4, 2, {{2, kUnknown}}, {{2, 3}, {3, 1}})) == std::vector<Time>{0, kNever});
+  // A predicted length of 0 still holds its nodes for a second.
+  CHECK(reservations(site(2, 2, {}, {{2, 0}, {2, 0}})) == std::vector<Time>{0, 1});
+}
+
+TEST_CASE("runtime learning: the first run, then a weighted moving average per key") {
+  RuntimeLearner l(0.5);
+  RigidJob a;
+  a.width = 4;
+  RigidJob b = a;
+  b.width = 8;
+  CHECK_FALSE(l.predict(a));
+  l.observe(a, 100);
+  CHECK(*l.predict(a) == 100);
+  l.observe(a, 200);
+  CHECK(*l.predict(a) == 150);
+  CHECK_FALSE(l.predict(b));
+  RigidJob c = a;
+  c.user = 3;
+  CHECK_FALSE(l.predict(c));
+}
+
+}  // namespace piranha::rigid
