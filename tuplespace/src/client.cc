@@ -29,6 +29,7 @@ constexpr std::size_t kPostWindow = 1024;
 // kept before their space is removed.
 constexpr Millis kLeaseEndMargin = 1000;
 constexpr std::size_t kMarkersKept = 1024;
+constexpr std::size_t kSafeBatch = 4096;
 
 // Holds back an error of a posted request while a safe take settles, so that
 // the take's tuples are returned; the error is thrown by the next call.
@@ -560,6 +561,21 @@ std::optional<Leased> Client::take_safely(std::string_view space, const Template
 }
 
 std::vector<Tuple> Client::take_many_safely(std::string_view space, const Template& t, std::size_t max) {
+  // Batches small enough to be taken, sent and completed well within the
+  // lease even by a slow client: a batch whose leases ran out first is
+  // refused whole and would be taken again, and again.
+  std::vector<Tuple> all;
+  while (all.size() < max) {
+    std::size_t want = std::min(max - all.size(), kSafeBatch);
+    std::vector<Tuple> batch = take_batch_safely(space, t, want);
+    bool short_batch = batch.size() < want;
+    for (Tuple& x : batch) all.push_back(std::move(x));
+    if (short_batch) break;
+  }
+  return all;
+}
+
+std::vector<Tuple> Client::take_batch_safely(std::string_view space, const Template& t, std::size_t max) {
   Millis lease = options_.safe_take_lease.count();
   while (true) {
     std::vector<Leased> got = in_many_leased(space, t, max, lease);

@@ -78,8 +78,8 @@
 // a second after the answer to step 1, waited only when the session changed
 // in between), the tuple went back to its space and is taken again. So
 // every tuple is returned exactly once however the connection fails, at the
-// cost of one more round trip per take (in_many: one per batch, all its
-// leases completed at once with one marker). The marker space is removed every 1024 takes and when the
+// cost of one more round trip per take (in_many: one per batch of up to
+// 4096, all its leases completed at once with one marker). The marker space is removed every 1024 takes and when the
 // client is destroyed; a client killed outright leaves it behind (at most
 // 1024 small tuples). Should the server stay unreachable past the deadline
 // while a take is unsettled, the call throws "unreachable" and the tuple's
@@ -298,6 +298,7 @@ class Client {
   // Safe takes (see above).
   std::optional<Leased> take_safely(std::string_view space, const Template& t, Millis timeout);
   std::vector<Tuple> take_many_safely(std::string_view space, const Template& t, std::size_t max);
+  std::vector<Tuple> take_batch_safely(std::string_view space, const Template& t, std::size_t max);
   const std::string& taken_space();
   Tuple taken_marker(std::uint64_t n) const;
   // Whether marker n was written, after the answer to its completion was
