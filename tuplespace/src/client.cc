@@ -336,8 +336,7 @@ bool Client::flush_within(std::chrono::milliseconds limit) {
   return true;
 }
 
-bool Client::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
-  encode_complete(frame_, next_id_++, lease, space, ts);
+bool Client::call_completion() {
   try {
     call(Retry::Fail);
     return true;
@@ -347,16 +346,15 @@ bool Client::complete(LeaseId lease, std::string_view space, const std::vector<T
   }
 }
 
+bool Client::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
+  encode_complete(frame_, next_id_++, lease, space, ts);
+  return call_completion();
+}
+
 bool Client::complete_all(const std::vector<LeaseId>& leases, std::string_view space,
                           const std::vector<Tuple>& ts) {
   encode_complete_all(frame_, next_id_++, leases, space, ts);
-  try {
-    call(Retry::Fail);
-    return true;
-  } catch (const TupleSpaceError& e) {
-    if (e.code() == errc::kUnknownLease) return false;
-    throw;
-  }
+  return call_completion();
 }
 
 void Client::complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {

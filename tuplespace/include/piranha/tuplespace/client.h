@@ -282,6 +282,9 @@ class Client {
   };
   // Sends frame_ and returns its reply; `takes` marks calls that take tuples.
   Reply call(Retry retry, bool takes = false, const Blocking* blocking = nullptr);
+  // call() of the completion in frame_: false when the server refused it
+  // (unknown_lease), having written nothing.
+  bool call_completion();
   void send_frame();
   enum class Received : std::uint8_t { Reply, Timeout, Lost, Interrupted };
   // Waits for the reply to `rid` (0: a watch event) until `deadline`
