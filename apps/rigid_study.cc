@@ -17,7 +17,7 @@ void add_sim_rigid_study(CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* cmd = sim->add_subcommand(
       "rigid-study", "reproduce seeds 000, 001, 002 and 004 on a 256-node SWF workload as an HTML report");
-  cmd->add_option("--swf", a->swf, "the workload, e.g. ../shared/data/lublin_256.swf");
+  cmd->add_option("--swf", a->swf, "the workload, e.g. data/lublin_256.swf");
   cmd->add_option("--report", a->report, "write the HTML report here");
   cmd->callback([a] {
     schedcli::guarded([&] {
