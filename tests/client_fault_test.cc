@@ -89,6 +89,39 @@ TEST_CASE(
   CHECK(c.space("jobs").in_for(kPatience, "task", 3).has_value());
 }
 
+TEST_CASE(
+    "a leased take sent to a SIGSTOPped server on a connection the client then gave up holds nothing after "
+    "SIGCONT") {
+  // The request waits in the stopped server's socket buffer; the client
+  // notices the silence, closes that connection and re-issues the take on a
+  // new one. On SIGCONT the server reads the old request and, just after it,
+  // the old connection's close. The old request must not take the tuple for
+  // a session nobody will end: the re-issued take gets it at once.
+  ServerProcess server;
+  ts::ClientOptions o;
+  o.heartbeat_timeout_ms = 1000;
+  ts::Client taker(server.endpoint(), o);
+  ts::Client writer(server.endpoint());
+  writer.space("jobs").out("task", 1);
+  writer.flush();
+
+  server.process().signal(SIGSTOP);
+  auto took = std::async(std::launch::async,
+                         [&] { return taker.space("jobs").take(60s, "task", ts::formal<std::int64_t>); });
+  std::this_thread::sleep_for(3s);  // the loss is noticed after 1 s
+  server.process().signal(SIGCONT);
+  auto resumed_at = Clock::now();
+
+  REQUIRE(took.wait_for(10s) == std::future_status::ready);
+  MESSAGE("leased take re-issued after SIGSTOP answered ", ms_since(resumed_at), " ms after SIGCONT");
+  ts::Leased leased = took.get();
+  CHECK(leased.tuple == ts::Tuple::of("task", 1));
+  CHECK(stats_of(writer, "jobs").leases == 1);
+  taker.ack(leased.lease);
+  CHECK(stats_of(writer, "jobs").leases == 0);
+  CHECK(stats_of(writer, "jobs").tuples == 0);
+}
+
 TEST_CASE("a connected server that does not answer in time fails the call with deadline_exceeded") {
   ServerProcess server;
   // Heartbeats far longer than the deadline: the connection looks alive.

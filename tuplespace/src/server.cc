@@ -52,6 +52,11 @@ constexpr int kBatch = 256;
 // buffered, so that one log record stays bounded.
 constexpr std::size_t kMaxCommitBytes = 64u << 20;
 
+// How long the routing id of a closed connection is remembered. Requests of
+// that connection still queued when its close is read are all read within a
+// few turns; this is only an upper bound on the memory kept.
+constexpr Millis kClosedMemoryMs = 60'000;
+
 }  // namespace
 
 struct Server::Impl {
@@ -81,6 +86,13 @@ struct Server::Impl {
   std::unordered_map<std::string, Session> sessions;  // by routing id
   std::unordered_map<ClientId, std::string> routing;  // client id -> routing id
   ClientId next_client = 1;
+  // Routing ids of sessions whose connection closed, with when it was seen.
+  // ZeroMQ gives every new connection a new routing id, so a request from one
+  // of these was queued before the close and its sender has given up on it
+  // (a client that lost a frozen server re-issues on a new connection): it is
+  // ignored, or it would open a session that no close will ever end, and a
+  // tuple it took under a lease would stay held for the whole lease.
+  std::unordered_map<std::string, Millis> closed;
 
   std::string reply;
   std::vector<Delivery> deliveries;
@@ -223,7 +235,12 @@ struct Server::Impl {
     std::vector<std::string> gone;
     for (auto& [rid, s] : sessions)
       if (s.fd == fd) gone.push_back(rid);
-    for (const auto& rid : gone) drop_session(rid, "disconnected");
+    Millis now = now_ms();
+    for (const auto& rid : gone) {
+      drop_session(rid, "disconnected");
+      closed[rid] = now;
+    }
+    std::erase_if(closed, [&](const auto& c) { return now - c.second > kClosedMemoryMs; });
   }
 
   void drain_monitor() {
@@ -263,6 +280,11 @@ struct Server::Impl {
       return;
     }
     Request& r = std::get<Request>(decoded);
+    if (closed.contains(routing_id)) {
+      ++counters.from_closed;
+      log("ignored request " + std::to_string(r.id) + " of a connection that has closed");
+      return;
+    }
     if (r.op == Op::Bye) {
       drop_session(routing_id, "said goodbye");
       return;

@@ -59,6 +59,8 @@ struct ServerCounters {
   std::uint64_t rejected = 0;  // requests answered with an error
   std::uint64_t sessions_opened = 0;
   std::uint64_t sessions_dropped = 0;
+  // requests read after their connection's close was seen, not carried out
+  std::uint64_t from_closed = 0;
 };
 
 class Server {
