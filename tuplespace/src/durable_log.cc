@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "background_sync.h"
 #include "log_format.h"
 
 namespace piranha::ts {
@@ -231,6 +232,7 @@ DurableLog::DurableLog(DurableLogOptions options, Store& store)
 DurableLog::~DurableLog() {
   store_.set_journal(nullptr);
   try {
+    if (syncer_) syncer_->wait_idle();
     commit();
     if (unsynced_) sync_fd(file_->fd, path_);
   } catch (const std::exception& e) {
@@ -373,6 +375,7 @@ void DurableLog::recover() {
 
 void DurableLog::commit() {
   if (buffer_.empty()) return;
+  throw_if_sync_failed();
   std::string record;
   record.reserve(buffer_.size() + lf::kHeaderSize);
   frame_record(record, buffer_);
@@ -387,10 +390,23 @@ void DurableLog::commit() {
 }
 
 void DurableLog::sync_if_due(std::int64_t now_ms) {
-  if (opt_.fsync != FsyncPolicy::EverySec || !unsynced_ || now_ms - last_sync_ms_ < 1000) return;
-  sync_fd(file_->fd, path_);
+  if (opt_.fsync != FsyncPolicy::EverySec) return;
+  throw_if_sync_failed();
+  if (!unsynced_ || now_ms - last_sync_ms_ < 1000) return;
+  if (!syncer_) syncer_ = std::make_unique<BackgroundSync>();
+  syncer_->request(file_->fd);
   unsynced_ = false;
   last_sync_ms_ = now_ms;
+}
+
+void DurableLog::throw_if_sync_failed() {
+  if (!syncer_) return;
+  if (std::string error = syncer_->take_error(); !error.empty())
+    throw std::runtime_error(path_ + ": " + error);
+}
+
+std::uint64_t DurableLog::background_syncs() const {
+  return syncer_ ? syncer_->completed() : 0;
 }
 
 void DurableLog::compact() {
@@ -431,6 +447,7 @@ void DurableLog::compact() {
   if (::rename(tmp.c_str(), path_.c_str()) != 0)
     throw std::runtime_error(tmp + ": cannot rename to " + path_ + ": " + errno_text());
   sync_dir(opt_.dir);
+  if (syncer_) syncer_->wait_idle();  // it may be syncing the old file
   ::close(file_->fd);
   file_->fd = -1;
   file_->fd = open_log(path_);

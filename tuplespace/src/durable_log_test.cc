@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <chrono>
+#include <thread>
 
 using namespace piranha::ts;
 
@@ -138,4 +140,34 @@ TEST_CASE("fsync policies by name") {
   CHECK(parse_fsync_policy("no") == FsyncPolicy::No);
   CHECK_THROWS_AS(parse_fsync_policy("sometimes"), std::invalid_argument);
   CHECK(fsync_policy_name(FsyncPolicy::EverySec) == "everysec");
+}
+
+TEST_CASE("under everysec a due sync runs in the background, also across a rewrite, and the log recovers") {
+  TempDir dir;
+  {
+    Store s;
+    DurableLogOptions o = in_dir(dir, 4096);
+    o.fsync = FsyncPolicy::EverySec;
+    DurableLog log(o, s);
+    // sync_if_due takes the steady clock in ms, as the server passes it.
+    std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count();
+    for (std::int64_t i = 0; i < 2000; ++i) {  // several rewrites on the way
+      s.out("farm", task(i), 0);
+      log.commit();
+      now += 10;
+      log.sync_if_due(now);  // due every 100 commits
+    }
+    // Requests made while one runs fold into one; at least one completes.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (log.background_syncs() == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(log.background_syncs() >= 1);
+    CHECK(log.background_syncs() <= 20);
+    log.sync_if_due(now + 1000);  // nothing new written: not due
+  }
+  Store s;
+  DurableLog log(in_dir(dir), s);
+  CHECK(tasks_in(s, "farm").size() == 2000);
 }

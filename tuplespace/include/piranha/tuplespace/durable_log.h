@@ -71,6 +71,8 @@ struct RecoveryReport {
   std::uint64_t dropped_bytes = 0;  // cut from a bad tail (or salvaged away)
 };
 
+class BackgroundSync;
+
 class DurableLog final : public Journal {
  public:
   // Opens or creates DIR, replays its log into `store` (which must be empty),
@@ -100,9 +102,15 @@ class DurableLog final : public Journal {
   // Bytes buffered since the last commit.
   std::size_t pending_bytes() const { return buffer_.size(); }
 
-  // Under EverySec: fdatasync when something was written since the last sync
-  // and a second has passed (now_ms is a steady clock). Otherwise nothing.
+  // Under EverySec: when something was written since the last sync and a
+  // second has passed (now_ms is a steady clock), starts an fdatasync on a
+  // thread of the log's own and returns without waiting for it. Otherwise
+  // nothing. Throws std::runtime_error naming the file when an earlier
+  // background sync failed (the caller must stop acknowledging changes).
   void sync_if_due(std::int64_t now_ms);
+
+  // Background syncs completed so far (EverySec only).
+  std::uint64_t background_syncs() const;
 
   // Journal.
   void put(std::uint64_t seq, std::string_view space, std::string_view tuple) override;
@@ -116,6 +124,7 @@ class DurableLog final : public Journal {
  private:
   struct File;
   void recover();
+  void throw_if_sync_failed();
   void compact();
   DurableLogOptions opt_;
   Store& store_;
@@ -127,6 +136,8 @@ class DurableLog final : public Journal {
   std::uint64_t compacted_size_ = 0;  // size after the last rewrite; 0 at open
   std::int64_t last_sync_ms_ = 0;
   bool unsynced_ = false;
+  // EverySec's syncs; after file_, so it is gone before the file closes.
+  std::unique_ptr<BackgroundSync> syncer_;
 };
 
 }  // namespace piranha::ts
