@@ -40,11 +40,20 @@ Evaluator::Evaluator(Environment env, const trellis::Params& p)
       tolerance_(p.number("tolerance", 0.1)),
       step_(p.number("step", env_.pool->history_step() > 1 ? 0.1 : env_.pool->history_step())),
       seed_(static_cast<std::uint64_t>(p.integer("seed", 0))),
-      estimates_(p.boolean("estimate", true)) {
+      estimates_(p.boolean("estimate", true)),
+      recording_(env_.pool->keeps_records()),
+      rule_(switch_param(p.value("switch"))) {
   if (!(tolerance_ >= 0)) throw trellis::BadParameter("tolerance", "tolerance must not be negative");
   if (!(step_ > 0)) throw trellis::BadParameter("step", "step must be positive");
-  const Value& rule = p.value("switch");
-  if (rule.is_null()) return;
+  if (rule_ && !estimates_)
+    throw trellis::BadParameter("switch", "switch needs estimates: remove estimate: false");
+  // Estimates are for people to see (in the records a pool keeps) or for a
+  // rule to act on: a simulated pool without a rule needs no replays.
+  estimates_ = estimates_ && (recording_ || rule_);
+}
+
+std::optional<Evaluator::SwitchRule> Evaluator::switch_param(const Value& rule) {
+  if (rule.is_null()) return std::nullopt;
   if (!rule.is_map())
     throw trellis::BadParameter("switch",
                                 "switch must be a map: {among: [ids], after_hours, after_jobs, "
@@ -71,8 +80,7 @@ Evaluator::Evaluator(Environment env, const trellis::Params& p)
   if (r.after_hours < 0 || r.after_jobs < 0 || r.margin_percent < 0)
     throw trellis::BadParameter("switch",
                                 "switch: after_hours, after_jobs and margin_percent must not be negative");
-  if (!estimates_) throw trellis::BadParameter("switch", "switch needs estimates: remove estimate: false");
-  rule_ = r;
+  return r;
 }
 
 void Evaluator::load() {
@@ -137,17 +145,19 @@ void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double
     // or a scheduler gave the node to another job.
     if (o.job && now_span.job != o.job && live.count(*o.job))
       retreat = now_span.available ? "scheduler" : "owner";
-    json j = {{"node", name},           {"state", o.state}, {"available", o.available},
-              {"job", job_json(o.job)}, {"start", o.start}, {"end", now}};
     if (!retreat.empty()) {
-      j["retreat"] = retreat;
       auto& [owner, scheduler] = m.retreats[*o.job];
       (retreat == "owner" ? owner : scheduler) += 1;
       (retreat == "owner" ? n.owner_retreats : n.scheduler_retreats) += 1;
       m.recent.push_back({now, name, *o.job, retreat});
       if (m.recent.size() > 20) m.recent.erase(m.recent.begin());
     }
-    write("span", now, j);
+    if (recording_) {
+      json j = {{"node", name},           {"state", o.state}, {"available", o.available},
+                {"job", job_json(o.job)}, {"start", o.start}, {"end", now}};
+      if (!retreat.empty()) j["retreat"] = retreat;
+      write("span", now, j);
+    }
     if (estimates_) m.spans.push_back({name, o.start, now, o.available, o.job});  // kept for replays only
     n.observed_seconds += now - o.start;
     if (o.available) n.available_seconds += now - o.start;
@@ -170,8 +180,9 @@ void Evaluator::observe_scheduler(const Value& s, double now) {
     const auto before = e.last.find(node);
     if (before == e.last.end() || before->second != job_of(job)) {
       ++e.changes;
-      write("decision", now,
-            {{"scheduler", id}, {"strategy", e.strategy}, {"node", node}, {"job", job_json(job_of(job))}});
+      if (recording_)
+        write("decision", now,
+              {{"scheduler", id}, {"strategy", e.strategy}, {"node", node}, {"job", job_json(job_of(job))}});
     }
     e.last[node] = job_of(job);
   }
@@ -193,6 +204,7 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     if (o.end || live.count(id)) continue;
     o.end = now;
     m.estimate_due = true;
+    if (!recording_) continue;
     const auto r = m.retreats[id];
     write("job", now,
           {{"id", id},
@@ -340,6 +352,9 @@ void Evaluator::maybe_switch(double now) {
 }
 
 Value Evaluator::calculate(trellis::Context& ctx) {
+  // In a pool that keeps no records (a simulated one), without a rule to
+  // apply, nothing it observed could be seen or acted on.
+  if (!recording_ && !rule_) return Value();
   EvaluatorMemory& m = env_.memory->evaluator;
   const double now = env_.pool->now();
   if (!m.loaded) load();

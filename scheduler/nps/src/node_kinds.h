@@ -95,6 +95,8 @@ class Evaluator : public trellis::Node {
     std::int64_t after_jobs = 1;
     double margin_percent = 10;
   };
+  // The `switch` parameter; throws BadParameter.
+  static std::optional<SwitchRule> switch_param(const trellis::Value& rule);
   // Reads the pool's records of earlier runs back into memory (once per NPS).
   void load();
   void write(const std::string& kind, double time, const nlohmann::json& j);
@@ -114,6 +116,7 @@ class Evaluator : public trellis::Node {
   double tolerance_, step_;
   std::uint64_t seed_;
   bool estimates_;
+  bool recording_;  // the pool keeps records: build them
   std::optional<SwitchRule> rule_;
   std::int64_t told_ = 0;  // the scheduler the monitors were last told to obey
   std::map<JobId, std::string> names_;

@@ -65,6 +65,7 @@ class LivePool : public Pool {
   std::vector<Block> blocks(std::string_view node) const override;
   std::vector<JobInfo> jobs() const override;
   std::vector<Complaint> complaints(std::string_view node) const override;
+  bool keeps_records() const override { return true; }
   std::vector<EvalRecord> records() const override;
   void record(EvalRecord r) override;
   bool background_work() const override { return true; }

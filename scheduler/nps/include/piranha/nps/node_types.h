@@ -61,7 +61,10 @@
 //              {"observed_seconds", "available_seconds", "fraction",
 //              "owner_retreats", "scheduler_retreats", "accuracy",
 //              "accuracy_points"}}, "ended_jobs", "observed_mean_turnaround",
-//              "retreats", "switches", "last_switch"}. docs/nps.md, "The
+//              "retreats", "switches", "last_switch"}. In a pool that keeps
+//              no records (Pool::keeps_records: a simulated one) it builds
+//              none, replays only for a switch rule, and without a rule does
+//              nothing at all (its state stays null). docs/nps.md, "The
 //              evaluator", is the operator's account.
 //
 // Node state that must survive a rebuild of the trellis (a node joined the

@@ -114,9 +114,12 @@ class Pool {
   // The complaints about `node`, oldest first (none unless the pool keeps them).
   virtual std::vector<Complaint> complaints(std::string_view) const { return {}; }
 
+  // Whether the pool keeps the evaluator's records. One that does not (a
+  // simulated pool) drops them, and the evaluator then builds none.
+  virtual bool keeps_records() const { return false; }
   // The evaluator's records kept by the pool, oldest first: those of
   // earlier NPS runs too, so the evaluator's data outlives its process.
-  // record() appends one. A pool that keeps none drops them.
+  // record() appends one.
   virtual std::vector<EvalRecord> records() const { return {}; }
   virtual void record(EvalRecord) {}
 
