@@ -18,6 +18,13 @@ using json = nlohmann::json;
 // so at most about a second per strategy.
 constexpr std::int64_t kReplaySteps = 5000;
 constexpr std::size_t kReplayJobs = 100;
+// How often the retention is applied (pool units: seconds live), besides
+// whenever the records exceed their bound by a tenth.
+constexpr double kPruneEvery = 3600;
+// The largest `records` of a retention: with a tenth more between prunings,
+// the records stay below the 100,000 a restart reads back
+// (sys::list_eval_records).
+constexpr std::int64_t kMaxRecords = 90'000;
 
 json job_json(const std::optional<JobId>& job) {
   return job ? json(*job) : json(nullptr);
@@ -42,6 +49,7 @@ Evaluator::Evaluator(Environment env, const trellis::Params& p)
       seed_(static_cast<std::uint64_t>(p.integer("seed", 0))),
       estimates_(p.boolean("estimate", true)),
       recording_(env_.pool->keeps_records()),
+      retention_(retention_param(p.value("retention"))),
       rule_(switch_param(p.value("switch"))) {
   if (!(tolerance_ >= 0)) throw trellis::BadParameter("tolerance", "tolerance must not be negative");
   if (!(step_ > 0)) throw trellis::BadParameter("step", "step must be positive");
@@ -50,6 +58,27 @@ Evaluator::Evaluator(Environment env, const trellis::Params& p)
   // Estimates are for people to see (in the records a pool keeps) or for a
   // rule to act on: a simulated pool without a rule needs no replays.
   estimates_ = estimates_ && (recording_ || rule_);
+}
+
+Retention Evaluator::retention_param(const Value& keep) {
+  Retention r;
+  if (keep.is_null()) return r;
+  if (!keep.is_map()) throw trellis::BadParameter("retention", "retention must be a map: {days, records}");
+  for (const auto& [key, v] : keep.as_map())
+    if (key != "days" && key != "records")
+      throw trellis::BadParameter("retention",
+                                  "retention: unknown key \"" + key + "\" (keys: days, records)");
+  const Value &days = keep["days"], &count = keep["records"];
+  r.days = days.is_null() ? r.days : days.is_number() ? days.as_number() : -1;
+  const std::int64_t records = count.is_null()  ? static_cast<std::int64_t>(r.max_records)
+                               : count.is_int() ? count.as_int()
+                                                : -1;
+  if (!(r.days > 0) || records < 1 || records > kMaxRecords)
+    throw trellis::BadParameter(
+        "retention", "retention: days must be positive and records an integer from 1 to " +
+                         std::to_string(kMaxRecords) + " (a restart reads at most 100,000 records back)");
+  r.max_records = static_cast<std::size_t>(records);
+  return r;
 }
 
 std::optional<Evaluator::SwitchRule> Evaluator::switch_param(const Value& rule) {
@@ -86,7 +115,9 @@ std::optional<Evaluator::SwitchRule> Evaluator::switch_param(const Value& rule) 
 void Evaluator::load() {
   EvaluatorMemory& m = env_.memory->evaluator;
   m.loaded = true;
-  for (const EvalRecord& r : env_.pool->records()) {
+  const std::vector<EvalRecord> records = env_.pool->records();
+  m.record_count = records.size();
+  for (const EvalRecord& r : records) {
     const json j = json::parse(r.json, nullptr, false);
     if (!j.is_object()) continue;  // a stray record is skipped, not fatal
     if (m.first_time < 0 || r.time < m.first_time) m.first_time = r.time;
@@ -122,6 +153,33 @@ void Evaluator::load() {
 
 void Evaluator::write(const std::string& kind, double time, const nlohmann::json& j) {
   env_.pool->record(EvalRecord{kind, time, j.dump()});
+  ++env_.memory->evaluator.record_count;
+}
+
+void Evaluator::prune(double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  m.next_prune = now + kPruneEvery;
+  const std::vector<EvalRecord> records = env_.pool->records();
+  const std::vector<std::size_t> gone = records_to_prune(records, retention_, now);
+  m.record_count = records.size() - gone.size();
+  // The next pruning by count once a tenth of the bound has been written
+  // again (the records kept whatever their age may exceed the bound).
+  m.prune_at_count = std::max(retention_.max_records, m.record_count) +
+                     std::max<std::size_t>(1, retention_.max_records / 10);
+  if (gone.empty()) return;
+  const double cut = retention_cut(records, retention_, now);
+  env_.pool->forget(gone);
+  // What the pool no longer has goes from memory too, as a restart would
+  // find it: spans that ended before the cut, ended jobs that arrived before.
+  std::erase_if(m.spans, [&](const ObservedSpan& s) { return s.end < cut; });
+  std::erase_if(m.jobs, [&](const auto& kv) {
+    const bool gone = kv.second.end && kv.second.arrival < cut;
+    if (gone) {
+      m.retreats.erase(kv.first);
+      names_.erase(kv.first);
+    }
+    return gone;
+  });
 }
 
 void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double now) {
@@ -376,6 +434,8 @@ Value Evaluator::calculate(trellis::Context& ctx) {
   if (m.pending.valid() && m.pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
     apply(m.pending.get(), now);
   if (m.estimate_due && estimates_ && !m.pending.valid()) estimate(now);
+  // Retention: hourly, and whenever the records exceed their bound by a tenth.
+  if (recording_ && (now >= m.next_prune || m.record_count > m.prune_at_count)) prune(now);
   // Monitors obey scheduler 0 until told otherwise (and again after a
   // rebuild or a restart): tell each the scheduler obeyed now.
   if (m.obeyed != 0 && told_ != m.obeyed) {
