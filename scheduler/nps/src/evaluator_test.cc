@@ -233,7 +233,7 @@ TEST_CASE(
 TEST_CASE("retention: records older than its days go at the hourly pruning, and the memory with them") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  Rig r(pool, program("FCFS", "TSK", "retention: {days: 1}"));
+  Rig r(pool, program("FCFS", "TSK", "estimate: false, retention: {days: 1}"));  // no replays: faster
   long_then_short(pool, r);
   // A job an hour: after two days, the first day's records are gone.
   const auto [most, t] = short_jobs(pool, r, 48, 3, 1200);
