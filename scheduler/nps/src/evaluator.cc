@@ -436,13 +436,13 @@ Value Evaluator::calculate(trellis::Context& ctx) {
   if (m.estimate_due && estimates_ && !m.pending.valid()) estimate(now);
   // Retention: hourly, and whenever the records exceed their bound by a tenth.
   if (recording_ && (now >= m.next_prune || m.record_count > m.prune_at_count)) prune(now);
-  // Monitors obey scheduler 0 until told otherwise (and again after a
-  // rebuild or a restart): tell each the scheduler obeyed now.
-  if (m.obeyed != 0 && told_ != m.obeyed) {
+  // Monitors obey scheduler 0 until a switch: from then on, tell each one
+  // whose state says it obeys another scheduler (after a switch back to 0,
+  // a rebuild or a restart, or a monitor that was not reporting yet).
+  if (m.switches > 0)
     for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-      if (is_monitor_state(ctx.inferior(i))) ctx.command(i, Fields()("obey", m.obeyed));
-    told_ = m.obeyed;
-  }
+      if (const Value& s = ctx.inferior(i); is_monitor_state(s) && int_of(s, "obeys") != m.obeyed)
+        ctx.command(i, Fields()("obey", m.obeyed));
   return state(ctx);
 }
 

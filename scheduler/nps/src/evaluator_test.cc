@@ -145,6 +145,41 @@ TEST_CASE(
   CHECK(pool.assigns.back().job == r.t->state("s1")["assignments"]["ws01"].as_int());
 }
 
+TEST_CASE("switching: back to scheduler 0 when the rule says so, and the monitors obey it again") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  Rig r(pool, program("FCFS", "TSK", "switch: {among: [0, 1], after_jobs: 1, margin_percent: 10}"));
+  long_then_short(pool, r);
+  REQUIRE(r.t->state("m1")["obeys"] == Value(1));
+  pool.job_list.clear();  // job 1 ends
+  pool.status["ws01"].running.reset();
+  double t = 4;
+  r.tick(t);
+  // Then pairs where FCFS wins: a job of one 4-s task, and just after it a
+  // job of 400 tasks of 0.1 s, which TSK would run first.
+  for (JobId a = 10; kept(pool, "switch").size() < 2 && a < 30; a += 2) {
+    pool.job_list = {testing::job(a, t + 1, 4, 1), testing::job(a + 1, t + 1.5, 0.1, 400)};
+    r.tick(t += 2);
+    pool.status["ws01"].running = a + 1;
+    r.tick(t += 40);
+    pool.job_list.pop_back();
+    pool.status["ws01"].running = a;
+    r.tick(t += 4);
+    pool.job_list.clear();
+    pool.status["ws01"].running.reset();
+    r.tick(t += 1);
+  }
+  const auto switches = kept(pool, "switch");
+  REQUIRE(switches.size() == 2);
+  CHECK(switches[1]["from"] == 1);
+  CHECK(switches[1]["to"] == 0);
+  r.tick(t += 1);
+  CHECK(r.eval()["obeyed"] == Value(0));
+  CHECK(r.t->state("m1")["obeys"] == Value(0));
+  const Value& s0 = r.t->state("s0")["assignments"]["ws01"];
+  CHECK(pool.assigns.back().job == (s0.is_int() ? std::optional<JobId>(s0.as_int()) : std::nullopt));
+}
+
 TEST_CASE("switching: no switch before the rule's job count, nor when the margin is not beaten") {
   ScriptedPool pool;
   pool.add_node("ws01");

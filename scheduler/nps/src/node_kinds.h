@@ -124,7 +124,6 @@ class Evaluator : public trellis::Node {
   bool recording_;  // the pool keeps records: build them
   Retention retention_;
   std::optional<SwitchRule> rule_;
-  std::int64_t told_ = 0;  // the scheduler the monitors were last told to obey
   std::map<JobId, std::string> names_;
   std::string last_switch_;
 };
