@@ -1,7 +1,7 @@
 // The Network Piranha Scheduler on a live pool: a real server, real agents
 // (replaying always-available traces), real `spin` jobs, `piranha nps run`
-// started, killed with SIGKILL and restarted, and switched by its evaluator
-// from a poor scheduler to a better shadow.
+// started, killed with SIGKILL and restarted, switched by its evaluator from
+// a poor scheduler to a better shadow, and its records kept within bound.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -338,6 +338,47 @@ TEST_CASE(
   // The evaluator's records agree: SRT gave ws01 job 4, FCFS never did.
   CHECK(wait_until([&] { return decided_jobs(c, "ws01")[1].count(4) == 1; }));
   CHECK(decided_jobs(c, "ws01")[0].count(4) == 0);
+  nps->signal(SIGTERM);
+  CHECK(nps->wait() == 0);
+}
+
+TEST_CASE("nps live: the evaluator's retention keeps the records in the system space within their bound") {
+  Pool pool;
+  pool.add_agent("ws01");
+  auto c = pool.client();
+  REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 1; }));
+  const std::string program =
+      pool.s.write("nps.yaml",
+                   "program: nps\nnodes:\n"
+                   "  - {name: enabler, type: enabler, params: {period: 0.5}}\n"
+                   "  - {name: jobs, type: jobs, inferiors: [enabler]}\n"
+                   "  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}\n"
+                   "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, strategy: TSK, "
+                   "on_events: true}}\n"
+                   "  - {name: evaluator, type: evaluator, inferiors: [jobs, s0, m1], params: {retention: "
+                   "{records: 10}}}\n");
+  auto nps = std::make_unique<Process>(
+      std::vector<std::string>{bin("piranha"), "nps", "run", program, "--server", pool.server.endpoint()});
+  REQUIRE(nps->wait_for_err("serving"));
+  // Each job writes a few records (spans, decisions, the job, an estimate):
+  // six of them write several times the bound.
+  for (int i = 0; i < 6; ++i) REQUIRE(pool.spin(4, 20)->wait(60s) == 0);
+  INFO(nps->err());
+  INFO(evidence(c));
+  // At most the bound, a tenth more between prunings, and the latest
+  // estimate kept whatever its age; the latest job's record is among them.
+  CHECK(wait_until([&] {
+    const auto records = sys::list_eval_records(c);
+    return records.size() <= 10 + 1 + 1 && !records.empty();
+  }));
+  auto job_ids = [&] {
+    std::set<std::int64_t> ids;
+    for (const auto& r : sys::list_eval_records(c))
+      if (r.kind == "job") ids.insert(nlohmann::json::parse(r.json)["id"].get<std::int64_t>());
+    return ids;
+  };
+  CHECK(wait_until([&] { return job_ids().count(6) == 1; }));
+  CHECK(job_ids().count(1) == 0);  // the first job's records went
   nps->signal(SIGTERM);
   CHECK(nps->wait() == 0);
 }
