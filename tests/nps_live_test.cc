@@ -1,6 +1,7 @@
 // The Network Piranha Scheduler on a live pool: a real server, real agents
 // (replaying always-available traces), real `spin` jobs, `piranha nps run`
-// started, killed with SIGKILL and restarted.
+// started, killed with SIGKILL and restarted, switched by its evaluator from
+// a poor scheduler to a better shadow, and its records kept within bound.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -8,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "harness.h"
 #include "piranha/sysspace.h"
@@ -218,4 +221,164 @@ TEST_CASE("nps live: spread over hosts, each monitor in its own process, and a h
     p->signal(SIGTERM);
     CHECK(p->wait() == 0);
   }
+}
+
+namespace {
+
+// The job scheduler `scheduler`'s assignment (the `assign` tuple agents
+// read) names for `node`; 0 for none or no tuple.
+std::int64_t assigned(ts::Client& c, std::int64_t scheduler, const std::string& node) {
+  if (auto t = c.rd(sys::kSpace, sys::assign_template(scheduler, node), 0))
+    if (auto a = sys::Assignment::from_tuple(*t)) return a->job_id;
+  return 0;
+}
+
+// Every job each scheduler's `decision` records ever gave `node`.
+std::map<std::int64_t, std::set<std::int64_t>> decided_jobs(ts::Client& c, const std::string& node) {
+  std::map<std::int64_t, std::set<std::int64_t>> out;
+  for (const auto& r : sys::list_eval_records(c)) {
+    if (r.kind != "decision") continue;
+    const auto j = nlohmann::json::parse(r.json);
+    if (j["node"] == node && j["job"].is_number_integer())
+      out[j["scheduler"].get<std::int64_t>()].insert(j["job"].get<std::int64_t>());
+  }
+  return out;
+}
+
+// The evaluator's job, estimate and switch records, one a line, for failure messages.
+std::string evidence(ts::Client& c) {
+  std::string out;
+  for (const auto& r : sys::list_eval_records(c))
+    if (r.kind == "job" || r.kind == "estimate" || r.kind == "switch")
+      out += r.kind + " " + std::to_string(r.time) + " " + r.json + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "nps live: the evaluator switches from a poor scheduler to a better shadow, logs its evidence, and the "
+    "monitors obey the shadow") {
+  Pool pool;
+  for (const char* n : {"ws01", "ws02"}) pool.add_agent(n);
+  auto c = pool.client();
+  REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 2; }));
+  // Scheduler 0 runs FCFS, which makes a short job wait behind a long one;
+  // shadow 1 runs SRT. The rule may switch as soon as two jobs have ended.
+  const std::string program = pool.s.write(
+      "nps.yaml",
+      "program: nps\nnodes:\n"
+      "  - {name: enabler, type: enabler, params: {period: 0.5}}\n"
+      "  - {name: jobs, type: jobs, inferiors: [enabler]}\n"
+      "  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}\n"
+      "  - {name: m2, type: monitor, inferiors: [enabler], params: {node: ws02}}\n"
+      "  - {name: s0, type: scheduler, inferiors: [jobs, m1, m2],\n"
+      "     params: {id: 0, strategy: FCFS, period: 1, on_events: true}}\n"
+      "  - {name: s1, type: scheduler, inferiors: [jobs, m1, m2],\n"
+      "     params: {id: 1, strategy: SRT, period: 1, on_events: true}}\n"
+      "  - {name: evaluator, type: evaluator, inferiors: [jobs, s0, s1, m1, m2],\n"
+      "     params: {switch: {among: [1], after_hours: 0, after_jobs: 2, margin_percent: 10}}}\n");
+  auto nps = std::make_unique<Process>(
+      std::vector<std::string>{bin("piranha"), "nps", "run", program, "--server", pool.server.endpoint()});
+  REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 2); }));
+
+  // A long job (6 s of work in 250 ms tasks), then a short one (1.5 s) once
+  // the long one runs on both nodes: FCFS runs the long one first.
+  auto long1 = pool.spin(24, 250);
+  REQUIRE(wait_until([&] {
+    auto r = runs(c);
+    return r["ws01"].job_id == 1 && r["ws02"].job_id == 1;
+  }));
+  auto short2 = pool.spin(60, 25);
+  REQUIRE(long1->wait(60s) == 0);
+  REQUIRE(short2->wait(60s) == 0);
+  INFO(nps->err());
+  INFO(evidence(c));
+
+  // The switch, with its evidence: in the log, in the system space, in the report.
+  REQUIRE(nps->wait_for_err("evaluator: switched from scheduler 0 (FCFS) to scheduler 1 (SRT)", 30s));
+  CHECK(nps->err().find("over 2 finished jobs") != std::string::npos);
+  std::vector<nlohmann::json> switches;
+  for (const auto& r : sys::list_eval_records(c))
+    if (r.kind == "switch") switches.push_back(nlohmann::json::parse(r.json));
+  REQUIRE(switches.size() == 1);
+  const auto& sw = switches[0];
+  CHECK(sw["from"] == 0);
+  CHECK(sw["to"] == 1);
+  CHECK(sw["to_strategy"] == "SRT");
+  CHECK(sw["ended_jobs"] == 2);
+  CHECK(sw["rule"]["after_jobs"] == 2);
+  CHECK(sw["estimates"]["1"]["estimate"].get<double>() <
+        0.9 * sw["estimates"]["0"]["estimate"].get<double>());
+  Process report({bin("piranha"), "nps", "report", "--json", "--server", pool.server.endpoint()});
+  REQUIRE(report.wait() == 0);
+  const auto r = nlohmann::json::parse(report.out());
+  REQUIRE(r["switches"].size() == 1);
+  CHECK(r["switches"][0]["to_strategy"] == "SRT");
+
+  // After the switch: a long job 3, and once it runs on both nodes a short
+  // job 4. FCFS would keep ws01 on job 3 (a new job is probed on the last
+  // node, ws02); SRT gives both nodes to job 4 once it is measured. What
+  // reaches the agents, under scheduler id 0, is SRT's word.
+  auto long3 = pool.spin(48, 250);
+  REQUIRE(wait_until([&] {
+    auto r = runs(c);
+    return r["ws01"].job_id == 3 && r["ws02"].job_id == 3;
+  }));
+  auto short4 = pool.spin(100, 30);
+  CHECK(wait_until(
+      [&] {
+        auto r = runs(c);
+        return r["ws01"].job_id == 4 && r["ws01"].by == "scheduler 0" && assigned(c, 0, "ws01") == 4;
+      },
+      30s));
+  CHECK(end_of(c, 3) == 0);  // job 3 still had work: ws01 left it for job 4
+  REQUIRE(short4->wait(60s) == 0);
+  REQUIRE(long3->wait(60s) == 0);
+  // The evaluator's records agree: SRT gave ws01 job 4, FCFS never did.
+  CHECK(wait_until([&] { return decided_jobs(c, "ws01")[1].count(4) == 1; }));
+  CHECK(decided_jobs(c, "ws01")[0].count(4) == 0);
+  nps->signal(SIGTERM);
+  CHECK(nps->wait() == 0);
+}
+
+TEST_CASE("nps live: the evaluator's retention keeps the records in the system space within their bound") {
+  Pool pool;
+  pool.add_agent("ws01");
+  auto c = pool.client();
+  REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 1; }));
+  const std::string program =
+      pool.s.write("nps.yaml",
+                   "program: nps\nnodes:\n"
+                   "  - {name: enabler, type: enabler, params: {period: 0.5}}\n"
+                   "  - {name: jobs, type: jobs, inferiors: [enabler]}\n"
+                   "  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}\n"
+                   "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, strategy: TSK, "
+                   "on_events: true}}\n"
+                   "  - {name: evaluator, type: evaluator, inferiors: [jobs, s0, m1], params: {retention: "
+                   "{records: 10}}}\n");
+  auto nps = std::make_unique<Process>(
+      std::vector<std::string>{bin("piranha"), "nps", "run", program, "--server", pool.server.endpoint()});
+  REQUIRE(nps->wait_for_err("serving"));
+  // Each job writes a few records (spans, decisions, the job, an estimate):
+  // six of them write several times the bound.
+  for (int i = 0; i < 6; ++i) REQUIRE(pool.spin(4, 20)->wait(60s) == 0);
+  INFO(nps->err());
+  INFO(evidence(c));
+  // At most the bound, a tenth more between prunings, and the latest
+  // estimate kept whatever its age; the latest job's record is among them.
+  CHECK(wait_until([&] {
+    const auto records = sys::list_eval_records(c);
+    return records.size() <= 10 + 1 + 1 && !records.empty();
+  }));
+  auto job_ids = [&] {
+    std::set<std::int64_t> ids;
+    for (const auto& r : sys::list_eval_records(c))
+      if (r.kind == "job") ids.insert(nlohmann::json::parse(r.json)["id"].get<std::int64_t>());
+    return ids;
+  };
+  CHECK(wait_until([&] { return job_ids().count(6) == 1; }));
+  CHECK(job_ids().count(1) == 0);  // the first job's records went
+  nps->signal(SIGTERM);
+  CHECK(nps->wait() == 0);
 }

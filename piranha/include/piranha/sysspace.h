@@ -239,7 +239,8 @@ struct Complaint {
 };
 
 // ("eval", kind, time, json): one record of the NPS evaluator, appended and
-// never rewritten, so the records outlive the NPS process that wrote them.
+// never rewritten, so the records outlive the NPS process that wrote them;
+// the evaluator's retention removes old ones (remove_eval_records).
 // `kind` names the record ("span", "decision", "job", "estimate",
 // "switch"), `json` is one JSON object whose fields depend on it
 // (docs/system-space.md lists them). An extension of the schema.
@@ -315,6 +316,10 @@ std::size_t prune_finished_jobs(ts::Client& c, double before);
 // Removes `node`'s ("ap", ...) records that ended before `before`. Returns
 // how many went.
 std::size_t prune_availability(ts::Client& c, const std::string& node, double before);
+
+// Removes these ("eval", ...) records, each by its exact value (the NPS
+// evaluator's retention, docs/nps.md). Returns how many were there.
+std::size_t remove_eval_records(ts::Client& c, const std::vector<EvalRecord>& records);
 
 // Merges `times` into the job's ("jobtime", ...) tuple (JobTimes::merged),
 // creating it when absent: the old tuples are taken under a lease and the

@@ -18,6 +18,13 @@ using json = nlohmann::json;
 // so at most about a second per strategy.
 constexpr std::int64_t kReplaySteps = 5000;
 constexpr std::size_t kReplayJobs = 100;
+// How often the retention is applied (pool units: seconds live), besides
+// whenever the records exceed their bound by a tenth.
+constexpr double kPruneEvery = 3600;
+// The largest `records` of a retention: with a tenth more between prunings,
+// the records stay below the 100,000 a restart reads back
+// (sys::list_eval_records).
+constexpr std::int64_t kMaxRecords = 90'000;
 
 json job_json(const std::optional<JobId>& job) {
   return job ? json(*job) : json(nullptr);
@@ -40,11 +47,42 @@ Evaluator::Evaluator(Environment env, const trellis::Params& p)
       tolerance_(p.number("tolerance", 0.1)),
       step_(p.number("step", env_.pool->history_step() > 1 ? 0.1 : env_.pool->history_step())),
       seed_(static_cast<std::uint64_t>(p.integer("seed", 0))),
-      estimates_(p.boolean("estimate", true)) {
+      estimates_(p.boolean("estimate", true)),
+      recording_(env_.pool->keeps_records()),
+      retention_(retention_param(p.value("retention"))),
+      rule_(switch_param(p.value("switch"))) {
   if (!(tolerance_ >= 0)) throw trellis::BadParameter("tolerance", "tolerance must not be negative");
   if (!(step_ > 0)) throw trellis::BadParameter("step", "step must be positive");
-  const Value& rule = p.value("switch");
-  if (rule.is_null()) return;
+  if (rule_ && !estimates_)
+    throw trellis::BadParameter("switch", "switch needs estimates: remove estimate: false");
+  // Estimates are for people to see (in the records a pool keeps) or for a
+  // rule to act on: a simulated pool without a rule needs no replays.
+  estimates_ = estimates_ && (recording_ || rule_);
+}
+
+Retention Evaluator::retention_param(const Value& keep) {
+  Retention r;
+  if (keep.is_null()) return r;
+  if (!keep.is_map()) throw trellis::BadParameter("retention", "retention must be a map: {days, records}");
+  for (const auto& [key, v] : keep.as_map())
+    if (key != "days" && key != "records")
+      throw trellis::BadParameter("retention",
+                                  "retention: unknown key \"" + key + "\" (keys: days, records)");
+  const Value &days = keep["days"], &count = keep["records"];
+  r.days = days.is_null() ? r.days : days.is_number() ? days.as_number() : -1;
+  const std::int64_t records = count.is_null()  ? static_cast<std::int64_t>(r.max_records)
+                               : count.is_int() ? count.as_int()
+                                                : -1;
+  if (!(r.days > 0) || records < 1 || records > kMaxRecords)
+    throw trellis::BadParameter(
+        "retention", "retention: days must be positive and records an integer from 1 to " +
+                         std::to_string(kMaxRecords) + " (a restart reads at most 100,000 records back)");
+  r.max_records = static_cast<std::size_t>(records);
+  return r;
+}
+
+std::optional<Evaluator::SwitchRule> Evaluator::switch_param(const Value& rule) {
+  if (rule.is_null()) return std::nullopt;
   if (!rule.is_map())
     throw trellis::BadParameter("switch",
                                 "switch must be a map: {among: [ids], after_hours, after_jobs, "
@@ -71,14 +109,15 @@ Evaluator::Evaluator(Environment env, const trellis::Params& p)
   if (r.after_hours < 0 || r.after_jobs < 0 || r.margin_percent < 0)
     throw trellis::BadParameter("switch",
                                 "switch: after_hours, after_jobs and margin_percent must not be negative");
-  if (!estimates_) throw trellis::BadParameter("switch", "switch needs estimates: remove estimate: false");
-  rule_ = r;
+  return r;
 }
 
 void Evaluator::load() {
   EvaluatorMemory& m = env_.memory->evaluator;
   m.loaded = true;
-  for (const EvalRecord& r : env_.pool->records()) {
+  const std::vector<EvalRecord> records = env_.pool->records();
+  m.record_count = records.size();
+  for (const EvalRecord& r : records) {
     const json j = json::parse(r.json, nullptr, false);
     if (!j.is_object()) continue;  // a stray record is skipped, not fatal
     if (m.first_time < 0 || r.time < m.first_time) m.first_time = r.time;
@@ -114,6 +153,33 @@ void Evaluator::load() {
 
 void Evaluator::write(const std::string& kind, double time, const nlohmann::json& j) {
   env_.pool->record(EvalRecord{kind, time, j.dump()});
+  ++env_.memory->evaluator.record_count;
+}
+
+void Evaluator::prune(double now) {
+  EvaluatorMemory& m = env_.memory->evaluator;
+  m.next_prune = now + kPruneEvery;
+  const std::vector<EvalRecord> records = env_.pool->records();
+  const std::vector<std::size_t> gone = records_to_prune(records, retention_, now);
+  m.record_count = records.size() - gone.size();
+  // The next pruning by count once a tenth of the bound has been written
+  // again (the records kept whatever their age may exceed the bound).
+  m.prune_at_count = std::max(retention_.max_records, m.record_count) +
+                     std::max<std::size_t>(1, retention_.max_records / 10);
+  if (gone.empty()) return;
+  const double cut = retention_cut(records, retention_, now);
+  env_.pool->forget(gone);
+  // What the pool no longer has goes from memory too, as a restart would
+  // find it: spans that ended before the cut, ended jobs that arrived before.
+  std::erase_if(m.spans, [&](const ObservedSpan& s) { return s.end < cut; });
+  std::erase_if(m.jobs, [&](const auto& kv) {
+    const bool gone = kv.second.end && kv.second.arrival < cut;
+    if (gone) {
+      m.retreats.erase(kv.first);
+      names_.erase(kv.first);
+    }
+    return gone;
+  });
 }
 
 void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double now) {
@@ -137,17 +203,19 @@ void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double
     // or a scheduler gave the node to another job.
     if (o.job && now_span.job != o.job && live.count(*o.job))
       retreat = now_span.available ? "scheduler" : "owner";
-    json j = {{"node", name},           {"state", o.state}, {"available", o.available},
-              {"job", job_json(o.job)}, {"start", o.start}, {"end", now}};
     if (!retreat.empty()) {
-      j["retreat"] = retreat;
       auto& [owner, scheduler] = m.retreats[*o.job];
       (retreat == "owner" ? owner : scheduler) += 1;
       (retreat == "owner" ? n.owner_retreats : n.scheduler_retreats) += 1;
       m.recent.push_back({now, name, *o.job, retreat});
       if (m.recent.size() > 20) m.recent.erase(m.recent.begin());
     }
-    write("span", now, j);
+    if (recording_) {
+      json j = {{"node", name},           {"state", o.state}, {"available", o.available},
+                {"job", job_json(o.job)}, {"start", o.start}, {"end", now}};
+      if (!retreat.empty()) j["retreat"] = retreat;
+      write("span", now, j);
+    }
     if (estimates_) m.spans.push_back({name, o.start, now, o.available, o.job});  // kept for replays only
     n.observed_seconds += now - o.start;
     if (o.available) n.available_seconds += now - o.start;
@@ -170,8 +238,9 @@ void Evaluator::observe_scheduler(const Value& s, double now) {
     const auto before = e.last.find(node);
     if (before == e.last.end() || before->second != job_of(job)) {
       ++e.changes;
-      write("decision", now,
-            {{"scheduler", id}, {"strategy", e.strategy}, {"node", node}, {"job", job_json(job_of(job))}});
+      if (recording_)
+        write("decision", now,
+              {{"scheduler", id}, {"strategy", e.strategy}, {"node", node}, {"job", job_json(job_of(job))}});
     }
     e.last[node] = job_of(job);
   }
@@ -193,6 +262,7 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     if (o.end || live.count(id)) continue;
     o.end = now;
     m.estimate_due = true;
+    if (!recording_) continue;
     const auto r = m.retreats[id];
     write("job", now,
           {{"id", id},
@@ -340,6 +410,9 @@ void Evaluator::maybe_switch(double now) {
 }
 
 Value Evaluator::calculate(trellis::Context& ctx) {
+  // In a pool that keeps no records (a simulated one), without a rule to
+  // apply, nothing it observed could be seen or acted on.
+  if (!recording_ && !rule_) return Value();
   EvaluatorMemory& m = env_.memory->evaluator;
   const double now = env_.pool->now();
   if (!m.loaded) load();
@@ -361,13 +434,15 @@ Value Evaluator::calculate(trellis::Context& ctx) {
   if (m.pending.valid() && m.pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
     apply(m.pending.get(), now);
   if (m.estimate_due && estimates_ && !m.pending.valid()) estimate(now);
-  // Monitors obey scheduler 0 until told otherwise (and again after a
-  // rebuild or a restart): tell each the scheduler obeyed now.
-  if (m.obeyed != 0 && told_ != m.obeyed) {
+  // Retention: hourly, and whenever the records exceed their bound by a tenth.
+  if (recording_ && (now >= m.next_prune || m.record_count > m.prune_at_count)) prune(now);
+  // Monitors obey scheduler 0 until a switch: from then on, tell each one
+  // whose state says it obeys another scheduler (after a switch back to 0,
+  // a rebuild or a restart, or a monitor that was not reporting yet).
+  if (m.switches > 0)
     for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-      if (is_monitor_state(ctx.inferior(i))) ctx.command(i, Fields()("obey", m.obeyed));
-    told_ = m.obeyed;
-  }
+      if (const Value& s = ctx.inferior(i); is_monitor_state(s) && int_of(s, "obeys") != m.obeyed)
+        ctx.command(i, Fields()("obey", m.obeyed));
   return state(ctx);
 }
 

@@ -145,6 +145,41 @@ TEST_CASE(
   CHECK(pool.assigns.back().job == r.t->state("s1")["assignments"]["ws01"].as_int());
 }
 
+TEST_CASE("switching: back to scheduler 0 when the rule says so, and the monitors obey it again") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  Rig r(pool, program("FCFS", "TSK", "switch: {among: [0, 1], after_jobs: 1, margin_percent: 10}"));
+  long_then_short(pool, r);
+  REQUIRE(r.t->state("m1")["obeys"] == Value(1));
+  pool.job_list.clear();  // job 1 ends
+  pool.status["ws01"].running.reset();
+  double t = 4;
+  r.tick(t);
+  // Then pairs where FCFS wins: a job of one 4-s task, and just after it a
+  // job of 400 tasks of 0.1 s, which TSK would run first.
+  for (JobId a = 10; kept(pool, "switch").size() < 2 && a < 30; a += 2) {
+    pool.job_list = {testing::job(a, t + 1, 4, 1), testing::job(a + 1, t + 1.5, 0.1, 400)};
+    r.tick(t += 2);
+    pool.status["ws01"].running = a + 1;
+    r.tick(t += 40);
+    pool.job_list.pop_back();
+    pool.status["ws01"].running = a;
+    r.tick(t += 4);
+    pool.job_list.clear();
+    pool.status["ws01"].running.reset();
+    r.tick(t += 1);
+  }
+  const auto switches = kept(pool, "switch");
+  REQUIRE(switches.size() == 2);
+  CHECK(switches[1]["from"] == 1);
+  CHECK(switches[1]["to"] == 0);
+  r.tick(t += 1);
+  CHECK(r.eval()["obeyed"] == Value(0));
+  CHECK(r.t->state("m1")["obeys"] == Value(0));
+  const Value& s0 = r.t->state("s0")["assignments"]["ws01"];
+  CHECK(pool.assigns.back().job == (s0.is_int() ? std::optional<JobId>(s0.as_int()) : std::nullopt));
+}
+
 TEST_CASE("switching: no switch before the rule's job count, nor when the margin is not beaten") {
   ScriptedPool pool;
   pool.add_node("ws01");
@@ -168,6 +203,82 @@ TEST_CASE("switching: a rule that names no scheduler, or one the evaluator does 
                        trellis::ProgramError);
   CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "switch: {among: [1], after_dayz: 2}")),
                        doctest::Contains("unknown key"), trellis::ProgramError);
+}
+
+TEST_CASE("retention: an unknown key, no days or no records is refused") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "retention: {weeks: 2}")),
+                       doctest::Contains("retention: unknown key \"weeks\""), trellis::ProgramError);
+  for (const std::string bad : {"0", "2.5", "90001"})
+    CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "retention: {records: " + bad + "}")),
+                         doctest::Contains("records an integer from 1 to 90000"), trellis::ProgramError);
+  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "retention: {days: 0}")),
+                       doctest::Contains("days must be positive"), trellis::ProgramError);
+  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "retention: 30")),
+                       doctest::Contains("retention must be a map"), trellis::ProgramError);
+}
+
+// After long_then_short (job 1 still live), `jobs` more short jobs, one
+// after another, each taking ws01 for a tick; returns the most records the
+// pool held after any tick, and the clock.
+std::pair<std::size_t, double> short_jobs(ScriptedPool& pool, Rig& r, JobId jobs, double t, double dt = 1) {
+  std::size_t most = pool.kept.size();
+  for (JobId id = 3; id < 3 + jobs; ++id) {
+    pool.job_list.push_back(testing::job(id, t, 0.5, 2));
+    r.tick(t += dt);
+    pool.status["ws01"].running = id;
+    r.tick(t += dt);
+    pool.job_list.pop_back();
+    pool.status["ws01"].running = 1;
+    r.tick(t += dt);
+    most = std::max(most, pool.kept.size());
+  }
+  return {most, t};
+}
+
+TEST_CASE(
+    "retention: the evaluator keeps its records within their bound, and a restart still finds the switch") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  const std::string params =
+      "switch: {among: [1], after_jobs: 1, margin_percent: 10}, retention: {records: 40}";
+  Rig r(pool, program("FCFS", "TSK", params));
+  long_then_short(pool, r);
+  REQUIRE(kept(pool, "switch").size() == 1);
+  const auto [most, t] = short_jobs(pool, r, 60, 3);
+  // 60 jobs wrote several hundred records; at most the bound, a tenth more
+  // between prunings, the latest switch and each scheduler's latest
+  // estimate, and one tick's records are there at once.
+  CHECK(kept(pool, "job").size() < 60);
+  CHECK(most <= 40 + 4 + 1 + 2 + 6);
+  CHECK(kept(pool, "switch").size() == 1);
+  // Every job record kept has all its spans: the job arrived after the
+  // oldest span end kept.
+  double oldest_span = 1e300;
+  for (const auto& s : kept(pool, "span")) oldest_span = std::min(oldest_span, s["end"].get<double>());
+  for (const auto& j : kept(pool, "job")) CHECK(j["arrival"].get<double>() >= oldest_span);
+  // A restart reads what is left: it goes on obeying the shadow it switched to.
+  Rig again(pool, program("FCFS", "TSK", params));
+  again.tick(t + 1);
+  CHECK(again.eval()["obeyed"] == Value(1));
+  CHECK(again.t->state("m1")["obeys"] == Value(1));
+}
+
+TEST_CASE("retention: records older than its days go at the hourly pruning, and the memory with them") {
+  ScriptedPool pool;
+  pool.add_node("ws01");
+  Rig r(pool, program("FCFS", "TSK", "estimate: false, retention: {days: 1}"));  // no replays: faster
+  long_then_short(pool, r);
+  // A job an hour: after two days, the first day's records are gone.
+  const auto [most, t] = short_jobs(pool, r, 48, 3, 1200);
+  CHECK(most < 250);
+  CHECK(t > 2 * 86400);
+  double oldest = 1e300;
+  for (const auto& k : pool.kept) oldest = std::min(oldest, k.time);
+  CHECK(oldest >= t - 86400 - 3600);  // pruned at most an hour ago
+  // The memory holds what the pool holds: about a day of the 49 ended jobs.
+  CHECK(r.eval()["ended_jobs"].as_int() <= 26);
 }
 
 TEST_CASE("owner: the owner node's state carries its node's complaints") {

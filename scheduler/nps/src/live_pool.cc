@@ -4,6 +4,12 @@
 #include <cmath>
 
 namespace piranha::nps {
+namespace {
+
+// Records removed from the space per flush() at most: each is a round trip.
+constexpr std::size_t kForgetPerFlush = 1000;
+
+}  // namespace
 
 LivePool::LivePool(LivePoolOptions options) : options_(options) {
   snapshot_at_ = sys::wall_now();
@@ -155,7 +161,7 @@ void LivePool::refresh(ts::Client& c) {
 
 bool LivePool::pending() const {
   std::lock_guard lock(mu_);
-  return !assigns_.empty() || !beats_.empty() || !unsent_.empty();
+  return !assigns_.empty() || !beats_.empty() || !unsent_.empty() || !forgotten_.empty();
 }
 
 std::vector<Complaint> LivePool::complaints(std::string_view node) const {
@@ -175,21 +181,55 @@ void LivePool::record(EvalRecord r) {
   unsent_.push_back(std::move(r));
 }
 
+void LivePool::forget(std::span<const std::size_t> indices) {
+  std::lock_guard lock(mu_);
+  std::vector<bool> gone(records_.size(), false);
+  for (std::size_t i : indices)
+    if (i < records_.size()) gone[i] = true;
+  std::vector<EvalRecord> kept;
+  kept.reserve(records_.size());
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    if (!gone[i]) {
+      kept.push_back(std::move(records_[i]));
+      continue;
+    }
+    // One not written yet is simply not written.
+    const auto& r = records_[i];
+    const auto unsent = std::find_if(unsent_.begin(), unsent_.end(), [&](const EvalRecord& u) {
+      return u.time == r.time && u.kind == r.kind && u.json == r.json;
+    });
+    if (unsent != unsent_.end())
+      unsent_.erase(unsent);
+    else
+      forgotten_.push_back(std::move(records_[i]));
+  }
+  records_ = std::move(kept);
+}
+
 void LivePool::flush(ts::Client& c) {
   decltype(assigns_) assigns;
   std::set<std::int64_t> beats;
-  std::vector<EvalRecord> unsent;
+  std::vector<EvalRecord> unsent, forgotten;
   {
     std::lock_guard lock(mu_);
     unsent.swap(unsent_);
     assigns.swap(assigns_);
     beats.swap(beats_);
     beaten_.insert(beats.begin(), beats.end());
+    const std::size_t n = std::min(forgotten_.size(), kForgetPerFlush);
+    forgotten.assign(std::make_move_iterator(forgotten_.begin()),
+                     std::make_move_iterator(forgotten_.begin() + n));
+    forgotten_.erase(forgotten_.begin(), forgotten_.begin() + n);
   }
   for (const auto& [key, a] : assigns)
     sys::supersede(c, sys::assign_template(key.first, key.second),
                    sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)}.to_tuple());
   for (auto& r : unsent) c.out(sys::kSpace, sys::EvalRecord{r.kind, r.time, std::move(r.json)}.to_tuple());
+  if (!forgotten.empty()) {
+    std::vector<sys::EvalRecord> gone;
+    for (auto& r : forgotten) gone.push_back({r.kind, r.time, std::move(r.json)});
+    sys::remove_eval_records(c, gone);
+  }
   const double now = sys::wall_now();
   for (std::int64_t id : beats)
     sys::supersede(c, sys::scheduler_heartbeat_template(id), sys::SchedulerHeartbeat{id, now}.to_tuple());

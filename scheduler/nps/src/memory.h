@@ -87,6 +87,9 @@ struct EvaluatorMemory {
   std::int64_t switches = 0;
   std::optional<double> observed_mean;  // ended jobs' mean turnaround (s)
   bool estimate_due = false;
+  std::size_t record_count = 0;        // records the pool keeps (as far as the evaluator knows)
+  double next_prune = 0;               // when the retention is next applied
+  std::size_t prune_at_count = 0;      // or when record_count exceeds this
   std::future<ReplayOutcome> pending;  // a round of replays running on its own thread
 };
 

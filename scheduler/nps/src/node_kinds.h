@@ -12,6 +12,7 @@
 
 #include "memory.h"
 #include "piranha/nps/node_types.h"
+#include "piranha/nps/retention.h"
 #include "piranha/trellis/node.h"
 
 namespace piranha::nps {
@@ -95,9 +96,15 @@ class Evaluator : public trellis::Node {
     std::int64_t after_jobs = 1;
     double margin_percent = 10;
   };
+  // The `retention` and `switch` parameters; throw BadParameter.
+  static Retention retention_param(const trellis::Value& keep);
+  static std::optional<SwitchRule> switch_param(const trellis::Value& rule);
   // Reads the pool's records of earlier runs back into memory (once per NPS).
   void load();
   void write(const std::string& kind, double time, const nlohmann::json& j);
+  // Applies the retention: removes the records it lets go from the pool,
+  // and what they described from memory.
+  void prune(double now);
   void observe_jobs(const trellis::Value& s, std::set<JobId>& live, double now);
   void observe_node(const trellis::Value& s, const std::set<JobId>& live, double now);
   void observe_scheduler(const trellis::Value& s, double now);
@@ -114,8 +121,9 @@ class Evaluator : public trellis::Node {
   double tolerance_, step_;
   std::uint64_t seed_;
   bool estimates_;
+  bool recording_;  // the pool keeps records: build them
+  Retention retention_;
   std::optional<SwitchRule> rule_;
-  std::int64_t told_ = 0;  // the scheduler the monitors were last told to obey
   std::map<JobId, std::string> names_;
   std::string last_switch_;
 };

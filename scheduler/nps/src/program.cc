@@ -83,8 +83,9 @@ std::string standard_program_yaml(const StandardOptions& o) {
     scheduler(i + 1, o.shadows[i]);
     schedulers += ", scheduler_" + std::to_string(i + 1);
   }
-  y << "  - name: evaluator\n    type: evaluator\n    inferiors: [jobs, " << schedulers << monitors << "]\n";
-  if (!o.estimate) y << "    params: {estimate: false}\n";
+  if (o.evaluator)
+    y << "  - name: evaluator\n    type: evaluator\n    inferiors: [jobs, " << schedulers << monitors
+      << "]\n";
   return y.str();
 }
 

@@ -60,8 +60,13 @@ class ScriptedPool : public Pool {
     auto it = complaint_list.find(n);
     return it == complaint_list.end() ? std::vector<Complaint>{} : it->second;
   }
+  bool keeps_records() const override { return true; }
   std::vector<EvalRecord> records() const override { return kept; }
   void record(EvalRecord r) override { kept.push_back(std::move(r)); }
+  void forget(std::span<const std::size_t> indices) override {
+    for (auto i = indices.rbegin(); i != indices.rend(); ++i)
+      kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(*i));
+  }
   void assign(std::int64_t s, std::int64_t e, std::string_view n, std::optional<JobId> j) override {
     assigns.push_back({s, e, std::string(n), j});
   }

@@ -45,8 +45,10 @@ Replay make_replay(const Observation& o, double step, std::int64_t max_steps) {
         r.trace.periods[n].push_back(p);
   }
   for (const auto& j : o.jobs) {
-    if (!(j.task_time > 0) || j.tasks < 1) continue;
+    if (j.tasks < 1) continue;
+    // A job that ended before it was seen measured still held nodes.
     const double task_time = std::max(j.task_time, held[j.id] / static_cast<double>(j.tasks));
+    if (!(task_time > 0)) continue;
     sched::Job s;
     s.id = j.id;
     s.arrival = std::clamp<std::int64_t>(at(j.arrival), 0, r.trace.length - 1);

@@ -24,7 +24,9 @@ TEST_CASE("replay: steps whose middle an available span covers are available, fr
   CHECK(r.trace.periods[1].empty());
 }
 
-TEST_CASE("replay: tasks shorter than a step are merged so the work is kept; unmeasured jobs are left out") {
+TEST_CASE(
+    "replay: tasks shorter than a step are merged so the work is kept; a job not measured nor run is left "
+    "out") {
   Observation o;
   o.nodes = {"a"};
   o.spans = {{"a", 0, 50, true, std::nullopt}};
@@ -37,6 +39,21 @@ TEST_CASE("replay: tasks shorter than a step are merged so the work is kept; unm
   CHECK(r.jobs[1].arrival == 3);
   CHECK(r.jobs[1].task_time == 2);
   CHECK(r.ended == std::vector<JobId>{1});
+}
+
+TEST_CASE("replay: a job never seen measured counts with the node-time it held, so a short job is not lost") {
+  Observation o;
+  o.nodes = {"a", "b"};
+  // Job 2's 20 tasks ended on b within 2 s, before its task time was seen.
+  o.spans = {{"a", 0, 10, true, 1}, {"b", 0, 1, true, 1}, {"b", 1, 3, true, 2}, {"b", 3, 10, true, 1}};
+  o.end = 10;
+  o.jobs = {{1, 0, 16, 1.0, 10.0}, {2, 1, 20, 0, 3.0}};
+  const Replay r = make_replay(o, 1);
+  REQUIRE(r.jobs.size() == 2);
+  CHECK(r.jobs[1].id == 2);
+  CHECK(r.jobs[1].tasks == 2);  // 20 tasks of 0.1 s, 10 to a step
+  CHECK(r.jobs[1].task_time == 1);
+  CHECK(r.ended == std::vector<JobId>{1, 2});
 }
 
 TEST_CASE("replay: a job's work is the node-time it held nodes when that exceeds its tasks' time") {

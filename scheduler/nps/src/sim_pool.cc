@@ -136,7 +136,7 @@ sched::SimResult simulate_program(const std::optional<trellis::Program>& program
     s.window = options.window;
     s.spill = options.spill;
     s.on_events = options.on_events;
-    s.estimate = false;  // a replay's evaluator does not replay again
+    s.evaluator = false;  // nothing here would read it
     p = standard_program(s, types);
   }
   // The run's seed drives scheduler 0's coin flips, as it does the simulator's.

@@ -10,7 +10,9 @@
 // watch on the ap shape (the ones already there are read once, at start()),
 // and steps() turns records plus the node's open availability period into
 // whole history steps. The evaluator's ("eval", ...) records are read once,
-// at start(); those it appends are written by flush().
+// at start(); those it appends are written, and those it forgets removed,
+// by flush() (at most 1,000 removals per call, so that a large
+// pruning does not hold up the assignments).
 //
 // Thread-safety: every method may be called from any thread; a mutex guards
 // the snapshot and the outbox. refresh(), flush() and start() do tuple-space
@@ -65,8 +67,10 @@ class LivePool : public Pool {
   std::vector<Block> blocks(std::string_view node) const override;
   std::vector<JobInfo> jobs() const override;
   std::vector<Complaint> complaints(std::string_view node) const override;
+  bool keeps_records() const override { return true; }
   std::vector<EvalRecord> records() const override;
   void record(EvalRecord r) override;
+  void forget(std::span<const std::size_t> indices) override;
   bool background_work() const override { return true; }
   void assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,
               std::optional<JobId> job) override;
@@ -97,8 +101,9 @@ class LivePool : public Pool {
   };
   std::map<std::pair<std::int64_t, std::string>, Pending> assigns_;
   std::set<std::int64_t> beats_, beaten_;
-  std::vector<EvalRecord> records_;  // read at start(), then appended to
-  std::vector<EvalRecord> unsent_;   // appended since the last flush()
+  std::vector<EvalRecord> records_;    // read at start(), then appended to and forgotten from
+  std::vector<EvalRecord> unsent_;     // appended since the last flush()
+  std::vector<EvalRecord> forgotten_;  // to be removed from the space by flush()
 };
 
 }  // namespace piranha::nps

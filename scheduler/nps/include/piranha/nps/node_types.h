@@ -47,7 +47,10 @@
 //              "assignments": {node: job or null}}.
 //   evaluator  params: tolerance (0.1), step (0.1 s live), seed (0), estimate
 //              (true), switch ({among: [ids], after_hours, after_jobs,
-//              margin_percent}; none). Inferiors: the jobs node, schedulers
+//              margin_percent}; none), retention ({days: 30, records:
+//              50000}: the records it keeps, retention.h; it removes the
+//              rest hourly and whenever a tenth of `records` has been
+//              written since). Inferiors: the jobs node, schedulers
 //              and monitors. Records, through Pool::record, each node's spans
 //              (state and job, retreats by cause), each scheduler's changed
 //              assignments, each ended job, and after each ended job every
@@ -61,7 +64,10 @@
 //              {"observed_seconds", "available_seconds", "fraction",
 //              "owner_retreats", "scheduler_retreats", "accuracy",
 //              "accuracy_points"}}, "ended_jobs", "observed_mean_turnaround",
-//              "retreats", "switches", "last_switch"}. docs/nps.md, "The
+//              "retreats", "switches", "last_switch"}. In a pool that keeps
+//              no records (Pool::keeps_records: a simulated one) it builds
+//              none, replays only for a switch rule, and without a rule does
+//              nothing at all (its state stays null). docs/nps.md, "The
 //              evaluator", is the operator's account.
 //
 // Node state that must survive a rebuild of the trellis (a node joined the

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -114,11 +115,16 @@ class Pool {
   // The complaints about `node`, oldest first (none unless the pool keeps them).
   virtual std::vector<Complaint> complaints(std::string_view) const { return {}; }
 
+  // Whether the pool keeps the evaluator's records. One that does not (a
+  // simulated pool) drops them, and the evaluator then builds none.
+  virtual bool keeps_records() const { return false; }
   // The evaluator's records kept by the pool, oldest first: those of
   // earlier NPS runs too, so the evaluator's data outlives its process.
-  // record() appends one. A pool that keeps none drops them.
+  // record() appends one; forget() removes those at `indices` (ascending)
+  // of records() as it stands (the evaluator's retention, retention.h).
   virtual std::vector<EvalRecord> records() const { return {}; }
   virtual void record(EvalRecord) {}
+  virtual void forget(std::span<const std::size_t> /*indices*/) {}
 
   // Whether node types may run long computations (the evaluator's
   // replays) on threads of their own and take the outcome at a later call:

@@ -40,9 +40,10 @@ struct StandardOptions {
   // Shadow schedulers' strategies: scheduler 1, 2, ... with the settings of
   // scheduler 0; they decide and are evaluated but not obeyed.
   std::vector<std::string> shadows;
-  // Whether the evaluator replays the pool's history for counterfactual
-  // turnarounds (off inside a simulation, which is itself such a replay).
-  bool estimate = true;
+  // Whether the program has an evaluator. Off inside a simulation of the
+  // standard program: there nothing reads its state or keeps its records,
+  // and a replay (shadow.h) is not replayed again.
+  bool evaluator = true;
 };
 
 // The standard program as YAML (what `piranha nps init` prints), with a

@@ -35,7 +35,7 @@ struct ObservedJob {
   JobId id = 0;
   double arrival = 0;
   std::int64_t tasks = 1;
-  double task_time = 0;  // mean seconds per task; a job with 0 is left out
+  double task_time = 0;  // mean seconds per task as measured; 0 when never seen measured
   std::optional<double> end;
 };
 
@@ -52,7 +52,9 @@ struct Observation {
 // available span covers the step's middle. A job's work is what it needed
 // here: the node-seconds it held nodes (its spans), or tasks x task_time if
 // that is more, spread evenly over its tasks; so the runtime's costs on
-// the nodes (starting piranhas, taking and returning tasks) count as work.
+// the nodes (starting piranhas, taking and returning tasks) count as work,
+// and a job that ended before it was seen measured counts with the time it
+// held nodes. A job with neither (not measured, never on a node) is left out.
 // Tasks shorter than a step are merged k at a time (k = ceil(step /
 // task_time)) so the total work is kept; every task lasts at least one
 // step. The trace's length is the observation's, at least one step; the
