@@ -36,6 +36,20 @@ struct Pool {
         bin("piranha"), "agent", "--node", node, "--server", server.endpoint(), "--config", config, "--trace",
         trace, "--trace-node", "up", "--piranha-output", s.dir + "/" + node + ".piranhas", "--quiet"});
   }
+  // `piranha nps run` with a program of an enabler ticking every 0.5 s, the
+  // jobs node, monitors m1, m2, ... for `nodes`, and then `rest` (YAML node
+  // lines: schedulers and an evaluator).
+  std::unique_ptr<Process> nps_program(const std::vector<std::string>& nodes, const std::string& rest) {
+    std::string yaml =
+        "program: nps\nnodes:\n"
+        "  - {name: enabler, type: enabler, params: {period: 0.5}}\n"
+        "  - {name: jobs, type: jobs, inferiors: [enabler]}\n";
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      yaml += "  - {name: m" + std::to_string(i + 1) +
+              ", type: monitor, inferiors: [enabler], params: {node: " + nodes[i] + "}}\n";
+    return std::make_unique<Process>(std::vector<std::string>{
+        bin("piranha"), "nps", "run", s.write("nps.yaml", yaml + rest), "--server", server.endpoint()});
+  }
   std::unique_ptr<Process> nps(std::vector<std::string> extra) {
     std::vector<std::string> argv = {bin("piranha"),    "nps",      "run", "--server",
                                      server.endpoint(), "--period", "1"};
@@ -265,21 +279,14 @@ TEST_CASE(
   REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 2; }));
   // Scheduler 0 runs FCFS, which makes a short job wait behind a long one;
   // shadow 1 runs SRT. The rule may switch as soon as two jobs have ended.
-  const std::string program = pool.s.write(
-      "nps.yaml",
-      "program: nps\nnodes:\n"
-      "  - {name: enabler, type: enabler, params: {period: 0.5}}\n"
-      "  - {name: jobs, type: jobs, inferiors: [enabler]}\n"
-      "  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}\n"
-      "  - {name: m2, type: monitor, inferiors: [enabler], params: {node: ws02}}\n"
+  auto nps = pool.nps_program(
+      {"ws01", "ws02"},
       "  - {name: s0, type: scheduler, inferiors: [jobs, m1, m2],\n"
       "     params: {id: 0, strategy: FCFS, period: 1, on_events: true}}\n"
       "  - {name: s1, type: scheduler, inferiors: [jobs, m1, m2],\n"
       "     params: {id: 1, strategy: SRT, period: 1, on_events: true}}\n"
       "  - {name: evaluator, type: evaluator, inferiors: [jobs, s0, s1, m1, m2],\n"
       "     params: {switch: {among: [1], after_hours: 0, after_jobs: 2, margin_percent: 10}}}\n");
-  auto nps = std::make_unique<Process>(
-      std::vector<std::string>{bin("piranha"), "nps", "run", program, "--server", pool.server.endpoint()});
   REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 2); }));
 
   // A long job (6 s of work in 250 ms tasks), then a short one (1.5 s) once
@@ -347,18 +354,11 @@ TEST_CASE("nps live: the evaluator's retention keeps the records in the system s
   pool.add_agent("ws01");
   auto c = pool.client();
   REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 1; }));
-  const std::string program =
-      pool.s.write("nps.yaml",
-                   "program: nps\nnodes:\n"
-                   "  - {name: enabler, type: enabler, params: {period: 0.5}}\n"
-                   "  - {name: jobs, type: jobs, inferiors: [enabler]}\n"
-                   "  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}\n"
-                   "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, strategy: TSK, "
-                   "on_events: true}}\n"
-                   "  - {name: evaluator, type: evaluator, inferiors: [jobs, s0, m1], params: {retention: "
-                   "{records: 10}}}\n");
-  auto nps = std::make_unique<Process>(
-      std::vector<std::string>{bin("piranha"), "nps", "run", program, "--server", pool.server.endpoint()});
+  auto nps = pool.nps_program({"ws01"},
+                              "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, "
+                              "strategy: TSK, on_events: true}}\n"
+                              "  - {name: evaluator, type: evaluator, inferiors: [jobs, s0, m1], params: "
+                              "{retention: {records: 10}}}\n");
   REQUIRE(nps->wait_for_err("serving"));
   // Each job writes a few records (spans, decisions, the job, an estimate):
   // six of them write several times the bound.

@@ -16,7 +16,7 @@ std::vector<std::string> jsons(ts::Client& c) {
   return out;
 }
 
-TEST_CASE("live pool: forgotten records are removed from the space; one never sent is never written") {
+TEST_CASE("live pool: forgotten records are removed from the space, and one never sent is never written") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
   for (int i = 0; i < 3; ++i)

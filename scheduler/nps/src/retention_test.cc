@@ -30,7 +30,7 @@ TEST_CASE("retention: records older than the days go, the newer stay") {
   CHECK(records_to_prune(records, r, 1 * kDay).empty());
 }
 
-TEST_CASE("retention: beyond the count, the oldest go; records of one time go together") {
+TEST_CASE("retention: beyond the count, the oldest go, and records of one time go together") {
   const auto records = spans_at({1, 2, 3, 4, 5, 6});
   CHECK(records_to_prune(records, Retention{30, 4}, 10) == std::vector<std::size_t>{0, 1});
   CHECK(records_to_prune(records, Retention{30, 6}, 10).empty());

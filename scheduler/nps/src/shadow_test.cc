@@ -104,7 +104,7 @@ TEST_CASE("estimate: the replay under each strategy, mean turnaround of the ende
 namespace piranha::nps {
 namespace {
 
-TEST_CASE("run_round: every plan replayed on one observation; a bad plan and a short history give none") {
+TEST_CASE("run_round: every plan replayed on one observation, and a bad plan and a short history give none") {
   ReplayRound round;
   round.observation.nodes = {"a"};
   round.observation.spans = {{"a", 0, 20, true, std::nullopt}};
