@@ -420,7 +420,12 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         route(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
       }
       // Replies that arrived before the connection dropped are read first.
-      if (n < kBatch && !failure && !stopping && conn->dropped()) lose_session();
+      if (n < kBatch && !failure && !stopping && conn->dropped()) {
+        if (const auto& why = conn->refusal())
+          fail_all(TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why));
+        else
+          lose_session();
+      }
       Millis now = detail::steady_now_ms();
       if (now >= next_deadline_check) {
         next_deadline_check = now + kDeadlineCheckMs;
@@ -527,7 +532,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
 };
 
 FiberClient::FiberClient(std::string endpoint, ClientOptions options)
-    : endpoint_(std::move(endpoint)), impl_(std::make_shared<Impl>(endpoint_, options)) {
+    : endpoint_(std::move(endpoint)),
+      impl_(std::make_shared<Impl>(endpoint_, with_environment_keys(std::move(options)))) {
   try {
     impl_->hello(endpoint_);
   } catch (...) {
