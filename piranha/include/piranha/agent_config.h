@@ -29,17 +29,10 @@
 
 #include "piranha/avail_trace.h"
 #include "piranha/availability.h"
+#include "piranha/config_error.h"
 #include "piranha/native_policy.h"
 
 namespace piranha {
-
-// A bad configuration. what() is "FILE:LINE: problem" (LINE 1-based), e.g.
-// "agent.yaml:7: unknown key 'laod' in availability (expected one of: ...)".
-// Without a line ("FILE: problem") when the file cannot be read.
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Where availability comes from.
 enum class SensorKind { Live, Trace };     // YAML: live, trace
