@@ -205,6 +205,14 @@ std::optional<JobExit> JobExit::from_tuple(const ts::Tuple& t) {
   return JobExit{i_at(t, 1), i_at(t, 2)};
 }
 
+ts::Tuple JobOwner::to_tuple() const {
+  return ts::Tuple::of("jobowner", id, name);
+}
+std::optional<JobOwner> JobOwner::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobowner", {Type::Int, Type::String})) return std::nullopt;
+  return JobOwner{i_at(t, 1), s_at(t, 2)};
+}
+
 ts::Tuple NodeRecord::to_tuple() const {
   return ts::Tuple::of("node", name, cores, speed, std::string(sys::name(state)), updated_at);
 }
@@ -328,6 +336,12 @@ ts::Template jobheld_template() {
 ts::Template jobheld_template(std::int64_t id) {
   return ts::Template({tag("jobheld"), num(id), any(Type::String), any(Type::String), any(Type::Double)});
 }
+ts::Template jobheld_template(std::int64_t id, const std::string& node) {
+  return ts::Template({tag("jobheld"), num(id), str(node), any(Type::String), any(Type::Double)});
+}
+ts::Template jobowner_template(std::int64_t id) {
+  return ts::Template({tag("jobowner"), num(id), any(Type::String)});
+}
 ts::Template node_template() {
   return ts::Template({tag("node"), any(Type::String), any(Type::Int), any(Type::Double), any(Type::String),
                        any(Type::Double)});
@@ -378,8 +392,10 @@ std::int64_t next_job_id(ts::Client& c) {
     // Ids continue after any job already registered, so a counter lost with
     // a restarted server never reuses an id still in the space.
     for (const auto& j : list_jobs(c)) first = std::max(first, j.id + 1);
-    c.out(kSpace, ts::Tuple::of("jobseq.created"));
-    c.out(kSpace, ts::Tuple::of("jobseq", first));
+    // In one step: a counter is never without its mark, nor the mark without
+    // a counter (an authenticated server lets only the first creator write
+    // either: docs/security.md).
+    c.out_many(kSpace, {ts::Tuple::of("jobseq", first), ts::Tuple::of("jobseq.created")});
   }
   auto t = c.in(kSpace, seq, 10'000, 10'000);
   if (!t) throw ts::TupleSpaceError("timeout", "the job id counter was not returned within 10 s");
@@ -519,7 +535,7 @@ bool hold_job(ts::Client& c, const JobHold& hold) {
   return change_job(c, hold.id, [&](JobRecord& j) {
     if (!is_live(j.state)) return false;
     // Written while the job record is taken: whoever reads `held` finds why.
-    replace(c, jobheld_template(hold.id), hold.to_tuple());
+    replace(c, jobheld_template(hold.id, hold.node), hold.to_tuple());
     j.state = JobState::Held;
     return true;
   });
@@ -557,7 +573,8 @@ std::size_t prune_finished_jobs(ts::Client& c, double before) {
     if (ended >= before) continue;
     // The job record last: a pruner that dies half way leaves it to be found again.
     for (const auto& tmpl : {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id),
-                             jobtime_template(j.id), jobexit_template(j.id), jobheld_template(j.id)})
+                             jobtime_template(j.id), jobexit_template(j.id), jobheld_template(j.id),
+                             jobowner_template(j.id)})
       c.in_many(kSpace, tmpl, kListMax);
     c.in_many(kSpace, job_template(j.id), kListMax);
     ++pruned;
