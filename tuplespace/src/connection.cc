@@ -76,10 +76,10 @@ bool Connection::dropped() {
                           : server + " requires CURVE authentication: give this client its key with --key " +
                                 "and --server-key, or PIRANHA_KEY and PIRANHA_SERVER_KEY (docs/security.md)";
       else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
-        refusal_ = "the CURVE handshake with " + server.substr(4) + " failed (ZMTP protocol error " +
+        refusal_ = "the CURVE handshake with " + server + " failed (ZMTP protocol error " +
                    std::to_string(value) + ")";
       else
-        refusal_ = "the CURVE handshake with " + server.substr(4) +
+        refusal_ = "the CURVE handshake with " + server +
                    " failed: is the server's public key (--server-key or PIRANHA_SERVER_KEY) the right one?";
     }
   }

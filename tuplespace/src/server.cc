@@ -221,7 +221,8 @@ struct Server::Impl {
     }
     std::uint64_t more = fresh ? 0 : it->second.second;
     it->second = {now, 0};
-    log(line + (more ? " (and " + std::to_string(more) + " more like it since it was last logged)" : ""));
+    auto& out = opt.notice ? opt.notice : opt.log;
+    if (out) out(line + (more ? " (and " + std::to_string(more) + " more like it since it was last logged)" : ""));
   }
 
   // One ZAP request (RFC 27): admits a CURVE client whose key is listed,

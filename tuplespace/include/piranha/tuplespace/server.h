@@ -72,7 +72,8 @@ struct ServerOptions {
   std::shared_ptr<AccessPolicy> access;
   // One line per notable event (connections, rejected requests). Null: quiet.
   std::function<void(std::string_view)> log;
-  // Recovery, a damaged log tail, compaction. Null: sent to `log`.
+  // Recovery, a damaged log tail, compaction, refused handshakes. Null:
+  // sent to `log`.
   std::function<void(std::string_view)> notice;
 };
 
