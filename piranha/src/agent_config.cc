@@ -147,7 +147,7 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
   if (root.IsNull()) return c;
   r.check_keys(root, "the agent configuration",
                {"node", "server", "cores", "speed", "policy", "seed", "availability", "retreat", "scheduler",
-                "heartbeat_seconds", "max_failures", "retention"});
+                "heartbeat_seconds", "max_failures", "retention", "key", "server_key"});
   try {
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
@@ -192,6 +192,15 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
             r.number(rn, "jobs_seconds", "retention.jobs_seconds", 0, true, kMaxRetentionSeconds);
       if (rn["ap_seconds"])
         c.retention.ap_seconds = r.number(rn, "ap_seconds", "retention.ap_seconds", 0, true, kMaxRetentionSeconds);
+    }
+    for (auto [field, slot] : {std::pair{"key", &c.key}, std::pair{"server_key", &c.server_key}}) {
+      if (!root[field]) continue;
+      *slot = r.text(root, field, field);
+      // A file beside the YAML file, unless it is 40 characters (a key's Z85
+      // text) and no such file is there. Checked when the agent starts.
+      auto beside = (std::filesystem::path(name).parent_path() / *slot).lexically_normal();
+      if (std::filesystem::path(*slot).is_relative() && (slot->size() != 40 || std::filesystem::exists(beside)))
+        *slot = beside.string();
     }
     if (root["heartbeat_seconds"])
       c.heartbeat_seconds =
