@@ -74,6 +74,7 @@ void Client::open_session(Millis deadline) {
   Millis began = now_ms();
   bool after_loss = socket_ != nullptr;
   Millis backoff = options_.reconnect_backoff.count();
+  int failed_handshakes = 0;  // of this call's connections (connection.h)
   while (true) {
     if (socket_) socket_->dealer.set(zmq::sockopt::linger, 0);  // what it holds belongs to the lost session
     socket_.reset();
@@ -100,6 +101,10 @@ void Client::open_session(Millis deadline) {
     }
     if (const auto& why = socket_->refusal())
       throw TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why);
+    failed_handshakes += socket_->handshake_failures();
+    if (failed_handshakes >= 2)
+      throw TupleSpaceError(std::string(errc::kAuthFailed),
+                            std::string(errc::kAuthFailed) + ": " + socket_->refused_twice());
     Millis left = deadline - now_ms();
     if (got == Received::Timeout || left <= 0)
       throw TupleSpaceError(std::string(errc::kUnreachable),

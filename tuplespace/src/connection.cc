@@ -62,10 +62,13 @@ bool Connection::dropped() {
       std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
     }
     if (kind == ZMQ_EVENT_DISCONNECTED) gone = true;
-    // Without CURVE only a mechanism mismatch is a refusal: any other
-    // handshake failure of a plain connection is a server going away.
+    if (kind & kHandshakeFailed) ++handshake_failures_;
+    // Without CURVE a mismatch is a refusal, and so are two failed
+    // handshakes (see handshake_failures()): one alone may be a server
+    // going away.
     bool mismatch =
         kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH;
+    if (!curve_ && !mismatch && handshake_failures_ >= 2 && !refusal_) refusal_ = refused_twice();
     if ((kind & kHandshakeFailed) && (curve_ || mismatch) && !refusal_) {
       const std::string server = "the server at " + endpoint_;
       if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
@@ -80,10 +83,17 @@ bool Connection::dropped() {
                    std::to_string(value) + ")";
       else
         refusal_ = "the CURVE handshake with " + server +
-                   " failed: is the server's public key (--server-key or PIRANHA_SERVER_KEY) the right one?";
+                   " failed: is the server's public key (--server-key or PIRANHA_SERVER_KEY) the right one, and "
+                   "was the server started with --key?";
     }
   }
   return gone;
+}
+
+std::string Connection::refused_twice() const {
+  return "the server at " + endpoint_ +
+         " closed the connection during the handshake, twice: it requires CURVE authentication? Give this "
+         "client its key with --key and --server-key, or PIRANHA_KEY and PIRANHA_SERVER_KEY (docs/security.md)";
 }
 
 Millis steady_now_ms() {

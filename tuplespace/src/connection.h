@@ -37,9 +37,18 @@ struct Connection {
   // by dropped(): call it after dropped() returned true.
   const std::optional<std::string>& refusal() const { return refusal_; }
 
+  // Handshakes that failed on this connection so far (libzmq retries one by
+  // itself). A mechanism mismatch races: whichever end notices it first
+  // closes, and the other sees only a failed handshake. So a client without
+  // keys takes two failed handshakes in a row, on this connection or across
+  // its replacements, for a refusal, as `refused_twice()` words it.
+  int handshake_failures() const { return handshake_failures_; }
+  std::string refused_twice() const;
+
  private:
   std::string endpoint_;
   bool curve_ = false;
+  int handshake_failures_ = 0;
   std::optional<std::string> refusal_;
 };
 

@@ -221,8 +221,9 @@ TEST_CASE("a CURVE server admits listed keys under their names, and refuses the 
     ClientOptions plain;
     plain.curve_from_environment = false;
     std::string why = error_of([&] { Client c(server.endpoint(), plain); });
-    CHECK(
-        contains(why, "auth_failed: the server at " + server.endpoint() + " requires CURVE authentication"));
+    // Whichever end notices first closes: told at once, or after a second failed handshake.
+    CHECK(contains(why, "auth_failed: the server at " + server.endpoint()));
+    CHECK(contains(why, "requires CURVE authentication"));
   }
   SUBCASE("a client with a wrong server key is told so") {
     std::string why = error_of([&] { Client c(server.endpoint(), keyed(alice, stranger.public_key)); });
@@ -236,7 +237,8 @@ TEST_CASE("a client with keys is told when the server has none") {
   RunningServer server(o);
   CurveKeyPair mine = new_curve_key_pair(), other = new_curve_key_pair();
   std::string why = error_of([&] { Client c(server.endpoint(), keyed(mine, other.public_key)); });
-  CHECK(contains(why, "does not use CURVE"));
+  CHECK(contains(why, "auth_failed"));
+  CHECK((contains(why, "does not use CURVE") || contains(why, "was the server started with --key?")));
 }
 
 TEST_CASE("a CURVE server checks its key list and binds no inproc endpoint") {

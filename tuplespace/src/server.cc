@@ -361,7 +361,8 @@ struct Server::Impl {
                                 : "refused a client with a CURVE key (this server has none: start it with --key)");
       else if (own_context && (kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
                                kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL))
-        log_refusal("a client's CURVE handshake failed (has it this server's public key?)");
+        log_refusal("a client's handshake failed (a client without a CURVE key, or without this server's public "
+                    "key?)");
     }
   }
 
