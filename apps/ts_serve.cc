@@ -62,14 +62,14 @@ void secure(ts::ServerOptions& o, const Security& s) {
   try {
     AuthConfig auth = load_auth_config(s.auth);
     o.curve_secret_key = ts::load_secret_key(s.key, "--key").secret_key;
-    std::vector<access::Principal> principals;
+    std::vector<rights::Principal> principals;
     std::map<std::string, int> roles;
     for (auto& c : auth.clients) {
       o.clients.push_back({c.principal.name, c.public_key});
-      ++roles[std::string(access::name(c.principal.role))];
+      ++roles[std::string(rights::name(c.principal.role))];
       principals.push_back(std::move(c.principal));
     }
-    o.access = access::make_pool_access(std::move(principals));
+    o.access = rights::make_pool_access(std::move(principals));
     std::string summary;
     for (const auto& [role, n] : roles) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + role;
     log_line("CURVE: admitting the " + std::to_string(o.clients.size()) + " keys of " + s.auth +

@@ -61,16 +61,16 @@ AuthConfig parse_auth_config(const std::string& text, const std::string& name) {
         if (!entry[required]) r.fail(entry, what + "." + required + " is missing");
       AuthClient a;
       a.principal.name = r.text(entry, "name", what + ".name");
-      auto role = access::role_from(r.text(entry, "role", what + ".role"));
+      auto role = rights::role_from(r.text(entry, "role", what + ".role"));
       if (!role)
         r.fail(Reader::mark_of(entry, "role"),
                what + ".role must be one of: admin, scheduler, agent, job, owner, got '" +
                    entry["role"].Scalar() + "'");
       a.principal.role = *role;
-      bool has_node = *role == access::Role::Agent || *role == access::Role::Owner;
+      bool has_node = *role == rights::Role::Agent || *role == rights::Role::Owner;
       if (entry["node"] && !has_node)
         r.fail(Reader::mark_of(entry, "node"),
-               what + ".node is for agents and owners only, not a " + std::string(access::name(*role)));
+               what + ".node is for agents and owners only, not a " + std::string(rights::name(*role)));
       a.principal.node = entry["node"] ? r.text(entry, "node", what + ".node")
                          : has_node    ? a.principal.name
                                        : "";

@@ -41,10 +41,10 @@ TEST_CASE("an auth file lists names, keys, roles and nodes") {
   AuthConfig c = parse_auth_config(text, dir / "auth.yaml");
   REQUIRE(c.clients.size() == 3);
   CHECK(c.clients[0].principal.name == "ws01");
-  CHECK(c.clients[0].principal.role == access::Role::Agent);
+  CHECK(c.clients[0].principal.role == rights::Role::Agent);
   CHECK(c.clients[0].principal.node == "ws01");
   CHECK(c.clients[0].public_key == ws01.public_key);
-  CHECK(c.clients[1].principal.role == access::Role::Job);
+  CHECK(c.clients[1].principal.role == rights::Role::Job);
   CHECK(c.clients[1].principal.node.empty());
   CHECK(c.clients[1].principal.spaces == std::vector<std::string>{"alice.*", "scratch"});
   CHECK(c.clients[1].public_key == alice.public_key);

@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-namespace piranha::access {
+namespace piranha::rights {
 namespace {
 
 const std::string kSystem(sys::kSpace);
@@ -87,7 +87,7 @@ class PoolAccess : public ts::AccessPolicy {
     Decision d;
     try {
       StoreFacts facts(store, owners_);
-      d = access::decide(who, action_of(q, who.role == Role::Admin), facts);
+      d = rights::decide(who, action_of(q, who.role == Role::Admin), facts);
     } catch (const std::exception& e) {
       // The server decoded and checked the request already; this is a bug.
       return ts::AccessVerdict::refuse(std::string("the request could not be judged: ") + e.what());
@@ -110,4 +110,4 @@ std::shared_ptr<ts::AccessPolicy> make_pool_access(std::vector<Principal> princi
   return std::make_shared<PoolAccess>(std::move(principals));
 }
 
-}  // namespace piranha::access
+}  // namespace piranha::rights

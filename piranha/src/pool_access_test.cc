@@ -6,7 +6,7 @@
 #include <fstream>
 
 using namespace piranha;
-using namespace piranha::access;
+using namespace piranha::rights;
 namespace ts = piranha::ts;
 
 namespace {

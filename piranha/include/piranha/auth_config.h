@@ -22,13 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "piranha/access_rules.h"
+#include "piranha/rights.h"
 #include "piranha/config_error.h"
 
 namespace piranha {
 
 struct AuthClient {
-  access::Principal principal;
+  rights::Principal principal;
   std::string public_key;  // Z85 text
 };
 

@@ -1,4 +1,4 @@
-// The pool's access rules (access_rules.h) as a tuple-space server's
+// The pool's access rules (rights.h) as a tuple-space server's
 // AccessPolicy (tuplespace/access.h): `piranha ts serve --auth` installs it.
 //
 // For each request of an authenticated session it decodes what the rules
@@ -13,13 +13,13 @@
 #include <memory>
 #include <vector>
 
-#include "piranha/access_rules.h"
+#include "piranha/rights.h"
 #include "piranha/tuplespace/access.h"
 
-namespace piranha::access {
+namespace piranha::rights {
 
 // Decides for the sessions whose identities are these principals' names; a
 // session with any other identity is refused everything.
 std::shared_ptr<ts::AccessPolicy> make_pool_access(std::vector<Principal> principals);
 
-}  // namespace piranha::access
+}  // namespace piranha::rights

@@ -32,7 +32,7 @@
 #include "piranha/sysspace.h"
 #include "piranha/tuplespace/protocol.h"
 
-namespace piranha::access {
+namespace piranha::rights {
 
 namespace ts = piranha::ts;
 
@@ -96,4 +96,4 @@ Decision decide(const Principal& who, const Action& what, const PoolFacts& facts
 // The id in a job space's name ("job.17" -> 17); nullopt for any other name.
 std::optional<std::int64_t> job_of_space(std::string_view space);
 
-}  // namespace piranha::access
+}  // namespace piranha::rights

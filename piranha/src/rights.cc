@@ -1,9 +1,9 @@
-#include "piranha/access_rules.h"
+#include "piranha/rights.h"
 
 #include <algorithm>
 #include <charconv>
 
-namespace piranha::access {
+namespace piranha::rights {
 namespace {
 
 using ts::Op;
@@ -339,4 +339,4 @@ Decision decide(const Principal& who, const Action& what, const PoolFacts& facts
   return refuse(who, "do op " + std::to_string(static_cast<int>(what.op)), "unknown op");
 }
 
-}  // namespace piranha::access
+}  // namespace piranha::rights

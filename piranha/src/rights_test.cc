@@ -1,11 +1,11 @@
-#include "piranha/access_rules.h"
+#include "piranha/rights.h"
 
 #include <doctest/doctest.h>
 
 #include <map>
 
 using namespace piranha;
-using namespace piranha::access;
+using namespace piranha::rights;
 namespace ts = piranha::ts;
 using ts::Op;
 
