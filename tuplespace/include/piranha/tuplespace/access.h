@@ -6,7 +6,8 @@
 // session, it asks the AccessPolicy, if it has one; a refusal is answered
 // with error "not_permitted" and the policy's reason, and nothing is done.
 // The tuple space itself knows nothing of roles: the pool's rules live in
-// piranha/access_rules.h, which implements this interface.
+// piranha/rights.h, and piranha/pool_access.h implements this interface
+// with them.
 //
 // A policy is called on the server's thread only, once per request (a
 // parked in/rd is decided when it arrives, not when it is answered), and
