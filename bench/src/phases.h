@@ -48,6 +48,17 @@ struct TupleSpaceFigures {
 };
 TupleSpaceFigures measure_tuple_space(const RunContext& ctx);
 
+// The tuple space with CURVE: a server started with --key and --auth, the
+// clients holding a key it lists (a job whose own spaces are the benchmark's,
+// so that every request goes through the access policy).
+struct CurveFigures {
+  Latency rtt;
+  CpuCost rtt_cpu;
+  double farm_per_s[2] = {0, 0};
+  double farm_cpu_us[2] = {0, 0};
+};
+CurveFigures measure_curve(const RunContext& ctx);
+
 // The fsync policies measured durable, in this order, on both sides.
 inline constexpr const char* kFsyncPolicies[2] = {"always", "everysec"};
 

@@ -1,11 +1,16 @@
 // The tuple-space side: `piranha ts serve` in a child process, driven through
 // the ordinary blocking Client and Space API, as an application would.
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <fstream>
 #include <stdexcept>
 #include <vector>
 
 #include "phases.h"
 #include "piranha/tuplespace/client.h"
 #include "piranha/tuplespace/codec.h"
+#include "piranha/tuplespace/curve.h"
 
 namespace piranha::bench {
 namespace {
@@ -221,6 +226,54 @@ DurableFigures measure_durable(const RunContext& ctx) {
     double cpu = 0;
     f.farm2_per_s[p] = measure_farm(ctx, server, 2, cpu);
     log << " " << static_cast<long>(f.farm2_per_s[p]) << " tasks/s\n";
+  }
+  return f;
+}
+
+namespace {
+
+// Puts a client's keys in the environment for as long as it lives, where
+// this process's clients and the farm's worker processes find them.
+struct KeysInEnvironment {
+  KeysInEnvironment(const std::string& key, const std::string& server_key) {
+    ::setenv(ts::kKeyEnv, key.c_str(), 1);
+    ::setenv(ts::kServerKeyEnv, server_key.c_str(), 1);
+  }
+  ~KeysInEnvironment() {
+    ::unsetenv(ts::kKeyEnv);
+    ::unsetenv(ts::kServerKeyEnv);
+  }
+  KeysInEnvironment(const KeysInEnvironment&) = delete;
+  KeysInEnvironment& operator=(const KeysInEnvironment&) = delete;
+};
+
+}  // namespace
+
+CurveFigures measure_curve(const RunContext& ctx) {
+  auto& log = *ctx.progress;
+  CurveFigures f;
+  const std::string dir = ctx.workdir + "/curve";
+  if (::mkdir(dir.c_str(), 0700) != 0) throw std::runtime_error("cannot create " + dir);
+  ts::write_key_files(dir + "/server", ts::new_curve_key_pair(), "bench server");
+  ts::CurveKeyPair client = ts::new_curve_key_pair();
+  ts::write_key_files(dir + "/bench", client, "bench client");
+  std::ofstream(dir + "/auth.yaml") << "clients:\n  - {name: bench, key: bench.pub, role: job, spaces: [rtt, "
+                                       "\"farm*\"]}\n";
+  KeysInEnvironment keys(dir + "/bench.key", dir + "/server.pub");
+  ServerProcess server(ctx, "ts-curve-server", {"--key", dir + "/server.key", "--auth", dir + "/auth.yaml"});
+  log << "tuple space with CURVE (--key, --auth): server pid " << server.child->pid() << "\n";
+
+  log << "tuple space with CURVE: " << ctx.sizes.samples << " out+in round trips..." << std::flush;
+  Latency out_half, in_half;
+  f.rtt = measure_round_trips(ctx, server, out_half, in_half, f.rtt_cpu);
+  log << " p50 " << f.rtt.p50 << " us, p99 " << f.rtt.p99 << " us; CPU per round trip: server "
+      << f.rtt_cpu.server_us << " us, client " << f.rtt_cpu.client_us << " us\n";
+  for (int k = 1; k <= 2; ++k) {
+    log << "tuple space with CURVE: task farm, " << ctx.sizes.tasks << " tasks, " << k << " worker(s)..."
+        << std::flush;
+    f.farm_per_s[k - 1] = measure_farm(ctx, server, k, f.farm_cpu_us[k - 1]);
+    log << " " << static_cast<long>(f.farm_per_s[k - 1]) << " tasks/s, " << f.farm_cpu_us[k - 1]
+        << " us CPU per task\n";
   }
   return f;
 }
