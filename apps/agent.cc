@@ -16,6 +16,7 @@
 #include "pool_command.h"
 #include "piranha/agent_config.h"
 #include "piranha/sysspace.h"
+#include "piranha/tuplespace/curve.h"
 #include "stop_signals.h"
 
 namespace piranha::apps {
@@ -71,6 +72,8 @@ int run_agent(const AgentArgs& a) {
     if (!config.key.empty() && !a.key_given) export_key(config.key, true, from + ": key");
     if (!config.server_key.empty() && !a.server_key_given)
       export_key(config.server_key, false, from + ": server_key");
+    // Keys from the environment are read now too, not first by the uplink's thread.
+    ts::curve_keys_from_environment();
     if (a.cores > 0) config.cores = a.cores;
     if (!a.policy.empty()) {
       auto p = native_policy_from(a.policy);
