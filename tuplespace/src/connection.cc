@@ -92,8 +92,9 @@ bool Connection::dropped() {
 
 std::string Connection::refused_twice() const {
   return "the server at " + endpoint_ +
-         " closed the connection during the handshake, twice: it requires CURVE authentication? Give this "
-         "client its key with --key and --server-key, or PIRANHA_KEY and PIRANHA_SERVER_KEY (docs/security.md)";
+         " closed the connection during the handshake twice, so it requires CURVE authentication, probably: give "
+         "this client its key with --key and --server-key, or PIRANHA_KEY and PIRANHA_SERVER_KEY "
+         "(docs/security.md)";
 }
 
 Millis steady_now_ms() {
