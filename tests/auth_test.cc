@@ -6,7 +6,10 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <zmq.hpp>
 
 #include "harness.h"
 #include "piranha/sysspace.h"
@@ -205,4 +208,52 @@ TEST_CASE("auth: keys new writes a private secret key and never overwrites one")
   CHECK(again.wait() == 1);
   CHECK(contains(again.err(), "exists already; not overwritten"));
   CHECK(s.read("ws07.key") == before);
+}
+
+TEST_CASE(
+    "auth: every fuzz corpus frame from an authenticated client is answered or refused, and the server stays "
+    "up") {
+  SecuredPool pool;
+  ts::ClientOptions bob = pool.as("bob");
+  zmq::context_t ctx;
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.set(zmq::sockopt::curve_publickey, bob.curve.public_key);
+  dealer.set(zmq::sockopt::curve_secretkey, bob.curve.secret_key);
+  dealer.set(zmq::sockopt::curve_serverkey, bob.curve.server_key);
+  dealer.connect(pool.endpoint());
+  std::size_t sent = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(PIRANHA_FUZZ_CORPUS)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string frame((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    dealer.send(zmq::buffer(frame), zmq::send_flags::none);
+    ++sent;
+  }
+  // Requests of one session are handled in order: the last one's answer
+  // comes after every other's (those that park never answer; a bye ends the
+  // session, and the next frame opens another).
+  std::string last;
+  const std::uint64_t kLast = 987654321;
+  ts::encode_stats(last, kLast, "");
+  dealer.send(zmq::buffer(last), zmq::send_flags::none);
+  std::size_t refused = 0, answered = 0;
+  bool done = false;
+  auto deadline = Clock::now() + kPatience;
+  while (!done && Clock::now() < deadline) {
+    zmq::message_t msg;
+    zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    while (dealer.recv(msg, zmq::recv_flags::dontwait)) {
+      ts::Reply r = ts::decode_reply(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
+      ++answered;
+      if (r.status == ts::Reply::Status::Error && r.code == "not_permitted") ++refused;
+      if (r.request_id == kLast && r.status == ts::Reply::Status::Ok) done = true;
+    }
+  }
+  INFO(sent, " frames sent, ", answered, " answers, ", refused, " refused");
+  CHECK(done);
+  CHECK(refused > 0);
+  CHECK(pool.log().find("not_permitted") != std::string::npos);
+  ts::Client admin(pool.endpoint(), pool.as("admin"));
+  CHECK_NOTHROW(admin.stats());
 }
