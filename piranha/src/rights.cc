@@ -98,55 +98,54 @@ SpaceAccess access_to(const Principal& who, std::string_view space, const PoolFa
 // ---- The system space: writes.
 
 Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts& facts) {
-  const std::string doing = "write " + shown(ts::to_string(t)) + " in " + kSystem;
+  // The message is made only for a refusal: most writes are allowed.
+  auto no = [&](const std::string& why) {
+    return refuse(who, "write " + shown(ts::to_string(t)) + " in " + kSystem, why);
+  };
   const std::string* tag = str_at(t, 0);
-  if (!tag) return refuse(who, doing, "its field 0 is not a tag");
+  if (!tag) return no("its field 0 is not a tag");
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
       if (*tag == "assign" || *tag == "eval" || (*tag == "heartbeat" && is(str_at(t, 1), "scheduler")))
         return allow();
-      return refuse(who, doing, "a scheduler writes only assignments, its heartbeats and evaluator records");
+      return no("a scheduler writes only assignments, its heartbeats and evaluator records");
     case Role::Agent: {
       const std::string mine = "an agent writes only node " + who.node + "'s records";
       if (*tag == "node" || *tag == "running" || *tag == "ap")
-        return is(str_at(t, 1), who.node) ? allow() : refuse(who, doing, mine);
+        return is(str_at(t, 1), who.node) ? allow() : no(mine);
       if (*tag == "heartbeat")
-        return is(str_at(t, 1), "agent") && is(str_at(t, 2), who.node) ? allow() : refuse(who, doing, mine);
+        return is(str_at(t, 1), "agent") && is(str_at(t, 2), who.node) ? allow() : no(mine);
       if (*tag == "jobheld")
-        return is(str_at(t, 2), who.node) ? allow()
-                                          : refuse(who, doing, "an agent holds jobs on its own node only");
+        return is(str_at(t, 2), who.node) ? allow() : no("an agent holds jobs on its own node only");
       if (*tag == "jobtime" && int_at(t, 1)) return allow();  // its piranhas record when a job starts
       if (*tag == "job")
-        return refuse(
-            who, doing,
-            "an agent writes a job's record only back, held or unchanged, as it ends its lease on it");
-      return refuse(who, doing, mine + ", holds and job start times");
+        return no("an agent writes a job's record only back, held or unchanged, as it ends its lease on it");
+      return no(mine + ", holds and job start times");
     }
     case Role::Owner:
       if (*tag == "owner" || *tag == "complaint")
         return is(str_at(t, 1), who.node)
                    ? allow()
-                   : refuse(who, doing, "an owner writes only node " + who.node + "'s blocks and complaints");
-      return refuse(who, doing, "an owner writes only node " + who.node + "'s blocks and complaints");
+                   : no("an owner writes only node " + who.node + "'s blocks and complaints");
+      return no("an owner writes only node " + who.node + "'s blocks and complaints");
     case Role::Job: {
       if (is_job_record(*tag)) {
         auto id = int_at(t, 1);
-        if (!id) return refuse(who, doing, "a job's record has its job id in field 1");
-        if (!owns(who, *id, facts)) return refuse(who, doing, job_owner_problem(*id, facts));
+        if (!id) return no("a job's record has its job id in field 1");
+        if (!owns(who, *id, facts)) return no(job_owner_problem(*id, facts));
         if (*tag == "job" && !is(str_at(t, 3), "job." + std::to_string(*id)))
-          return refuse(who, doing, "a job's record names its own space, job." + std::to_string(*id));
+          return no("a job's record names its own space, job." + std::to_string(*id));
         return allow();
       }
       if (*tag == "jobseq" || *tag == "jobseq.created")
         return facts.counter_created()
-                   ? refuse(who, doing,
-                            "the job-id counter exists; it is advanced only by completing a lease on it")
+                   ? no("the job-id counter exists; it is advanced only by completing a lease on it")
                    : allow();
-      return refuse(who, doing, "a job writes only its own jobs' records");
+      return no("a job writes only its own jobs' records");
     }
   }
-  return refuse(who, doing, "unknown role");
+  return no("unknown role");
 }
 
 // ---- The system space: takes.
@@ -157,48 +156,47 @@ bool ended_job(std::int64_t id, const PoolFacts& facts) {
 }
 
 Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lease, const PoolFacts& facts) {
-  const std::string doing = "take " + shown(ts::to_string(t)) + " from " + kSystem;
+  auto no = [&](const std::string& why) {
+    return refuse(who, "take " + shown(ts::to_string(t)) + " from " + kSystem, why);
+  };
   const std::string* tag = actual_str(t, 0);
   if (who.role == Role::Admin) return allow();
-  if (!tag) return refuse(who, doing, "a take from the system space names its tag (field 0)");
+  if (!tag) return no("a take from the system space names its tag (field 0)");
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
       if (*tag == "assign" || (*tag == "heartbeat" && is(actual_str(t, 1), "scheduler"))) return allow();
-      return refuse(who, doing, "a scheduler takes only assignments and its heartbeats");
+      return no("a scheduler takes only assignments and its heartbeats");
     case Role::Agent: {
       const std::string mine = "an agent takes only node " + who.node + "'s records";
       if (*tag == "node" || *tag == "running" || *tag == "ap")
-        return is(actual_str(t, 1), who.node) ? allow() : refuse(who, doing, mine);
+        return is(actual_str(t, 1), who.node) ? allow() : no(mine);
       if (*tag == "heartbeat")
-        return is(actual_str(t, 1), "agent") && is(actual_str(t, 2), who.node) ? allow()
-                                                                               : refuse(who, doing, mine);
+        return is(actual_str(t, 1), "agent") && is(actual_str(t, 2), who.node) ? allow() : no(mine);
       auto id = actual_int(t, 1);
       if (*tag == "jobheld" && id && is(actual_str(t, 2), who.node)) return allow();  // its own holds
       if (*tag == "jobtime" && id) return allow();           // its piranhas' start times
       if (*tag == "job" && id && lease > 0) return allow();  // a hold: written back when the lease ends
       if ((is_job_record(*tag) || *tag == "jobowner") && id && lease == 0) {
         if (ended_job(*id, facts)) return allow();  // retention: the records of an ended job
-        return refuse(who, doing,
-                      "an agent removes a job's records only once job " + std::to_string(*id) + " has ended");
+        return no("an agent removes a job's records only once job " + std::to_string(*id) + " has ended");
       }
-      return refuse(who, doing, mine + ", and the records of ended jobs (by job id)");
+      return no(mine + ", and the records of ended jobs (by job id)");
     }
     case Role::Owner:
       if (*tag == "owner" && is(actual_str(t, 1), who.node)) return allow();
-      return refuse(who, doing, "an owner takes only node " + who.node + "'s blocks");
+      return no("an owner takes only node " + who.node + "'s blocks");
     case Role::Job: {
-      if (*tag == "jobseq")
-        return lease > 0 ? allow() : refuse(who, doing, "the job-id counter is taken only under a lease");
+      if (*tag == "jobseq") return lease > 0 ? allow() : no("the job-id counter is taken only under a lease");
       if (is_job_record(*tag)) {
         auto id = actual_int(t, 1);
-        if (!id) return refuse(who, doing, "a take of a job's records names the job id (field 1)");
-        return owns(who, *id, facts) ? allow() : refuse(who, doing, job_owner_problem(*id, facts));
+        if (!id) return no("a take of a job's records names the job id (field 1)");
+        return owns(who, *id, facts) ? allow() : no(job_owner_problem(*id, facts));
       }
-      return refuse(who, doing, "a job takes only its own jobs' records and the job-id counter");
+      return no("a job takes only its own jobs' records and the job-id counter");
     }
   }
-  return refuse(who, doing, "unknown role");
+  return no("unknown role");
 }
 
 // ---- Requests.
