@@ -58,6 +58,7 @@ constexpr std::size_t kMaxCommitBytes = 64u << 20;
 // The same refusal is logged at most this often; a client retrying with a
 // bad key would otherwise fill the log.
 constexpr Millis kRefusalLogEvery = 10'000;
+constexpr std::size_t kRefusalLinesKept = 1024;
 
 constexpr int kHandshakeFailed =
     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
@@ -214,6 +215,8 @@ struct Server::Impl {
   void log_refusal(const std::string& line) {
     ++counters.handshakes_refused;
     Millis now = now_ms();
+    // Many different keys or addresses: forget the old lines rather than grow.
+    if (refusals_logged.size() >= kRefusalLinesKept) refusals_logged.clear();
     auto [it, fresh] = refusals_logged.try_emplace(line, now, 0);
     if (!fresh && now - it->second.first < kRefusalLogEvery) {
       ++it->second.second;
