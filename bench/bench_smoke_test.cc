@@ -127,7 +127,7 @@ const char* kCurveFigures[] = {"curve_rtt_us_p50",           "curve_rtt_us_p99",
                                "curve_plain_farm2_tasks_per_s", "curve_plain_rtt_server_cpu_us",
                                "curve_plain_farm_cpu_us_per_task"};
 
-TEST_CASE("--curve measures the round trip and the farms with CURVE too; without it they are null") {
+TEST_CASE("--curve measures the round trip and the farms with CURVE too, and without it they are null") {
   json r = json::parse(run("--no-redis --curve --tasks 100 --samples 100"));
   check_tuple_space(r);
   for (const char* key : kCurveFigures) check_positive(r, key);

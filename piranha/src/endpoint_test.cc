@@ -28,7 +28,7 @@ TEST_CASE("endpoint: each problem is named with the endpoint") {
   CHECK(endpoint_problem("tcp://*:7070")->find("only binds") != std::string::npos);
 }
 
-TEST_CASE("endpoint: loopback, ipc and inproc endpoints are local; anything else is not") {
+TEST_CASE("endpoint: loopback, ipc and inproc endpoints are local, and anything else is not") {
   using piranha::endpoint_is_local;
   for (const char* e : {"tcp://127.0.0.1:7070", "tcp://127.1.2.3:*", "tcp://localhost:1", "tcp://[::1]:7070",
                         "tcp://lo:7070", "ipc:///tmp/p.sock", "inproc://x"})

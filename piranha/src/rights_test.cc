@@ -94,7 +94,7 @@ std::string why(const Principal& p, const Action& a, const Facts& f = pool()) {
 
 }  // namespace
 
-TEST_CASE("every role reads the system space; only owners and agents reach a job's space") {
+TEST_CASE("every role reads the system space, and only owners and agents reach a job's space") {
   for (const Principal* p : {&admin, &nps, &ws01, &alice, &bob, &owner01}) {
     CAPTURE(p->name);
     CHECK(allowed(*p, on(Op::Rd, kSys)));
