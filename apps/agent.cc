@@ -16,6 +16,7 @@
 #include "pool_command.h"
 #include "piranha/agent_config.h"
 #include "piranha/sysspace.h"
+#include "piranha/tuplespace/curve.h"
 #include "stop_signals.h"
 
 namespace piranha::apps {
@@ -25,6 +26,7 @@ std::atomic<bool> g_stop{false};
 
 struct AgentArgs {
   std::string config;
+  bool key_given = false, server_key_given = false;  // --key, --server-key (already in the environment)
   std::string node, server, policy, trace, trace_node, events, piranha_output;
   double time_scale = 0;
   int cores = 0;
@@ -64,6 +66,14 @@ int run_agent(const AgentArgs& a) {
       config.server = sys::server_from_env();  // like every other command
     if (auto problem = endpoint_problem(config.server))
       throw ConfigError((a.server.empty() ? "server ($PIRANHA_SERVER or the YAML): " : "--server: ") + *problem);
+    // The YAML's keys, unless --key or --server-key said otherwise; in the
+    // environment, where the agent's client and its piranhas find them.
+    std::string from = a.config.empty() ? "the configuration" : a.config;
+    if (!config.key.empty() && !a.key_given) export_key(config.key, true, from + ": key");
+    if (!config.server_key.empty() && !a.server_key_given)
+      export_key(config.server_key, false, from + ": server_key");
+    // Keys from the environment are read now too, not first by the uplink's thread.
+    ts::curve_keys_from_environment();
     if (a.cores > 0) config.cores = a.cores;
     if (!a.policy.empty()) {
       auto p = native_policy_from(a.policy);
@@ -126,7 +136,10 @@ void add_agent(CLI::App& app) {
                   "append one JSON line per event (availability, start, retreat) here");
   cmd->add_option("--piranha-output", a->piranha_output, "send the piranhas' stdout and stderr to this file");
   cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
-  cmd->callback([a] {
+  add_key_options(*cmd);
+  cmd->callback([a, cmd] {
+    a->key_given = cmd->count("--key") > 0;
+    a->server_key_given = cmd->count("--server-key") > 0;
     int rc = run_agent(*a);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

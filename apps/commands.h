@@ -14,6 +14,8 @@ void add_nodes(CLI::App& app);
 void add_cancel(CLI::App& app);
 void add_release(CLI::App& app);
 void add_owner(CLI::App& app);
+// CURVE key pairs (keys.cc): keys new.
+void add_keys(CLI::App& app);
 void add_ts_demo(CLI::App& ts);
 void add_ts_serve(CLI::App& ts);
 void add_ts_stats(CLI::App& ts);

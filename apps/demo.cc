@@ -95,6 +95,9 @@ int run_pool_demo(const PoolDemoOptions& o) {
   fs::path trace = dir / "pool.avail.csv";
   write_demo_trace(trace);
 
+  // The demo's pool is its own, without keys, whatever this shell has.
+  ::unsetenv(ts::kKeyEnv);
+  ::unsetenv(ts::kServerKeyEnv);
   ts::ServerOptions so;
   so.bind = {"tcp://127.0.0.1:*"};
   ts::EmbeddedServer server(so);

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   piranha::apps::add_study(app);
   piranha::apps::add_trellis(app);
   piranha::apps::add_nps(app);
+  piranha::apps::add_keys(app);
   auto* ts = app.add_subcommand("ts", "the tuple-space server and its tools");
   ts->require_subcommand(1);
   piranha::apps::add_ts_demo(*ts);

@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 
 #include "piranha/sysspace.h"
+#include "piranha/tuplespace/curve.h"
 
 namespace piranha::apps {
 
@@ -30,7 +32,44 @@ std::shared_ptr<std::string> add_server_option(CLI::App& cmd, const std::string&
   cmd.add_option(names, *server, "tuple-space server (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070)")
       ->capture_default_str()
       ->check(endpoint_check());
+  add_key_options(cmd);
   return server;
+}
+
+void export_key(const std::string& where, bool secret, const std::string& what) {
+  if (secret)
+    ts::load_secret_key(where, what);
+  else
+    ts::load_public_key(where, what);
+  std::string value = where;
+  if (!ts::is_z85_key(where) || std::filesystem::exists(where)) value = std::filesystem::absolute(where).string();
+  ::setenv(secret ? ts::kKeyEnv : ts::kServerKeyEnv, value.c_str(), 1);
+}
+
+void add_key_options(CLI::App& cmd) {
+  auto exporter = [](bool secret) {
+    return CLI::Validator(
+        [secret](std::string& value) {
+          try {
+            export_key(value, secret, "");
+            return std::string();
+          } catch (const std::invalid_argument& e) {
+            // what(): ": problem" (the option's name comes from CLI11).
+            std::string problem = e.what();
+            return problem.rfind(": ", 0) == 0 ? problem.substr(2) : problem;
+          }
+        },
+        "FILE");
+  };
+  cmd.add_option_function<std::string>(
+         "--key", [](const std::string&) {},
+         "this client's secret key file (`piranha keys new`), for a server started with --auth "
+         "(default: $PIRANHA_KEY)")
+      ->check(exporter(true));
+  cmd.add_option_function<std::string>(
+         "--server-key", [](const std::string&) {},
+         "the server's public key file (default: $PIRANHA_SERVER_KEY)")
+      ->check(exporter(false));
 }
 
 namespace {
@@ -51,7 +90,8 @@ std::unique_ptr<ts::Client> connect(const std::string& server) {
   try {
     return std::make_unique<ts::Client>(server, o);
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == "unreachable") throw unreachable(server);
+    if (e.code() == ts::errc::kUnreachable) throw unreachable(server);
+    if (e.code() == ts::errc::kAuthFailed) throw CommandFailure(1, e.what());
     throw;
   }
 }
@@ -65,8 +105,11 @@ void run_command(const std::string& command, const std::string& server, const st
     status = e.status;
   } catch (const ts::TupleSpaceError& e) {
     std::cerr << "piranha " << command << ": "
-              << (e.code() == "unreachable"
-                      ? unreachable(server).what()
+              << (e.code() == ts::errc::kUnreachable ? unreachable(server).what()
+                  : e.code() == ts::errc::kAuthFailed
+                      ? std::string(e.what())
+                  : e.code() == ts::errc::kNotPermitted
+                      ? "the tuple-space server at " + server + " refused: " + e.what()
                       : "the tuple-space server at " + server + " answered: " + e.what())
               << "\n";
     status = 1;

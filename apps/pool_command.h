@@ -33,13 +33,29 @@ CLI::Validator positive_number();
 
 // Adds --server to `cmd` (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070),
 // checked with endpoint_check, and returns where the value lands. `names`
-// may add aliases ("--server,--connect").
+// may add aliases ("--server,--connect"). Adds --key and --server-key too
+// (add_key_options).
 std::shared_ptr<std::string> add_server_option(CLI::App& cmd, const std::string& names = "--server");
+
+// Adds --key FILE and --server-key FILE: this client's secret key and the
+// server's public key, for a server started with --auth (docs/security.md).
+// Each is checked when parsed (CLI11 prefixes the option's name to the
+// problem) and put in the environment as PIRANHA_KEY or PIRANHA_SERVER_KEY
+// (a file as an absolute path), where every client this program makes and
+// every program it starts (a job's feeder) find it. Without them those
+// variables are used as they are.
+void add_key_options(CLI::App& cmd);
+
+// Puts a key in the environment as add_key_options does: `where` is a key
+// file or a key's Z85 text, `secret` says which key it is. Throws
+// std::invalid_argument "WHAT: problem" when it cannot be read.
+void export_key(const std::string& where, bool secret, const std::string& what);
 
 // Connects to the server. Throws CommandFailure(2, "--server: PROBLEM") for
 // a malformed endpoint (one from $PIRANHA_SERVER is not checked by CLI11),
 // CommandFailure(1, "cannot reach the tuple-space server at X; start one
-// with `piranha ts serve`") when no server answers.
+// with `piranha ts serve`") when no server answers, CommandFailure(1,
+// "auth_failed: ...") when it refuses this client's key (or lack of one).
 std::unique_ptr<ts::Client> connect(const std::string& server);
 
 // Runs a command's body and ends the program as it says: returns normally

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "piranha/tuplespace/curve.h"
 #include "pool_command.h"
 #include "piranha/tuplespace/client.h"
 #include "piranha/tuplespace/embedded.h"
@@ -44,6 +45,9 @@ int run_demo(const DemoOptions& o) {
   std::unique_ptr<ts::EmbeddedServer> embedded;
   std::string endpoint = o.connect;
   if (endpoint.empty()) {
+    // The embedded server has no keys: neither must its clients.
+    ::unsetenv(ts::kKeyEnv);
+    ::unsetenv(ts::kServerKeyEnv);
     embedded = std::make_unique<ts::EmbeddedServer>();
     endpoint = embedded->endpoint();
   }
@@ -112,6 +116,7 @@ void add_ts_demo(CLI::App& ts) {
   cmd->add_option("--workers", o->workers, "number of workers (eval'd threads)")->check(CLI::Range(1, 256));
   cmd->add_option("--connect", o->connect, "use a running server at this endpoint instead of an embedded one")
       ->check(endpoint_check());
+  add_key_options(*cmd);
   cmd->callback([o] {
     int rc = run_demo(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

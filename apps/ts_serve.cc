@@ -2,11 +2,15 @@
 #include <csignal>
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "commands.h"
-#include "pool_command.h"
+#include "piranha/auth_config.h"
+#include "piranha/pool_access.h"
+#include "piranha/tuplespace/curve.h"
 #include "piranha/tuplespace/server.h"
+#include "pool_command.h"
 
 namespace piranha::apps {
 namespace {
@@ -24,12 +28,64 @@ void log_line(std::string_view line) {
   std::cerr << when << " piranha-ts: " << line << std::endl;
 }
 
+struct Security {
+  std::string key, auth;
+  bool insecure = false;
+};
+
+[[noreturn]] void refuse_to_start(const std::string& why) {
+  std::cerr << "piranha ts serve: " << why << "\n";
+  throw CLI::RuntimeError(2);
+}
+
+// CURVE and the auth file, or else the promise to stay on this machine
+// unless told otherwise. Logs which.
+void secure(ts::ServerOptions& o, const Security& s) {
+  if (s.key.empty() != s.auth.empty())
+    refuse_to_start("--key and --auth go together: the server's secret key, and the clients it admits "
+                    "(docs/security.md)");
+  if (s.auth.empty()) {
+    std::string exposed;
+    for (const auto& ep : o.bind)
+      if (!endpoint_is_local(ep)) exposed += (exposed.empty() ? "" : ", ") + ep;
+    if (!exposed.empty() && !s.insecure)
+      refuse_to_start("other machines can reach " + exposed +
+                      ", and without --auth anyone who reaches it may do anything in the pool: give --key and "
+                      "--auth (docs/security.md), or --insecure to serve it unauthenticated all the same");
+    log_line(exposed.empty() ? "no --auth: clients are not authenticated; the endpoints are reachable from this "
+                               "machine only"
+                             : "WARNING: --insecure: " + exposed +
+                                   " is reachable from other machines and clients are not authenticated: anyone "
+                                   "who reaches it may do anything in the pool");
+    return;
+  }
+  try {
+    AuthConfig auth = load_auth_config(s.auth);
+    o.curve_secret_key = ts::load_secret_key(s.key, "--key").secret_key;
+    std::vector<rights::Principal> principals;
+    std::map<std::string, int> roles;
+    for (auto& c : auth.clients) {
+      o.clients.push_back({c.principal.name, c.public_key});
+      ++roles[std::string(rights::name(c.principal.role))];
+      principals.push_back(std::move(c.principal));
+    }
+    o.access = rights::make_pool_access(std::move(principals));
+    std::string summary;
+    for (const auto& [role, n] : roles) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + role;
+    log_line("CURVE: admitting the " + std::to_string(o.clients.size()) + " keys of " + s.auth +
+             (summary.empty() ? "" : " (" + summary + ")") + "; every other client is refused");
+  } catch (const std::exception& e) {
+    refuse_to_start(e.what());
+  }
+}
+
 }  // namespace
 
 void add_ts_serve(CLI::App& ts) {
   auto o = std::make_shared<ts::ServerOptions>();
   o->bind.clear();
   auto quiet = std::make_shared<bool>(false);
+  auto security = std::make_shared<Security>();
   auto fsync = std::make_shared<std::string>("always");
   auto* cmd = ts.add_subcommand("serve", "run a tuple-space server until SIGTERM/SIGINT");
   cmd->add_option("--bind", o->bind, "endpoint to bind (repeatable): tcp://host:port, ipc://path")
@@ -59,12 +115,23 @@ void add_ts_serve(CLI::App& ts) {
                 "with --data, start even when the log is damaged in the middle: keep the records before the "
                 "damage and move the rest aside to DIR/tuples.log.dropped-OFFSET (a damaged last record is "
                 "always dropped and reported)");
-  cmd->add_flag("--quiet", *quiet, "do not log connections and rejected requests (recovery is still logged)");
-  cmd->callback([o, quiet, fsync] {
+  cmd->add_option("--key", security->key,
+                  "this server's secret key (`piranha keys new`): encrypt every connection with CURVE; needs --auth")
+      ->type_name("FILE");
+  cmd->add_option("--auth", security->auth,
+                  "the clients admitted, by public key, and their roles (docs/security.md); every other client "
+                  "is refused, and each request is checked against its client's role")
+      ->type_name("FILE");
+  cmd->add_flag("--insecure", security->insecure,
+                "without --auth, bind endpoints other machines reach all the same (without it the server "
+                "refuses to: anyone who reaches them could do anything)");
+  cmd->add_flag("--quiet", *quiet, "do not log connections and rejected requests (recovery and refused keys are still logged)");
+  cmd->callback([o, quiet, fsync, security] {
     if (o->bind.empty()) o->bind.push_back("tcp://127.0.0.1:7070");
     o->fsync = ts::parse_fsync_policy(*fsync);
     o->notice = log_line;
     if (!*quiet) o->log = log_line;
+    secure(*o, *security);
     ts::Server server(*o);
     g_server = &server;
     std::signal(SIGTERM, on_signal);

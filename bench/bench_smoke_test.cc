@@ -117,6 +117,28 @@ TEST_CASE("quick benchmark reports every figure") {
   }
 }
 
+const char* kCurveFigures[] = {"curve_rtt_us_p50",           "curve_rtt_us_p99",
+                               "curve_rtt_server_cpu_us",    "curve_rtt_client_cpu_us",
+                               "curve_farm_tasks_per_s",     "curve_farm2_tasks_per_s",
+                               "curve_farm_cpu_us_per_task", "curve_farm2_cpu_us_per_task",
+                               "curve_rtt_vs_plain",         "curve_farm_vs_plain",
+                               "curve_farm2_vs_plain",       "curve_plain_rtt_us_p50",
+                               "curve_plain_rtt_us_p99",     "curve_plain_farm_tasks_per_s",
+                               "curve_plain_farm2_tasks_per_s", "curve_plain_rtt_server_cpu_us",
+                               "curve_plain_farm_cpu_us_per_task"};
+
+TEST_CASE("--curve measures the round trip and the farms with CURVE too, and without it they are null") {
+  json r = json::parse(run("--no-redis --curve --tasks 100 --samples 100"));
+  check_tuple_space(r);
+  for (const char* key : kCurveFigures) check_positive(r, key);
+  CHECK(r["curve_rtt_us_p99"].get<double>() >= r["curve_rtt_us_p50"].get<double>());
+  json plain = json::parse(run("--no-redis --tasks 100 --samples 100"));
+  for (const char* key : kCurveFigures) {
+    INFO("key: " << key);
+    CHECK(plain[key].is_null());
+  }
+}
+
 TEST_CASE("--no-redis leaves the Redis figures null and says so") {
   json r = json::parse(run("--no-redis --tasks 100 --samples 100"));
   check_tuple_space(r);

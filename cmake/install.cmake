@@ -14,7 +14,7 @@ include(CMakePackageConfigHelpers)
 set(piranha_exported
   piranha_zeromq:zeromq piranha_tuplespace:tuplespace piranha_trace:trace piranha_endpoint:endpoint
   piranha_runtime:job piranha_availability:availability piranha_strategy:strategy
-  piranha_agent:agent piranha_trellis:trellis piranha_scheduler:scheduler piranha_nps:nps)
+  piranha_agent:agent piranha_access:access piranha_trellis:trellis piranha_scheduler:scheduler piranha_nps:nps)
 set(piranha_library_targets)
 foreach(pair ${piranha_exported})
   string(REPLACE ":" ";" pair "${pair}")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the request-decoder fuzzer with clang (libFuzzer + ASan + UBSan) and
+# Builds the request fuzzer (the decoder, and the access rules of an
+# authenticated server behind it) with clang (libFuzzer + ASan + UBSan) and
 # runs it for SECONDS (default 60):
 #
 #   ./scripts/fuzz.sh [SECONDS] [libFuzzer flags...]

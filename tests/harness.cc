@@ -149,11 +149,12 @@ ts::ClientOptions quick_client_options() {
   return o;
 }
 
-bool wait_until_serving(const std::string& endpoint, std::chrono::milliseconds timeout) {
+bool wait_until_serving(const std::string& endpoint, std::chrono::milliseconds timeout,
+                        const ts::ClientOptions& options) {
   return wait_until(
       [&] {
         try {
-          ts::Client probe(endpoint, quick_client_options());
+          ts::Client probe(endpoint, options);
           probe.stats();
           return true;
         } catch (const ts::TupleSpaceError&) {
@@ -177,7 +178,8 @@ std::vector<std::string> serve_argv(std::vector<std::string> flags) {
 
 }  // namespace
 
-ServerProcess::ServerProcess(std::vector<std::string> flags) : process_(serve_argv(std::move(flags))) {
+ServerProcess::ServerProcess(std::vector<std::string> flags, ts::ClientOptions probe)
+    : process_(serve_argv(std::move(flags))) {
   // The first endpoint it names: tcp://ADDRESS:PORT.
   const std::string marker = "serving on tcp://";
   if (!process_.wait_for_err(marker))
@@ -187,7 +189,7 @@ ServerProcess::ServerProcess(std::vector<std::string> flags) : process_(serve_ar
   std::size_t end = log.find_first_of(" ,\n", at);
   endpoint_ = log.substr(at, end == std::string::npos ? std::string::npos : end - at);
   port_ = std::stoi(endpoint_.substr(endpoint_.rfind(':') + 1));
-  if (!wait_until_serving(endpoint_))
+  if (!wait_until_serving(endpoint_, kPatience, probe))
     throw std::runtime_error("server at " + endpoint_ + " does not answer:\n" + process_.err());
 }
 

@@ -95,7 +95,9 @@ ts::ClientOptions quick_client_options();
 class ServerProcess {
  public:
   // `flags` are extra `piranha ts serve` options (--max-message 2048, ...).
-  explicit ServerProcess(std::vector<std::string> flags = {});
+  // `probe` is how the constructor's client connects to see it serve (with
+  // --auth, it needs keys the server admits).
+  explicit ServerProcess(std::vector<std::string> flags = {}, ts::ClientOptions probe = quick_client_options());
 
   const std::string& endpoint() const { return endpoint_; }
   int port() const { return port_; }
@@ -109,8 +111,10 @@ class ServerProcess {
   int port_ = 0;
 };
 
-// Waits until a server at `endpoint` answers a stats request.
-bool wait_until_serving(const std::string& endpoint, std::chrono::milliseconds timeout = kPatience);
+// Waits until a server at `endpoint` answers a stats request from a client
+// with `options`.
+bool wait_until_serving(const std::string& endpoint, std::chrono::milliseconds timeout = kPatience,
+                        const ts::ClientOptions& options = quick_client_options());
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it,
 // close). Only for cases that need a number before any server exists.

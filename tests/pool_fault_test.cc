@@ -188,7 +188,8 @@ TEST_CASE("pool: an agent cut off from the server for 20 s still retreats at onc
   Namespace ns;
   REQUIRE_MESSAGE(ns.ok, "could not set up network namespace ", ns.name);
   Scratch s;
-  ServerProcess server({"--bind", "tcp://" + ns.host_ip + ":*"});
+  // Reachable from the namespace: not loopback, so the server must be told.
+  ServerProcess server({"--bind", "tcp://" + ns.host_ip + ":*", "--insecure"});
   const std::string& ep = server.endpoint();
   // n1, in the namespace: available, then its owner returns at 6 s (trace
   // steps of one second) while the network is cut, and leaves at 16 s.

@@ -79,8 +79,12 @@ nlohmann::json run_bench(const BenchOptions& options, std::ostream& progress) {
            << (options.quick ? " (quick run: small sizes, noisy figures)" : "") << "; logs in " << dir.path
            << "\n";
 
+  // Keys only where a phase puts them: a plain server refuses a client with keys.
+  ::unsetenv("PIRANHA_KEY");
+  ::unsetenv("PIRANHA_SERVER_KEY");
   f.zmq = measure_zmq(ctx);
   f.ts = measure_tuple_space(ctx);
+  if (options.curve) f.curve = measure_curve(ctx);
   f.memory = measure_memory(ctx);
   f.durable = measure_durable(ctx);
 

@@ -48,6 +48,19 @@ struct TupleSpaceFigures {
 };
 TupleSpaceFigures measure_tuple_space(const RunContext& ctx);
 
+// The tuple space with CURVE: a server started with --key and --auth, the
+// clients holding a key it lists (a job whose own spaces are the benchmark's,
+// so that every request goes through the access policy). Measured in turns
+// with a plain server (the plain_* figures), so that a machine busy with
+// other work slows both alike.
+struct CurveFigures {
+  Latency rtt, plain_rtt;
+  CpuCost rtt_cpu, plain_rtt_cpu;
+  double farm_per_s[2] = {0, 0}, plain_farm_per_s[2] = {0, 0};    // k = 1, k = 2 workers
+  double farm_cpu_us[2] = {0, 0}, plain_farm_cpu_us[2] = {0, 0};  // per task, all processes
+};
+CurveFigures measure_curve(const RunContext& ctx);
+
 // The fsync policies measured durable, in this order, on both sides.
 inline constexpr const char* kFsyncPolicies[2] = {"always", "everysec"};
 

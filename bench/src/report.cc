@@ -61,6 +61,30 @@ json make_report(const Figures& f) {
   r["bytes_per_tuple"] = round_to(m.rss_bytes_per_tuple - m.payload_bytes_per_tuple, 1);
   r["filler_load_per_s"] = rate(m.load_per_s);
 
+  // With CURVE and the access policy, and a plain server measured in turns with it.
+  const auto& cv = f.curve;
+  auto curve = [&](const char* key, auto value) { r[key] = cv ? json(value(*cv)) : json(nullptr); };
+  curve("curve_rtt_us_p50", [](const CurveFigures& c) { return us(c.rtt.p50); });
+  curve("curve_rtt_us_p99", [](const CurveFigures& c) { return us(c.rtt.p99); });
+  curve("curve_rtt_server_cpu_us", [](const CurveFigures& c) { return us(c.rtt_cpu.server_us); });
+  curve("curve_rtt_client_cpu_us", [](const CurveFigures& c) { return us(c.rtt_cpu.client_us); });
+  curve("curve_farm_tasks_per_s", [](const CurveFigures& c) { return rate(c.farm_per_s[0]); });
+  curve("curve_farm2_tasks_per_s", [](const CurveFigures& c) { return rate(c.farm_per_s[1]); });
+  curve("curve_farm_cpu_us_per_task", [](const CurveFigures& c) { return us(c.farm_cpu_us[0]); });
+  curve("curve_farm2_cpu_us_per_task", [](const CurveFigures& c) { return us(c.farm_cpu_us[1]); });
+  curve("curve_plain_rtt_us_p50", [](const CurveFigures& c) { return us(c.plain_rtt.p50); });
+  curve("curve_plain_rtt_us_p99", [](const CurveFigures& c) { return us(c.plain_rtt.p99); });
+  curve("curve_plain_rtt_server_cpu_us", [](const CurveFigures& c) { return us(c.plain_rtt_cpu.server_us); });
+  curve("curve_plain_rtt_client_cpu_us", [](const CurveFigures& c) { return us(c.plain_rtt_cpu.client_us); });
+  curve("curve_plain_farm_tasks_per_s", [](const CurveFigures& c) { return rate(c.plain_farm_per_s[0]); });
+  curve("curve_plain_farm2_tasks_per_s", [](const CurveFigures& c) { return rate(c.plain_farm_per_s[1]); });
+  curve("curve_plain_farm_cpu_us_per_task", [](const CurveFigures& c) { return us(c.plain_farm_cpu_us[0]); });
+  curve("curve_plain_farm2_cpu_us_per_task", [](const CurveFigures& c) { return us(c.plain_farm_cpu_us[1]); });
+  curve("curve_rtt_vs_plain", [](const CurveFigures& c) { return ratio(c.rtt.p50, c.plain_rtt.p50); });
+  curve("curve_farm_vs_plain", [](const CurveFigures& c) { return ratio(c.farm_per_s[0], c.plain_farm_per_s[0]); });
+  curve("curve_farm2_vs_plain",
+        [](const CurveFigures& c) { return ratio(c.farm_per_s[1], c.plain_farm_per_s[1]); });
+
   const auto& rd = f.redis;
   r["redis_rtt_us_p50"] = rd ? us(rd->rtt.p50) : json(nullptr);
   r["redis_rtt_us_p99"] = rd ? us(rd->rtt.p99) : json(nullptr);
@@ -192,6 +216,25 @@ void print_table(const json& r, std::ostream& out) {
       nullptr);
   row("resident bytes per tuple / list item", r["rss_bytes_per_tuple"], r["redis_rss_bytes_per_item"], "B",
       nullptr);
+  if (!r["curve_rtt_us_p50"].is_null()) {
+    out << "\n  " << std::left << std::setw(40) << "measured in turns:" << std::right << std::setw(16)
+        << "with CURVE" << std::setw(16) << "plain" << std::setw(9) << "ratio"
+        << "\n";
+    row("round trip p50", r["curve_rtt_us_p50"], r["curve_plain_rtt_us_p50"], "us", r["curve_rtt_vs_plain"]);
+    row("round trip p99", r["curve_rtt_us_p99"], r["curve_plain_rtt_us_p99"], "us", nullptr);
+    row("task farm, 1 worker", r["curve_farm_tasks_per_s"], r["curve_plain_farm_tasks_per_s"], "/s",
+        r["curve_farm_vs_plain"]);
+    row("task farm, 2 workers", r["curve_farm2_tasks_per_s"], r["curve_plain_farm2_tasks_per_s"], "/s",
+        r["curve_farm2_vs_plain"]);
+    row("CPU per round trip: server", r["curve_rtt_server_cpu_us"], r["curve_plain_rtt_server_cpu_us"], "us",
+        nullptr);
+    row("CPU per round trip: client", r["curve_rtt_client_cpu_us"], r["curve_plain_rtt_client_cpu_us"], "us",
+        nullptr);
+    row("CPU per farm task, 1 worker (all procs)", r["curve_farm_cpu_us_per_task"],
+        r["curve_plain_farm_cpu_us_per_task"], "us", nullptr);
+    row("CPU per farm task, 2 workers", r["curve_farm2_cpu_us_per_task"], r["curve_plain_farm2_cpu_us_per_task"],
+        "us", nullptr);
+  }
   out << "\n";
   out << "  " << std::left << std::setw(40) << "ZeroMQ echo round trip p50 / p99" << std::right
       << std::setw(16) << fmt(r["zmq_rtt_us_p50"], "us") << std::setw(16) << fmt(r["zmq_rtt_us_p99"], "us")

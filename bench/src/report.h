@@ -17,6 +17,7 @@ struct Figures {
   double load_start = 0, load_end = 0;  // 1-minute load average around the run
   ZmqFigures zmq;
   TupleSpaceFigures ts;
+  std::optional<CurveFigures> curve;  // --curve
   MemoryFigures memory;
   DurableFigures durable;
   std::optional<RedisFigures> redis;

@@ -1,11 +1,16 @@
 // The tuple-space side: `piranha ts serve` in a child process, driven through
 // the ordinary blocking Client and Space API, as an application would.
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <fstream>
 #include <stdexcept>
 #include <vector>
 
 #include "phases.h"
 #include "piranha/tuplespace/client.h"
 #include "piranha/tuplespace/codec.h"
+#include "piranha/tuplespace/curve.h"
 
 namespace piranha::bench {
 namespace {
@@ -32,21 +37,23 @@ struct ServerProcess {
   }
 };
 
-Latency measure_round_trips(const RunContext& ctx, const ServerProcess& server, Latency& out_half,
-                            Latency& in_half, CpuCost& cpu) {
-  const std::string& endpoint = server.endpoint;
+// Round-trip samples on one server, gathered in one stretch or several.
+struct RoundTrips {
+  std::vector<double> rtt, out, in;
+  double server_cpu = 0, client_cpu = 0;  // seconds, over the timed samples
+};
+
+// `samples` timed out+in round trips (after `warmup` untimed ones) over
+// `client`, added to `acc`.
+void sample_round_trips(const RunContext& ctx, const ServerProcess& server, ts::Client& client,
+                        std::size_t warmup, std::size_t samples, RoundTrips& acc) {
   const Sizes& z = ctx.sizes;
   Watchdog dog("tuple-space round trips", std::chrono::seconds(120));
-  ts::Client client(endpoint);
   ts::Space space = client.space("rtt");
   ts::Blob blob = payload_blob(z.payload);
-  std::vector<double> rtt, outs, ins;
-  rtt.reserve(z.samples);
-  outs.reserve(z.samples);
-  ins.reserve(z.samples);
   double server_cpu0 = 0, client_cpu0 = 0;
-  for (std::size_t i = 0; i < z.warmup + z.samples; ++i) {
-    if (i == z.warmup) {
+  for (std::size_t i = 0; i < warmup + samples; ++i) {
+    if (i == warmup) {
       server_cpu0 = process_cpu_seconds(server.child->pid());
       client_cpu0 = self_cpu_seconds();
     }
@@ -57,17 +64,23 @@ Latency measure_round_trips(const RunContext& ctx, const ServerProcess& server, 
     ts::Tuple t = space.in("task", formal<std::int64_t>, formal<ts::Blob>);
     auto t2 = Clock::now();
     if (t.get<std::int64_t>(1) != id) throw std::runtime_error("round trip returned the wrong tuple");
-    if (i < z.warmup) continue;
-    rtt.push_back(micros(t2 - t0));
-    outs.push_back(micros(t1 - t0));
-    ins.push_back(micros(t2 - t1));
+    if (i < warmup) continue;
+    acc.rtt.push_back(micros(t2 - t0));
+    acc.out.push_back(micros(t1 - t0));
+    acc.in.push_back(micros(t2 - t1));
   }
-  auto n = static_cast<double>(z.samples);
-  cpu.server_us = (process_cpu_seconds(server.child->pid()) - server_cpu0) * 1e6 / n;
-  cpu.client_us = (self_cpu_seconds() - client_cpu0) * 1e6 / n;
-  out_half = summarize(std::move(outs));
-  in_half = summarize(std::move(ins));
-  return summarize(std::move(rtt));
+  acc.server_cpu += process_cpu_seconds(server.child->pid()) - server_cpu0;
+  acc.client_cpu += self_cpu_seconds() - client_cpu0;
+}
+
+// The summary of what `acc` gathered: its latency, and the halves and CPU.
+Latency summarize_round_trips(RoundTrips acc, Latency* out_half, Latency* in_half, CpuCost& cpu) {
+  auto n = static_cast<double>(acc.rtt.size());
+  cpu.server_us = acc.server_cpu * 1e6 / n;
+  cpu.client_us = acc.client_cpu * 1e6 / n;
+  if (out_half) *out_half = summarize(std::move(acc.out));
+  if (in_half) *in_half = summarize(std::move(acc.in));
+  return summarize(std::move(acc.rtt));
 }
 
 // Writes `n` tuples ("task", i, blob) with out_many, `batch` per request.
@@ -189,7 +202,12 @@ TupleSpaceFigures measure_tuple_space(const RunContext& ctx) {
   log << "tuple space: server pid " << server.child->pid() << " on " << server.endpoint << "\n";
 
   log << "tuple space: " << ctx.sizes.samples << " out+in round trips..." << std::flush;
-  f.rtt = measure_round_trips(ctx, server, f.out, f.in, f.rtt_cpu);
+  {
+    ts::Client client(server.endpoint);
+    RoundTrips acc;
+    sample_round_trips(ctx, server, client, ctx.sizes.warmup, ctx.sizes.samples, acc);
+    f.rtt = summarize_round_trips(std::move(acc), &f.out, &f.in, f.rtt_cpu);
+  }
   log << " p50 " << f.rtt.p50 << " us, p99 " << f.rtt.p99 << " us; CPU per round trip: server "
       << f.rtt_cpu.server_us << " us, client " << f.rtt_cpu.client_us << " us\n";
 
@@ -221,6 +239,96 @@ DurableFigures measure_durable(const RunContext& ctx) {
     double cpu = 0;
     f.farm2_per_s[p] = measure_farm(ctx, server, 2, cpu);
     log << " " << static_cast<long>(f.farm2_per_s[p]) << " tasks/s\n";
+  }
+  return f;
+}
+
+namespace {
+
+// How many turns the CURVE and the plain server take at the round trips.
+constexpr int kCurveTurns = 5;
+
+// Puts a client's keys in the environment for as long as it lives, where
+// this process's clients and the farm's worker processes find them.
+struct KeysInEnvironment {
+  KeysInEnvironment(const std::string& key, const std::string& server_key) {
+    ::setenv(ts::kKeyEnv, key.c_str(), 1);
+    ::setenv(ts::kServerKeyEnv, server_key.c_str(), 1);
+  }
+  ~KeysInEnvironment() {
+    ::unsetenv(ts::kKeyEnv);
+    ::unsetenv(ts::kServerKeyEnv);
+  }
+  KeysInEnvironment(const KeysInEnvironment&) = delete;
+  KeysInEnvironment& operator=(const KeysInEnvironment&) = delete;
+};
+
+}  // namespace
+
+CurveFigures measure_curve(const RunContext& ctx) {
+  auto& log = *ctx.progress;
+  const Sizes& z = ctx.sizes;
+  CurveFigures f;
+  const std::string dir = ctx.workdir + "/curve";
+  if (::mkdir(dir.c_str(), 0700) != 0) throw std::runtime_error("cannot create " + dir);
+  ts::write_key_files(dir + "/server", ts::new_curve_key_pair(), "bench server");
+  ts::write_key_files(dir + "/bench", ts::new_curve_key_pair(), "bench client");
+  std::ofstream(dir + "/auth.yaml") << "clients:\n  - {name: bench, key: bench.pub, role: job, spaces: [rtt, "
+                                       "\"farm*\"]}\n";
+  auto with_keys = [&] { return std::make_unique<KeysInEnvironment>(dir + "/bench.key", dir + "/server.pub"); };
+  ServerProcess plain(ctx, "ts-paired-server");
+  std::unique_ptr<ServerProcess> curve_server;
+  std::unique_ptr<ts::Client> curve_client;
+  {
+    auto keys = with_keys();  // the server's probe and this client need them
+    curve_server = std::make_unique<ServerProcess>(
+        ctx, "ts-curve-server", std::vector<std::string>{"--key", dir + "/server.key", "--auth", dir + "/auth.yaml"});
+    curve_client = std::make_unique<ts::Client>(curve_server->endpoint);
+  }
+  ServerProcess& curve = *curve_server;
+  log << "tuple space with CURVE (--key, --auth): server pid " << curve.child->pid()
+      << ", measured in turns with a plain server (pid " << plain.child->pid() << ")\n";
+
+  // In turns, so that whatever else the machine does falls on both alike.
+  log << "tuple space with CURVE: " << z.samples << " out+in round trips on each, in " << kCurveTurns
+      << " turns..." << std::flush;
+  ts::Client plain_client(plain.endpoint);
+  RoundTrips on_plain, on_curve;
+  const std::size_t per_turn = std::max<std::size_t>(1, z.samples / kCurveTurns);
+  const std::size_t warmup = std::max<std::size_t>(1, z.warmup / kCurveTurns);
+  for (int turn = 0; turn < kCurveTurns; ++turn) {
+    sample_round_trips(ctx, plain, plain_client, warmup, per_turn, on_plain);
+    sample_round_trips(ctx, curve, *curve_client, warmup, per_turn, on_curve);
+  }
+  f.plain_rtt = summarize_round_trips(std::move(on_plain), nullptr, nullptr, f.plain_rtt_cpu);
+  f.rtt = summarize_round_trips(std::move(on_curve), nullptr, nullptr, f.rtt_cpu);
+  log << " p50 " << f.rtt.p50 << " us (plain " << f.plain_rtt.p50 << " us); CPU per round trip: server "
+      << f.rtt_cpu.server_us << " us (" << f.plain_rtt_cpu.server_us << "), client " << f.rtt_cpu.client_us
+      << " us (" << f.plain_rtt_cpu.client_us << ")\n";
+
+  // Each farm twice on each server, in turns, half the tasks each time.
+  RunContext half = ctx;
+  half.sizes.tasks = std::max<std::size_t>(1, z.tasks / 2);
+  for (int k = 1; k <= 2; ++k) {
+    log << "tuple space with CURVE: task farm, " << z.tasks << " tasks on each, " << k << " worker(s)..."
+        << std::flush;
+    double seconds_on[2] = {0, 0}, cpu_on[2] = {0, 0};  // plain, CURVE
+    for (int turn = 0; turn < 2; ++turn)
+      for (int side = 0; side < 2; ++side) {
+        auto keys = side == 1 ? with_keys() : nullptr;
+        double cpu_us = 0;
+        double rate = measure_farm(half, side == 1 ? curve : plain, k, cpu_us);
+        seconds_on[side] += static_cast<double>(half.sizes.tasks) / rate;
+        cpu_on[side] += cpu_us * static_cast<double>(half.sizes.tasks);
+      }
+    const double tasks = 2.0 * static_cast<double>(half.sizes.tasks);
+    f.plain_farm_per_s[k - 1] = tasks / seconds_on[0];
+    f.farm_per_s[k - 1] = tasks / seconds_on[1];
+    f.plain_farm_cpu_us[k - 1] = cpu_on[0] / tasks;
+    f.farm_cpu_us[k - 1] = cpu_on[1] / tasks;
+    log << " " << static_cast<long>(f.farm_per_s[k - 1]) << " tasks/s (plain "
+        << static_cast<long>(f.plain_farm_per_s[k - 1]) << "), " << f.farm_cpu_us[k - 1] << " us CPU per task ("
+        << f.plain_farm_cpu_us[k - 1] << ")\n";
   }
   return f;
 }

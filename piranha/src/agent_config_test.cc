@@ -284,3 +284,13 @@ TEST_CASE("agent config: max_failures and retention, with their defaults and lim
   CHECK(error_of("retention: {jobs_seconds: 0}\n").rfind("agent.yaml:1: retention.jobs_seconds", 0) == 0);
   CHECK(error_of("retention: {jobs: 7}\n").rfind("agent.yaml:1: unknown key 'jobs' in retention", 0) == 0);
 }
+
+TEST_CASE("agent config: key files are found beside the YAML file, and a key's Z85 text is kept as it is") {
+  const std::string z85 = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";  // 40 characters, no such file
+  AgentConfig c = parse_agent_config("key: ws01.key\nserver_key: '" + z85 + "'\n", "/etc/piranha/agent.yaml");
+  CHECK(c.key == "/etc/piranha/ws01.key");
+  CHECK(c.server_key == z85);
+  CHECK(parse_agent_config("key: /keys/ws01.key\n", "agent.yaml").key == "/keys/ws01.key");
+  CHECK(parse_agent_config("", "agent.yaml").key.empty());
+  CHECK(error_of("key: ''\n") == "agent.yaml:1: key must be a non-empty string, got ''");
+}

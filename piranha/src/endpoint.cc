@@ -52,4 +52,20 @@ std::optional<std::string> endpoint_problem(std::string_view endpoint, EndpointU
   return "unknown transport " + quoted(scheme) + " in " + quoted(endpoint) + " (expected tcp, ipc or inproc)";
 }
 
+bool endpoint_is_local(std::string_view endpoint) {
+  if (endpoint.starts_with("ipc://") || endpoint.starts_with("inproc://")) return true;
+  if (!endpoint.starts_with("tcp://")) return false;
+  std::string_view rest = endpoint.substr(6);
+  std::string_view host = rest.substr(0, rest.rfind(':'));
+  if (host == "localhost" || host == "lo" || host == "[::1]") return true;
+  // 127.0.0.0/8: four dotted numbers, the first 127.
+  if (!host.starts_with("127.")) return false;
+  int dots = 0;
+  for (char c : host) {
+    if (c == '.') ++dots;
+    else if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return dots == 3;
+}
+
 }  // namespace piranha

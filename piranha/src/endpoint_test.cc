@@ -27,3 +27,13 @@ TEST_CASE("endpoint: each problem is named with the endpoint") {
   CHECK(endpoint_problem("tcp://127.0.0.1:*")->find("only binds") != std::string::npos);
   CHECK(endpoint_problem("tcp://*:7070")->find("only binds") != std::string::npos);
 }
+
+TEST_CASE("endpoint: loopback, ipc and inproc endpoints are local, and anything else is not") {
+  using piranha::endpoint_is_local;
+  for (const char* e : {"tcp://127.0.0.1:7070", "tcp://127.1.2.3:*", "tcp://localhost:1", "tcp://[::1]:7070",
+                        "tcp://lo:7070", "ipc:///tmp/p.sock", "inproc://x"})
+    CHECK_MESSAGE(endpoint_is_local(e), e);
+  for (const char* e : {"tcp://*:7070", "tcp://0.0.0.0:7070", "tcp://10.0.0.1:7070", "tcp://ws01:7070",
+                        "tcp://127.example.org:1", "tcp://eth0:7070", "tcp://[::]:7070", "udp://127.0.0.1:1"})
+    CHECK_MESSAGE(!endpoint_is_local(e), e);
+}

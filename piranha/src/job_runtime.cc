@@ -101,6 +101,10 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   std::unique_ptr<ts::EmbeddedServer> embedded;
   std::string server = sys::server_from_env();
   if (local > 0 && !env("PIRANHA_SERVER")) {
+    // The job alone on this host: a server of its own, without keys, for
+    // this process and the piranhas it starts.
+    ::unsetenv(ts::kKeyEnv);
+    ::unsetenv(ts::kServerKeyEnv);
     ts::ServerOptions o;
     o.bind = {"tcp://127.0.0.1:*"};
     embedded = std::make_unique<ts::EmbeddedServer>(o);

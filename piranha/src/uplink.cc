@@ -122,7 +122,8 @@ bool Uplink::connect() {
     o.request_timeout = std::chrono::milliseconds(2000);
     o.interrupt_fd = stop_fd_;
     client_ = std::make_unique<ts::Client>(s_.server, o);
-  } catch (const ts::TupleSpaceError& e) {
+  } catch (const std::exception& e) {
+    // Unreachable, refused (auth_failed), or keys that cannot be read any more.
     std::lock_guard lock(mu_);
     if (!away_) log_("waiting for the tuple-space server at " + s_.server + " (" + e.what() + ")");
     away_ = true;

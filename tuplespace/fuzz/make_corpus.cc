@@ -141,6 +141,51 @@ std::vector<std::pair<std::string, std::string>> seeds() {
       }));
   add("ok-ack-complete-empty", enc([](std::string& o) { ts::encode_complete(o, 23, 5, "results", {}); }));
 
+  // ---- Requests the access rules of an authenticated server tell apart
+  // (piranha/rights.h): the system space's records, a job's space, markers.
+  const std::string sys = "piranha.sys";
+  const ts::Tuple job3 = ts::Tuple::of("job", 3, "cmatrix", "job.3", 1.0, "running");
+  const ts::Template job3_t = tmpl({actual(std::string("job")), actual(std::int64_t{3}), formal(Type::String),
+                                    formal(Type::String), formal(Type::Double), formal(Type::String)});
+  add("ok-sys-out-node", enc([&](std::string& o) {
+        ts::encode_out(o, 30, sys, ts::Tuple::of("node", "ws02", 1, 1.0, "down", 5.0));
+      }));
+  add("ok-sys-out-heartbeat-agent", enc([&](std::string& o) {
+        ts::encode_out(o, 31, sys, ts::Tuple::of("heartbeat", "agent", "ws01", 5.0));
+      }));
+  add("ok-sys-out-assign",
+      enc([&](std::string& o) { ts::encode_out(o, 32, sys, ts::Tuple::of("assign", 0, 17, "ws01", 3)); }));
+  add("ok-sys-out-owner-block", enc([&](std::string& o) {
+        ts::encode_out(o, 33, sys, ts::Tuple::of("owner", "ws01", "block", 1.0, 2.0));
+      }));
+  add("ok-sys-out-jobstat",
+      enc([&](std::string& o) { ts::encode_out(o, 34, sys, ts::Tuple::of("jobstat", 3, 1, 2, 0.5, 5.0)); }));
+  add("ok-sys-out_many-counter", enc([&](std::string& o) {
+        ts::encode_out_many(o, 35, sys, {ts::Tuple::of("jobseq", 1), ts::Tuple::of("jobseq.created")});
+      }));
+  add("ok-sys-in-job-lease",
+      enc([&](std::string& o) { ts::encode_in(o, 36, ts::Op::In, sys, job3_t, 1000, 10000); }));
+  add("ok-sys-in_many-jobexec", enc([&](std::string& o) {
+        ts::encode_in_many(o, 37, sys,
+                           tmpl({actual(std::string("jobexec")), actual(std::int64_t{4}),
+                                 formal(Type::String), formal(Type::Blob), formal(Type::String)}),
+                           100000);
+      }));
+  add("ok-sys-in-counter-lease", enc([&](std::string& o) {
+        ts::encode_in(o, 38, ts::Op::In, sys, tmpl({actual(std::string("jobseq")), formal(Type::Int)}), 10000,
+                      10000);
+      }));
+  add("ok-sys-complete-counter",
+      enc([&](std::string& o) { ts::encode_complete(o, 39, 5, sys, {ts::Tuple::of("jobseq", 6)}); }));
+  add("ok-sys-complete-job-held", enc([&](std::string& o) {
+        ts::encode_complete(o, 40, 5, sys, {ts::Tuple::of("job", 3, "cmatrix", "job.3", 1.0, "held")});
+      }));
+  add("ok-sys-complete-job", enc([&](std::string& o) { ts::encode_complete(o, 41, 5, sys, {job3}); }));
+  add("ok-job-space-out", enc([&](std::string& o) { ts::encode_out(o, 42, "job.3", task); }));
+  add("ok-job-space-remove", enc([](std::string& o) { ts::encode_remove(o, 43, "job.4"); }));
+  add("ok-taken-out",
+      enc([](std::string& o) { ts::encode_out(o, 44, "_taken.00ff", ts::Tuple::of("taken", 1)); }));
+
   // ---- Valid requests in encodings other clients produce.
   // float32 (widened to float64), int64/uint64 widths for small values, str8 and
   // bin16 for short data, a formal as ext8 of length 1, request id 0 and 2^64-1.

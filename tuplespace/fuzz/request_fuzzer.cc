@@ -11,6 +11,12 @@
 //    denotes, and matches a tuple built from it;
 //  - re-encoding the Request with the client encoders decodes to the same
 //    Request, and the server's reply encoders decode with decode_reply.
+// Then the authenticated path: the Request goes to the pool's access policy
+// (piranha/pool_access.h) as each role's session, against a store holding
+// a pool's records, with and without leases it would end on the counter or
+// a job's record. The policy must answer without throwing, refuse with a
+// reason naming who may not do what, let an admin do anything, and ask the
+// server to write nothing but the owner of a job id taken from the counter.
 // A violated property aborts with a message, so libFuzzer saves the input.
 #include <cmath>
 #include <cstdint>
@@ -21,9 +27,12 @@
 #include <variant>
 #include <vector>
 
+#include "piranha/pool_access.h"
 #include "piranha/tuplespace/protocol.h"
 
 namespace ts = piranha::ts;
+namespace sys = piranha::sys;
+namespace rights = piranha::rights;
 
 namespace {
 
@@ -262,14 +271,71 @@ void check_failure(const ts::DecodeFailure& f) {
   REQUIRE(r.code == f.code && r.message == f.message);
 }
 
+// ---- The authenticated path.
+
+const std::string kSys(sys::kSpace);
+
+std::vector<rights::Principal> principals() {
+  using rights::Role;
+  return {{"root", Role::Admin, "", {}},  {"nps", Role::Scheduler, "", {}},     {"ws01", Role::Agent, "ws01", {}},
+          {"alice", Role::Job, "", {}}, {"bob", Role::Job, "", {"bob.*"}}, {"pat", Role::Owner, "ws01", {}}};
+}
+
+// A pool's records: job 3 alice's and running, job 4 bob's and done, the counter.
+const ts::Store& pool_store() {
+  static ts::Store* store = [] {
+    auto* s = new ts::Store;
+    for (const auto& t : {sys::JobRecord{3, "cmatrix", "job.3", 1.0, sys::JobState::Running}.to_tuple(),
+                          sys::JobOwner{3, "alice"}.to_tuple(),
+                          sys::JobRecord{4, "spin", "job.4", 1.0, sys::JobState::Done}.to_tuple(),
+                          sys::JobOwner{4, "bob"}.to_tuple(), ts::Tuple::of("jobseq", 5),
+                          ts::Tuple::of("jobseq.created")})
+      s->out(kSys, ts::image_of(t), 0);
+    return s;
+  }();
+  return *store;
+}
+
+void check_access(const ts::Request& r) {
+  static auto policy = rights::make_pool_access(principals());
+  const std::string counter = ts::image_of(ts::Tuple::of("jobseq", 5)).bytes;
+  const std::string job =
+      ts::image_of(sys::JobRecord{3, "cmatrix", "job.3", 1.0, sys::JobState::Running}.to_tuple()).bytes;
+  std::vector<std::vector<ts::HeldTuple>> helds = {{}};
+  if (r.op == ts::Op::Ack) {
+    helds.push_back({{kSys, counter}});
+    helds.push_back({{kSys, job}});
+    // The request's own tuples, as if its leases held them.
+    std::vector<ts::HeldTuple> own;
+    for (const auto& t : r.tuples) own.push_back({r.space, t.bytes});
+    if (!own.empty()) helds.push_back(own);
+  }
+  for (const auto& p : principals())
+    for (const auto& held : helds) {
+      ts::AccessVerdict v = policy->decide(ts::AccessQuery{p.name, r, held}, pool_store());
+      REQUIRE(v.reason.rfind("the request could not be judged", 0) != 0, v.reason);
+      REQUIRE(v.allowed == v.reason.empty(), v.reason);
+      if (p.role == rights::Role::Admin) REQUIRE(v.allowed, v.reason);
+      if (!v.allowed)
+        REQUIRE(v.reason.rfind(std::string(rights::name(p.role)) + " " + p.name + " may not ", 0) == 0, v.reason);
+      for (const auto& [space, t] : v.also_write) {
+        REQUIRE(r.op == ts::Op::Ack && space == kSys);
+        auto owner = sys::JobOwner::from_tuple(ts::decode_tuple(t.bytes));
+        REQUIRE(owner && owner->name == p.name);
+      }
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view frame(reinterpret_cast<const char*>(data), size);
   auto decoded = ts::decode_request(frame);
-  if (auto* f = std::get_if<ts::DecodeFailure>(&decoded))
+  if (auto* f = std::get_if<ts::DecodeFailure>(&decoded)) {
     check_failure(*f);
-  else
+  } else {
     check_request(std::get<ts::Request>(decoded));
+    check_access(std::get<ts::Request>(decoded));
+  }
   return 0;
 }

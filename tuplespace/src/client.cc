@@ -59,8 +59,14 @@ struct Client::Socket : detail::Connection {
       : Connection(endpoint, o, 200) {}
 };
 
+ClientOptions with_environment_keys(ClientOptions options) {
+  if (options.curve.empty() && options.curve_from_environment)
+    if (auto keys = curve_keys_from_environment()) options.curve = *keys;
+  return options;
+}
+
 Client::Client(std::string endpoint, ClientOptions options)
-    : endpoint_(std::move(endpoint)), options_(options) {
+    : endpoint_(std::move(endpoint)), options_(with_environment_keys(std::move(options))) {
   open_session(now_ms() + options_.connect_timeout.count());
 }
 
@@ -68,6 +74,7 @@ void Client::open_session(Millis deadline) {
   Millis began = now_ms();
   bool after_loss = socket_ != nullptr;
   Millis backoff = options_.reconnect_backoff.count();
+  int failed_handshakes = 0;  // of this call's connections (connection.h)
   while (true) {
     if (socket_) socket_->dealer.set(zmq::sockopt::linger, 0);  // what it holds belongs to the lost session
     socket_.reset();
@@ -92,6 +99,12 @@ void Client::open_session(Millis deadline) {
       connected_ = true;
       return;
     }
+    if (const auto& why = socket_->refusal())
+      throw TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why);
+    failed_handshakes += socket_->handshake_failures();
+    if (failed_handshakes >= 2)
+      throw TupleSpaceError(std::string(errc::kAuthFailed),
+                            std::string(errc::kAuthFailed) + ": " + socket_->refused_twice());
     Millis left = deadline - now_ms();
     if (got == Received::Timeout || left <= 0)
       throw TupleSpaceError(std::string(errc::kUnreachable),

@@ -169,32 +169,65 @@ TupleImage describe_tuple(std::string_view bytes) {
   return img;
 }
 
+namespace {
+
+Value value_from_object(const msgpack::object& f) {
+  switch (f.type) {
+    case msgpack::type::POSITIVE_INTEGER:
+      if (f.via.u64 > static_cast<std::uint64_t>(INT64_MAX)) throw DecodeError("integer out of int64 range");
+      return Value(std::in_place_index<0>, static_cast<std::int64_t>(f.via.u64));
+    case msgpack::type::NEGATIVE_INTEGER: return Value(std::in_place_index<0>, f.via.i64);
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64: return Value(std::in_place_index<1>, f.via.f64);
+    case msgpack::type::STR: return Value(std::in_place_index<2>, std::string(f.via.str.ptr, f.via.str.size));
+    case msgpack::type::BIN:
+      return Value(std::in_place_index<3>, Blob(std::string(f.via.bin.ptr, f.via.bin.size)));
+    case msgpack::type::BOOLEAN: return Value(std::in_place_index<4>, f.via.boolean);
+    default: throw DecodeError("unsupported field type in tuple");
+  }
+}
+
+void check_fields(const msgpack::object& o, const char* what) {
+  if (o.type != msgpack::type::ARRAY) throw DecodeError(std::string(what) + " is not an array");
+  if (o.via.array.size < 1 || o.via.array.size > kMaxFields)
+    throw DecodeError(std::string(what) + " has a bad arity");
+}
+
+}  // namespace
+
 Tuple detail::tuple_from_object(const msgpack::object& o) {
-  if (o.type != msgpack::type::ARRAY) throw DecodeError("tuple is not an array");
-  if (o.via.array.size < 1 || o.via.array.size > kMaxFields) throw DecodeError("tuple has a bad arity");
+  check_fields(o, "tuple");
   std::vector<Value> fields;
   fields.reserve(o.via.array.size);
-  for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
-    const msgpack::object& f = o.via.array.ptr[i];
-    switch (f.type) {
-      case msgpack::type::POSITIVE_INTEGER:
-        if (f.via.u64 > static_cast<std::uint64_t>(INT64_MAX)) throw DecodeError("integer out of int64 range");
-        fields.emplace_back(std::in_place_index<0>, static_cast<std::int64_t>(f.via.u64));
-        break;
-      case msgpack::type::NEGATIVE_INTEGER: fields.emplace_back(std::in_place_index<0>, f.via.i64); break;
-      case msgpack::type::FLOAT32:
-      case msgpack::type::FLOAT64: fields.emplace_back(std::in_place_index<1>, f.via.f64); break;
-      case msgpack::type::STR:
-        fields.emplace_back(std::in_place_index<2>, std::string(f.via.str.ptr, f.via.str.size));
-        break;
-      case msgpack::type::BIN:
-        fields.emplace_back(std::in_place_index<3>, Blob(std::string(f.via.bin.ptr, f.via.bin.size)));
-        break;
-      case msgpack::type::BOOLEAN: fields.emplace_back(std::in_place_index<4>, f.via.boolean); break;
-      default: throw DecodeError("unsupported field type in tuple");
-    }
-  }
+  for (std::uint32_t i = 0; i < o.via.array.size; ++i) fields.push_back(value_from_object(o.via.array.ptr[i]));
   return Tuple(std::move(fields));
+}
+
+Template decode_template(std::string_view bytes) {
+  try {
+    std::size_t off = 0;
+    msgpack::object_handle oh = msgpack::unpack(bytes.data(), bytes.size(), off);
+    if (off != bytes.size()) throw DecodeError("trailing bytes after template");
+    const msgpack::object& o = oh.get();
+    check_fields(o, "template");
+    std::vector<Field> fields;
+    fields.reserve(o.via.array.size);
+    for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
+      const msgpack::object& f = o.via.array.ptr[i];
+      if (f.type != msgpack::type::EXT) {
+        fields.push_back(Field::of(value_from_object(f)));
+        continue;
+      }
+      const auto code = f.via.ext.size == 1 ? static_cast<unsigned char>(f.via.ext.data()[0]) : kTypeCount;
+      if (f.via.ext.type() != kFormalExtType || code >= kTypeCount) throw DecodeError("bad formal field");
+      fields.push_back(Field::formal(static_cast<Type>(code)));
+    }
+    return Template(std::move(fields));
+  } catch (const msgpack::unpack_error& e) {
+    throw DecodeError(std::string("malformed template: ") + e.what());
+  } catch (const msgpack::type_error& e) {
+    throw DecodeError(std::string("malformed template: ") + e.what());
+  }
 }
 
 Tuple decode_tuple(std::string_view bytes) {

@@ -1,12 +1,14 @@
 // One client connection to a server (internal, shared by Client and
-// FiberClient): a DEALER with the client's heartbeats and reconnect backoff,
-// and a monitor that reports when the connection drops.
+// FiberClient): a DEALER with the client's heartbeats, reconnect backoff and
+// CURVE keys, and a monitor that reports when the connection drops or the
+// server refuses the handshake.
 //
 // A new Connection is a new session on the server. A dropped one is thrown
 // away rather than left to ZeroMQ's own reconnection, so nothing queued on it
 // can reach the server later, on a session the client no longer knows.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -29,6 +31,25 @@ struct Connection {
   // True when the connection was closed (by the server, or by heartbeats)
   // since the last call. Never blocks.
   bool dropped();
+
+  // Why the server refused the handshake, once it has ("the server at X
+  // refused this client's key ..."); a refused connection also drops. Read
+  // by dropped(): call it after dropped() returned true.
+  const std::optional<std::string>& refusal() const { return refusal_; }
+
+  // Handshakes that failed on this connection so far (libzmq retries one by
+  // itself). A mechanism mismatch races: whichever end notices it first
+  // closes, and the other sees only a failed handshake. So a client without
+  // keys takes two failed handshakes in a row, on this connection or across
+  // its replacements, for a refusal, as `refused_twice()` words it.
+  int handshake_failures() const { return handshake_failures_; }
+  std::string refused_twice() const;
+
+ private:
+  std::string endpoint_;
+  bool curve_ = false;
+  int handshake_failures_ = 0;
+  std::optional<std::string> refusal_;
 };
 
 // Milliseconds on the steady clock.

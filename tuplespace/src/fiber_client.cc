@@ -91,6 +91,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   Millis lost_at = 0;
   Millis backoff = 0;
   std::uint64_t reconnects = 0;
+  int failed_handshakes = 0;  // since the last session opened (connection.h)
   Millis next_deadline_check = 0;
   std::string control;  // hello and re-watch frames
   // Watches by the id the caller holds; the server's ids change per session.
@@ -239,6 +240,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   // The new connection answered hello: re-watch, then send what waited.
   void session_opened() {
     hello_rid = 0;
+    failed_handshakes = 0;
     connected = true;
     backoff = options.reconnect_backoff.count();
     ++reconnects;
@@ -345,6 +347,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     }
     Reply r = f.get();
     if (r.status == Reply::Status::Error) throw error_of(r);
+    failed_handshakes = 0;
   }
 
   std::optional<WatchEvent> next_event(Millis timeout) {
@@ -420,7 +423,17 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         route(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
       }
       // Replies that arrived before the connection dropped are read first.
-      if (n < kBatch && !failure && !stopping && conn->dropped()) lose_session();
+      if (n < kBatch && !failure && !stopping && conn->dropped()) {
+        // Failed handshakes count across connections until a session opens (connection.h).
+        failed_handshakes += conn->handshake_failures();
+        if (const auto& why = conn->refusal())
+          fail_all(TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why));
+        else if (failed_handshakes >= 2)
+          fail_all(TupleSpaceError(std::string(errc::kAuthFailed),
+                                   std::string(errc::kAuthFailed) + ": " + conn->refused_twice()));
+        else
+          lose_session();
+      }
       Millis now = detail::steady_now_ms();
       if (now >= next_deadline_check) {
         next_deadline_check = now + kDeadlineCheckMs;
@@ -527,7 +540,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
 };
 
 FiberClient::FiberClient(std::string endpoint, ClientOptions options)
-    : endpoint_(std::move(endpoint)), impl_(std::make_shared<Impl>(endpoint_, options)) {
+    : endpoint_(std::move(endpoint)),
+      impl_(std::make_shared<Impl>(endpoint_, with_environment_keys(std::move(options)))) {
   try {
     impl_->hello(endpoint_);
   } catch (...) {

@@ -8,8 +8,11 @@
 #include <cstring>
 #include <chrono>
 #include <stdexcept>
+#include <map>
 #include <unordered_map>
 #include <zmq.hpp>
+
+#include "piranha/tuplespace/curve.h"
 
 namespace piranha::ts {
 
@@ -57,12 +60,54 @@ constexpr std::size_t kMaxCommitBytes = 64u << 20;
 // few turns; this is only an upper bound on the memory kept.
 constexpr Millis kClosedMemoryMs = 60'000;
 
+// The same refusal is logged at most this often; a client retrying with a
+// bad key would otherwise fill the log.
+constexpr Millis kRefusalLogEvery = 10'000;
+constexpr std::size_t kRefusalLinesKept = 1024;
+
+constexpr int kHandshakeFailed =
+    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
+std::string z85_of(const void* bytes) {
+  char text[41];
+  zmq_z85_encode(text, static_cast<const std::uint8_t*>(bytes), 32);
+  return text;
+}
+
+// The 32 bytes of a key in Z85 text; `what` names it in the error.
+std::string key_bytes(const std::string& z85, const std::string& what) {
+  if (!is_z85_key(z85)) throw std::invalid_argument(what + " is not a CURVE key in Z85 text (40 characters)");
+  std::string bytes(32, '\0');
+  zmq_z85_decode(reinterpret_cast<std::uint8_t*>(bytes.data()), z85.c_str());
+  return bytes;
+}
+
+// Every frame of a multipart message.
+std::vector<zmq::message_t> recv_all(zmq::socket_t& socket) {
+  std::vector<zmq::message_t> parts;
+  while (true) {
+    zmq::message_t m;
+    if (!socket.recv(m, zmq::recv_flags::dontwait)) break;
+    bool more = m.more();
+    parts.push_back(std::move(m));
+    if (!more) break;
+  }
+  return parts;
+}
+
 }  // namespace
 
 struct Server::Impl {
   ServerOptions opt;
+  // With CURVE the server has a context of its own: a context has one ZAP
+  // endpoint, and this server's handler must be the one it reaches.
+  std::unique_ptr<zmq::context_t> own_context;
+  zmq::context_t& context;
   zmq::socket_t router;
   zmq::socket_t monitor;
+  zmq::socket_t zap;                                 // CURVE: the ZAP handler's REP socket
+  std::unordered_map<std::string, std::string> admitted;  // CURVE: public key bytes -> name
+  std::map<std::string, std::pair<Millis, std::uint64_t>> refusals_logged;  // line -> (when, unlogged since)
   int stop_fd = -1;
   std::vector<std::string> endpoints;
   Store store;
@@ -82,6 +127,7 @@ struct Server::Impl {
   struct Session {
     ClientId id;
     int fd;
+    std::string identity;  // CURVE: the name its key is admitted under
   };
   std::unordered_map<std::string, Session> sessions;  // by routing id
   std::unordered_map<ClientId, std::string> routing;  // client id -> routing id
@@ -99,8 +145,11 @@ struct Server::Impl {
 
   explicit Impl(ServerOptions o)
       : opt(std::move(o)),
-        router(default_context(), zmq::socket_type::router),
-        monitor(default_context(), zmq::socket_type::pair) {
+        own_context(opt.curve_secret_key.empty() ? nullptr : std::make_unique<zmq::context_t>(1)),
+        context(own_context ? *own_context : default_context()),
+        router(context, zmq::socket_type::router),
+        monitor(context, zmq::socket_type::pair) {
+    if (own_context) admit_curve_clients();
     if (!opt.data_dir.empty()) {
       durable = std::make_unique<DurableLog>(DurableLogOptions{.dir = opt.data_dir,
                                                                .fsync = opt.fsync,
@@ -125,10 +174,14 @@ struct Server::Impl {
     // asynchronously, so a later server at the same address could collide.
     static std::atomic<std::uint64_t> next_monitor{0};
     std::string monitor_ep = "inproc://piranha-ts-monitor-" + std::to_string(next_monitor++);
-    if (zmq_socket_monitor(router.handle(), monitor_ep.c_str(), ZMQ_EVENT_DISCONNECTED) != 0)
+    if (zmq_socket_monitor(router.handle(), monitor_ep.c_str(), ZMQ_EVENT_DISCONNECTED | kHandshakeFailed) != 0)
       throw std::runtime_error("server: cannot monitor the router socket");
     monitor.connect(monitor_ep);
     for (const auto& ep : opt.bind) {
+      if (own_context && ep.rfind("inproc://", 0) == 0) {
+        ::close(stop_fd);
+        throw std::runtime_error("cannot bind " + ep + ": a server with CURVE keys has no inproc:// endpoints");
+      }
       try {
         router.bind(ep);
       } catch (const zmq::error_t& e) {
@@ -144,8 +197,76 @@ struct Server::Impl {
     if (stop_fd >= 0) ::close(stop_fd);
   }
 
+  // CURVE: the ZAP handler's socket first, so that no handshake happens
+  // without it; then the router's keys.
+  void admit_curve_clients() {
+    if (!curve_available()) throw std::runtime_error("this libzmq was built without CURVE; no --key is possible");
+    for (const auto& c : opt.clients) {
+      if (c.name.empty()) throw std::invalid_argument("an admitted client has an empty name");
+      std::string bytes = key_bytes(c.public_key, "the key of client \"" + c.name + "\"");
+      for (const auto& [k, name] : admitted)
+        if (name == c.name) throw std::invalid_argument("two admitted clients are named \"" + c.name + "\"");
+      if (!admitted.emplace(bytes, c.name).second)
+        throw std::invalid_argument("clients \"" + admitted[bytes] + "\" and \"" + c.name + "\" have the same key");
+    }
+    key_bytes(opt.curve_secret_key, "the server's secret key");
+    zap = zmq::socket_t(context, zmq::socket_type::rep);
+    zap.set(zmq::sockopt::linger, 0);
+    zap.bind("inproc://zeromq.zap.01");
+    router.set(zmq::sockopt::curve_server, 1);
+    router.set(zmq::sockopt::curve_secretkey, opt.curve_secret_key);
+    router.set(zmq::sockopt::zap_domain, std::string("piranha"));
+  }
+
   void log(const std::string& line) {
     if (opt.log) opt.log(line);
+  }
+
+  // A refusal at the handshake: counted, and logged unless the same line
+  // was logged within kRefusalLogEvery.
+  void log_refusal(const std::string& line) {
+    ++counters.handshakes_refused;
+    Millis now = now_ms();
+    // Many different keys or addresses: forget the old lines rather than grow.
+    if (refusals_logged.size() >= kRefusalLinesKept) refusals_logged.clear();
+    auto [it, fresh] = refusals_logged.try_emplace(line, now, 0);
+    if (!fresh && now - it->second.first < kRefusalLogEvery) {
+      ++it->second.second;
+      return;
+    }
+    std::uint64_t more = fresh ? 0 : it->second.second;
+    it->second = {now, 0};
+    auto& out = opt.notice ? opt.notice : opt.log;
+    if (out) out(line + (more ? " (and " + std::to_string(more) + " more like it since it was last logged)" : ""));
+  }
+
+  // One ZAP request (RFC 27): admits a CURVE client whose key is listed,
+  // under its name, and refuses any other.
+  void answer_zap() {
+    std::vector<zmq::message_t> req = recv_all(zap);
+    if (req.size() < 6) return;  // not a ZAP request; REP needs no answer to a malformed envelope
+    std::string address = req[3].to_string(), mechanism = req[5].to_string();
+    std::string user, status = "400", text = "refused";
+    if (mechanism == "CURVE" && req.size() >= 7 && req[6].size() == 32) {
+      auto it = admitted.find(req[6].to_string());
+      if (it != admitted.end()) {
+        user = it->second;
+        status = "200";
+        text = "OK";
+      } else {
+        text = "key not listed";
+        log_refusal("refused a client at " + address + ": its key " + z85_of(req[6].data()) +
+                    " is not listed in the auth file");
+      }
+    } else {
+      log_refusal("refused a client at " + address + ": mechanism " + mechanism + " (only CURVE is admitted)");
+    }
+    zap.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
+    zap.send(req[1], zmq::send_flags::sndmore);
+    zap.send(zmq::buffer(status), zmq::send_flags::sndmore);
+    zap.send(zmq::buffer(text), zmq::send_flags::sndmore);
+    zap.send(zmq::buffer(user), zmq::send_flags::sndmore);
+    zap.send(zmq::str_buffer(""), zmq::send_flags::none);
   }
 
   // Sends one frame to a peer, or (durable) queues it until the turn's
@@ -203,7 +324,7 @@ struct Server::Impl {
 
   bool lease_before_restart(LeaseId id) const { return durable && id < first_lease; }
 
-  Session& session_for(const std::string& routing_id, int fd) {
+  Session& session_for(const std::string& routing_id, int fd, std::string_view identity) {
     auto it = sessions.find(routing_id);
     if (it != sessions.end()) return it->second;
     // A new connection may have been given the file descriptor of one that
@@ -214,7 +335,7 @@ struct Server::Impl {
     ClientId id = next_client++;
     ++counters.sessions_opened;
     routing.emplace(id, routing_id);
-    return sessions.emplace(routing_id, Session{id, fd}).first->second;
+    return sessions.emplace(routing_id, Session{id, fd, std::string(identity)}).first->second;
   }
 
   // Forgets a session: its leased tuples return, its waiters and watches go.
@@ -254,6 +375,14 @@ struct Server::Impl {
       std::memcpy(&kind, event.data(), 2);
       std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
       if (kind == ZMQ_EVENT_DISCONNECTED) drop_fd(static_cast<int>(value));
+      // A refused key is logged by the ZAP handler; these never reach it.
+      if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+        log_refusal(own_context ? "refused a client without a CURVE key (this server admits only listed keys)"
+                                : "refused a client with a CURVE key (this server has none: start it with --key)");
+      else if (own_context && (kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
+                               kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL))
+        log_refusal("a client's handshake failed (a client without a CURVE key, or without this server's public "
+                    "key?)");
     }
   }
 
@@ -266,7 +395,26 @@ struct Server::Impl {
     log("rejected request " + std::to_string(rid) + ": " + std::string(code) + ": " + message);
   }
 
-  void handle(const std::string& routing_id, int fd, std::string_view frame) {
+  // What the access policy says of a request of `session`; allowed when the
+  // server has none.
+  AccessVerdict verdict_on(const Session& session, const Request& r) {
+    if (!own_context || r.op == Op::Hello) return AccessVerdict::allow();
+    if (session.identity.empty()) return AccessVerdict::refuse("this session has no identity");
+    if (!opt.access) return AccessVerdict::allow();
+    AccessQuery q{session.identity, r, {}};
+    if (r.op == Op::Ack) {
+      std::vector<LeaseId> one{r.handle};
+      for (LeaseId id : r.leases.empty() ? one : r.leases) {
+        auto held = store.held(id, session.id);
+        // Not held: the store refuses the ack with unknown_lease, changing nothing.
+        if (!held) return AccessVerdict::allow();
+        q.ended.push_back(*held);
+      }
+    }
+    return opt.access->decide(q, store);
+  }
+
+  void handle(const std::string& routing_id, int fd, std::string_view identity, std::string_view frame) {
     ++counters.requests;
     if (frame.size() > opt.max_message_bytes) {
       reject(routing_id, 0, errc::kTooLarge,
@@ -289,9 +437,12 @@ struct Server::Impl {
       drop_session(routing_id, "said goodbye");
       return;
     }
-    Session& session = session_for(routing_id, fd);
+    Session& session = session_for(routing_id, fd, identity);
+    AccessVerdict verdict = verdict_on(session, r);
+    if (!verdict.allowed) return reject(routing_id, r.id, errc::kNotPermitted, verdict.reason);
     Millis now = deadline_base_ms();
     reply.clear();
+    bool parked = false;
     switch (r.op) {
       case Op::Bye: return;  // handled above
       case Op::Hello: encode_ok_hello(reply, r.id, opt.max_message_bytes); break;
@@ -308,7 +459,7 @@ struct Server::Impl {
         WaitSpec spec{session.id, r.id, r.op == Op::In, r.timeout, r.lease};
         if (auto t = store.in(r.space, r.tmpl, spec, now)) encode_ok_tuple(reply, r.id, t->tuple, t->lease);
         else if (r.timeout == 0) encode_timeout(reply, r.id);
-        else return;  // parked; answered by a delivery
+        else parked = true;  // answered by a delivery
         break;
       }
       case Op::InMany:
@@ -366,7 +517,8 @@ struct Server::Impl {
         }
         break;
     }
-    send(routing_id, reply);
+    for (auto& [space, t] : verdict.also_write) store.out(space, std::move(t), now);
+    if (!parked) send(routing_id, reply);
   }
 
   void flush_deliveries() {
@@ -402,13 +554,16 @@ struct Server::Impl {
       // The connection's file descriptor ties the session to disconnect events;
       // inproc peers have none (-1).
       int fd = zmq_msg_get(body.handle(), ZMQ_SRCFD);
+      // CURVE: the name the ZAP handler admitted the connection under.
+      const char* user = own_context ? zmq_msg_gets(body.handle(), "User-Id") : nullptr;
       if (body.more()) {
         zmq::message_t extra;
         while (body.more() && router.recv(extra, zmq::recv_flags::dontwait)) body.swap(extra);
         reject(routing_id, 0, errc::kBadRequest, "a request is exactly one frame");
         continue;
       }
-      handle(routing_id, fd, std::string_view(static_cast<const char*>(body.data()), body.size()));
+      handle(routing_id, fd, user ? std::string_view(user) : std::string_view(),
+             std::string_view(static_cast<const char*>(body.data()), body.size()));
       flush_deliveries();
       if (durable && durable->pending_bytes() > kMaxCommitBytes) durable->commit();
     }
@@ -419,12 +574,14 @@ struct Server::Impl {
         {router.handle(), 0, ZMQ_POLLIN, 0},
         {monitor.handle(), 0, ZMQ_POLLIN, 0},
         {nullptr, stop_fd, ZMQ_POLLIN, 0},
+        {zap.handle(), 0, ZMQ_POLLIN, 0},
     };
+    const int polled = own_context ? 4 : 3;
     while (true) {
       long timeout = 1000;
       if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - now_ms()));
       try {
-        zmq::poll(items, 3, std::chrono::milliseconds(timeout));
+        zmq::poll(items, polled, std::chrono::milliseconds(timeout));
       } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
         continue;  // a signal; stop() has written stop_fd if it was ours
@@ -434,6 +591,9 @@ struct Server::Impl {
         [[maybe_unused]] auto n = ::read(stop_fd, &v, sizeof v);
         return;
       }
+      // Handshakes wait on the ZAP handler: answer before serving requests.
+      if (polled > 3 && (items[3].revents & ZMQ_POLLIN))
+        for (int i = 0; i < kBatch && (zap.get(zmq::sockopt::events) & ZMQ_POLLIN); ++i) answer_zap();
       if (items[1].revents & ZMQ_POLLIN) drain_monitor();
       // Leases past their deadline end before any request handled now, even
       // requests sent in time that waited (a stopped server): a lease's

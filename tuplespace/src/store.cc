@@ -435,6 +435,12 @@ std::optional<LeaseId> Store::complete_all(const std::vector<LeaseId>& leases, C
   return std::nullopt;
 }
 
+std::optional<HeldTuple> Store::held(LeaseId id, ClientId client) const {
+  auto it = leases_.find(id);
+  if (it == leases_.end() || it->second.client != client) return std::nullopt;
+  return HeldTuple{it->second.space, it->second.record->bytes()};
+}
+
 bool Store::renew(LeaseId id, Millis duration, ClientId client, Millis now) {
   auto it = leases_.find(id);
   if (it == leases_.end() || it->second.client != client) return false;

@@ -10,6 +10,8 @@
 //   retreat: {mode: suspend, grace_seconds: 2}
 //   max_failures: 3
 //   retention: {jobs_seconds: 604800, ap_seconds: 691200}
+//   key: ws01.key
+//   server_key: server.pub
 //
 // Only plain data; the agent turns it into its AgentSettings and an
 // AvailabilitySource (make_availability_source in availability_source.h).
@@ -29,17 +31,10 @@
 
 #include "piranha/avail_trace.h"
 #include "piranha/availability.h"
+#include "piranha/config_error.h"
 #include "piranha/native_policy.h"
 
 namespace piranha {
-
-// A bad configuration. what() is "FILE:LINE: problem" (LINE 1-based), e.g.
-// "agent.yaml:7: unknown key 'laod' in availability (expected one of: ...)".
-// Without a line ("FILE: problem") when the file cannot be read.
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Where availability comes from.
 enum class SensorKind { Live, Trace };     // YAML: live, trace
@@ -109,6 +104,13 @@ struct AgentConfig {
   // A job whose piranhas fail this many times in a row on this node is held (>= 1).
   int max_failures = 3;
   RetentionConfig retention;
+  // CURVE (docs/security.md): the agent's secret key file and the server's
+  // public key file, for a server started with --auth; each may be a key's
+  // Z85 text instead. A relative path is resolved against the YAML file's
+  // directory. Empty: PIRANHA_KEY and PIRANHA_SERVER_KEY, if set. The
+  // agent's piranhas use the same keys.
+  std::string key;
+  std::string server_key;
 };
 
 // Parses `text`; `name` is the file name used in error messages and the base

@@ -22,4 +22,10 @@ enum class EndpointUse { Connect, Bind };
 // (1-65535) in 'tcp://127.0.0.1:99999'".
 std::optional<std::string> endpoint_problem(std::string_view endpoint, EndpointUse use = EndpointUse::Connect);
 
+// True when only this machine can reach a well-formed `endpoint`: ipc://,
+// inproc://, and tcp:// on a loopback host (127.x.x.x, [::1], localhost, or
+// the interface lo). A host name other than localhost counts as reachable
+// from elsewhere, whatever it resolves to.
+bool endpoint_is_local(std::string_view endpoint);
+
 }  // namespace piranha

@@ -148,6 +148,19 @@ struct JobExit {
   static std::optional<JobExit> from_tuple(const ts::Tuple& t);
 };
 
+// ("jobowner", id, name): who took job id `id` from the job-id counter, by
+// the name its key has in an authenticated server's auth file. Written only
+// by such a server, in the same step as the counter's advance
+// (docs/security.md); a job's records may then be changed only by its
+// owner, agents (within their rights) and admins. Removed with the job's
+// records. A server without authentication writes none.
+struct JobOwner {
+  std::int64_t id = 0;
+  std::string name;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobOwner> from_tuple(const ts::Tuple& t);
+};
+
 enum class NodeState { Available, Unavailable, OwnerBlocked, Down };
 std::string_view name(NodeState s);
 std::optional<NodeState> node_state_from(std::string_view s);
@@ -267,6 +280,8 @@ ts::Template jobexit_template();
 ts::Template jobexit_template(std::int64_t id);
 ts::Template jobheld_template();
 ts::Template jobheld_template(std::int64_t id);
+ts::Template jobheld_template(std::int64_t id, const std::string& node);
+ts::Template jobowner_template(std::int64_t id);
 ts::Template node_template();
 ts::Template node_template(const std::string& node);
 ts::Template ap_template();
@@ -291,9 +306,9 @@ std::int64_t next_job_id(ts::Client& c);
 // lease, rewritten by its completion). Returns false when no such job.
 bool set_job_state(ts::Client& c, std::int64_t id, JobState state);
 
-// Holds a queued or running job: `hold` (one per job) is recorded while
-// the job's record is taken, then the record is written back held, so a
-// reader that sees `held` finds the reason. Returns false, changing nothing, when
+// Holds a queued or running job: `hold` (one per job and node) is recorded
+// while the job's record is taken, then the record is written back held, so
+// a reader that sees `held` finds the reason. Returns false, changing nothing, when
 // the job is absent, already held, or finished.
 bool hold_job(ts::Client& c, const JobHold& hold);
 
@@ -310,7 +325,8 @@ std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c);
 
 // Removes every record of the finished jobs that ended (their jobtime's
 // end_time, else their submit_time) before `before`: job, jobexec,
-// jobstat, jobwork, jobtime, jobexit and jobheld. Returns how many jobs went.
+// jobstat, jobwork, jobtime, jobexit, jobheld and jobowner. Returns how
+// many jobs went.
 std::size_t prune_finished_jobs(ts::Client& c, double before);
 
 // Removes `node`'s ("ap", ...) records that ended before `before`. Returns

@@ -5,6 +5,9 @@
 //    trips, bulk out_many throughput, a master/worker task farm with 1 and 2
 //    worker processes, and `in` latency with an empty space and with 1,000,000
 //    unrelated tuples resident, plus the server's resident bytes per tuple;
+//  - with --curve, the round trip and the task farms again against a server
+//    started with --key and --auth: CURVE on every connection and the pool's
+//    access policy on every request (docs/security.md);
 //  - raw ZeroMQ DEALER/ROUTER echo round trips with the same socket options,
 //    the floor for any request on this transport;
 //  - Redis (redis-server started as a child, persistence off, through hiredis)
@@ -32,6 +35,9 @@ struct BenchOptions {
   std::size_t samples = 0;
   // False skips every Redis figure (they are null in the report).
   bool redis = true;
+  // True also measures the round trip and the task farms with CURVE and the
+  // access policy (the curve_* figures; null without it).
+  bool curve = false;
   // The redis-server program: a path, or a name searched in PATH. When it is
   // not found the Redis figures are skipped with a note.
   std::string redis_server = "redis-server";

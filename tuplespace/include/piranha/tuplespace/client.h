@@ -100,6 +100,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "piranha/tuplespace/curve.h"
 #include "piranha/tuplespace/fields.h"
 #include "piranha/tuplespace/protocol.h"
 
@@ -116,6 +117,11 @@ inline constexpr std::string_view kUnknownOutcome = "unknown_outcome";
 inline constexpr std::string_view kDeadlineExceeded = "deadline_exceeded";
 // options.interrupt_fd became readable while the call waited for its answer.
 inline constexpr std::string_view kInterrupted = "interrupted";
+// The server refused this client during the CURVE handshake: its key is not
+// in the server's auth file, it has no key and the server requires one (or
+// the other way round), or the server's public key it was given is wrong.
+// The message says which; nothing was sent.
+inline constexpr std::string_view kAuthFailed = "auth_failed";
 }  // namespace errc
 
 // An error reply from the server, or a failure to reach it. code() is the
@@ -173,7 +179,22 @@ struct ClientOptions {
   // The lease of a safe take's first step: how long its tuple may be held
   // between the two steps before it returns to its space.
   std::chrono::milliseconds safe_take_lease{5000};
+  // CURVE (curve.h, docs/security.md): this client's key pair and the
+  // server's public key. Empty: when curve_from_environment is true, the
+  // constructor reads them from PIRANHA_KEY and PIRANHA_SERVER_KEY (throwing
+  // std::invalid_argument when they cannot be read); a plain connection when
+  // those are unset too. A server that refuses the keys (or wants keys this
+  // client has not) makes the constructor, or the call that reconnects,
+  // throw TupleSpaceError("auth_failed") at once rather than "unreachable"
+  // after the deadline.
+  CurveClientKeys curve;
+  bool curve_from_environment = true;
 };
+
+// `options` with its CURVE keys filled in from PIRANHA_KEY and
+// PIRANHA_SERVER_KEY when it has none and curve_from_environment is set (what
+// Client and FiberClient do on construction). Throws std::invalid_argument.
+ClientOptions with_environment_keys(ClientOptions options);
 
 template <class Connection>
 class BasicSpace;

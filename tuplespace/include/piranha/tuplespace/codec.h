@@ -64,6 +64,9 @@ TemplateImage image_of(const Template& t);
 
 // Tuple from canonical bytes. Throws DecodeError on malformed input.
 Tuple decode_tuple(std::string_view bytes);
+// Template from canonical template bytes (TemplateImage::bytes). Throws
+// DecodeError on malformed input.
+Template decode_template(std::string_view bytes);
 
 // Image from canonical tuple bytes (e.g. a stored record). Throws DecodeError.
 TupleImage describe_tuple(std::string_view bytes);

@@ -49,6 +49,9 @@ inline constexpr std::string_view kUnknownSpace = "unknown_space";
 inline constexpr std::string_view kUnknownLease = "unknown_lease";
 inline constexpr std::string_view kUnknownWatch = "unknown_watch";
 inline constexpr std::string_view kSpaceRemoved = "space_removed";
+// An authenticated client asked for something its role does not allow
+// (docs/security.md); nothing was done.
+inline constexpr std::string_view kNotPermitted = "not_permitted";
 }  // namespace errc
 
 // A decoded, validated request. Which members are meaningful depends on `op`.

@@ -14,6 +14,15 @@
 // and an ack, renew or completion of a lease granted before the restart gets
 // "unknown_lease" (nothing written), so results stay exactly once. Without a
 // data directory nothing is written and replies go out at once.
+//
+// With a CURVE secret key (ServerOptions::curve_secret_key) every connection
+// is encrypted and only the clients whose public keys are listed in
+// ServerOptions::clients are admitted: a ZAP handler in the server's own
+// event loop checks each handshake, and logs each refusal. Each session then
+// has an identity, the name its key is listed under, and an AccessPolicy
+// (access.h) decides each of its requests (docs/security.md). Such a server
+// has a ZeroMQ context of its own (one context has one ZAP handler), so it
+// cannot bind inproc:// endpoints.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "piranha/tuplespace/access.h"
 #include "piranha/tuplespace/durable_log.h"
 #include "piranha/tuplespace/protocol.h"
 
@@ -47,9 +57,23 @@ struct ServerOptions {
   FsyncPolicy fsync = FsyncPolicy::Always;
   // Start from a log damaged in the middle, keeping what precedes the damage.
   bool salvage = false;
+  // CURVE: the server's secret key in Z85 text (curve.h); empty for plain
+  // connections that anyone who reaches an endpoint may use.
+  std::string curve_secret_key;
+  // With curve_secret_key, the clients admitted: a name (the session's
+  // identity) and a public key in Z85 text each, names and keys unique.
+  struct AdmittedClient {
+    std::string name;
+    std::string public_key;
+  };
+  std::vector<AdmittedClient> clients;
+  // With curve_secret_key, decides every request of every session (except
+  // hello and bye); null lets every admitted client do everything.
+  std::shared_ptr<AccessPolicy> access;
   // One line per notable event (connections, rejected requests). Null: quiet.
   std::function<void(std::string_view)> log;
-  // Recovery, a damaged log tail, compaction. Null: sent to `log`.
+  // Recovery, a damaged log tail, compaction, refused handshakes. Null:
+  // sent to `log`.
   std::function<void(std::string_view)> notice;
 };
 
@@ -61,14 +85,17 @@ struct ServerCounters {
   std::uint64_t sessions_dropped = 0;
   // requests read after their connection's close was seen, not carried out
   std::uint64_t from_closed = 0;
+  std::uint64_t handshakes_refused = 0;  // CURVE: keys not listed, or no key
 };
 
 class Server {
  public:
   // Recovers from data_dir when set, then binds every endpoint. Throws
   // std::runtime_error naming the endpoint when one cannot be bound, and the
-  // file and offset when the data directory cannot be used. Uses default_context(), so inproc endpoints are
-  // reachable by clients of this process.
+  // file and offset when the data directory cannot be used;
+  // std::invalid_argument for a malformed key or client list. Without CURVE
+  // it uses default_context(), so inproc endpoints are reachable by clients
+  // of this process.
   explicit Server(ServerOptions options);
   ~Server();
   Server(const Server&) = delete;

@@ -72,6 +72,13 @@ struct Delivery {
   WatchEventKind event = WatchEventKind::Written;
 };
 
+// A tuple held under a lease, where it came from and its canonical bytes;
+// valid until the next call that changes the Store.
+struct HeldTuple {
+  std::string_view space;
+  std::string_view tuple;
+};
+
 // A tuple handed out by take/read, with its lease when taken under one.
 struct Taken {
   std::string tuple;
@@ -171,6 +178,10 @@ class Store {
   // nothing and returns the first lease not held.
   std::optional<LeaseId> complete_all(const std::vector<LeaseId>& leases, ClientId client, std::string_view space,
                                       std::vector<TupleImage> tuples, Millis now);
+
+  // The tuple `client` holds under `lease`; nullopt when ack() would
+  // return false. Changes nothing.
+  std::optional<HeldTuple> held(LeaseId lease, ClientId client) const;
 
   // Extends a lease to now + duration. False as for ack().
   bool renew(LeaseId lease, Millis duration, ClientId client, Millis now);

@@ -97,6 +97,8 @@ class Template {
   // True when `t` has this template's arity and every field matches.
   bool matches(const Tuple& t) const;
 
+  friend bool operator==(const Template&, const Template&) = default;
+
  private:
   std::vector<Field> fields_;
 };
