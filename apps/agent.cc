@@ -13,10 +13,10 @@
 #include <thread>
 
 #include "commands.h"
-#include "pool_command.h"
 #include "piranha/agent_config.h"
 #include "piranha/sysspace.h"
 #include "piranha/tuplespace/curve.h"
+#include "pool_command.h"
 #include "stop_signals.h"
 
 namespace piranha::apps {

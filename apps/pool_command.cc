@@ -1,8 +1,8 @@
 #include "pool_command.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -42,7 +42,8 @@ void export_key(const std::string& where, bool secret, const std::string& what) 
   else
     ts::load_public_key(where, what);
   std::string value = where;
-  if (!ts::is_z85_key(where) || std::filesystem::exists(where)) value = std::filesystem::absolute(where).string();
+  if (!ts::is_z85_key(where) || std::filesystem::exists(where))
+    value = std::filesystem::absolute(where).string();
   ::setenv(secret ? ts::kKeyEnv : ts::kServerKeyEnv, value.c_str(), 1);
 }
 
@@ -105,9 +106,8 @@ void run_command(const std::string& command, const std::string& server, const st
     status = e.status;
   } catch (const ts::TupleSpaceError& e) {
     std::cerr << "piranha " << command << ": "
-              << (e.code() == ts::errc::kUnreachable ? unreachable(server).what()
-                  : e.code() == ts::errc::kAuthFailed
-                      ? std::string(e.what())
+              << (e.code() == ts::errc::kUnreachable  ? unreachable(server).what()
+                  : e.code() == ts::errc::kAuthFailed ? std::string(e.what())
                   : e.code() == ts::errc::kNotPermitted
                       ? "the tuple-space server at " + server + " refused: " + e.what()
                       : "the tuple-space server at " + server + " answered: " + e.what())

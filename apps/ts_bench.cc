@@ -29,9 +29,10 @@ void add_ts_bench(CLI::App& ts) {
   cmd->add_option("--samples", o->samples, "latency samples per measurement (default 20000; --quick: 300)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
   cmd->add_flag("--no-redis", *no_redis, "skip the Redis figures (they are null in the JSON)");
-  cmd->add_flag("--curve", o->curve,
-                "also measure the round trip and the task farms against a server with --key and --auth (CURVE "
-                "and the access policy), beside the plain figures of the same run");
+  cmd->add_flag(
+      "--curve", o->curve,
+      "also measure the round trip and the task farms against a server with --key and --auth (CURVE "
+      "and the access policy), in turns with a plain server");
   cmd->add_option("--redis-server", o->redis_server, "the redis-server program")->capture_default_str();
   // The helper processes the benchmark starts itself; not for people.
   cmd->add_option("--role", role->role)->group("");

@@ -10,10 +10,10 @@
 #include <memory>
 
 #include "commands.h"
-#include "piranha/tuplespace/curve.h"
-#include "pool_command.h"
 #include "piranha/tuplespace/client.h"
+#include "piranha/tuplespace/curve.h"
 #include "piranha/tuplespace/embedded.h"
+#include "pool_command.h"
 
 namespace piranha::apps {
 namespace {

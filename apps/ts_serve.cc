@@ -42,21 +42,24 @@ struct Security {
 // unless told otherwise. Logs which.
 void secure(ts::ServerOptions& o, const Security& s) {
   if (s.key.empty() != s.auth.empty())
-    refuse_to_start("--key and --auth go together: the server's secret key, and the clients it admits "
-                    "(docs/security.md)");
+    refuse_to_start(
+        "--key and --auth go together: the server's secret key, and the clients it admits "
+        "(docs/security.md)");
   if (s.auth.empty()) {
     std::string exposed;
     for (const auto& ep : o.bind)
       if (!endpoint_is_local(ep)) exposed += (exposed.empty() ? "" : ", ") + ep;
     if (!exposed.empty() && !s.insecure)
-      refuse_to_start("other machines can reach " + exposed +
-                      ", and without --auth anyone who reaches it may do anything in the pool: give --key and "
-                      "--auth (docs/security.md), or --insecure to serve it unauthenticated all the same");
-    log_line(exposed.empty() ? "no --auth: clients are not authenticated; the endpoints are reachable from this "
-                               "machine only"
-                             : "WARNING: --insecure: " + exposed +
-                                   " is reachable from other machines and clients are not authenticated: anyone "
-                                   "who reaches it may do anything in the pool");
+      refuse_to_start(
+          "other machines can reach " + exposed +
+          ", and without --auth anyone who reaches it may do anything in the pool: give --key and "
+          "--auth (docs/security.md), or --insecure to serve it unauthenticated all the same");
+    log_line(exposed.empty()
+                 ? "no --auth: clients are not authenticated; the endpoints are reachable from this "
+                   "machine only"
+                 : "WARNING: --insecure: " + exposed +
+                       " is reachable from other machines and clients are not authenticated: anyone "
+                       "who reaches it may do anything in the pool");
     return;
   }
   try {
@@ -71,7 +74,8 @@ void secure(ts::ServerOptions& o, const Security& s) {
     }
     o.access = rights::make_pool_access(std::move(principals));
     std::string summary;
-    for (const auto& [role, n] : roles) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + role;
+    for (const auto& [role, n] : roles)
+      summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + role;
     log_line("CURVE: admitting the " + std::to_string(o.clients.size()) + " keys of " + s.auth +
              (summary.empty() ? "" : " (" + summary + ")") + "; every other client is refused");
   } catch (const std::exception& e) {
@@ -115,17 +119,20 @@ void add_ts_serve(CLI::App& ts) {
                 "with --data, start even when the log is damaged in the middle: keep the records before the "
                 "damage and move the rest aside to DIR/tuples.log.dropped-OFFSET (a damaged last record is "
                 "always dropped and reported)");
-  cmd->add_option("--key", security->key,
-                  "this server's secret key (`piranha keys new`): encrypt every connection with CURVE; needs --auth")
+  cmd->add_option(
+         "--key", security->key,
+         "this server's secret key (`piranha keys new`): encrypt every connection with CURVE; needs --auth")
       ->type_name("FILE");
-  cmd->add_option("--auth", security->auth,
-                  "the clients admitted, by public key, and their roles (docs/security.md); every other client "
-                  "is refused, and each request is checked against its client's role")
+  cmd->add_option(
+         "--auth", security->auth,
+         "the clients admitted, by public key, and their roles (docs/security.md); every other client "
+         "is refused, and each request is checked against its client's role")
       ->type_name("FILE");
   cmd->add_flag("--insecure", security->insecure,
                 "without --auth, bind endpoints other machines reach all the same (without it the server "
                 "refuses to: anyone who reaches them could do anything)");
-  cmd->add_flag("--quiet", *quiet, "do not log connections and rejected requests (recovery and refused keys are still logged)");
+  cmd->add_flag("--quiet", *quiet,
+                "do not log connections and rejected requests (recovery and refused keys are still logged)");
   cmd->callback([o, quiet, fsync, security] {
     if (o->bind.empty()) o->bind.push_back("tcp://127.0.0.1:7070");
     o->fsync = ts::parse_fsync_policy(*fsync);

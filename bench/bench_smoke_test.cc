@@ -117,14 +117,22 @@ TEST_CASE("quick benchmark reports every figure") {
   }
 }
 
-const char* kCurveFigures[] = {"curve_rtt_us_p50",           "curve_rtt_us_p99",
-                               "curve_rtt_server_cpu_us",    "curve_rtt_client_cpu_us",
-                               "curve_farm_tasks_per_s",     "curve_farm2_tasks_per_s",
-                               "curve_farm_cpu_us_per_task", "curve_farm2_cpu_us_per_task",
-                               "curve_rtt_vs_plain",         "curve_farm_vs_plain",
-                               "curve_farm2_vs_plain",       "curve_plain_rtt_us_p50",
-                               "curve_plain_rtt_us_p99",     "curve_plain_farm_tasks_per_s",
-                               "curve_plain_farm2_tasks_per_s", "curve_plain_rtt_server_cpu_us",
+const char* kCurveFigures[] = {"curve_rtt_us_p50",
+                               "curve_rtt_us_p99",
+                               "curve_rtt_server_cpu_us",
+                               "curve_rtt_client_cpu_us",
+                               "curve_farm_tasks_per_s",
+                               "curve_farm2_tasks_per_s",
+                               "curve_farm_cpu_us_per_task",
+                               "curve_farm2_cpu_us_per_task",
+                               "curve_rtt_vs_plain",
+                               "curve_farm_vs_plain",
+                               "curve_farm2_vs_plain",
+                               "curve_plain_rtt_us_p50",
+                               "curve_plain_rtt_us_p99",
+                               "curve_plain_farm_tasks_per_s",
+                               "curve_plain_farm2_tasks_per_s",
+                               "curve_plain_rtt_server_cpu_us",
                                "curve_plain_farm_cpu_us_per_task"};
 
 TEST_CASE("--curve measures the round trip and the farms with CURVE too, and without it they are null") {

@@ -54,9 +54,8 @@ TEST_CASE("piranha --help and piranha ts serve --help exit 0 and describe the op
 
   Process serve({bin("piranha"), "ts", "serve", "--help"});
   CHECK(run_piranha(serve) == 0);
-  for (const char* option :
-       {"--bind", "--max-message", "--heartbeat-ms", "--heartbeat-timeout-ms", "--quiet", "--key", "--auth",
-        "--insecure"}) {
+  for (const char* option : {"--bind", "--max-message", "--heartbeat-ms", "--heartbeat-timeout-ms", "--quiet",
+                             "--key", "--auth", "--insecure"}) {
     INFO(option);
     CHECK(serve.out().find(option) != std::string::npos);
   }

@@ -97,7 +97,8 @@ class ServerProcess {
   // `flags` are extra `piranha ts serve` options (--max-message 2048, ...).
   // `probe` is how the constructor's client connects to see it serve (with
   // --auth, it needs keys the server admits).
-  explicit ServerProcess(std::vector<std::string> flags = {}, ts::ClientOptions probe = quick_client_options());
+  explicit ServerProcess(std::vector<std::string> flags = {},
+                         ts::ClientOptions probe = quick_client_options());
 
   const std::string& endpoint() const { return endpoint_; }
   int port() const { return port_; }

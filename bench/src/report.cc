@@ -79,9 +79,11 @@ json make_report(const Figures& f) {
   curve("curve_plain_farm_tasks_per_s", [](const CurveFigures& c) { return rate(c.plain_farm_per_s[0]); });
   curve("curve_plain_farm2_tasks_per_s", [](const CurveFigures& c) { return rate(c.plain_farm_per_s[1]); });
   curve("curve_plain_farm_cpu_us_per_task", [](const CurveFigures& c) { return us(c.plain_farm_cpu_us[0]); });
-  curve("curve_plain_farm2_cpu_us_per_task", [](const CurveFigures& c) { return us(c.plain_farm_cpu_us[1]); });
+  curve("curve_plain_farm2_cpu_us_per_task",
+        [](const CurveFigures& c) { return us(c.plain_farm_cpu_us[1]); });
   curve("curve_rtt_vs_plain", [](const CurveFigures& c) { return ratio(c.rtt.p50, c.plain_rtt.p50); });
-  curve("curve_farm_vs_plain", [](const CurveFigures& c) { return ratio(c.farm_per_s[0], c.plain_farm_per_s[0]); });
+  curve("curve_farm_vs_plain",
+        [](const CurveFigures& c) { return ratio(c.farm_per_s[0], c.plain_farm_per_s[0]); });
   curve("curve_farm2_vs_plain",
         [](const CurveFigures& c) { return ratio(c.farm_per_s[1], c.plain_farm_per_s[1]); });
 
@@ -232,8 +234,8 @@ void print_table(const json& r, std::ostream& out) {
         nullptr);
     row("CPU per farm task, 1 worker (all procs)", r["curve_farm_cpu_us_per_task"],
         r["curve_plain_farm_cpu_us_per_task"], "us", nullptr);
-    row("CPU per farm task, 2 workers", r["curve_farm2_cpu_us_per_task"], r["curve_plain_farm2_cpu_us_per_task"],
-        "us", nullptr);
+    row("CPU per farm task, 2 workers", r["curve_farm2_cpu_us_per_task"],
+        r["curve_plain_farm2_cpu_us_per_task"], "us", nullptr);
   }
   out << "\n";
   out << "  " << std::left << std::setw(40) << "ZeroMQ echo round trip p50 / p99" << std::right

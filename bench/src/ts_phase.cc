@@ -275,14 +275,17 @@ CurveFigures measure_curve(const RunContext& ctx) {
   ts::write_key_files(dir + "/bench", ts::new_curve_key_pair(), "bench client");
   std::ofstream(dir + "/auth.yaml") << "clients:\n  - {name: bench, key: bench.pub, role: job, spaces: [rtt, "
                                        "\"farm*\"]}\n";
-  auto with_keys = [&] { return std::make_unique<KeysInEnvironment>(dir + "/bench.key", dir + "/server.pub"); };
+  auto with_keys = [&] {
+    return std::make_unique<KeysInEnvironment>(dir + "/bench.key", dir + "/server.pub");
+  };
   ServerProcess plain(ctx, "ts-paired-server");
   std::unique_ptr<ServerProcess> curve_server;
   std::unique_ptr<ts::Client> curve_client;
   {
     auto keys = with_keys();  // the server's probe and this client need them
     curve_server = std::make_unique<ServerProcess>(
-        ctx, "ts-curve-server", std::vector<std::string>{"--key", dir + "/server.key", "--auth", dir + "/auth.yaml"});
+        ctx, "ts-curve-server",
+        std::vector<std::string>{"--key", dir + "/server.key", "--auth", dir + "/auth.yaml"});
     curve_client = std::make_unique<ts::Client>(curve_server->endpoint);
   }
   ServerProcess& curve = *curve_server;
@@ -327,8 +330,8 @@ CurveFigures measure_curve(const RunContext& ctx) {
     f.plain_farm_cpu_us[k - 1] = cpu_on[0] / tasks;
     f.farm_cpu_us[k - 1] = cpu_on[1] / tasks;
     log << " " << static_cast<long>(f.farm_per_s[k - 1]) << " tasks/s (plain "
-        << static_cast<long>(f.plain_farm_per_s[k - 1]) << "), " << f.farm_cpu_us[k - 1] << " us CPU per task ("
-        << f.plain_farm_cpu_us[k - 1] << ")\n";
+        << static_cast<long>(f.plain_farm_per_s[k - 1]) << "), " << f.farm_cpu_us[k - 1]
+        << " us CPU per task (" << f.plain_farm_cpu_us[k - 1] << ")\n";
   }
   return f;
 }

@@ -199,7 +199,8 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
       // A file beside the YAML file, unless it is 40 characters (a key's Z85
       // text) and no such file is there. Checked when the agent starts.
       auto beside = (std::filesystem::path(name).parent_path() / *slot).lexically_normal();
-      if (std::filesystem::path(*slot).is_relative() && (slot->size() != 40 || std::filesystem::exists(beside)))
+      if (std::filesystem::path(*slot).is_relative() &&
+          (slot->size() != 40 || std::filesystem::exists(beside)))
         *slot = beside.string();
     }
     if (root["heartbeat_seconds"])

@@ -62,8 +62,10 @@ bool endpoint_is_local(std::string_view endpoint) {
   if (!host.starts_with("127.")) return false;
   int dots = 0;
   for (char c : host) {
-    if (c == '.') ++dots;
-    else if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    if (c == '.')
+      ++dots;
+    else if (!std::isdigit(static_cast<unsigned char>(c)))
+      return false;
   }
   return dots == 3;
 }

@@ -117,10 +117,13 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     opts.safe_takes = true;
     client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {
-    std::fprintf(stderr,
-                 "%s: cannot reach the tuple-space server at %s (start one with `piranha ts serve`, set "
-                 "PIRANHA_SERVER, or set PIRANHA_LOCAL_PIRANHAS=N to run on this host alone)\n",
-                 name.c_str(), server.c_str());
+    if (e.code() == ts::errc::kAuthFailed)
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    else
+      std::fprintf(stderr,
+                   "%s: cannot reach the tuple-space server at %s (start one with `piranha ts serve`, set "
+                   "PIRANHA_SERVER, or set PIRANHA_LOCAL_PIRANHAS=N to run on this host alone)\n",
+                   name.c_str(), server.c_str());
     return 1;
   }
   sys::JobRecord job = adopt_or_register(*client, name, program, args);

@@ -277,19 +277,19 @@ const std::string kSys(sys::kSpace);
 
 std::vector<rights::Principal> principals() {
   using rights::Role;
-  return {{"root", Role::Admin, "", {}},  {"nps", Role::Scheduler, "", {}},     {"ws01", Role::Agent, "ws01", {}},
-          {"alice", Role::Job, "", {}}, {"bob", Role::Job, "", {"bob.*"}}, {"pat", Role::Owner, "ws01", {}}};
+  return {{"root", Role::Admin, "", {}}, {"nps", Role::Scheduler, "", {}},  {"ws01", Role::Agent, "ws01", {}},
+          {"alice", Role::Job, "", {}},  {"bob", Role::Job, "", {"bob.*"}}, {"pat", Role::Owner, "ws01", {}}};
 }
 
 // A pool's records: job 3 alice's and running, job 4 bob's and done, the counter.
 const ts::Store& pool_store() {
   static ts::Store* store = [] {
     auto* s = new ts::Store;
-    for (const auto& t : {sys::JobRecord{3, "cmatrix", "job.3", 1.0, sys::JobState::Running}.to_tuple(),
-                          sys::JobOwner{3, "alice"}.to_tuple(),
-                          sys::JobRecord{4, "spin", "job.4", 1.0, sys::JobState::Done}.to_tuple(),
-                          sys::JobOwner{4, "bob"}.to_tuple(), ts::Tuple::of("jobseq", 5),
-                          ts::Tuple::of("jobseq.created")})
+    for (const auto& t :
+         {sys::JobRecord{3, "cmatrix", "job.3", 1.0, sys::JobState::Running}.to_tuple(),
+          sys::JobOwner{3, "alice"}.to_tuple(),
+          sys::JobRecord{4, "spin", "job.4", 1.0, sys::JobState::Done}.to_tuple(),
+          sys::JobOwner{4, "bob"}.to_tuple(), ts::Tuple::of("jobseq", 5), ts::Tuple::of("jobseq.created")})
       s->out(kSys, ts::image_of(t), 0);
     return s;
   }();
@@ -317,7 +317,8 @@ void check_access(const ts::Request& r) {
       REQUIRE(v.allowed == v.reason.empty(), v.reason);
       if (p.role == rights::Role::Admin) REQUIRE(v.allowed, v.reason);
       if (!v.allowed)
-        REQUIRE(v.reason.rfind(std::string(rights::name(p.role)) + " " + p.name + " may not ", 0) == 0, v.reason);
+        REQUIRE(v.reason.rfind(std::string(rights::name(p.role)) + " " + p.name + " may not ", 0) == 0,
+                v.reason);
       for (const auto& [space, t] : v.also_write) {
         REQUIRE(r.op == ts::Op::Ack && space == kSys);
         auto owner = sys::JobOwner::from_tuple(ts::decode_tuple(t.bytes));

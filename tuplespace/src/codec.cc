@@ -199,7 +199,8 @@ Tuple detail::tuple_from_object(const msgpack::object& o) {
   check_fields(o, "tuple");
   std::vector<Value> fields;
   fields.reserve(o.via.array.size);
-  for (std::uint32_t i = 0; i < o.via.array.size; ++i) fields.push_back(value_from_object(o.via.array.ptr[i]));
+  for (std::uint32_t i = 0; i < o.via.array.size; ++i)
+    fields.push_back(value_from_object(o.via.array.ptr[i]));
   return Tuple(std::move(fields));
 }
 

@@ -62,8 +62,9 @@ TEST_CASE("to_string renders tuples and templates readably") {
 
 TEST_CASE("a template's image decodes back to the template") {
   Template t({Field::of(std::string("job")), Field::of(std::int64_t{-3}), Field::formal(Type::String),
-              Field::of(2.5), Field::formal(Type::Blob), Field::of(Blob(std::string("\0x", 2))), Field::of(true),
-              Field::formal(Type::Bool), Field::formal(Type::Double), Field::formal(Type::Int)});
+              Field::of(2.5), Field::formal(Type::Blob), Field::of(Blob(std::string("\0x", 2))),
+              Field::of(true), Field::formal(Type::Bool), Field::formal(Type::Double),
+              Field::formal(Type::Int)});
   CHECK(decode_template(image_of(t).bytes) == t);
   CHECK_THROWS_AS(decode_template(std::string("\x91\xd4\x02\x00", 4)), DecodeError);  // another ext type
   CHECK_THROWS_AS(decode_template(std::string("\x91\xd4\x01\x07", 4)), DecodeError);  // no such type code

@@ -10,8 +10,8 @@ namespace piranha::ts::detail {
 
 namespace {
 
-constexpr int kHandshakeFailed =
-    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+constexpr int kHandshakeFailed = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
 }  // namespace
 
@@ -74,17 +74,19 @@ bool Connection::dropped() {
       if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
         refusal_ = server + " refused this client's key (not listed in its auth file?)";
       else if (mismatch)
-        refusal_ = curve_ ? server + " does not use CURVE, but this client has a key (--key or PIRANHA_KEY): " +
-                                "was the server started without --key and --auth?"
-                          : server + " requires CURVE authentication: give this client its key with --key " +
-                                "and --server-key, or PIRANHA_KEY and PIRANHA_SERVER_KEY (docs/security.md)";
+        refusal_ = curve_
+                       ? server + " does not use CURVE, but this client has a key (--key or PIRANHA_KEY): " +
+                             "was the server started without --key and --auth?"
+                       : server + " requires CURVE authentication: give this client its key with --key " +
+                             "and --server-key, or PIRANHA_KEY and PIRANHA_SERVER_KEY (docs/security.md)";
       else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
         refusal_ = "the CURVE handshake with " + server + " failed (ZMTP protocol error " +
                    std::to_string(value) + ")";
       else
-        refusal_ = "the CURVE handshake with " + server +
-                   " failed: is the server's public key (--server-key or PIRANHA_SERVER_KEY) the right one, and "
-                   "was the server started with --key?";
+        refusal_ =
+            "the CURVE handshake with " + server +
+            " failed: is the server's public key (--server-key or PIRANHA_SERVER_KEY) the right one, and "
+            "was the server started with --key?";
     }
   }
   return gone;
@@ -92,7 +94,8 @@ bool Connection::dropped() {
 
 std::string Connection::refused_twice() const {
   return "the server at " + endpoint_ +
-         " closed the connection during the handshake twice, so it requires CURVE authentication, probably: give "
+         " closed the connection during the handshake twice, so it requires CURVE authentication, probably: "
+         "give "
          "this client its key with --key and --server-key, or PIRANHA_KEY and PIRANHA_SERVER_KEY "
          "(docs/security.md)";
 }

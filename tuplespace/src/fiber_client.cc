@@ -427,7 +427,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         // Failed handshakes count across connections until a session opens (connection.h).
         failed_handshakes += conn->handshake_failures();
         if (const auto& why = conn->refusal())
-          fail_all(TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why));
+          fail_all(
+              TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why));
         else if (failed_handshakes >= 2)
           fail_all(TupleSpaceError(std::string(errc::kAuthFailed),
                                    std::string(errc::kAuthFailed) + ": " + conn->refused_twice()));

@@ -5,10 +5,10 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
-#include <stdexcept>
+#include <cstring>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 #include <zmq.hpp>
 
@@ -65,8 +65,8 @@ constexpr Millis kClosedMemoryMs = 60'000;
 constexpr Millis kRefusalLogEvery = 10'000;
 constexpr std::size_t kRefusalLinesKept = 1024;
 
-constexpr int kHandshakeFailed =
-    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+constexpr int kHandshakeFailed = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
 std::string z85_of(const void* bytes) {
   char text[41];
@@ -105,7 +105,7 @@ struct Server::Impl {
   zmq::context_t& context;
   zmq::socket_t router;
   zmq::socket_t monitor;
-  zmq::socket_t zap;                                 // CURVE: the ZAP handler's REP socket
+  zmq::socket_t zap;                                      // CURVE: the ZAP handler's REP socket
   std::unordered_map<std::string, std::string> admitted;  // CURVE: public key bytes -> name
   std::map<std::string, std::pair<Millis, std::uint64_t>> refusals_logged;  // line -> (when, unlogged since)
   int stop_fd = -1;
@@ -174,13 +174,15 @@ struct Server::Impl {
     // asynchronously, so a later server at the same address could collide.
     static std::atomic<std::uint64_t> next_monitor{0};
     std::string monitor_ep = "inproc://piranha-ts-monitor-" + std::to_string(next_monitor++);
-    if (zmq_socket_monitor(router.handle(), monitor_ep.c_str(), ZMQ_EVENT_DISCONNECTED | kHandshakeFailed) != 0)
+    if (zmq_socket_monitor(router.handle(), monitor_ep.c_str(), ZMQ_EVENT_DISCONNECTED | kHandshakeFailed) !=
+        0)
       throw std::runtime_error("server: cannot monitor the router socket");
     monitor.connect(monitor_ep);
     for (const auto& ep : opt.bind) {
       if (own_context && ep.rfind("inproc://", 0) == 0) {
         ::close(stop_fd);
-        throw std::runtime_error("cannot bind " + ep + ": a server with CURVE keys has no inproc:// endpoints");
+        throw std::runtime_error("cannot bind " + ep +
+                                 ": a server with CURVE keys has no inproc:// endpoints");
       }
       try {
         router.bind(ep);
@@ -200,14 +202,16 @@ struct Server::Impl {
   // CURVE: the ZAP handler's socket first, so that no handshake happens
   // without it; then the router's keys.
   void admit_curve_clients() {
-    if (!curve_available()) throw std::runtime_error("this libzmq was built without CURVE; no --key is possible");
+    if (!curve_available())
+      throw std::runtime_error("this libzmq was built without CURVE; no --key is possible");
     for (const auto& c : opt.clients) {
       if (c.name.empty()) throw std::invalid_argument("an admitted client has an empty name");
       std::string bytes = key_bytes(c.public_key, "the key of client \"" + c.name + "\"");
       for (const auto& [k, name] : admitted)
         if (name == c.name) throw std::invalid_argument("two admitted clients are named \"" + c.name + "\"");
       if (!admitted.emplace(bytes, c.name).second)
-        throw std::invalid_argument("clients \"" + admitted[bytes] + "\" and \"" + c.name + "\" have the same key");
+        throw std::invalid_argument("clients \"" + admitted[bytes] + "\" and \"" + c.name +
+                                    "\" have the same key");
     }
     key_bytes(opt.curve_secret_key, "the server's secret key");
     zap = zmq::socket_t(context, zmq::socket_type::rep);
@@ -237,7 +241,8 @@ struct Server::Impl {
     std::uint64_t more = fresh ? 0 : it->second.second;
     it->second = {now, 0};
     auto& out = opt.notice ? opt.notice : opt.log;
-    if (out) out(line + (more ? " (and " + std::to_string(more) + " more like it since it was last logged)" : ""));
+    if (out)
+      out(line + (more ? " (and " + std::to_string(more) + " more like it since it was last logged)" : ""));
   }
 
   // One ZAP request (RFC 27): admits a CURVE client whose key is listed,
@@ -259,7 +264,8 @@ struct Server::Impl {
                     " is not listed in the auth file");
       }
     } else {
-      log_refusal("refused a client at " + address + ": mechanism " + mechanism + " (only CURVE is admitted)");
+      log_refusal("refused a client at " + address + ": mechanism " + mechanism +
+                  " (only CURVE is admitted)");
     }
     zap.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
     zap.send(req[1], zmq::send_flags::sndmore);
@@ -377,12 +383,14 @@ struct Server::Impl {
       if (kind == ZMQ_EVENT_DISCONNECTED) drop_fd(static_cast<int>(value));
       // A refused key is logged by the ZAP handler; these never reach it.
       if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
-        log_refusal(own_context ? "refused a client without a CURVE key (this server admits only listed keys)"
-                                : "refused a client with a CURVE key (this server has none: start it with --key)");
-      else if (own_context && (kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
-                               kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL))
-        log_refusal("a client's handshake failed (a client without a CURVE key, or without this server's public "
-                    "key?)");
+        log_refusal(own_context
+                        ? "refused a client without a CURVE key (this server admits only listed keys)"
+                        : "refused a client with a CURVE key (this server has none: start it with --key)");
+      else if (own_context &&
+               (kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL))
+        log_refusal(
+            "a client's handshake failed (a client without a CURVE key, or without this server's public "
+            "key?)");
     }
   }
 
@@ -459,7 +467,8 @@ struct Server::Impl {
         WaitSpec spec{session.id, r.id, r.op == Op::In, r.timeout, r.lease};
         if (auto t = store.in(r.space, r.tmpl, spec, now)) encode_ok_tuple(reply, r.id, t->tuple, t->lease);
         else if (r.timeout == 0) encode_timeout(reply, r.id);
-        else parked = true;  // answered by a delivery
+        else
+          parked = true;  // answered by a delivery
         break;
       }
       case Op::InMany:

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "piranha/rights.h"
 #include "piranha/config_error.h"
+#include "piranha/rights.h"
 
 namespace piranha {
 
