@@ -1,5 +1,5 @@
 // piranha predict: how often each availability predictor gets the next
-// window's average AP length right (docs/scheduling-model.md, "Availability prediction" and "Output").
+// window's average AP length right (docs/scheduling.md, "Availability prediction" and "Output").
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -55,7 +55,7 @@ void run(const PredictArgs& a) {
 void add_predict(CLI::App& app) {
   auto a = std::make_shared<PredictArgs>();
   auto* cmd =
-      app.add_subcommand("predict", "score availability predictors on a trace (docs/scheduling-model.md)");
+      app.add_subcommand("predict", "score availability predictors on a trace (docs/scheduling.md)");
   cmd->add_option("--trace", a->trace, "availability trace (*.avail.csv)");
   cmd->add_option("--window", a->window, "window length n (steps)")->capture_default_str();
   cmd->add_option("--tolerance", a->tolerance, "relative tolerance, e.g. 0.1")->capture_default_str();

@@ -1,4 +1,4 @@
-// piranha sim piranha: the Piranha job simulator (docs/scheduling-model.md, "One simulated step" and "Output").
+// piranha sim piranha: the Piranha job simulator (docs/scheduling.md, "One simulated step" and "Output").
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -147,7 +147,7 @@ void add_sim_piranha(CLI::App& app) {
   CLI::App* sim = sim_group(app);
   auto a = std::make_shared<SimArgs>();
   auto* cmd =
-      sim->add_subcommand("piranha", "simulate Piranha jobs on an availability trace (docs/scheduling-model.md)");
+      sim->add_subcommand("piranha", "simulate Piranha jobs on an availability trace (docs/scheduling.md)");
   add_sim_options(*cmd, *a);
   cmd->add_option("--strategies", a->strategies, "comma-separated strategies, e.g. TSK,SRTA(0.5),ROR(20)")
       ->capture_default_str();

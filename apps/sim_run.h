@@ -1,6 +1,6 @@
 // What `piranha sim piranha` and `piranha nps simulate` share: the
 // simulator's options, the experiment loop and its table or JSON output
-// (docs/scheduling-model.md, "Output"), with the run itself pluggable.
+// (docs/scheduling.md, "Output"), with the run itself pluggable.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,5 @@
 // piranha study: the paper's whole evaluation on one trace, as an HTML
-// report (the paper, §4–7; docs/scheduling-model.md).
+// report (the paper, §4–7; docs/scheduling.md).
 #include "piranha/scheduler/study.h"
 
 #include <fstream>

@@ -1,5 +1,5 @@
 // piranha trace synth | import | stats: making and inspecting availability
-// traces (docs/scheduling-model.md, "Files"; docs/trace-model.md).
+// traces (docs/scheduling.md, "Files"; docs/trace-model.md).
 #include <fstream>
 #include <iomanip>
 #include <iostream>

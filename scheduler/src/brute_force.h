@@ -1,4 +1,4 @@
-// Direct, slow restatements of docs/scheduling-model.md, "Availability prediction" for the tests to compare
+// Direct, slow restatements of docs/scheduling.md, "Availability prediction" for the tests to compare
 // the incremental code against.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Availability traces: the `*.avail.csv` format of docs/scheduling-model.md, "Files".
+// Availability traces: the `*.avail.csv` format of docs/scheduling.md, "Files".
 //
 //   # piranha availability trace v1
 //   # step_seconds: 60

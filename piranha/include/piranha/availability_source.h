@@ -5,7 +5,7 @@
 //  - LiveAvailability judges the real node: load averages (minus the load the
 //    agent's own piranhas cause), evdev input devices, terminals, X display.
 //  - TraceAvailability replays one node of an availability trace
-//    (docs/scheduling-model.md, "Files"), sped up, so a day of availability runs in
+//    (docs/scheduling.md, "Files"), sped up, so a day of availability runs in
 //    minutes with retreats at exactly the trace's step boundaries.
 //
 // The agent's loop: poll fds() until next_evaluation(now); on a readable fd
@@ -113,7 +113,7 @@ class LiveAvailability : public AvailabilitySource {
 // With time scale f, one trace step lasts step_seconds / f real seconds;
 // `origin` is the real time at which trace step `start_step` begins. At the
 // end of the trace it wraps around to step 0, like the simulator
-// (docs/scheduling-model.md, "One simulated step"). Times before `origin` count as the start step.
+// (docs/scheduling.md, "One simulated step"). Times before `origin` count as the start step.
 class TraceAvailability : public AvailabilitySource {
  public:
   // Keeps only `node`'s periods. Throws std::invalid_argument when the trace

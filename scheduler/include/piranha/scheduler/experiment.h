@@ -1,5 +1,5 @@
 // Many simulator runs at once: strategies × workloads on one trace, with the
-// per-strategy summary of docs/scheduling-model.md, "Output" (normalized by TSK).
+// per-strategy summary of docs/scheduling.md, "Output" (normalized by TSK).
 #pragma once
 
 #include <cstdint>

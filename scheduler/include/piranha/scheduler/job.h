@@ -1,5 +1,5 @@
 // Piranha jobs as the simulator sees them, the `*.jobs.csv` format and the
-// random workload of docs/scheduling-model.md, "Files".
+// random workload of docs/scheduling.md, "Files".
 //
 //   id,arrival,task_time,tasks
 //   1,0,3,250

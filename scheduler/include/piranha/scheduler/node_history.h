@@ -1,6 +1,6 @@
 // What the scheduler has seen of one node's availability: the AvailabilityPeriods
 // observed so far, kept so that every window query and every prediction costs
-// O(1) however long the history is (docs/scheduling-model.md, "Strategies" and "Availability prediction").
+// O(1) however long the history is (docs/scheduling.md, "Strategies" and "Availability prediction").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Scoring availability predictors against a trace (the paper, §4, Figures 1–3;
-// docs/scheduling-model.md, "Availability prediction"): how often each predictor's average AP length for
+// docs/scheduling.md, "Availability prediction"): how often each predictor's average AP length for
 // the next `window` steps matches the actual one within a tolerance.
 #pragma once
 

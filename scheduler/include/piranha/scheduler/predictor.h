@@ -1,4 +1,4 @@
-// Availability predictors (the paper, §4, docs/scheduling-model.md, "Availability prediction"): each predicts
+// Availability predictors (the paper, §4, docs/scheduling.md, "Availability prediction"): each predicts
 // the average AP length of a node over the next `window` steps from what that
 // node's NodeHistory holds. Predictions are O(1) per call; no predictor
 // rescans the history.

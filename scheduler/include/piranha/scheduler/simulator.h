@@ -1,5 +1,5 @@
 // The Piranha job simulator: the paper's Figure 4 made exact by
-// docs/scheduling-model.md, "One simulated step". One run = one availability trace, one job list, one
+// docs/scheduling.md, "One simulated step". One run = one availability trace, one job list, one
 // strategy; everything is deterministic given the seed.
 #pragma once
 

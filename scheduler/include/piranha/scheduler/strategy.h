@@ -1,4 +1,4 @@
-// Scheduling strategies (the paper, §6, docs/scheduling-model.md, "Strategies"): the one library
+// Scheduling strategies (the paper, §6, docs/scheduling.md, "Strategies"): the one library
 // that the simulator, the agents' native policy and the live scheduler all call.
 //
 // At each invocation a Strategy maps every node to a job of the queue (or to

@@ -4,7 +4,7 @@
 //
 // Two implementations stand behind it: LivePool (live_pool.h), a snapshot of
 // the system space `piranha.sys` refreshed by an I/O shell, and SimPool
-// (sim_pool.h), the Piranha simulator's model (docs/scheduling-model.md). The
+// (sim_pool.h), the Piranha simulator's model (docs/scheduling.md). The
 // node types (node_types.h) call only this interface, so `piranha nps run`
 // and `piranha nps simulate` run the same node code.
 //

@@ -1,5 +1,5 @@
 // `piranha nps simulate`: an NPS program run on the deterministic trellis
-// against the Piranha simulator's model (docs/scheduling-model.md) instead of
+// against the Piranha simulator's model (docs/scheduling.md) instead of
 // live agents -- a virtual clock, an availability trace for the nodes, a job
 // list for the jobs. The node types are the live ones; only the Pool differs
 // (SimPool). With the standard program and the same options, every result
