@@ -173,7 +173,7 @@ TEST_CASE("SIGKILL at random points under load loses no acknowledged change and 
   }
 }
 
-TEST_CASE("a truncated or corrupt last record is reported and dropped; the rest is recovered") {
+TEST_CASE("a truncated or corrupt last record is reported and dropped, and the rest is recovered") {
   Scratch dir;
   write_numbers_and_kill(dir, 10);
   auto size = std::filesystem::file_size(log_path(dir));
