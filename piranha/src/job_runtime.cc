@@ -306,13 +306,19 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
                    static_cast<long long>(kQuickExit.count()));
   };
   try {
+    // Short tasks completed before the piranha stopped, not yet sent.
+    detail::send_completions(ws);
     settle();
-    ws.lost += static_cast<std::int64_t>(client->take_lost_leases().size());
+    // Refused batches are redone task by task, but not by a retreat, which
+    // must be quick: those tasks' leases return them when the piranha ends.
+    detail::settle_completions(ws, !retreating);
     if (ws.lost > 0)
       std::fprintf(stderr,
                    "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
                    "do those tasks\n",
                    name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
+    std::vector<ts::LeaseId> back;
+    std::vector<ts::Tuple> tuples;
     for (auto& st : held) {
       Task task = detail::Runtime::task(st);
       if (st->started) ++interrupted;
@@ -323,13 +329,18 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
           std::fprintf(stderr, "%s (piranha on %s): retreat: %s\n", name.c_str(), ws.node.c_str(), e.what());
         }
       }
-      // Whatever the retreat function did not put back goes back as it was,
-      // all in one burst of posted requests: a retreat must be quick.
       if (st->held) {
         st->held = false;
-        client->complete_posted(st->lease, job->space, {st->tuple});
+        back.push_back(st->lease);
+        tuples.push_back(st->tuple);
       }
     }
+    // Whatever the retreat function did not put back goes back as it was,
+    // all in one posted request: a retreat must be quick. Should it be
+    // refused (a lease had ended), the rest return when the piranha's
+    // session ends, a moment later.
+    if (back.size() == 1) client->complete_posted(back.front(), job->space, tuples);
+    else if (!back.empty()) client->complete_all_posted(back, job->space, tuples);
     if (retreating && !ws.job_ended) client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
     settle();
   } catch (const ts::TupleSpaceError& e) {

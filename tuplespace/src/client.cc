@@ -118,7 +118,7 @@ void Client::session_lost() {
   for (const Posted& p : posted_) {
     // Results stay exactly once either way: see take_lost_leases().
     if (p.completion)
-      lost_leases_.push_back(p.lease);
+      lose(p);
     else
       ++outs;
   }
@@ -218,7 +218,7 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
       posted_.pop_front();
       if (r.status == Reply::Status::Error) {
         if (p.completion && r.code == errc::kUnknownLease)
-          lost_leases_.push_back(p.lease);
+          lose(p);
         else if (!deferred_)
           deferred_.emplace(r.code, std::string(p.completion ? "complete" : "out") +
                                         " (posted earlier): " + r.code + ": " + r.message);
@@ -287,11 +287,16 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   return r;
 }
 
-void Client::post(bool completion, LeaseId lease) {
+void Client::lose(const Posted& p) {
+  if (p.batch.empty()) lost_leases_.push_back(p.lease);
+  else lost_leases_.insert(lost_leases_.end(), p.batch.begin(), p.batch.end());
+}
+
+void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch) {
   std::uint64_t rid = next_id_ - 1;  // encoded in frame_ already
   ensure_session(now_ms() + options_.request_timeout.count());
   send_frame();
-  posted_.push_back(Posted{rid, completion, lease});
+  posted_.push_back(Posted{rid, completion, lease, std::move(batch)});
   if (posted_.size() > kPostWindow) {
     Reply r;
     Millis deadline = now_ms() + options_.request_timeout.count();
@@ -361,6 +366,15 @@ void Client::complete_posted(LeaseId lease, std::string_view space, const std::v
   throw_deferred();
   encode_complete(frame_, next_id_++, lease, space, ts);
   post(true, lease);
+}
+
+void Client::complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
+                                 const std::vector<Tuple>& ts) {
+  if (leases.empty())
+    throw TupleSpaceError(std::string(errc::kBadRequest), "bad_request: complete_all_posted: no lease");
+  throw_deferred();
+  encode_complete_all(frame_, next_id_++, leases, space, ts);
+  post(true, leases.front(), leases);
 }
 
 std::vector<LeaseId> Client::take_lost_leases() {

@@ -214,6 +214,28 @@ TEST_CASE("posted completions: accepted ones are written, refused ones are repor
   CHECK(results[2] == Tuple::of("result", 3));
 }
 
+TEST_CASE("a posted completion of several leases writes all or nothing, and a refusal reports every lease") {
+  EmbeddedServer server;
+  Client worker(server.endpoint());
+  Space jobs = worker.space("jobs");
+  for (int i = 0; i < 5; ++i) jobs.out("task", i);
+  auto tasks = jobs.take_many(5, std::chrono::seconds(30), "task", formal<std::int64_t>);
+  REQUIRE(tasks.size() == 5);
+  worker.complete_all_posted({tasks[0].lease, tasks[1].lease}, "jobs", {Tuple::of("result", 0), Tuple::of("result", 1)});
+  jobs.ack(tasks[3]);  // so the next batch is refused whole
+  worker.complete_all_posted({tasks[2].lease, tasks[3].lease, tasks[4].lease}, "jobs", {Tuple::of("result", 2)});
+  worker.flush();
+  CHECK(worker.take_lost_leases() == std::vector<LeaseId>{tasks[2].lease, tasks[3].lease, tasks[4].lease});
+  CHECK(jobs.rd_many(10, "result", formal<std::int64_t>) ==
+        std::vector<Tuple>{Tuple::of("result", 0), Tuple::of("result", 1)});
+  // The refused batch ended none of its leases: the held ones complete one by one.
+  CHECK(jobs.complete(tasks[2], Tuple::of("result", 2)));
+  CHECK_FALSE(jobs.complete(tasks[3], Tuple::of("result", 3)));
+  CHECK(jobs.complete(tasks[4], Tuple::of("result", 4)));
+  CHECK(worker.stats("jobs")->leases == 0);
+  CHECK_THROWS_AS(worker.complete_all_posted({}, "jobs", {}), TupleSpaceError);
+}
+
 TEST_CASE("flush waits for posted completions, other errors are thrown, refusals are not") {
   EmbeddedServer server;
   Client worker(server.endpoint());

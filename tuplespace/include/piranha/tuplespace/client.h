@@ -246,6 +246,14 @@ class Client {
   // Throws TupleSpaceError("too_large") at once, posting nothing, when the
   // request exceeds the server's limit.
   void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
+  // The posted form of complete_all(): one request that ends every lease and
+  // writes `ts`, or, when some lease is not held, ends none and writes
+  // nothing. When it is refused (or its answer is lost with the connection),
+  // take_lost_leases() reports every one of `leases`, though the others may
+  // still be held: complete those one by one to end them. 1 to kMaxBatch
+  // leases.
+  void complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
+                           const std::vector<Tuple>& ts);
   // The leases whose posted completion the server refused (nothing of theirs
   // was written) or whose answer was lost with the connection (it may have
   // been written; if not, the lease returned the task, so the task's results
@@ -328,13 +336,17 @@ class Client {
   std::map<WatchId, Watched> watches_;
   WatchId next_watch_ = 1;
   std::size_t max_message_bytes_ = kDefaultMaxMessageBytes;  // from the server's hello
-  // A posted request not yet answered: an out, or a completion of `lease`.
+  // A posted request not yet answered: an out, or a completion of `lease`
+  // (of `batch` when it completes several).
   struct Posted {
     std::uint64_t request_id;
     bool completion;
     LeaseId lease;
+    std::vector<LeaseId> batch;
   };
-  void post(bool completion, LeaseId lease);
+  void post(bool completion, LeaseId lease, std::vector<LeaseId> batch = {});
+  // Records a posted completion's leases as lost (refused, or unknown outcome).
+  void lose(const Posted& p);
   std::deque<Posted> posted_;                // oldest first
   std::optional<TupleSpaceError> deferred_;  // the first error a posted request got
   std::vector<LeaseId> lost_leases_;         // posted completions the server refused
