@@ -520,7 +520,12 @@ Reply decode_reply(std::string_view frame) {
     std::size_t n_max = frame.size();
     msgpack::unpack_limit limit(n_max, n_max, n_max, n_max, n_max, 8);
     std::size_t off = 0;
-    msgpack::object_handle oh = msgpack::unpack(frame.data(), frame.size(), off, nullptr, nullptr, limit);
+    // Strs and bins refer into the frame rather than being copied into the
+    // unpacker's zone: the reply's tuples are built from them before the
+    // frame goes (a piranha's first rd_many of a matrix is megabytes).
+    msgpack::object_handle oh = msgpack::unpack(
+        frame.data(), frame.size(), off, [](msgpack::type::object_type, std::size_t, void*) { return true; },
+        nullptr, limit);
     const msgpack::object& top = oh.get();
     if (top.type != msgpack::type::ARRAY || top.via.array.size < 3) throw DecodeError("reply is not [v, rid, status, ...]");
     const msgpack::object* a = top.via.array.ptr;
