@@ -291,6 +291,10 @@ ts::Template job_template(std::int64_t id) {
   return ts::Template(
       {tag("job"), num(id), any(Type::String), any(Type::String), any(Type::Double), any(Type::String)});
 }
+ts::Template job_template(JobState state) {
+  return ts::Template({tag("job"), any(Type::Int), any(Type::String), any(Type::String), any(Type::Double),
+                       str(std::string(name(state)))});
+}
 ts::Template launch_template(std::int64_t id) {
   return ts::Template({tag("jobexec"), num(id), any(Type::String), any(Type::Blob), any(Type::String)});
 }
@@ -402,6 +406,13 @@ static std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
 
 std::vector<JobRecord> list_jobs(ts::Client& c) {
   return decode_all<JobRecord>(c.rd_many(kSpace, job_template(), kListMax));
+}
+std::vector<JobRecord> list_live_jobs(ts::Client& c) {
+  auto jobs = decode_all<JobRecord>(c.rd_many(kSpace, job_template(JobState::Queued), kListMax));
+  auto running = decode_all<JobRecord>(c.rd_many(kSpace, job_template(JobState::Running), kListMax));
+  jobs.insert(jobs.end(), running.begin(), running.end());
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return jobs;
 }
 std::vector<JobStat> list_jobstats(ts::Client& c) {
   return decode_all<JobStat>(c.rd_many(kSpace, jobstat_template(), kListMax));
