@@ -49,6 +49,13 @@ class DeferredAside {
   std::optional<TupleSpaceError> held_;
 };
 
+TupleSpaceError interrupted() {
+  return TupleSpaceError(std::string(errc::kInterrupted),
+                         std::string(errc::kInterrupted) +
+                             ": the call was interrupted (options.interrupt_fd); whether it was carried out is "
+                             "unknown");
+}
+
 }  // namespace
 
 // One connection (connection.h); a new one is a new session.
@@ -76,13 +83,13 @@ void Client::open_session(Millis deadline) {
     encode_hello(control_, rid);
     socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
     Reply r;
-    Received got = receive_until(rid, r, deadline);
+    Received got = receive_until(rid, r, deadline, true);
     if (got == Received::Reply && r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
     for (auto it = watches_.begin(); got == Received::Reply && it != watches_.end(); ++it) {
       std::uint64_t wid = next_id_++;
       encode_watch(control_, wid, it->second.space, it->second.tmpl);
       socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
-      got = receive_until(wid, r, deadline);
+      got = receive_until(wid, r, deadline, true);
       if (got == Received::Reply && r.status == Reply::Status::Error)
         throw TupleSpaceError(
             r.code, r.code + ": re-watching " + it->second.space + " after a reconnect: " + r.message);
@@ -92,6 +99,7 @@ void Client::open_session(Millis deadline) {
       connected_ = true;
       return;
     }
+    if (got == Received::Interrupted) throw interrupted();
     Millis left = deadline - now_ms();
     if (got == Received::Timeout || left <= 0)
       throw TupleSpaceError(std::string(errc::kUnreachable),
@@ -252,11 +260,7 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   while (true) {
     Received got = receive_until(rid, r, deadline, true);
     if (got == Received::Reply) break;
-    if (got == Received::Interrupted)
-      throw TupleSpaceError(std::string(errc::kInterrupted),
-                            std::string(errc::kInterrupted) +
-                                ": the call was interrupted (options.interrupt_fd); whether it was carried out "
-                                "is unknown");
+    if (got == Received::Interrupted) throw interrupted();
     // Only on this error path: the op, for the message, read back from the frame.
     auto decoded = decode_request(frame_);
     auto* req = std::get_if<Request>(&decoded);
@@ -467,7 +471,9 @@ std::optional<WatchEvent> Client::next_event(Millis timeout) {
   while (events_.empty()) {
     Reply r;
     ensure_session(now_ms() + options_.request_timeout.count());
-    if (receive_until(0, r, deadline) != Received::Lost) break;
+    Received got = receive_until(0, r, deadline, true);
+    if (got == Received::Interrupted) throw interrupted();
+    if (got != Received::Lost) break;
     session_lost();
   }
   if (events_.empty()) return std::nullopt;

@@ -163,10 +163,11 @@ struct ClientOptions {
   // (they are written to the server's connection either way).
   std::chrono::milliseconds close_timeout{5000};
   // An fd (an eventfd, a pipe) that, while readable, makes every call that
-  // waits for an answer (not flush, flush_within or the destructor) throw
-  // TupleSpaceError("interrupted") at once; whether the request was carried
-  // out is then unknown, as for unknown_outcome. -1: none. A retreating
-  // piranha uses it so as not to wait on a server that is cut off.
+  // waits for an answer, an event (next_event) or a new session (the
+  // constructor, a reconnection) throw TupleSpaceError("interrupted") at
+  // once (not flush, flush_within or the destructor); whether the request was
+  // carried out is then unknown, as for unknown_outcome. -1: none. A
+  // retreating piranha uses it so as not to wait on a server that is cut off.
   int interrupt_fd = -1;
   // Takes without a lease survive lost answers (see "Safe takes" above).
   bool safe_takes = false;
