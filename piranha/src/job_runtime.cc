@@ -259,10 +259,13 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   try {
     client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {
+    if (e.code() == ts::errc::kInterrupted) return 0;  // told to retreat before it connected
     std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
     return e.code() == ts::errc::kUnreachable ? kExitCutOff : 1;
   }
-  auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 0);
+  // A short wait: the record is briefly absent while somebody rewrites it
+  // (the feeder marks the job running just as agents start its piranhas).
+  auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 500);
   auto job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
   if (!job || !sys::is_live(job->state)) return 0;  // nothing to do any more
   ws.client = client.get();
