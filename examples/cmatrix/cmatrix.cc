@@ -2,11 +2,12 @@
 //
 //   cmatrix N [--grain K] [--seed S]
 //
-// The feeder puts A's rows and B's columns into the job's space, then one
-// task per row-by-column product ("task", i, j), or with --grain K one task
-// per block of K rows ("task", i, -1) that multiplies those rows by all of B.
-// Piranhas read the rows and columns they need (keeping them), compute, and
-// complete each task with its result. The feeder collects C and checks it
+// The feeder puts B's columns into the job's space, then one task per
+// row-by-column product ("task", i, j) with A's rows beside them, or with
+// --grain K one task per block of K rows ("task", i, -1, rows) that carries
+// those rows and multiplies them by all of B: one request brings a piranha
+// its task and the rows it needs. Piranhas read the rows and columns they
+// need (keeping them), compute, and complete each task with its result. The feeder collects C and checks it
 // against a sequential multiply: every element must arrive exactly once and
 // be exact (the matrices hold small integers, so the sums are exact).
 #include <chrono>
@@ -89,14 +90,21 @@ int feeder(piranha::Feeder& f) {
   const int64_t n = o.n;
   auto a = random_matrix(n, o.seed), b = random_matrix(n, o.seed + 1);
   auto& space = f.space();
+  // Requests of a few megabytes, well under the server's limit (16 MiB) at any N.
+  const std::size_t chunk_tuples = static_cast<std::size_t>(std::max<int64_t>(1, std::min<int64_t>(50'000, (1 << 22) / (8 * n))));
+  auto write = [&](const std::vector<ts::Tuple>& all, auto&& put) {
+    for (std::size_t from = 0; from < all.size(); from += chunk_tuples)
+      put(std::vector<ts::Tuple>(all.begin() + static_cast<std::ptrdiff_t>(from),
+                                 all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), from + chunk_tuples))));
+  };
   std::vector<ts::Tuple> data;
   for (int64_t i = 0; i < n; ++i) {
-    std::vector<double> row(a.begin() + i * n, a.begin() + (i + 1) * n), col(static_cast<std::size_t>(n));
+    std::vector<double> col(static_cast<std::size_t>(n));
     for (int64_t k = 0; k < n; ++k) col[k] = b[k * n + i];
-    data.push_back(ts::Tuple::of("A", i, pack(row)));
+    if (o.grain == 0) data.push_back(ts::Tuple::of("A", i, pack({a.begin() + i * n, a.begin() + (i + 1) * n})));
     data.push_back(ts::Tuple::of("B", i, pack(col)));
   }
-  space.out_many(data);
+  write(data, [&](const std::vector<ts::Tuple>& chunk) { space.out_many(chunk); });
   auto started = std::chrono::steady_clock::now();
 
   std::vector<ts::Tuple> tasks;
@@ -106,14 +114,13 @@ int feeder(piranha::Feeder& f) {
       for (int64_t j = 0; j < n; ++j) tasks.push_back(ts::Tuple::of("task", i, j));
     expected = n * n;
   } else {
-    for (int64_t i = 0; i < n; i += o.grain) tasks.push_back(ts::Tuple::of("task", i, int64_t{-1}));
+    for (int64_t i = 0; i < n; i += o.grain) {
+      int64_t end = std::min(n, i + o.grain);
+      tasks.push_back(ts::Tuple::of("task", i, int64_t{-1}, pack({a.begin() + i * n, a.begin() + end * n})));
+    }
     expected = static_cast<int64_t>(tasks.size());
   }
-  for (std::size_t from = 0; from < tasks.size(); from += 50'000) {
-    std::vector<ts::Tuple> chunk(tasks.begin() + static_cast<std::ptrdiff_t>(from),
-                                 tasks.begin() + static_cast<std::ptrdiff_t>(std::min(tasks.size(), from + 50'000)));
-    f.put_tasks(chunk);
-  }
+  write(tasks, [&](const std::vector<ts::Tuple>& chunk) { f.put_tasks(chunk); });
 
   // Collect: wait for one result, then take whatever else is there at once.
   std::vector<double> c(static_cast<std::size_t>(n * n), -1.0);
@@ -200,23 +207,23 @@ void piranha_worker(piranha::Worker& w) {
   const int64_t n = o.n;
   Cache cache{w.space(), n, {}, {}, {}};
   int64_t i = 0, j = 0;
-  while (auto task = w.take_task(ts::bind(i), ts::bind(j))) {
-    std::vector<double> out;
-    if (j >= 0) {
-      out.push_back(dot(cache.row(i), cache.col(j), n));
-    } else {
-      int64_t end = std::min(n, i + o.grain);
-      // Written by index: push_back(dot(...)) made GCC keep the dot
-      // product's sum on the stack, three times slower.
-      out.resize(static_cast<std::size_t>((end - i) * n));
-      double* at = out.data();
-      for (int64_t r = i; r < end && !w.should_retreat(); ++r) {
-        const double* row = cache.row(r);
-        for (int64_t c = 0; c < n; ++c) *at++ = dot(row, cache.col(c), n);
-      }
-      // Told to retreat mid-block: stop; the runtime puts the task back.
-      if (w.should_retreat()) return;
+  if (o.grain == 0) {
+    while (auto task = w.take_task(ts::bind(i), ts::bind(j)))
+      w.complete(*task, "C", i, j, pack({dot(cache.row(i), cache.col(j), n)}));
+    return;
+  }
+  ts::Blob rows;
+  while (auto task = w.take_task(ts::bind(i), ts::bind(j), ts::bind(rows))) {
+    std::vector<double> block = unpack(rows), out(block.size());
+    // Written by index: push_back(dot(...)) made GCC keep the dot product's
+    // sum on the stack, three times slower.
+    double* at = out.data();
+    for (std::size_t r = 0; r * n < block.size() && !w.should_retreat(); ++r) {
+      const double* row = &block[r * static_cast<std::size_t>(n)];
+      for (int64_t c = 0; c < n; ++c) *at++ = dot(row, cache.col(c), n);
     }
+    // Told to retreat mid-block: stop; the runtime puts the task back.
+    if (w.should_retreat()) return;
     w.complete(*task, "C", i, j, pack(out));
   }
 }
