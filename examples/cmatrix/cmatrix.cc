@@ -90,12 +90,24 @@ int feeder(piranha::Feeder& f) {
   const int64_t n = o.n;
   auto a = random_matrix(n, o.seed), b = random_matrix(n, o.seed + 1);
   auto& space = f.space();
-  // Requests of a few megabytes, well under the server's limit (16 MiB) at any N.
-  const std::size_t chunk_tuples = static_cast<std::size_t>(std::max<int64_t>(1, std::min<int64_t>(50'000, (1 << 22) / (8 * n))));
+  // Requests of at most 50,000 tuples and a few megabytes, well under the
+  // server's limit (16 MiB) at any N.
   auto write = [&](const std::vector<ts::Tuple>& all, auto&& put) {
-    for (std::size_t from = 0; from < all.size(); from += chunk_tuples)
-      put(std::vector<ts::Tuple>(all.begin() + static_cast<std::ptrdiff_t>(from),
-                                 all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), from + chunk_tuples))));
+    std::vector<ts::Tuple> chunk;
+    std::size_t bytes = 0;
+    for (const ts::Tuple& t : all) {
+      std::size_t size = 16;
+      for (const ts::Value& v : t.fields())
+        if (auto* b = std::get_if<ts::Blob>(&v)) size += b->bytes.size();
+      if (!chunk.empty() && (chunk.size() == 50'000 || bytes + size > (4u << 20))) {
+        put(chunk);
+        chunk.clear();
+        bytes = 0;
+      }
+      chunk.push_back(t);
+      bytes += size;
+    }
+    if (!chunk.empty()) put(chunk);
   };
   std::vector<ts::Tuple> data;
   for (int64_t i = 0; i < n; ++i) {
