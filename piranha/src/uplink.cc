@@ -240,6 +240,9 @@ void Uplink::step(ts::Client& c) {
   bool beat = now >= next_heartbeat_ && state_.has_value();
   sys::NodeState current = state_.value_or(sys::NodeState::Unavailable);
   bool read_due = read_now_ || now >= next_read_;
+  // Cleared as the read starts: a request made during the read (a watch
+  // event) asks for another one.
+  if (read_due) read_now_ = false;
   std::uint64_t holds_written = holds_written_;
   lock.unlock();
 
@@ -281,7 +284,17 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
     tasks_before = view_.tasks_here;
   }
   std::map<std::int64_t, sys::JobLaunch> still;
-  for (const auto& j : sys::list_live_jobs(c)) {
+  auto live = sys::list_live_jobs(c);
+  // A job record is absent for a moment while someone rewrites it (the
+  // feeder marking it running, a cancel): a job live at the last read whose
+  // record is nowhere now is still live, or the agent would retreat its
+  // piranhas and start them again.
+  for (const auto& [id, launch] : launches_) {
+    if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
+    if (!c.rd(sys::kSpace, sys::job_template(id), 0))
+      live.push_back(sys::JobRecord{id, "", "", 0, sys::JobState::Queued});
+  }
+  for (const auto& j : live) {
     // A running job whose feeder has been silent this long is dead (killed
     // outright, outside `piranha submit`): its piranhas would wait for ever.
     if (j.state == sys::JobState::Running) {
@@ -321,7 +334,6 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
       if (auto it = view_.tasks_here.find(id); it != view_.tasks_here.end()) n = std::max(n, it->second);
     v.generation = view_.generation + 1;
     view_ = std::move(v);
-    read_now_ = false;
   }
   if (wake_fd_ >= 0) {
     std::uint64_t one = 1;
@@ -333,6 +345,9 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
 }
 
 bool Uplink::on_event(const ts::WatchEvent& e) {
+  // A job record is taken only to be written again (a state change) or when
+  // a finished job is pruned: its writing is what matters.
+  if (sys::job_template().matches(e.tuple)) return e.kind == ts::WatchEventKind::Written;
   if (jobwork_here_template(s_.node).matches(e.tuple)) {
     // Noted at once, without a read: the agent looks when a piranha fails.
     if (auto w = sys::JobWork::from_tuple(e.tuple); w && e.kind == ts::WatchEventKind::Written) {
