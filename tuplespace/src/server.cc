@@ -435,6 +435,9 @@ struct Server::Impl {
   void run() {
     const int router_fd = router.get(zmq::sockopt::fd);
     const int monitor_fd = monitor.get(zmq::sockopt::fd);
+    // A ZMQ_FD signals a message only once its socket has been read to the
+    // end (libzmq's reader then waits for a signal).
+    drain_monitor();
     while (true) {
       long timeout = 1000;
       if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - now_ms()));
