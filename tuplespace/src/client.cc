@@ -1,7 +1,12 @@
 #include "piranha/tuplespace/client.h"
 
+#include <poll.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <thread>
 #include <zmq.hpp>
@@ -79,6 +84,7 @@ void Client::open_session(Millis deadline) {
     if (socket_) socket_->dealer.set(zmq::sockopt::linger, 0);  // what it holds belongs to the lost session
     socket_.reset();
     socket_ = std::make_unique<Socket>(endpoint_, options_);
+    socket_->dropped();  // read to the end once, so that its ZMQ_FD signals the first event
     std::uint64_t rid = next_id_++;
     encode_hello(control_, rid);
     socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
@@ -112,8 +118,19 @@ void Client::open_session(Millis deadline) {
   }
 }
 
+bool Client::dropped() {
+  // Nothing was reported unless the monitor's ZMQ_FD is readable: one
+  // poll(2), where a read of the monitor costs libzmq a poll(2) and a
+  // getpid(2) or two. The fd signals a new event only once the monitor has
+  // been read to the end, which every read here does, and this client reads
+  // the monitor nowhere else (no zmq_poll on it).
+  pollfd p{socket_->monitor.get(zmq::sockopt::fd), POLLIN, 0};
+  if (::poll(&p, 1, 0) == 0) return false;
+  return socket_->dropped();
+}
+
 bool Client::ensure_session(Millis deadline) {
-  if (connected_ && socket_->dropped()) session_lost();
+  if (connected_ && dropped()) session_lost();
   if (connected_) return false;
   open_session(deadline);
   ++reconnects_;
@@ -195,16 +212,25 @@ Client::~Client() {
 Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible) {
   zmq::message_t msg;
   int interrupt = interruptible ? options_.interrupt_fd : -1;
+  // Waits with ::poll on the sockets' ZMQ_FDs rather than zmq_poll, which
+  // asks each socket for its ZMQ_EVENTS before and after sleeping (a poll(2)
+  // and a getpid(2) each inside libzmq). A ZMQ_FD signals a change: the
+  // dealer's is safe to sleep on once a read found nothing (nothing is sent
+  // in between), and the monitor is read only when its fd is readable.
+  const int dealer_fd = socket_->dealer.get(zmq::sockopt::fd);
+  const int monitor_fd = socket_->monitor.get(zmq::sockopt::fd);
+  bool monitor_readable = false;
   while (true) {
     if (!socket_->dealer.recv(msg, zmq::recv_flags::dontwait)) {
-      if (socket_->dropped()) return Received::Lost;
-      zmq::pollitem_t items[] = {{socket_->dealer.handle(), 0, ZMQ_POLLIN, 0},
-                                 {socket_->monitor.handle(), 0, ZMQ_POLLIN, 0},
-                                 {nullptr, interrupt, ZMQ_POLLIN, 0}};
+      if (monitor_readable && socket_->dropped()) return Received::Lost;
       Millis left = deadline < 0 ? -1 : deadline - now_ms();
       if (deadline >= 0 && left <= 0) return Received::Timeout;
-      zmq::poll(items, interrupt >= 0 ? 3 : 2, std::chrono::milliseconds(left));
-      if (interrupt >= 0 && (items[2].revents & ZMQ_POLLIN)) return Received::Interrupted;
+      pollfd fds[] = {{dealer_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {interrupt, POLLIN, 0}};
+      int timeout = left < 0 ? -1 : static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max()));
+      if (::poll(fds, interrupt >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
+        throw TupleSpaceError(std::string(errc::kUnreachable), std::string("poll: ") + std::strerror(errno));
+      if (interrupt >= 0 && (fds[2].revents & POLLIN)) return Received::Interrupted;
+      monitor_readable = (fds[1].revents & POLLIN) != 0;
       continue;
     }
     Reply r = decode_reply(std::string_view(static_cast<const char*>(msg.data()), msg.size()));

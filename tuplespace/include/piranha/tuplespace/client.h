@@ -302,6 +302,8 @@ class Client {
   Received receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible = false);
   // Forgets the lost session: posted requests get unknown_outcome.
   void session_lost();
+  // True when the connection was closed since the last look; never blocks.
+  bool dropped();
   // Opens a new session (and re-watches) by `deadline`, or throws unreachable.
   void open_session(Millis deadline);
   // Opens a new session if the connection was lost; true if it did.
