@@ -144,6 +144,8 @@ void Client::session_lost() {
     // Results stay exactly once either way: see take_lost_leases().
     if (p.completion)
       lose(p);
+    else if (p.prefetch)
+      prefetch_answered_ = true;  // nothing: what it took returns with the old session
     else
       ++outs;
   }
@@ -251,11 +253,15 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
     if (!posted_.empty() && r.request_id == posted_.front().request_id) {
       Posted p = posted_.front();
       posted_.pop_front();
+      if (p.prefetch) {
+        prefetch_answered_ = true;
+        if (r.status == Reply::Status::Ok && !r.tuples.empty()) prefetched_ = Leased{std::move(r.tuples[0]), r.number};
+      }
       if (r.status == Reply::Status::Error) {
         if (p.completion && r.code == errc::kUnknownLease)
           lose(p);
         else if (!deferred_)
-          deferred_.emplace(r.code, std::string(p.completion ? "complete" : "out") +
+          deferred_.emplace(r.code, std::string(p.completion ? "complete" : p.prefetch ? "prefetch" : "out") +
                                         " (posted earlier): " + r.code + ": " + r.message);
       }
       if (r.request_id == rid) {
@@ -323,11 +329,11 @@ void Client::lose(const Posted& p) {
   else lost_leases_.insert(lost_leases_.end(), p.batch.begin(), p.batch.end());
 }
 
-void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch) {
+void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bool prefetch) {
   std::uint64_t rid = next_id_ - 1;  // encoded in frame_ already
   ensure_session(now_ms() + options_.request_timeout.count());
   send_frame();
-  posted_.push_back(Posted{rid, completion, lease, std::move(batch)});
+  posted_.push_back(Posted{rid, completion, lease, std::move(batch), prefetch});
   if (posted_.size() > kPostWindow) {
     Reply r;
     Millis deadline = now_ms() + options_.request_timeout.count();
@@ -406,6 +412,38 @@ void Client::complete_all_posted(const std::vector<LeaseId>& leases, std::string
   throw_deferred();
   encode_complete_all(frame_, next_id_++, leases, space, ts);
   post(true, leases.front(), leases);
+}
+
+void Client::prefetch(std::string_view space, const Template& t, Millis lease) {
+  if (prefetching()) throw std::logic_error("prefetch: the last prefetch was not taken");
+  if (lease <= 0)
+    throw TupleSpaceError(std::string(errc::kBadRequest), "bad_request: prefetch: lease must be > 0 ms");
+  throw_deferred();
+  std::uint64_t rid = next_id_++;
+  encode_in(frame_, rid, Op::In, space, t, 0, lease);
+  prefetch_answered_ = false;
+  prefetched_.reset();
+  post(false, 0, {}, true);
+  prefetch_rid_ = rid;
+}
+
+std::optional<Leased> Client::take_prefetched(std::chrono::milliseconds limit) {
+  if (!prefetching()) return std::nullopt;
+  if (!prefetch_answered_) {
+    Reply r;
+    Received got = receive_until(prefetch_rid_, r, now_ms() + limit.count());
+    if (got == Received::Lost) session_lost();
+    if (got == Received::Timeout)
+      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
+                            std::string(errc::kDeadlineExceeded) + ": " + endpoint_ +
+                                " did not answer a prefetch within " + ms_text(limit.count()));
+  }
+  prefetch_rid_ = 0;
+  std::optional<Leased> got = std::move(prefetched_);
+  prefetched_.reset();
+  // An error the prefetch got, unless it took a tuple (which would be lost).
+  if (!got) throw_deferred();
+  return got;
 }
 
 std::vector<LeaseId> Client::take_lost_leases() {

@@ -255,6 +255,24 @@ class Client {
   // leases.
   void complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
                            const std::vector<Tuple>& ts);
+  // Prefetching (a piranha asks for its next task while computing this
+  // one): sends an in of `t` that does not wait (timeout 0) under a lease of
+  // `lease` ms (> 0), and returns at once, like a posted out; the answer is
+  // read in order with the other posted requests, and take_prefetched()
+  // hands it over. One at a time: throws std::logic_error when one is
+  // outstanding. A tuple it took returns to its space if the connection is
+  // lost before the answer is read (its lease ends with the session), or
+  // when this client closes without taking it.
+  void prefetch(std::string_view space, const Template& t, Millis lease);
+  // True from prefetch() until take_prefetched().
+  bool prefetching() const { return prefetch_rid_ != 0; }
+  // The prefetch's answer, waiting for it at most `limit`: the tuple under
+  // its lease, or nullopt when nothing matched, the connection was lost, or
+  // none is outstanding. Throws TupleSpaceError("deadline_exceeded") when no
+  // answer came within `limit` (the prefetch stays outstanding; a tuple it
+  // took returns when this client closes), and an error the request got as
+  // a posted out's is thrown.
+  std::optional<Leased> take_prefetched(std::chrono::milliseconds limit);
   // The leases whose posted completion the server refused (nothing of theirs
   // was written) or whose answer was lost with the connection (it may have
   // been written; if not, the lease returned the task, so the task's results
@@ -339,20 +357,24 @@ class Client {
   std::map<WatchId, Watched> watches_;
   WatchId next_watch_ = 1;
   std::size_t max_message_bytes_ = kDefaultMaxMessageBytes;  // from the server's hello
-  // A posted request not yet answered: an out, or a completion of `lease`
-  // (of `batch` when it completes several).
+  // A posted request not yet answered: an out, a completion of `lease` (of
+  // `batch` when it completes several), or a prefetch.
   struct Posted {
     std::uint64_t request_id;
     bool completion;
     LeaseId lease;
     std::vector<LeaseId> batch;
+    bool prefetch = false;
   };
-  void post(bool completion, LeaseId lease, std::vector<LeaseId> batch = {});
+  void post(bool completion, LeaseId lease, std::vector<LeaseId> batch = {}, bool prefetch = false);
   // Records a posted completion's leases as lost (refused, or unknown outcome).
   void lose(const Posted& p);
   std::deque<Posted> posted_;                // oldest first
   std::optional<TupleSpaceError> deferred_;  // the first error a posted request got
   std::vector<LeaseId> lost_leases_;         // posted completions the server refused
+  std::uint64_t prefetch_rid_ = 0;           // the outstanding prefetch's request, 0: none
+  bool prefetch_answered_ = false;
+  std::optional<Leased> prefetched_;         // its answer, once answered
   std::string taken_space_;                  // safe takes' markers; empty until the first
   std::uint64_t taken_seq_ = 0;
   std::size_t markers_ = 0;                  // markers in taken_space_ now
