@@ -269,6 +269,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   auto job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
   if (!job || !sys::is_live(job->state)) return 0;  // nothing to do any more
   ws.client = client.get();
+  ws.request_timeout = opts.request_timeout;
   ws.space = std::make_unique<ts::Space>(*client, job->space);
   Worker worker(ws);
 
@@ -295,6 +296,13 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
     return kExitCutOff;
   }
   bool retreating = signals.retreat.load();
+  // A task asked for ahead goes back with the others.
+  try {
+    if (auto next = detail::take_ahead(ws, retreating ? kQuickExit / 2 : ws.request_timeout))
+      detail::hold_ahead(ws, std::move(*next));
+  } catch (const ts::TupleSpaceError&) {
+    // Unanswered, or the server is away: its lease returns it when the piranha ends.
+  }
   auto held = ws.held;
   std::int64_t interrupted = 0;  // tasks the piranha had started
   // A retreat must be quick, even with the server slow or cut off: what is
@@ -311,15 +319,13 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   try {
     // Short tasks completed before the piranha stopped, not yet sent.
     detail::send_completions(ws);
-    settle();
-    // Refused batches are redone task by task, but not by a retreat, which
-    // must be quick: those tasks' leases return them when the piranha ends.
-    detail::settle_completions(ws, !retreating);
-    if (ws.lost > 0)
-      std::fprintf(stderr,
-                   "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
-                   "do those tasks\n",
-                   name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
+    // Refused batches are redone task by task once every answer is in; not
+    // by a retreat, which must be quick and waits for the server once, at
+    // the end: those tasks' leases return them when the piranha ends.
+    if (!retreating) {
+      settle();
+      detail::settle_completions(ws, true);
+    }
     std::vector<ts::LeaseId> back;
     std::vector<ts::Tuple> tuples;
     for (auto& st : held) {
@@ -346,6 +352,12 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
     else if (!back.empty()) client->complete_all_posted(back, job->space, tuples);
     if (retreating && !ws.job_ended) client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
     settle();
+    if (retreating) detail::settle_completions(ws, false);
+    if (ws.lost > 0)
+      std::fprintf(stderr,
+                   "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
+                   "do those tasks\n",
+                   name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
   } catch (const ts::TupleSpaceError& e) {
     // The job ended meanwhile, or the server went away: the held tasks'
     // leases return them in either case.

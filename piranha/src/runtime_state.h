@@ -52,6 +52,8 @@ struct WorkerState {
   std::vector<Finished> unsent;     // completed short tasks, to be sent together
   std::size_t unsent_bytes = 0;     // their results' approximate size
   std::vector<Finished> unsettled;  // sent together; the answer not yet read
+  std::vector<ts::Field> ahead_fields;  // the template of the task asked for ahead
+  std::chrono::milliseconds request_timeout{30000};  // the client's
   std::int64_t tasks_completed = 0;
   double task_seconds = 0;  // summed, for the batching decision
   std::int64_t lost = 0;    // posted completions refused so far
@@ -66,6 +68,11 @@ struct WorkerState {
 
 // Sends the completed short tasks' completions as one posted step (worker.cc).
 void send_completions(WorkerState& s);
+// The task asked for ahead (Client::prefetch), waiting for its answer at most
+// `limit`; nullopt when none was asked for or none came.
+std::optional<ts::Leased> take_ahead(WorkerState& s, std::chrono::milliseconds limit);
+// Holds a task taken ahead and not handed out (to be put back).
+void hold_ahead(WorkerState& s, ts::Leased&& task);
 // Reads which posted completions the server refused, once every posted
 // request has been answered (`answered`): a refused batch's tasks are
 // completed one by one, since the others' leases may still be held; a

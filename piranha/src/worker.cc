@@ -32,9 +32,16 @@ constexpr auto kJobCheckEvery = std::chrono::seconds(1);
 constexpr double kShortTaskSeconds = 0.002;
 constexpr std::size_t kBatch = 32;
 constexpr std::int64_t kTasksBeforeBatching = 8;
+// Longer tasks, up to this long on average, are asked for one ahead: the
+// next task's take travels while this one computes, instead of a round trip
+// between the two (5 % of a 7 ms task here). Longer ones are not: the task
+// held ahead would wait a whole task's time that another piranha could use.
+constexpr double kAheadBelowSeconds = 0.1;
 // The completions of a batch's tasks are sent as one request once the batch
 // is done, or sooner once their results reach this size.
 constexpr std::size_t kUnsentBytes = 1 << 20;
+
+bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::Tuple>& outs);
 
 // About the size a tuple takes on the wire.
 std::size_t approximate_bytes(const ts::Tuple& t) {
@@ -97,8 +104,34 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
     put_back(t, {t.tuple()});
   }
   detail::send_completions(s_);
-  bool batching = s_.tasks_completed >= kTasksBeforeBatching &&
-                  s_.task_seconds / static_cast<double>(s_.tasks_completed) < kShortTaskSeconds;
+  double mean = s_.tasks_completed ? s_.task_seconds / static_cast<double>(s_.tasks_completed) : 0;
+  bool batching = s_.tasks_completed >= kTasksBeforeBatching && mean < kShortTaskSeconds;
+  bool ahead = s_.tasks_completed >= kTasksBeforeBatching && !batching && mean < kAheadBelowSeconds;
+  // Hands out a task taken one at a time, asking for the next one first.
+  auto take_one = [&](ts::Leased&& l) {
+    auto st = hold(s_, std::move(l), false);
+    if (ahead) {
+      s_.client->prefetch(s_.space->name(), tmpl, s_.lease.count());
+      s_.ahead_fields = tmpl.fields();
+    }
+    return hand_out(std::move(st));
+  };
+  // A retreating piranha leaves the task asked for ahead to the runtime,
+  // which puts it back with the others.
+  if (s_.retreat->load() || s_.cut_off) return std::nullopt;
+  try {
+    // The task asked for while the last one ran: its answer is here by now.
+    if (auto next = detail::take_ahead(s_, s_.request_timeout)) {
+      if (s_.ahead_fields == tmpl.fields()) return take_one(std::move(*next));
+      end_lease(s_, next->lease, {next->tuple});  // of another template: back for others
+    }
+  } catch (const ts::TupleSpaceError& e) {
+    if (e.code() == ts::errc::kUnreachable) {
+      s_.cut_off = true;
+      return std::nullopt;
+    }
+    throw;
+  }
   while (!s_.job_ended) {
     if (s_.retreat->load() || s_.cut_off) return std::nullopt;
     std::optional<ts::Leased> got;
@@ -127,7 +160,7 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
       if (e.code() == ts::errc::kInterrupted) return std::nullopt;  // retreating
       throw;
     }
-    if (got) return hand_out(hold(s_, std::move(*got), false));
+    if (got) return take_one(std::move(*got));
     auto now = SteadyClock::now();
     if (now - s_.last_job_check >= kJobCheckEvery) {
       s_.last_job_check = now;
@@ -192,6 +225,15 @@ void send_completions(WorkerState& s) {
   s.unsent.clear();
   s.unsent_bytes = 0;
 }
+
+std::optional<ts::Leased> take_ahead(WorkerState& s, std::chrono::milliseconds limit) {
+  if (!s.client->prefetching()) return std::nullopt;
+  auto next = s.client->take_prefetched(limit);
+  settle_completions(s, true);  // every request posted before it is answered too
+  return next;
+}
+
+void hold_ahead(WorkerState& s, ts::Leased&& task) { hold(s, std::move(task), false); }
 
 void settle_completions(WorkerState& s, bool answered) {
   auto lost = s.client->take_lost_leases();
