@@ -6,10 +6,11 @@
 // row-by-column product ("task", i, j) with A's rows beside them, or with
 // --grain K one task per block of K rows ("task", i, -1, rows) that carries
 // those rows and multiplies them by all of B: one request brings a piranha
-// its task and the rows it needs. Piranhas read the rows and columns they
-// need (keeping them), compute, and complete each task with its result. The feeder collects C and checks it
-// against a sequential multiply: every element must arrive exactly once and
-// be exact (the matrices hold small integers, so the sums are exact).
+// its task and the rows it needs. Piranhas read all of B as soon as it is
+// written and the rows they need (keeping them), compute, and complete each
+// task with its result. The feeder collects C and checks it against a
+// sequential multiply: every element must arrive exactly once and be exact
+// (the matrices hold small integers, so the sums are exact).
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -218,6 +219,11 @@ void piranha_worker(piranha::Worker& w) {
   Options o = parse(w.args());
   const int64_t n = o.n;
   Cache cache{w.space(), n, {}, {}, {}};
+  // All of B first: the feeder writes B before its tasks, so a piranha that
+  // starts while the feeder is still writing them reads B meanwhile, not
+  // after its first task arrived. The last column is written last.
+  w.space().rd("B", n - 1, ts::formal<ts::Blob>);
+  cache.col(0);
   int64_t i = 0, j = 0;
   if (o.grain == 0) {
     while (auto task = w.take_task(ts::bind(i), ts::bind(j)))
