@@ -172,7 +172,8 @@ always_trace "$WORK/s.avail.csv" s1
 start_agents "$WORK/s.avail.csv" 60 s1
 for i in $(seq "$STARTS"); do
   "$BIN/piranha" submit --server "$EP" "$BIN/hello_job" >/dev/null 2>&1 || { echo "bench/runtime.sh: hello_job failed" >&2; exit 1; }
-  sleep 0.2
+  # 0.2 to 0.45 s apart, so that submissions cannot fall in step with anything periodic.
+  sleep "0.$((20 + RANDOM % 26))"
 done
 stop_agents
 # "submit_time start_time" per job, then each job's first piranha start from the agent's events.
@@ -217,11 +218,14 @@ retreats() {
     for n in r1 r2; do for s in $(seq 0 11 10989); do echo "$n,$s,$((s + 8))"; done; done
   } >"$WORK/flip.avail.csv"
   start_server
-  start_agents "$WORK/flip.avail.csv" 600 r1 r2
-  start_ticker "$1"
-  PIRANHA_SERVER=$EP "$BIN/sleepy_job" 1000000 20 >/dev/null 2>&1 &
+  # The feeder writes its tasks first (20,000 posted outs keep the server
+  # busy for a while), then the agents start.
+  PIRANHA_SERVER=$EP "$BIN/sleepy_job" 20000 20 >/dev/null 2>&1 &
   local feeder=$!
   PIDS+=($feeder)
+  until "$BIN/piranha" jobs --json --server "$EP" 2>/dev/null | grep -q '"tasks": 20000'; do sleep 0.2; done
+  start_agents "$WORK/flip.avail.csv" 600 r1 r2
+  start_ticker "$1"
   count() { cat "$WORK"/r1.events "$WORK"/r2.events 2>/dev/null | grep '"event":"retreat"' | grep -c '"cause":"unavailable"' || true; }
   while [ "$(count)" -lt "$RETREATS" ]; do sleep 0.5; done
   "$BIN/piranha" cancel --server "$EP" 1 >/dev/null 2>&1 || kill "$feeder" 2>/dev/null || true
