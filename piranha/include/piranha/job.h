@@ -144,7 +144,9 @@ class Worker {
   // written exactly once either way. Short tasks (under 2 ms on average) are
   // taken in leased batches, and the completions of a batch's tasks are sent
   // together, as one atomic step, when the batch is done (or its results
-  // reach 1 MiB). Throws std::logic_error when the task is no longer held.
+  // reach 1 MiB); tasks of 2 to 100 ms are asked for one ahead, so that the
+  // next take travels while this task computes. Throws std::logic_error when
+  // the task is no longer held.
   bool complete(Task& task, std::vector<ts::Tuple> outs);
   // complete(task, {("result", 7, 2.5)}) written as complete(task, "result", 7, 2.5).
   template <class F, class... A>
