@@ -89,7 +89,9 @@ std::vector<double> random_matrix(int64_t n, std::uint64_t seed) {
 int feeder(piranha::Feeder& f) {
   Options o = parse(f.args());
   const int64_t n = o.n;
-  auto a = random_matrix(n, o.seed), b = random_matrix(n, o.seed + 1);
+  // B first: piranhas read all of it before their first task, so it is
+  // written before A is even made.
+  auto b = random_matrix(n, o.seed + 1);
   auto& space = f.space();
   // Requests of at most 50,000 tuples and a few megabytes, well under the
   // server's limit (16 MiB) at any N.
@@ -114,10 +116,16 @@ int feeder(piranha::Feeder& f) {
   for (int64_t i = 0; i < n; ++i) {
     std::vector<double> col(static_cast<std::size_t>(n));
     for (int64_t k = 0; k < n; ++k) col[k] = b[k * n + i];
-    if (o.grain == 0) data.push_back(ts::Tuple::of("A", i, pack({a.begin() + i * n, a.begin() + (i + 1) * n})));
     data.push_back(ts::Tuple::of("B", i, pack(col)));
   }
   write(data, [&](const std::vector<ts::Tuple>& chunk) { space.out_many(chunk); });
+  auto a = random_matrix(n, o.seed);
+  if (o.grain == 0) {
+    data.clear();
+    for (int64_t i = 0; i < n; ++i)
+      data.push_back(ts::Tuple::of("A", i, pack({a.begin() + i * n, a.begin() + (i + 1) * n})));
+    write(data, [&](const std::vector<ts::Tuple>& chunk) { space.out_many(chunk); });
+  }
   auto started = std::chrono::steady_clock::now();
 
   std::vector<ts::Tuple> tasks;
