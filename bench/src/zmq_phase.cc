@@ -20,16 +20,22 @@ namespace {
 constexpr int kHeartbeatIntervalMs = 1000;
 constexpr int kHeartbeatTimeoutMs = 5000;
 
+// The options both the tuple-space client and server set.
+zmq::socket_t socket_like_ours(zmq::socket_type type) {
+  zmq::socket_t s(ts::default_context(), type);
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::sndhwm, 0);
+  s.set(zmq::sockopt::rcvhwm, 0);
+  s.set(zmq::sockopt::heartbeat_ivl, kHeartbeatIntervalMs);
+  s.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
+  s.set(zmq::sockopt::heartbeat_ttl, kHeartbeatTimeoutMs);
+  return s;
+}
+
 // A ROUTER bound to `endpoint` with the tuple-space server's options.
 zmq::socket_t server_socket(const std::string& endpoint) {
-  zmq::socket_t router(ts::default_context(), zmq::socket_type::router);
+  zmq::socket_t router = socket_like_ours(zmq::socket_type::router);
   router.set(zmq::sockopt::router_mandatory, 1);
-  router.set(zmq::sockopt::sndhwm, 0);
-  router.set(zmq::sockopt::rcvhwm, 0);
-  router.set(zmq::sockopt::linger, 0);
-  router.set(zmq::sockopt::heartbeat_ivl, kHeartbeatIntervalMs);
-  router.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
-  router.set(zmq::sockopt::heartbeat_ttl, kHeartbeatTimeoutMs);
   router.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(ts::kDefaultMaxMessageBytes) * 4 + 4096);
   router.bind(endpoint);
   return router;
@@ -37,13 +43,7 @@ zmq::socket_t server_socket(const std::string& endpoint) {
 
 // A DEALER connected to `endpoint` with the tuple-space client's options.
 zmq::socket_t client_socket(const std::string& endpoint) {
-  zmq::socket_t dealer(ts::default_context(), zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::linger, 0);
-  dealer.set(zmq::sockopt::sndhwm, 0);
-  dealer.set(zmq::sockopt::rcvhwm, 0);
-  dealer.set(zmq::sockopt::heartbeat_ivl, kHeartbeatIntervalMs);
-  dealer.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
-  dealer.set(zmq::sockopt::heartbeat_ttl, kHeartbeatTimeoutMs);
+  zmq::socket_t dealer = socket_like_ours(zmq::socket_type::dealer);
   dealer.connect(endpoint);
   return dealer;
 }
