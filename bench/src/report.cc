@@ -181,7 +181,8 @@ void print_table(const json& r, std::ostream& out) {
   row("task farm, 1 worker", r["farm_tasks_per_s"], r["redis_farm_tasks_per_s"], "/s", r["farm_vs_redis"]);
   row("task farm, 2 workers", r["farm2_tasks_per_s"], r["redis_farm2_tasks_per_s"], "/s",
       r["farm2_vs_redis"]);
-  row("  ZeroMQ queue farm, 1 / 2 workers", r["zmq_farm_tasks_per_s"], r["zmq_farm2_tasks_per_s"], "/s", nullptr);
+  row("  ZeroMQ queue farm, 1 / 2 workers", r["zmq_farm_tasks_per_s"], r["zmq_farm2_tasks_per_s"], "/s",
+      nullptr);
   row("  task farm / ZeroMQ queue farm, 1 / 2", r["farm_vs_zmq_farm"], r["farm2_vs_zmq_farm"], "", nullptr);
   row("bulk write (out_many / pipelined LPUSH)", r["bulk_out_per_s"], r["redis_pipelined_per_s"], "/s",
       r["bulk_vs_redis"]);

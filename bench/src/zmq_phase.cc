@@ -124,7 +124,8 @@ int run_zmq_worker(const std::string& endpoint, std::size_t payload) {
     std::int64_t id = item_id(reply.data());
     if (id < 0) return 0;
     // Posted, as the tuple-space worker's out: its ack is read with the next take's answer.
-    std::string done = std::string{kWrite, kResults} + std::string(static_cast<const char*>(reply.data()), reply.size());
+    std::string done =
+        std::string{kWrite, kResults} + std::string(static_cast<const char*>(reply.data()), reply.size());
     dealer.send(zmq::buffer(done));
     posted = true;
   }
@@ -139,14 +140,15 @@ double measure_zmq_farm(const RunContext& ctx, int k, double& cpu_us_per_task) {
   const Sizes& z = ctx.sizes;
   std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_tcp_port());
   std::string size = std::to_string(task_image_bytes(z));
-  ChildProcess server({ctx.piranha, "ts", "bench", "--role", "zmq-queue", "--endpoint", endpoint, "--id", size},
-                      ctx.workdir + "/zmq-queue.log");
+  ChildProcess server(
+      {ctx.piranha, "ts", "bench", "--role", "zmq-queue", "--endpoint", endpoint, "--id", size},
+      ctx.workdir + "/zmq-queue.log");
   Watchdog dog("ZeroMQ queue farm (k=" + std::to_string(k) + ")", std::chrono::seconds(240));
   std::vector<std::unique_ptr<ChildProcess>> workers;
   for (int w = 0; w < k; ++w)
     workers.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{ctx.piranha, "ts", "bench", "--role", "zmq-worker", "--endpoint", endpoint, "--id",
-                                 size},
+        std::vector<std::string>{ctx.piranha, "ts", "bench", "--role", "zmq-worker", "--endpoint", endpoint,
+                                 "--id", size},
         ctx.workdir + "/zmq-worker.log"));
   zmq::socket_t dealer = client_socket(endpoint);
   const std::size_t payload = task_image_bytes(z);
@@ -161,7 +163,8 @@ double measure_zmq_farm(const RunContext& ctx, int k, double& cpu_us_per_task) {
   auto t0 = Clock::now();
   for (std::size_t i = 0; i < z.tasks;) {
     std::string batch{kWrite, kTasks};
-    for (std::size_t j = 0; j < z.batch && i < z.tasks; ++j, ++i) batch += item(static_cast<std::int64_t>(i), payload);
+    for (std::size_t j = 0; j < z.batch && i < z.tasks; ++j, ++i)
+      batch += item(static_cast<std::int64_t>(i), payload);
     dealer.send(zmq::buffer(batch));
     if (!dealer.recv(reply)) throw std::runtime_error("zeromq farm: receive failed");
   }
@@ -170,7 +173,8 @@ double measure_zmq_farm(const RunContext& ctx, int k, double& cpu_us_per_task) {
     dealer.send(zmq::buffer(take_result));
     if (!dealer.recv(reply)) throw std::runtime_error("zeromq farm: receive failed");
     auto id = static_cast<std::size_t>(item_id(reply.data()));
-    if (id >= z.tasks || seen[id]) throw std::runtime_error("zeromq farm: a result arrived twice or out of range");
+    if (id >= z.tasks || seen[id])
+      throw std::runtime_error("zeromq farm: a result arrived twice or out of range");
     seen[id] = 1;
   }
   double elapsed = seconds(Clock::now() - t0);

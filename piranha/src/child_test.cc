@@ -75,7 +75,8 @@ TEST_CASE("child: lowest_priority runs the program at nice 19 under SCHED_IDLE, 
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::istringstream rest(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
-    std::vector<std::string> f((std::istream_iterator<std::string>(rest)), std::istream_iterator<std::string>());
+    std::vector<std::string> f((std::istream_iterator<std::string>(rest)),
+                               std::istream_iterator<std::string>());
     return std::pair<int, int>(std::stoi(f.at(16)), std::stoi(f.at(38)));
   };
   CHECK(nice_and_policy(c.pid()) == std::pair<int, int>(19, SCHED_IDLE));

@@ -348,16 +348,19 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
     // all in one posted request: a retreat must be quick. Should it be
     // refused (a lease had ended), the rest return when the piranha's
     // session ends, a moment later.
-    if (back.size() == 1) client->complete_posted(back.front(), job->space, tuples);
-    else if (!back.empty()) client->complete_all_posted(back, job->space, tuples);
+    if (back.size() == 1)
+      client->complete_posted(back.front(), job->space, tuples);
+    else if (!back.empty())
+      client->complete_all_posted(back, job->space, tuples);
     if (retreating && !ws.job_ended) client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
     settle();
     if (retreating) detail::settle_completions(ws, false);
     if (ws.lost > 0)
-      std::fprintf(stderr,
-                   "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
-                   "do those tasks\n",
-                   name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
+      std::fprintf(
+          stderr,
+          "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
+          "do those tasks\n",
+          name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
   } catch (const ts::TupleSpaceError& e) {
     // The job ended meanwhile, or the server went away: the held tasks'
     // leases return them in either case.

@@ -49,10 +49,10 @@ struct WorkerState {
   // Short tasks are taken several at a time; the ones not yet handed out.
   std::deque<std::shared_ptr<TaskState>> prefetched;
   std::vector<ts::Field> prefetch_fields;  // the template they matched
-  std::vector<Finished> unsent;     // completed short tasks, to be sent together
-  std::size_t unsent_bytes = 0;     // their results' approximate size
-  std::vector<Finished> unsettled;  // sent together; the answer not yet read
-  std::vector<ts::Field> ahead_fields;  // the template of the task asked for ahead
+  std::vector<Finished> unsent;            // completed short tasks, to be sent together
+  std::size_t unsent_bytes = 0;            // their results' approximate size
+  std::vector<Finished> unsettled;         // sent together; the answer not yet read
+  std::vector<ts::Field> ahead_fields;     // the template of the task asked for ahead
   std::chrono::milliseconds request_timeout{30000};  // the client's
   std::int64_t tasks_completed = 0;
   double task_seconds = 0;  // summed, for the batching decision

@@ -159,8 +159,8 @@ TEST_CASE("sysspace: supersede leaves exactly the new tuple, whatever was there"
 TEST_CASE("sysspace: list_live_jobs reads the queued and running jobs only, by id") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
-  const sys::JobState states[] = {sys::JobState::Running, sys::JobState::Done, sys::JobState::Queued,
-                                  sys::JobState::Held, sys::JobState::Cancelled, sys::JobState::Failed};
+  const sys::JobState states[] = {sys::JobState::Running, sys::JobState::Done,      sys::JobState::Queued,
+                                  sys::JobState::Held,    sys::JobState::Cancelled, sys::JobState::Failed};
   for (std::int64_t id = 6; id >= 1; --id)  // written newest id first
     c.out(sys::kSpace, sys::JobRecord{id, "j", "job." + std::to_string(id), 1.0, states[id - 1]}.to_tuple());
   auto live = sys::list_live_jobs(c);

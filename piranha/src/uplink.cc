@@ -340,7 +340,8 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
   }
   // A millisecond late, so that the change has happened when it is read.
-  return steady + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(next_change - now)) +
+  return steady +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(next_change - now)) +
          std::chrono::milliseconds(1);
 }
 

@@ -37,7 +37,8 @@ piranha::AgentSettings settings(const ts::EmbeddedServer& server) {
 TEST_CASE("uplink: a new job, an assignment and an owner block reach the view without waiting for a tick") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
-  piranha::Uplink uplink(settings(server), [](const std::string&) {}, -1);
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
   REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
 
   c.out(sys::kSpace, sys::JobLaunch{7, "/bin/true", {}, "/"}.to_tuple());
@@ -58,7 +59,8 @@ TEST_CASE("uplink: a new job, an assignment and an owner block reach the view wi
 TEST_CASE("uplink: an owner block written ahead of time is read when it begins and when it ends") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
-  piranha::Uplink uplink(settings(server), [](const std::string&) {}, -1);
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
   REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
   double now = sys::wall_now();
   c.out(sys::kSpace, sys::OwnerBlock{"n1", now + 0.3, now + 0.6}.to_tuple());
@@ -70,10 +72,12 @@ TEST_CASE("uplink: an owner block written ahead of time is read when it begins a
 TEST_CASE("uplink: the tasks a job completed here are noted as the feeder publishes them") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
-  piranha::Uplink uplink(settings(server), [](const std::string&) {}, -1);
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
   c.out(sys::kSpace, sys::JobLaunch{3, "/bin/true", {}, "/"}.to_tuple());
   c.out(sys::kSpace, sys::JobRecord{3, "true", "job.3", sys::wall_now(), sys::JobState::Running}.to_tuple());
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1; }));
   sys::replace(c, sys::jobwork_template(3, "n1"), sys::JobWork{3, "n1", 40, 1.0, 0}.to_tuple());
-  CHECK(view_becomes(uplink, [](const auto& v) { return v.tasks_here.count(3) && v.tasks_here.at(3) == 40; }));
+  CHECK(
+      view_becomes(uplink, [](const auto& v) { return v.tasks_here.count(3) && v.tasks_here.at(3) == 40; }));
 }

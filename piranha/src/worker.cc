@@ -48,8 +48,10 @@ std::size_t approximate_bytes(const ts::Tuple& t) {
   std::size_t n = 1;
   for (const ts::Value& v : t.fields()) {
     n += 9;
-    if (auto* str = std::get_if<std::string>(&v)) n += str->size();
-    else if (auto* blob = std::get_if<ts::Blob>(&v)) n += blob->bytes.size();
+    if (auto* str = std::get_if<std::string>(&v))
+      n += str->size();
+    else if (auto* blob = std::get_if<ts::Blob>(&v))
+      n += blob->bytes.size();
   }
   return n;
 }
@@ -233,7 +235,9 @@ std::optional<ts::Leased> take_ahead(WorkerState& s, std::chrono::milliseconds l
   return next;
 }
 
-void hold_ahead(WorkerState& s, ts::Leased&& task) { hold(s, std::move(task), false); }
+void hold_ahead(WorkerState& s, ts::Leased&& task) {
+  hold(s, std::move(task), false);
+}
 
 void settle_completions(WorkerState& s, bool answered) {
   auto lost = s.client->take_lost_leases();

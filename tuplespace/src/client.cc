@@ -55,10 +55,11 @@ class DeferredAside {
 };
 
 TupleSpaceError interrupted() {
-  return TupleSpaceError(std::string(errc::kInterrupted),
-                         std::string(errc::kInterrupted) +
-                             ": the call was interrupted (options.interrupt_fd); whether it was carried out is "
-                             "unknown");
+  return TupleSpaceError(
+      std::string(errc::kInterrupted),
+      std::string(errc::kInterrupted) +
+          ": the call was interrupted (options.interrupt_fd); whether it was carried out is "
+          "unknown");
 }
 
 }  // namespace
@@ -255,13 +256,16 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
       posted_.pop_front();
       if (p.prefetch) {
         prefetch_answered_ = true;
-        if (r.status == Reply::Status::Ok && !r.tuples.empty()) prefetched_ = Leased{std::move(r.tuples[0]), r.number};
+        if (r.status == Reply::Status::Ok && !r.tuples.empty())
+          prefetched_ = Leased{std::move(r.tuples[0]), r.number};
       }
       if (r.status == Reply::Status::Error) {
         if (p.completion && r.code == errc::kUnknownLease)
           lose(p);
         else if (!deferred_)
-          deferred_.emplace(r.code, std::string(p.completion ? "complete" : p.prefetch ? "prefetch" : "out") +
+          deferred_.emplace(r.code, std::string(p.completion ? "complete"
+                                                : p.prefetch ? "prefetch"
+                                                             : "out") +
                                         " (posted earlier): " + r.code + ": " + r.message);
       }
       if (r.request_id == rid) {
@@ -325,8 +329,10 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
 }
 
 void Client::lose(const Posted& p) {
-  if (p.batch.empty()) lost_leases_.push_back(p.lease);
-  else lost_leases_.insert(lost_leases_.end(), p.batch.begin(), p.batch.end());
+  if (p.batch.empty())
+    lost_leases_.push_back(p.lease);
+  else
+    lost_leases_.insert(lost_leases_.end(), p.batch.begin(), p.batch.end());
 }
 
 void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bool prefetch) {

@@ -221,9 +221,11 @@ TEST_CASE("a posted completion of several leases writes all or nothing, and a re
   for (int i = 0; i < 5; ++i) jobs.out("task", i);
   auto tasks = jobs.take_many(5, std::chrono::seconds(30), "task", formal<std::int64_t>);
   REQUIRE(tasks.size() == 5);
-  worker.complete_all_posted({tasks[0].lease, tasks[1].lease}, "jobs", {Tuple::of("result", 0), Tuple::of("result", 1)});
+  worker.complete_all_posted({tasks[0].lease, tasks[1].lease}, "jobs",
+                             {Tuple::of("result", 0), Tuple::of("result", 1)});
   jobs.ack(tasks[3]);  // so the next batch is refused whole
-  worker.complete_all_posted({tasks[2].lease, tasks[3].lease, tasks[4].lease}, "jobs", {Tuple::of("result", 2)});
+  worker.complete_all_posted({tasks[2].lease, tasks[3].lease, tasks[4].lease}, "jobs",
+                             {Tuple::of("result", 2)});
   worker.flush();
   CHECK(worker.take_lost_leases() == std::vector<LeaseId>{tasks[2].lease, tasks[3].lease, tasks[4].lease});
   CHECK(jobs.rd_many(10, "result", formal<std::int64_t>) ==

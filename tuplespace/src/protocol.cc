@@ -89,8 +89,7 @@ Type canonical_field(std::string& out, const msgpack::object& o, bool allow_form
       }
       reject(where.text() + (allow_formal ? ": ext is not a formal (ext type 1 holding a type code 0..4)"
                                           : ": a tuple may not hold a formal"));
-    default:
-      reject(where.text() + ": unsupported msgpack type " + std::string(object_type_name(o)));
+    default: reject(where.text() + ": unsupported msgpack type " + std::string(object_type_name(o)));
   }
 }
 
@@ -191,7 +190,8 @@ std::vector<TupleImage> tuple_list(const msgpack::object& o, std::string_view op
     reject(std::string(op) + ": more than " + std::to_string(kMaxBatch) + " tuples");
   std::vector<TupleImage> tuples;
   tuples.reserve(o.via.array.size);
-  for (std::uint32_t i = 0; i < o.via.array.size; ++i) tuples.push_back(tuple_image(o.via.array.ptr[i], {op, {}, i}));
+  for (std::uint32_t i = 0; i < o.via.array.size; ++i)
+    tuples.push_back(tuple_image(o.via.array.ptr[i], {op, {}, i}));
   return tuples;
 }
 
@@ -263,7 +263,8 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
         const auto& ids = arg[0].via.array;
         if (ids.size == 0 || ids.size > kMaxBatch)
           reject("ack: an array of lease ids must hold 1 to " + std::to_string(kMaxBatch) + " of them");
-        for (std::uint32_t i = 0; i < ids.size; ++i) r.leases.push_back(as_uint(ids.ptr[i], {"ack: lease_id"}));
+        for (std::uint32_t i = 0; i < ids.size; ++i)
+          r.leases.push_back(as_uint(ids.ptr[i], {"ack: lease_id"}));
         r.handle = r.leases.front();
       } else {
         r.handle = as_uint(arg[0], {"ack: lease_id"});
@@ -332,8 +333,8 @@ std::variant<Request, DecodeFailure> decode_request(std::string_view frame) {
     thread_local msgpack::zone zone;
     zone.clear();
     msgpack::object top = msgpack::unpack(
-        zone, frame.data(), frame.size(), off, [](msgpack::type::object_type, std::size_t, void*) { return true; },
-        nullptr, limit);
+        zone, frame.data(), frame.size(), off,
+        [](msgpack::type::object_type, std::size_t, void*) { return true; }, nullptr, limit);
     if (off != frame.size())
       return DecodeFailure{0, errc::kBadRequest,
                            "trailing " + std::to_string(frame.size() - off) + " bytes after the request"};

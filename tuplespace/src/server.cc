@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 #include <zmq.hpp>
