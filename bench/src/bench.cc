@@ -117,6 +117,8 @@ nlohmann::json run_bench(const BenchOptions& options, std::ostream& progress) {
 int run_role(const RoleArgs& args) {
   try {
     if (args.role == "zmq-echo") return run_zmq_echo(args.endpoint);
+    if (args.role == "zmq-queue") return run_zmq_queue(args.endpoint, static_cast<std::size_t>(args.id));
+    if (args.role == "zmq-worker") return run_zmq_worker(args.endpoint, static_cast<std::size_t>(args.id));
     if (args.role == "ts-worker") return run_ts_worker(args.endpoint, args.space, args.id);
     if (args.role == "redis-worker") return run_redis_worker(args.endpoint, args.space, args.id);
     std::cerr << "bench: unknown role \"" << args.role << "\"\n";

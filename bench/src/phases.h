@@ -87,6 +87,10 @@ struct ZmqFigures {
                  // the floor under a posted out followed by an in
   CpuCost cpu;   // per echo
   std::size_t frame_bytes = 0;
+  // The task farm over a ZeroMQ queue server (no tuple space): the same
+  // messages per task as the tuple-space farm, the floor under it.
+  double farm_per_s[2] = {0, 0};   // k = 1, k = 2 workers
+  double farm_cpu_us[2] = {0, 0};  // per task: server + master + workers
 };
 ZmqFigures measure_zmq(const RunContext& ctx);
 
@@ -112,6 +116,8 @@ std::optional<RedisFigures> measure_redis(const RunContext& ctx, const std::stri
 
 // The helper processes (see RoleArgs).
 int run_zmq_echo(const std::string& endpoint);
+int run_zmq_queue(const std::string& endpoint, std::size_t payload);
+int run_zmq_worker(const std::string& endpoint, std::size_t payload);
 int run_ts_worker(const std::string& endpoint, const std::string& space, long id);
 int run_redis_worker(const std::string& endpoint, const std::string& space, long id);
 

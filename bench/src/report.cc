@@ -45,6 +45,10 @@ json make_report(const Figures& f) {
   r["zmq_pair_us_p50"] = us(f.zmq.pair.p50);
   r["zmq_server_cpu_us"] = us(f.zmq.cpu.server_us);
   r["zmq_client_cpu_us"] = us(f.zmq.cpu.client_us);
+  r["zmq_farm_tasks_per_s"] = rate(f.zmq.farm_per_s[0]);
+  r["zmq_farm2_tasks_per_s"] = rate(f.zmq.farm_per_s[1]);
+  r["zmq_farm_cpu_us_per_task"] = us(f.zmq.farm_cpu_us[0]);
+  r["zmq_farm2_cpu_us_per_task"] = us(f.zmq.farm_cpu_us[1]);
   r["rtt_server_cpu_us"] = us(t.rtt_cpu.server_us);
   r["rtt_client_cpu_us"] = us(t.rtt_cpu.client_us);
   r["farm_cpu_us_per_task"] = us(t.farm_cpu_us[0]);
@@ -107,6 +111,11 @@ json make_report(const Figures& f) {
   r["rtt_vs_redis"] = rd ? ratio(t.rtt.p50, rd->rtt.p50) : json(nullptr);
   r["bulk_vs_redis"] = rd ? ratio(t.bulk_out_per_s, rd->pipelined_per_s) : json(nullptr);
   r["rtt_vs_zmq_pair"] = ratio(t.rtt.p50, f.zmq.pair.p50);
+  r["farm_vs_zmq_farm"] = ratio(t.farm_per_s[0], f.zmq.farm_per_s[0]);
+  r["farm2_vs_zmq_farm"] = ratio(t.farm_per_s[1], f.zmq.farm_per_s[1]);
+  r["zmq_farm_vs_redis"] = rd ? ratio(f.zmq.farm_per_s[0], rd->farm_per_s[0]) : json(nullptr);
+  r["zmq_farm2_vs_redis"] = rd ? ratio(f.zmq.farm_per_s[1], rd->farm_per_s[1]) : json(nullptr);
+  r["zmq_pair_vs_redis"] = rd ? ratio(f.zmq.pair.p50, rd->rtt.p50) : json(nullptr);
   r["rtt_vs_redis_unpipelined"] = rd ? ratio(t.rtt.p50, rd->rtt_unpipelined.p50) : json(nullptr);
   r["in_1m_vs_empty"] = ratio(m.in_full.p50, m.in_empty.p50);
   // Durable (--data, --fsync P) against Redis with AOF (appendfsync P).
@@ -198,6 +207,9 @@ void print_table(const json& r, std::ostream& out) {
   row("task farm, 1 worker", r["farm_tasks_per_s"], r["redis_farm_tasks_per_s"], "/s", r["farm_vs_redis"]);
   row("task farm, 2 workers", r["farm2_tasks_per_s"], r["redis_farm2_tasks_per_s"], "/s",
       r["farm2_vs_redis"]);
+  row("  ZeroMQ queue farm, 1 / 2 workers", r["zmq_farm_tasks_per_s"], r["zmq_farm2_tasks_per_s"], "/s",
+      nullptr);
+  row("  task farm / ZeroMQ queue farm, 1 / 2", r["farm_vs_zmq_farm"], r["farm2_vs_zmq_farm"], "", nullptr);
   row("bulk write (out_many / pipelined LPUSH)", r["bulk_out_per_s"], r["redis_pipelined_per_s"], "/s",
       r["bulk_vs_redis"]);
   row("bulk write (variadic LPUSH)", nullptr, r["redis_lpush_batch_per_s"], "/s", nullptr);

@@ -2,13 +2,15 @@
 //
 //   cmatrix N [--grain K] [--seed S]
 //
-// The feeder puts A's rows and B's columns into the job's space, then one
-// task per row-by-column product ("task", i, j), or with --grain K one task
-// per block of K rows ("task", i, -1) that multiplies those rows by all of B.
-// Piranhas read the rows and columns they need (keeping them), compute, and
-// complete each task with its result. The feeder collects C and checks it
-// against a sequential multiply: every element must arrive exactly once and
-// be exact (the matrices hold small integers, so the sums are exact).
+// The feeder puts B's columns into the job's space, then one task per
+// row-by-column product ("task", i, j) with A's rows beside them, or with
+// --grain K one task per block of K rows ("task", i, -1, rows) that carries
+// those rows and multiplies them by all of B: one request brings a piranha
+// its task and the rows it needs. Piranhas read all of B as soon as it is
+// written and the rows they need (keeping them), compute, and complete each
+// task with its result. The feeder collects C and checks it against a
+// sequential multiply: every element must arrive exactly once and be exact
+// (the matrices hold small integers, so the sums are exact).
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -87,16 +89,43 @@ std::vector<double> random_matrix(int64_t n, std::uint64_t seed) {
 int feeder(piranha::Feeder& f) {
   Options o = parse(f.args());
   const int64_t n = o.n;
-  auto a = random_matrix(n, o.seed), b = random_matrix(n, o.seed + 1);
+  // B first: piranhas read all of it before their first task, so it is
+  // written before A is even made.
+  auto b = random_matrix(n, o.seed + 1);
   auto& space = f.space();
+  // Requests of at most 50,000 tuples and a few megabytes, well under the
+  // server's limit (16 MiB) at any N.
+  auto write = [&](const std::vector<ts::Tuple>& all, auto&& put) {
+    std::vector<ts::Tuple> chunk;
+    std::size_t bytes = 0;
+    for (const ts::Tuple& t : all) {
+      std::size_t size = 16;
+      for (const ts::Value& v : t.fields())
+        if (auto* b = std::get_if<ts::Blob>(&v)) size += b->bytes.size();
+      if (!chunk.empty() && (chunk.size() == 50'000 || bytes + size > (4u << 20))) {
+        put(chunk);
+        chunk.clear();
+        bytes = 0;
+      }
+      chunk.push_back(t);
+      bytes += size;
+    }
+    if (!chunk.empty()) put(chunk);
+  };
   std::vector<ts::Tuple> data;
   for (int64_t i = 0; i < n; ++i) {
-    std::vector<double> row(a.begin() + i * n, a.begin() + (i + 1) * n), col(static_cast<std::size_t>(n));
+    std::vector<double> col(static_cast<std::size_t>(n));
     for (int64_t k = 0; k < n; ++k) col[k] = b[k * n + i];
-    data.push_back(ts::Tuple::of("A", i, pack(row)));
     data.push_back(ts::Tuple::of("B", i, pack(col)));
   }
-  space.out_many(data);
+  write(data, [&](const std::vector<ts::Tuple>& chunk) { space.out_many(chunk); });
+  auto a = random_matrix(n, o.seed);
+  if (o.grain == 0) {
+    data.clear();
+    for (int64_t i = 0; i < n; ++i)
+      data.push_back(ts::Tuple::of("A", i, pack({a.begin() + i * n, a.begin() + (i + 1) * n})));
+    write(data, [&](const std::vector<ts::Tuple>& chunk) { space.out_many(chunk); });
+  }
   auto started = std::chrono::steady_clock::now();
 
   std::vector<ts::Tuple> tasks;
@@ -106,14 +135,13 @@ int feeder(piranha::Feeder& f) {
       for (int64_t j = 0; j < n; ++j) tasks.push_back(ts::Tuple::of("task", i, j));
     expected = n * n;
   } else {
-    for (int64_t i = 0; i < n; i += o.grain) tasks.push_back(ts::Tuple::of("task", i, int64_t{-1}));
+    for (int64_t i = 0; i < n; i += o.grain) {
+      int64_t end = std::min(n, i + o.grain);
+      tasks.push_back(ts::Tuple::of("task", i, int64_t{-1}, pack({a.begin() + i * n, a.begin() + end * n})));
+    }
     expected = static_cast<int64_t>(tasks.size());
   }
-  for (std::size_t from = 0; from < tasks.size(); from += 50'000) {
-    std::vector<ts::Tuple> chunk(tasks.begin() + static_cast<std::ptrdiff_t>(from),
-                                 tasks.begin() + static_cast<std::ptrdiff_t>(std::min(tasks.size(), from + 50'000)));
-    f.put_tasks(chunk);
-  }
+  write(tasks, [&](const std::vector<ts::Tuple>& chunk) { f.put_tasks(chunk); });
 
   // Collect: wait for one result, then take whatever else is there at once.
   std::vector<double> c(static_cast<std::size_t>(n * n), -1.0);
@@ -199,24 +227,29 @@ void piranha_worker(piranha::Worker& w) {
   Options o = parse(w.args());
   const int64_t n = o.n;
   Cache cache{w.space(), n, {}, {}, {}};
+  // All of B first: the feeder writes B before its tasks, so a piranha that
+  // starts while the feeder is still writing them reads B meanwhile, not
+  // after its first task arrived. The last column is written last.
+  w.space().rd("B", n - 1, ts::formal<ts::Blob>);
+  cache.col(0);
   int64_t i = 0, j = 0;
-  while (auto task = w.take_task(ts::bind(i), ts::bind(j))) {
-    std::vector<double> out;
-    if (j >= 0) {
-      out.push_back(dot(cache.row(i), cache.col(j), n));
-    } else {
-      int64_t end = std::min(n, i + o.grain);
-      // Written by index: push_back(dot(...)) made GCC keep the dot
-      // product's sum on the stack, three times slower.
-      out.resize(static_cast<std::size_t>((end - i) * n));
-      double* at = out.data();
-      for (int64_t r = i; r < end && !w.should_retreat(); ++r) {
-        const double* row = cache.row(r);
-        for (int64_t c = 0; c < n; ++c) *at++ = dot(row, cache.col(c), n);
-      }
-      // Told to retreat mid-block: stop; the runtime puts the task back.
-      if (w.should_retreat()) return;
+  if (o.grain == 0) {
+    while (auto task = w.take_task(ts::bind(i), ts::bind(j)))
+      w.complete(*task, "C", i, j, pack({dot(cache.row(i), cache.col(j), n)}));
+    return;
+  }
+  ts::Blob rows;
+  while (auto task = w.take_task(ts::bind(i), ts::bind(j), ts::bind(rows))) {
+    std::vector<double> block = unpack(rows), out(block.size());
+    // Written by index: push_back(dot(...)) made GCC keep the dot product's
+    // sum on the stack, three times slower.
+    double* at = out.data();
+    for (std::size_t r = 0; r * n < block.size() && !w.should_retreat(); ++r) {
+      const double* row = &block[r * static_cast<std::size_t>(n)];
+      for (int64_t c = 0; c < n; ++c) *at++ = dot(row, cache.col(c), n);
     }
+    // Told to retreat mid-block: stop; the runtime puts the task back.
+    if (w.should_retreat()) return;
     w.complete(*task, "C", i, j, pack(out));
   }
 }

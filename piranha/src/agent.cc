@@ -175,10 +175,12 @@ struct Agent::Impl {
     uplink->set_state(node_state());
   }
 
-  // Tasks of `job` completed on this node, as the last view says.
+  // Tasks of `job` completed on this node, as the uplink last learnt (its
+  // watch notes them as the feeder publishes them, between views).
   std::optional<std::int64_t> tasks_here(std::int64_t job) const {
-    auto it = view.tasks_here.find(job);
-    if (it == view.tasks_here.end()) return std::nullopt;
+    auto latest = uplink->view();
+    auto it = latest.tasks_here.find(job);
+    if (it == latest.tasks_here.end()) return std::nullopt;
     return it->second;
   }
 

@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -48,6 +49,19 @@ std::optional<std::string> find_program(const std::string& program) {
 }
 
 namespace {
+
+// nice 19 and SCHED_IDLE for every thread of `pid`.
+void lower_priority(pid_t pid) {
+  sched_param p{};
+  p.sched_priority = 0;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    pid_t tid = static_cast<pid_t>(std::atol(t.path().filename().c_str()));
+    if (tid <= 0) continue;
+    setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19);
+    sched_setscheduler(tid, SCHED_IDLE, &p);
+  }
+}
 
 ExitStatus decode(int wstatus) {
   if (WIFSIGNALED(wstatus)) return ExitStatus{0, WTERMSIG(wstatus)};
@@ -108,12 +122,6 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
       if (getppid() != parent) _exit(127);  // the parent died before the line above
     }
     if (o.own_process_group) setpgid(0, 0);
-    if (o.lowest_priority) {
-      setpriority(PRIO_PROCESS, 0, 19);
-      sched_param p{};
-      p.sched_priority = 0;
-      sched_setscheduler(0, SCHED_IDLE, &p);
-    }
     if (out_fd >= 0) {
       dup2(out_fd, 1);
       dup2(out_fd, 2);
@@ -147,6 +155,11 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
     pid_ = -1;
     throw std::runtime_error(o.argv[0] + ": cannot start: " + std::strerror(err));
   }
+  // Lowered once exec has happened, not before: under SCHED_IDLE the exec
+  // itself could wait for seconds behind a busy owner, and this process
+  // (the agent's loop) waits for it. The program is then still in its
+  // loader, with one thread; threads it starts later inherit the priority.
+  if (o.lowest_priority) lower_priority(pid);
 }
 
 ChildProcess::~ChildProcess() {

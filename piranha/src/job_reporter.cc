@@ -30,7 +30,7 @@ void JobReporter::stop() {
 }
 
 void JobReporter::collect(ts::Client& c) {
-  for (const auto& tmpl : {done_template(), retreat_template()}) {
+  for (const auto& tmpl : {done_template(), batch_done_template(), retreat_template()}) {
     while (true) {
       auto records = c.in_many(job_.space, tmpl, kBatch);
       for (const auto& r : records) tally_.add(r);

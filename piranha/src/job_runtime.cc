@@ -266,13 +266,17 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   try {
     client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {
+    if (e.code() == ts::errc::kInterrupted) return 0;  // told to retreat before it connected
     std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
     return e.code() == ts::errc::kUnreachable ? kExitCutOff : 1;
   }
-  auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 0);
+  // A short wait: the record is briefly absent while somebody rewrites it
+  // (the feeder marks the job running just as agents start its piranhas).
+  auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 500);
   auto job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
   if (!job || !sys::is_live(job->state)) return 0;  // nothing to do any more
   ws.client = client.get();
+  ws.request_timeout = opts.request_timeout;
   ws.space = std::make_unique<ts::Space>(*client, job->space);
   Worker worker(ws);
 
@@ -299,6 +303,13 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
     return kExitCutOff;
   }
   bool retreating = signals.retreat.load();
+  // A task asked for ahead goes back with the others.
+  try {
+    if (auto next = detail::take_ahead(ws, retreating ? kQuickExit / 2 : ws.request_timeout))
+      detail::hold_ahead(ws, std::move(*next));
+  } catch (const ts::TupleSpaceError&) {
+    // Unanswered, or the server is away: its lease returns it when the piranha ends.
+  }
   auto held = ws.held;
   std::int64_t interrupted = 0;  // tasks the piranha had started
   // A retreat must be quick, even with the server slow or cut off: what is
@@ -313,13 +324,17 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
                    static_cast<long long>(kQuickExit.count()));
   };
   try {
-    settle();
-    ws.lost += static_cast<std::int64_t>(client->take_lost_leases().size());
-    if (ws.lost > 0)
-      std::fprintf(stderr,
-                   "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
-                   "do those tasks\n",
-                   name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
+    // Short tasks completed before the piranha stopped, not yet sent.
+    detail::send_completions(ws);
+    // Refused batches are redone task by task once every answer is in; not
+    // by a retreat, which must be quick and waits for the server once, at
+    // the end: those tasks' leases return them when the piranha ends.
+    if (!retreating) {
+      settle();
+      detail::settle_completions(ws, true);
+    }
+    std::vector<ts::LeaseId> back;
+    std::vector<ts::Tuple> tuples;
     for (auto& st : held) {
       Task task = detail::Runtime::task(st);
       if (st->started) ++interrupted;
@@ -330,15 +345,29 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
           std::fprintf(stderr, "%s (piranha on %s): retreat: %s\n", name.c_str(), ws.node.c_str(), e.what());
         }
       }
-      // Whatever the retreat function did not put back goes back as it was,
-      // all in one burst of posted requests: a retreat must be quick.
       if (st->held) {
         st->held = false;
-        client->complete_posted(st->lease, job->space, {st->tuple});
+        back.push_back(st->lease);
+        tuples.push_back(st->tuple);
       }
     }
+    // Whatever the retreat function did not put back goes back as it was,
+    // all in one posted request: a retreat must be quick. Should it be
+    // refused (a lease had ended), the rest return when the piranha's
+    // session ends, a moment later.
+    if (back.size() == 1)
+      client->complete_posted(back.front(), job->space, tuples);
+    else if (!back.empty())
+      client->complete_all_posted(back, job->space, tuples);
     if (retreating && !ws.job_ended) client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
     settle();
+    if (retreating) detail::settle_completions(ws, false);
+    if (ws.lost > 0)
+      std::fprintf(
+          stderr,
+          "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
+          "do those tasks\n",
+          name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
   } catch (const ts::TupleSpaceError& e) {
     // The job ended meanwhile, or the server went away: the held tasks'
     // leases return them in either case.

@@ -28,6 +28,15 @@ struct TaskState {
   bool batched = false;  // taken in a batch: its completion is posted
 };
 
+// A short task completed and not yet sent: the completions of a batch's
+// tasks are sent together, as one step, when the batch is done.
+struct Finished {
+  ts::LeaseId lease = 0;
+  std::vector<ts::Tuple> outs;  // the task's results, without its done record
+  double started_at = 0;
+  double seconds = 0;
+};
+
 struct WorkerState {
   ts::Client* client = nullptr;
   std::unique_ptr<ts::Space> space;
@@ -40,6 +49,11 @@ struct WorkerState {
   // Short tasks are taken several at a time; the ones not yet handed out.
   std::deque<std::shared_ptr<TaskState>> prefetched;
   std::vector<ts::Field> prefetch_fields;  // the template they matched
+  std::vector<Finished> unsent;            // completed short tasks, to be sent together
+  std::size_t unsent_bytes = 0;            // their results' approximate size
+  std::vector<Finished> unsettled;         // sent together; the answer not yet read
+  std::vector<ts::Field> ahead_fields;     // the template of the task asked for ahead
+  std::chrono::milliseconds request_timeout{30000};  // the client's
   std::int64_t tasks_completed = 0;
   double task_seconds = 0;  // summed, for the batching decision
   std::int64_t lost = 0;    // posted completions refused so far
@@ -51,6 +65,20 @@ struct WorkerState {
   bool start_noted = false;  // this piranha's first task was noted in ("jobtime", ...)
   SteadyClock::time_point last_job_check{};
 };
+
+// Sends the completed short tasks' completions as one posted step (worker.cc).
+void send_completions(WorkerState& s);
+// The task asked for ahead (Client::prefetch), waiting for its answer at most
+// `limit`; nullopt when none was asked for or none came.
+std::optional<ts::Leased> take_ahead(WorkerState& s, std::chrono::milliseconds limit);
+// Holds a task taken ahead and not handed out (to be put back).
+void hold_ahead(WorkerState& s, ts::Leased&& task);
+// Reads which posted completions the server refused, once every posted
+// request has been answered (`answered`): a refused batch's tasks are
+// completed one by one, since the others' leases may still be held; a
+// refused single completion is counted in s.lost. Without `answered` (a
+// retreat that did not wait for them) they are only counted.
+void settle_completions(WorkerState& s, bool answered);
 
 }  // namespace piranha::detail
 

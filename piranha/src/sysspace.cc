@@ -95,6 +95,13 @@ static std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
 std::vector<JobRecord> list_jobs(ts::Client& c) {
   return decode_all<JobRecord>(c.rd_many(kSpace, job_template(), kListMax));
 }
+std::vector<JobRecord> list_live_jobs(ts::Client& c) {
+  auto jobs = decode_all<JobRecord>(c.rd_many(kSpace, job_template(JobState::Queued), kListMax));
+  auto running = decode_all<JobRecord>(c.rd_many(kSpace, job_template(JobState::Running), kListMax));
+  jobs.insert(jobs.end(), running.begin(), running.end());
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return jobs;
+}
 std::vector<JobStat> list_jobstats(ts::Client& c) {
   return decode_all<JobStat>(c.rd_many(kSpace, jobstat_template(), kListMax));
 }

@@ -155,3 +155,19 @@ TEST_CASE("sysspace: supersede leaves exactly the new tuple, whatever was there"
   CHECK(c.rd_many(sys::kSpace, sys::scheduler_heartbeat_template(1), 10).size() == 1);
   CHECK(c.rd_many(sys::kSpace, tmpl, 10).size() == 1);
 }
+
+TEST_CASE("sysspace: list_live_jobs reads the queued and running jobs only, by id") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const sys::JobState states[] = {sys::JobState::Running, sys::JobState::Done,      sys::JobState::Queued,
+                                  sys::JobState::Held,    sys::JobState::Cancelled, sys::JobState::Failed};
+  for (std::int64_t id = 6; id >= 1; --id)  // written newest id first
+    c.out(sys::kSpace, sys::JobRecord{id, "j", "job." + std::to_string(id), 1.0, states[id - 1]}.to_tuple());
+  auto live = sys::list_live_jobs(c);
+  REQUIRE(live.size() == 2);
+  CHECK(live[0].id == 1);
+  CHECK(live[0].state == sys::JobState::Running);
+  CHECK(live[1].id == 3);
+  CHECK(live[1].state == sys::JobState::Queued);
+  CHECK(sys::list_jobs(c).size() == 6);
+}

@@ -5,12 +5,17 @@
 
 namespace piranha {
 
-ts::Tuple done_record(const std::string& node, double started, double seconds) {
-  return ts::Tuple::of(kDoneTag, node, started, seconds);
+ts::Tuple done_record(const std::string& node, double started, double seconds, std::int64_t tasks) {
+  if (tasks == 1) return ts::Tuple::of(kDoneTag, node, started, seconds);
+  return ts::Tuple::of(kDoneTag, node, started, seconds, tasks);
 }
 ts::Template done_template() {
   return ts::detail::template_of(std::string(kDoneTag), ts::formal<std::string>, ts::formal<double>,
                                  ts::formal<double>);
+}
+ts::Template batch_done_template() {
+  return ts::detail::template_of(std::string(kDoneTag), ts::formal<std::string>, ts::formal<double>,
+                                 ts::formal<double>, ts::formal<std::int64_t>);
 }
 ts::Tuple retreat_record(const std::string& node, double time, std::int64_t tasks_held) {
   return ts::Tuple::of(kRetreatTag, node, time, tasks_held);
@@ -21,12 +26,14 @@ ts::Template retreat_template() {
 }
 
 bool TaskTally::add(const ts::Tuple& r) {
-  if (done_template().matches(r)) {
+  bool one = done_template().matches(r);
+  if (one || batch_done_template().matches(r)) {
     double s = std::max(0.0, r.get<double>(3));
-    ++done_;
+    std::int64_t tasks = one ? 1 : std::max<std::int64_t>(0, r.get<std::int64_t>(4));
+    done_ += tasks;
     seconds_ += s;
     auto& n = nodes_[r.get<std::string>(1)];
-    ++n.tasks;
+    n.tasks += tasks;
     n.seconds += s;
     return true;
   }

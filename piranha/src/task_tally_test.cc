@@ -30,3 +30,14 @@ TEST_CASE("task tally: empty") {
   CHECK(t.stat(1, 0, 0).tasks_left == 0);
   CHECK(t.summary() == "0 tasks, mean 0.0 us, 0 retreats");
 }
+
+TEST_CASE("task tally: one done record of several tasks counts each of them") {
+  TaskTally t;
+  CHECK(piranha::done_record("ws01", 1.0, 0.5).size() == 4);
+  CHECK(piranha::done_record("ws01", 1.0, 0.5, 32).size() == 5);
+  CHECK(t.add(piranha::done_record("ws01", 1.0, 0.032, 32)));
+  CHECK(t.add(piranha::done_record("ws01", 2.0, 0.008)));
+  CHECK(t.tasks_done() == 33);
+  CHECK(t.per_node().at("ws01").tasks == 33);
+  CHECK(t.mean_task_seconds() == doctest::Approx(0.040 / 33));
+}

@@ -15,6 +15,15 @@ constexpr double kFeederSilence = 30;
 // Between attempts to reach a server that did not answer.
 constexpr auto kRetry = std::chrono::seconds(1);
 
+// ("jobwork", any job, node, ...): the tasks each job completed here.
+ts::Template jobwork_here_template(const std::string& node) {
+  using ts::Field;
+  using ts::Type;
+  return ts::Template({Field::of(ts::Value(std::string("jobwork"))), Field::formal(Type::Int),
+                       Field::of(ts::Value(node)), Field::formal(Type::Int), Field::formal(Type::Double),
+                       Field::formal(Type::Int)});
+}
+
 // A template matching exactly `t`.
 ts::Template exactly(const ts::Tuple& t) {
   std::vector<ts::Field> f;
@@ -26,6 +35,12 @@ std::chrono::milliseconds seconds_ms(double s) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000));
 }
 
+// What the View is read from, watched so that a change prompts a read.
+std::vector<ts::Template> watched(const std::string& node) {
+  return {sys::job_template(), sys::owner_template(node), sys::assign_template(0, node),
+          sys::scheduler_heartbeat_template(0), jobwork_here_template(node)};
+}
+
 }  // namespace
 
 Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd)
@@ -33,6 +48,7 @@ Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::stri
   stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (stop_fd_ < 0) throw std::runtime_error("agent: cannot create an eventfd");
   thread_ = std::thread([this] { run(); });
+  watcher_ = std::thread([this] { watch(); });
 }
 
 Uplink::~Uplink() {
@@ -45,6 +61,7 @@ Uplink::~Uplink() {
   std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(stop_fd_, &one, sizeof one);
   thread_.join();
+  watcher_.join();
   client_.reset();
   ::close(stop_fd_);
 }
@@ -224,15 +241,15 @@ void Uplink::step(ts::Client& c) {
   bool beat = now >= next_heartbeat_ && state_.has_value();
   sys::NodeState current = state_.value_or(sys::NodeState::Unavailable);
   bool read_due = read_now_ || now >= next_read_;
+  // Cleared as the read starts: a request made during the read (a watch
+  // event) asks for another one.
+  if (read_due) read_now_ = false;
   std::uint64_t holds_written = holds_written_;
   lock.unlock();
 
   if (beat) publish_state(current);
   if (now >= next_heartbeat_) next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
-  if (read_due) {
-    read(c, holds_written);
-    next_read_ = now + s_.tick;
-  }
+  if (read_due) next_read_ = read(c, holds_written);
   if (now >= next_prune_) {
     auto aps = sys::prune_availability(c, s_.node, wall - s_.ap_retention_seconds);
     auto jobs = sys::prune_finished_jobs(c, wall - s_.job_retention_seconds);
@@ -246,23 +263,47 @@ void Uplink::step(ts::Client& c) {
   busy_ = false;
 }
 
-void Uplink::read(ts::Client& c, std::uint64_t holds_written) {
+Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_written) {
+  auto steady = Clock::now();
   double now = sys::wall_now();
+  // The next moment the View changes by itself: an owner block begins or
+  // ends, scheduler 0's heartbeat goes stale.
+  double next_change = now + std::chrono::duration<double>(s_.tick).count();
   View v;
   v.holds_written = holds_written;
-  for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(s_.node), 1000))
-    if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now)) v.owner_blocked = true;
+  for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(s_.node), 1000)) {
+    auto b = sys::OwnerBlock::from_tuple(t);
+    if (!b) continue;
+    if (b->covers(now)) v.owner_blocked = true;
+    for (double edge : {b->start, b->end})
+      if (edge > now) next_change = std::min(next_change, edge);
+  }
 
-  std::map<std::int64_t, double> heard;  // job id -> its feeder's last jobstat
-  for (const auto& st : sys::list_jobstats(c)) heard[st.id] = st.updated_at;
+  std::map<std::int64_t, std::int64_t> tasks_before;
+  {
+    std::lock_guard lock(mu_);
+    tasks_before = view_.tasks_here;
+  }
   std::map<std::int64_t, sys::JobLaunch> still;
-  for (const auto& j : sys::list_jobs(c)) {
-    if (!sys::is_live(j.state)) continue;
+  auto live = sys::list_live_jobs(c);
+  // A job record is absent for a moment while someone rewrites it (the
+  // feeder marking it running, a cancel): a job live at the last read whose
+  // record is nowhere now is still live, or the agent would retreat its
+  // piranhas and start them again.
+  for (const auto& [id, launch] : launches_) {
+    if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
+    if (!c.rd(sys::kSpace, sys::job_template(id), 0))
+      live.push_back(sys::JobRecord{id, "", "", 0, sys::JobState::Queued});
+  }
+  for (const auto& j : live) {
     // A running job whose feeder has been silent this long is dead (killed
     // outright, outside `piranha submit`): its piranhas would wait for ever.
-    if (auto h = heard.find(j.id);
-        j.state == sys::JobState::Running && h != heard.end() && now - h->second > kFeederSilence)
-      continue;
+    if (j.state == sys::JobState::Running) {
+      double heard = 0;  // its feeder's last jobstat; duplicates: the latest
+      for (const auto& t : c.rd_many(sys::kSpace, sys::jobstat_template(j.id), 8))
+        if (auto st = sys::JobStat::from_tuple(t)) heard = std::max(heard, st->updated_at);
+      if (heard > 0 && now - heard > kFeederSilence) continue;
+    }
     auto known = launches_.find(j.id);
     std::optional<sys::JobLaunch> l =
         known != launches_.end() ? std::optional<sys::JobLaunch>(known->second) : sys::find_launch(c, j.id);
@@ -271,25 +312,91 @@ void Uplink::read(ts::Client& c, std::uint64_t holds_written) {
     v.live.push_back(*l);
     auto w = c.rd(sys::kSpace, sys::jobwork_template(j.id, s_.node), 0);
     auto work = w ? sys::JobWork::from_tuple(*w) : std::nullopt;
-    v.tasks_here[j.id] = work ? work->tasks : 0;
+    // Counts only grow; the record may be absent for a moment while its
+    // writer replaces it, or newer in an event already noted.
+    auto before = tasks_before.find(j.id);
+    v.tasks_here[j.id] = std::max(before != tasks_before.end() ? before->second : 0, work ? work->tasks : 0);
   }
   launches_ = std::move(still);
 
   for (const auto& t : c.rd_many(sys::kSpace, sys::assign_template(0, s_.node), 1000))
     if (auto a = sys::Assignment::from_tuple(t); a && (!v.assignment || a->epoch > v.assignment->epoch))
       v.assignment = a;
-  if (auto hb = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0))
+  if (auto hb = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0)) {
     v.scheduler = sys::SchedulerHeartbeat::from_tuple(*hb);
+    if (v.scheduler && v.scheduler->time + s_.scheduler_stale_seconds > now)
+      next_change = std::min(next_change, v.scheduler->time + s_.scheduler_stale_seconds);
+  }
 
   {
     std::lock_guard lock(mu_);
+    // Tasks noted from events during the read stay.
+    for (auto& [id, n] : v.tasks_here)
+      if (auto it = view_.tasks_here.find(id); it != view_.tasks_here.end()) n = std::max(n, it->second);
     v.generation = view_.generation + 1;
     view_ = std::move(v);
-    read_now_ = false;
   }
   if (wake_fd_ >= 0) {
     std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  }
+  // A millisecond late, so that the change has happened when it is read.
+  return steady +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(next_change - now)) +
+         std::chrono::milliseconds(1);
+}
+
+bool Uplink::on_event(const ts::WatchEvent& e) {
+  // A job record is taken only to be written again (a state change) or when
+  // a finished job is pruned: its writing is what matters.
+  if (sys::job_template().matches(e.tuple)) return e.kind == ts::WatchEventKind::Written;
+  if (jobwork_here_template(s_.node).matches(e.tuple)) {
+    // Noted at once, without a read: the agent looks when a piranha fails.
+    if (auto w = sys::JobWork::from_tuple(e.tuple); w && e.kind == ts::WatchEventKind::Written) {
+      std::lock_guard lock(mu_);
+      auto& n = view_.tasks_here[w->id];
+      n = std::max(n, w->tasks);
+    }
+    return false;
+  }
+  return true;
+}
+
+void Uplink::watch() {
+  std::unique_ptr<ts::Client> c;
+  std::uint64_t reconnects = 0;
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    try {
+      if (!c) {
+        ts::ClientOptions o;
+        o.connect_timeout = std::chrono::milliseconds(1000);
+        o.request_timeout = std::chrono::milliseconds(2000);
+        o.interrupt_fd = stop_fd_;
+        c = std::make_unique<ts::Client>(s_.server, o);
+        for (const auto& t : watched(s_.node)) c->watch(sys::kSpace, t);
+        reconnects = c->reconnects();
+        read_soon();  // what changed before the watches began
+      }
+      // A second at most, so that a reconnection (whose gap's events are
+      // lost) is noticed soon.
+      auto e = c->next_event(1000);
+      bool read = false;
+      for (; e; e = c->next_event(0)) read = on_event(*e) || read;
+      if (c->reconnects() != reconnects) {
+        reconnects = c->reconnects();
+        read = true;
+      }
+      if (read) read_soon();
+    } catch (const std::exception&) {
+      // The server is away (the uplink says so) or the Uplink is stopping.
+      c.reset();
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, kRetry, [this] { return stopping_; });
+    }
   }
 }
 

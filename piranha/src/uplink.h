@@ -3,9 +3,15 @@
 // server (agent.cc is its only user).
 //
 // The thread connects (patiently: the server may start later), then
-//  - every `tick` reads what the agent decides with into a View: owner
-//    blocks, live jobs with their launch records, scheduler 0's assignment
-//    for this node and its heartbeat, the tasks each live job completed here;
+//  - reads what the agent decides with into a View: owner blocks, live jobs
+//    with their launch records, scheduler 0's assignment for this node and
+//    its heartbeat, the tasks each live job completed here. It reads when
+//    one of those records changes, which a second thread learns from
+//    tuple-space watches (so a new job, an assignment or an owner block
+//    reaches the agent within milliseconds); when an owner block begins or
+//    ends and when scheduler 0's heartbeat goes stale; and every `tick` (1 s)
+//    as a safety net. A read costs a few requests and grows with the live
+//    jobs, not with the finished ones kept for retention;
 //  - writes what the agent hands it, oldest first, each kept until written:
 //    availability periods and holds in a queue, the node's state and its
 //    ("running", ...) record latest-wins, so a period that ended while the
@@ -15,7 +21,8 @@
 // "lost the tuple-space server" once, keeps what is queued, tries again every
 // second and logs when the server answers again. Its client's request
 // deadline is short (2 s): every request it makes is answered at once by a
-// live server. Destroying the Uplink interrupts a call in progress.
+// live server. Destroying the Uplink interrupts a call in progress, and the
+// watching thread's wait.
 //
 // Thread-safety: every public method may be called from any thread. The log
 // callback runs on the uplink's thread.
@@ -86,7 +93,13 @@ class Uplink {
   void run();
   bool connect();
   void step(ts::Client& c);
-  void read(ts::Client& c, std::uint64_t holds_written);
+  // Reads the View; returns when the next read is due at the latest.
+  Clock::time_point read(ts::Client& c, std::uint64_t holds_written);
+  // The watching thread: asks for a read whenever a watched record changes.
+  void watch();
+  // One watch event: a job's tasks here are noted at once, anything else
+  // asks for a read; true when it does.
+  bool on_event(const ts::WatchEvent& e);
   bool pending_locked() const;
 
   AgentSettings s_;
@@ -115,6 +128,7 @@ class Uplink {
   std::map<std::int64_t, sys::JobLaunch> launches_;
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;
+  std::thread watcher_;
 };
 
 }  // namespace piranha

@@ -1,7 +1,12 @@
 #include "piranha/tuplespace/client.h"
 
+#include <poll.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <thread>
 #include <zmq.hpp>
@@ -49,6 +54,14 @@ class DeferredAside {
   std::optional<TupleSpaceError> held_;
 };
 
+TupleSpaceError interrupted() {
+  return TupleSpaceError(
+      std::string(errc::kInterrupted),
+      std::string(errc::kInterrupted) +
+          ": the call was interrupted (options.interrupt_fd); whether it was carried out is "
+          "unknown");
+}
+
 }  // namespace
 
 // One connection (connection.h); a new one is a new session.
@@ -79,17 +92,18 @@ void Client::open_session(Millis deadline) {
     if (socket_) socket_->dealer.set(zmq::sockopt::linger, 0);  // what it holds belongs to the lost session
     socket_.reset();
     socket_ = std::make_unique<Socket>(endpoint_, options_);
+    socket_->dropped();  // read to the end once, so that its ZMQ_FD signals the first event
     std::uint64_t rid = next_id_++;
     encode_hello(control_, rid);
     socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
     Reply r;
-    Received got = receive_until(rid, r, deadline);
+    Received got = receive_until(rid, r, deadline, true);
     if (got == Received::Reply && r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
     for (auto it = watches_.begin(); got == Received::Reply && it != watches_.end(); ++it) {
       std::uint64_t wid = next_id_++;
       encode_watch(control_, wid, it->second.space, it->second.tmpl);
       socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
-      got = receive_until(wid, r, deadline);
+      got = receive_until(wid, r, deadline, true);
       if (got == Received::Reply && r.status == Reply::Status::Error)
         throw TupleSpaceError(
             r.code, r.code + ": re-watching " + it->second.space + " after a reconnect: " + r.message);
@@ -99,6 +113,7 @@ void Client::open_session(Millis deadline) {
       connected_ = true;
       return;
     }
+    if (got == Received::Interrupted) throw interrupted();
     if (const auto& why = socket_->refusal())
       throw TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why);
     failed_handshakes += socket_->handshake_failures();
@@ -117,8 +132,19 @@ void Client::open_session(Millis deadline) {
   }
 }
 
+bool Client::dropped() {
+  // Nothing was reported unless the monitor's ZMQ_FD is readable: one
+  // poll(2), where a read of the monitor costs libzmq a poll(2) and a
+  // getpid(2) or two. The fd signals a new event only once the monitor has
+  // been read to the end, which every read here does, and this client reads
+  // the monitor nowhere else (no zmq_poll on it).
+  pollfd p{socket_->monitor.get(zmq::sockopt::fd), POLLIN, 0};
+  if (::poll(&p, 1, 0) == 0) return false;
+  return socket_->dropped();
+}
+
 bool Client::ensure_session(Millis deadline) {
-  if (connected_ && socket_->dropped()) session_lost();
+  if (connected_ && dropped()) session_lost();
   if (connected_) return false;
   open_session(deadline);
   ++reconnects_;
@@ -131,7 +157,9 @@ void Client::session_lost() {
   for (const Posted& p : posted_) {
     // Results stay exactly once either way: see take_lost_leases().
     if (p.completion)
-      lost_leases_.push_back(p.lease);
+      lose(p);
+    else if (p.prefetch)
+      prefetch_answered_ = true;  // nothing: what it took returns with the old session
     else
       ++outs;
   }
@@ -144,6 +172,7 @@ void Client::session_lost() {
 }
 
 void Client::send_frame() {
+  keep_io_thread_near();
   if (frame_.size() > max_message_bytes_)
     throw TupleSpaceError(std::string(errc::kTooLarge), std::string(errc::kTooLarge) + ": request of " +
                                                             std::to_string(frame_.size()) +
@@ -200,16 +229,25 @@ Client::~Client() {
 Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible) {
   zmq::message_t msg;
   int interrupt = interruptible ? options_.interrupt_fd : -1;
+  // Waits with ::poll on the sockets' ZMQ_FDs rather than zmq_poll, which
+  // asks each socket for its ZMQ_EVENTS before and after sleeping (a poll(2)
+  // and a getpid(2) each inside libzmq). A ZMQ_FD signals a change: the
+  // dealer's is safe to sleep on once a read found nothing (nothing is sent
+  // in between), and the monitor is read only when its fd is readable.
+  const int dealer_fd = socket_->dealer.get(zmq::sockopt::fd);
+  const int monitor_fd = socket_->monitor.get(zmq::sockopt::fd);
+  bool monitor_readable = false;
   while (true) {
     if (!socket_->dealer.recv(msg, zmq::recv_flags::dontwait)) {
-      if (socket_->dropped()) return Received::Lost;
-      zmq::pollitem_t items[] = {{socket_->dealer.handle(), 0, ZMQ_POLLIN, 0},
-                                 {socket_->monitor.handle(), 0, ZMQ_POLLIN, 0},
-                                 {nullptr, interrupt, ZMQ_POLLIN, 0}};
+      if (monitor_readable && socket_->dropped()) return Received::Lost;
       Millis left = deadline < 0 ? -1 : deadline - now_ms();
       if (deadline >= 0 && left <= 0) return Received::Timeout;
-      zmq::poll(items, interrupt >= 0 ? 3 : 2, std::chrono::milliseconds(left));
-      if (interrupt >= 0 && (items[2].revents & ZMQ_POLLIN)) return Received::Interrupted;
+      pollfd fds[] = {{dealer_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {interrupt, POLLIN, 0}};
+      int timeout = left < 0 ? -1 : static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max()));
+      if (::poll(fds, interrupt >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
+        throw TupleSpaceError(std::string(errc::kUnreachable), std::string("poll: ") + std::strerror(errno));
+      if (interrupt >= 0 && (fds[2].revents & POLLIN)) return Received::Interrupted;
+      monitor_readable = (fds[1].revents & POLLIN) != 0;
       continue;
     }
     Reply r = decode_reply(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
@@ -229,11 +267,18 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
     if (!posted_.empty() && r.request_id == posted_.front().request_id) {
       Posted p = posted_.front();
       posted_.pop_front();
+      if (p.prefetch) {
+        prefetch_answered_ = true;
+        if (r.status == Reply::Status::Ok && !r.tuples.empty())
+          prefetched_ = Leased{std::move(r.tuples[0]), r.number};
+      }
       if (r.status == Reply::Status::Error) {
         if (p.completion && r.code == errc::kUnknownLease)
-          lost_leases_.push_back(p.lease);
+          lose(p);
         else if (!deferred_)
-          deferred_.emplace(r.code, std::string(p.completion ? "complete" : "out") +
+          deferred_.emplace(r.code, std::string(p.completion ? "complete"
+                                                : p.prefetch ? "prefetch"
+                                                             : "out") +
                                         " (posted earlier): " + r.code + ": " + r.message);
       }
       if (r.request_id == rid) {
@@ -265,11 +310,7 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   while (true) {
     Received got = receive_until(rid, r, deadline, true);
     if (got == Received::Reply) break;
-    if (got == Received::Interrupted)
-      throw TupleSpaceError(std::string(errc::kInterrupted),
-                            std::string(errc::kInterrupted) +
-                                ": the call was interrupted (options.interrupt_fd); whether it was carried out "
-                                "is unknown");
+    if (got == Received::Interrupted) throw interrupted();
     // Only on this error path: the op, for the message, read back from the frame.
     auto decoded = decode_request(frame_);
     auto* req = std::get_if<Request>(&decoded);
@@ -300,11 +341,18 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   return r;
 }
 
-void Client::post(bool completion, LeaseId lease) {
+void Client::lose(const Posted& p) {
+  if (p.batch.empty())
+    lost_leases_.push_back(p.lease);
+  else
+    lost_leases_.insert(lost_leases_.end(), p.batch.begin(), p.batch.end());
+}
+
+void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bool prefetch) {
   std::uint64_t rid = next_id_ - 1;  // encoded in frame_ already
   ensure_session(now_ms() + options_.request_timeout.count());
   send_frame();
-  posted_.push_back(Posted{rid, completion, lease});
+  posted_.push_back(Posted{rid, completion, lease, std::move(batch), prefetch});
   if (posted_.size() > kPostWindow) {
     Reply r;
     Millis deadline = now_ms() + options_.request_timeout.count();
@@ -374,6 +422,47 @@ void Client::complete_posted(LeaseId lease, std::string_view space, const std::v
   throw_deferred();
   encode_complete(frame_, next_id_++, lease, space, ts);
   post(true, lease);
+}
+
+void Client::complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
+                                 const std::vector<Tuple>& ts) {
+  if (leases.empty())
+    throw TupleSpaceError(std::string(errc::kBadRequest), "bad_request: complete_all_posted: no lease");
+  throw_deferred();
+  encode_complete_all(frame_, next_id_++, leases, space, ts);
+  post(true, leases.front(), leases);
+}
+
+void Client::prefetch(std::string_view space, const Template& t, Millis lease) {
+  if (prefetching()) throw std::logic_error("prefetch: the last prefetch was not taken");
+  if (lease <= 0)
+    throw TupleSpaceError(std::string(errc::kBadRequest), "bad_request: prefetch: lease must be > 0 ms");
+  throw_deferred();
+  std::uint64_t rid = next_id_++;
+  encode_in(frame_, rid, Op::In, space, t, 0, lease);
+  prefetch_answered_ = false;
+  prefetched_.reset();
+  post(false, 0, {}, true);
+  prefetch_rid_ = rid;
+}
+
+std::optional<Leased> Client::take_prefetched(std::chrono::milliseconds limit) {
+  if (!prefetching()) return std::nullopt;
+  if (!prefetch_answered_) {
+    Reply r;
+    Received got = receive_until(prefetch_rid_, r, now_ms() + limit.count());
+    if (got == Received::Lost) session_lost();
+    if (got == Received::Timeout)
+      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
+                            std::string(errc::kDeadlineExceeded) + ": " + endpoint_ +
+                                " did not answer a prefetch within " + ms_text(limit.count()));
+  }
+  prefetch_rid_ = 0;
+  std::optional<Leased> got = std::move(prefetched_);
+  prefetched_.reset();
+  // An error the prefetch got, unless it took a tuple (which would be lost).
+  if (!got) throw_deferred();
+  return got;
 }
 
 std::vector<LeaseId> Client::take_lost_leases() {
@@ -466,7 +555,9 @@ std::optional<WatchEvent> Client::next_event(Millis timeout) {
   while (events_.empty()) {
     Reply r;
     ensure_session(now_ms() + options_.request_timeout.count());
-    if (receive_until(0, r, deadline) != Received::Lost) break;
+    Received got = receive_until(0, r, deadline, true);
+    if (got == Received::Interrupted) throw interrupted();
+    if (got != Received::Lost) break;
     session_lost();
   }
   if (events_.empty()) return std::nullopt;

@@ -214,6 +214,70 @@ TEST_CASE("posted completions: accepted ones are written, refused ones are repor
   CHECK(results[2] == Tuple::of("result", 3));
 }
 
+TEST_CASE("a posted completion of several leases writes all or nothing, and a refusal reports every lease") {
+  EmbeddedServer server;
+  Client worker(server.endpoint());
+  Space jobs = worker.space("jobs");
+  for (int i = 0; i < 5; ++i) jobs.out("task", i);
+  auto tasks = jobs.take_many(5, std::chrono::seconds(30), "task", formal<std::int64_t>);
+  REQUIRE(tasks.size() == 5);
+  worker.complete_all_posted({tasks[0].lease, tasks[1].lease}, "jobs",
+                             {Tuple::of("result", 0), Tuple::of("result", 1)});
+  jobs.ack(tasks[3]);  // so the next batch is refused whole
+  worker.complete_all_posted({tasks[2].lease, tasks[3].lease, tasks[4].lease}, "jobs",
+                             {Tuple::of("result", 2)});
+  worker.flush();
+  CHECK(worker.take_lost_leases() == std::vector<LeaseId>{tasks[2].lease, tasks[3].lease, tasks[4].lease});
+  CHECK(jobs.rd_many(10, "result", formal<std::int64_t>) ==
+        std::vector<Tuple>{Tuple::of("result", 0), Tuple::of("result", 1)});
+  // The refused batch ended none of its leases: the held ones complete one by one.
+  CHECK(jobs.complete(tasks[2], Tuple::of("result", 2)));
+  CHECK_FALSE(jobs.complete(tasks[3], Tuple::of("result", 3)));
+  CHECK(jobs.complete(tasks[4], Tuple::of("result", 4)));
+  CHECK(worker.stats("jobs")->leases == 0);
+  CHECK_THROWS_AS(worker.complete_all_posted({}, "jobs", {}), TupleSpaceError);
+}
+
+TEST_CASE("a prefetch takes a tuple under a lease without waiting, and hands it over later") {
+  EmbeddedServer server;
+  Client worker(server.endpoint());
+  Client other(server.endpoint());
+  Template task = detail::template_of(std::string("task"), formal<std::int64_t>);
+  CHECK_FALSE(worker.prefetching());
+  CHECK_FALSE(worker.take_prefetched(std::chrono::seconds(5)).has_value());  // none outstanding
+
+  worker.prefetch("jobs", task, 30000);  // nothing there: answered "nothing" at once
+  CHECK(worker.prefetching());
+  CHECK_THROWS_AS(worker.prefetch("jobs", task, 30000), std::logic_error);
+  worker.flush();  // answered before the task below is written
+  other.space("jobs").out("task", 1);
+  other.flush();
+  CHECK_FALSE(worker.take_prefetched(std::chrono::seconds(5)).has_value());
+  CHECK_FALSE(worker.prefetching());
+
+  worker.prefetch("jobs", task, 30000);
+  worker.space("jobs").out("note", 1);  // other requests go on meanwhile
+  CHECK(worker.space("jobs").rdp("note", formal<std::int64_t>).has_value());
+  auto got = worker.take_prefetched(std::chrono::seconds(5));
+  REQUIRE(got.has_value());
+  CHECK(got->tuple == Tuple::of("task", 1));
+  CHECK(worker.stats("jobs")->leases == 1);
+  CHECK(worker.complete(got->lease, "jobs", {Tuple::of("result", 1)}));
+
+  // Not taken before the client closes: the tuple goes back.
+  {
+    Client quitter(server.endpoint());
+    other.space("jobs").out("task", 2);
+    other.flush();
+    quitter.prefetch("jobs", task, 30000);
+    quitter.flush();
+  }
+  auto back = other.space("jobs").in_for(std::chrono::seconds(20), "task", formal<std::int64_t>);
+  REQUIRE(back.has_value());
+  CHECK(*back == Tuple::of("task", 2));
+  CHECK_THROWS_AS(worker.prefetch("jobs", task, 0), TupleSpaceError);
+}
+
 TEST_CASE("flush waits for posted completions, other errors are thrown, refusals are not") {
   EmbeddedServer server;
   Client worker(server.endpoint());

@@ -20,6 +20,31 @@ struct Reject {
   throw Reject{code, std::move(message)};
 }
 
+// Where in a request a value is ("out_many: tuple 3 field 2"), for error
+// messages: made into a string only when the request is rejected, so that a
+// request decodes without building one per field.
+struct Where {
+  Where(std::string_view what_, std::string_view item_ = {}, long tuple_ = -1)
+      : what(what_), item(item_), tuple(tuple_) {}
+  std::string_view what;  // "out: tuple", "in", "out_many", ...
+  std::string_view item;  // a named argument: "template", "timeout_ms", ...
+  long tuple = -1;        // the tuple's position in a list, if in one
+  long field = -1;        // the field's position, if a field
+
+  std::string text() const {
+    std::string t(what);
+    if (tuple >= 0) t += ": tuple " + std::to_string(tuple);
+    if (!item.empty()) t += ": " + std::string(item);
+    if (field >= 0) t += " field " + std::to_string(field);
+    return t;
+  }
+  Where at_field(long i) const {
+    Where w = *this;
+    w.field = i;
+    return w;
+  }
+};
+
 std::string_view object_type_name(const msgpack::object& o) {
   switch (o.type) {
     case msgpack::type::NIL: return "nil";
@@ -38,12 +63,11 @@ std::string_view object_type_name(const msgpack::object& o) {
 }
 
 // Appends the canonical form of one field; returns its type.
-Type canonical_field(std::string& out, const msgpack::object& o, bool allow_formal,
-                     const std::string& where) {
+Type canonical_field(std::string& out, const msgpack::object& o, bool allow_formal, const Where& where) {
   switch (o.type) {
     case msgpack::type::POSITIVE_INTEGER:
       if (o.via.u64 > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        reject(where + ": integer " + std::to_string(o.via.u64) + " is out of int64 range");
+        reject(where.text() + ": integer " + std::to_string(o.via.u64) + " is out of int64 range");
       detail::append_int(out, static_cast<std::int64_t>(o.via.u64));
       return Type::Int;
     case msgpack::type::NEGATIVE_INTEGER: detail::append_int(out, o.via.i64); return Type::Int;
@@ -63,30 +87,29 @@ Type canonical_field(std::string& out, const msgpack::object& o, bool allow_form
         detail::append_formal(out, t);
         return t;
       }
-      reject(where + (allow_formal ? ": ext is not a formal (ext type 1 holding a type code 0..4)"
-                                   : ": a tuple may not hold a formal"));
-    default:
-      reject(where + ": unsupported msgpack type " + std::string(object_type_name(o)));
+      reject(where.text() + (allow_formal ? ": ext is not a formal (ext type 1 holding a type code 0..4)"
+                                          : ": a tuple may not hold a formal"));
+    default: reject(where.text() + ": unsupported msgpack type " + std::string(object_type_name(o)));
   }
 }
 
-const msgpack::object& check_array(const msgpack::object& o, const std::string& what) {
+const msgpack::object& check_array(const msgpack::object& o, const Where& what) {
   if (o.type != msgpack::type::ARRAY)
-    reject(what + " must be an array, got " + std::string(object_type_name(o)));
+    reject(what.text() + " must be an array, got " + std::string(object_type_name(o)));
   if (o.via.array.size < 1 || o.via.array.size > kMaxFields)
-    reject(what + " has " + std::to_string(o.via.array.size) + " fields; allowed 1.." +
+    reject(what.text() + " has " + std::to_string(o.via.array.size) + " fields; allowed 1.." +
            std::to_string(kMaxFields));
   return o;
 }
 
-TupleImage tuple_image(const msgpack::object& o, const std::string& what) {
+TupleImage tuple_image(const msgpack::object& o, const Where& what) {
   check_array(o, what);
   TupleImage img;
   detail::append_array(img.bytes, o.via.array.size);
   img.signature = o.via.array.size;
   std::size_t field0_begin = img.bytes.size(), field0_end = 0;
   for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
-    Type t = canonical_field(img.bytes, o.via.array.ptr[i], false, what + " field " + std::to_string(i));
+    Type t = canonical_field(img.bytes, o.via.array.ptr[i], false, what.at_field(i));
     img.signature = add_field(img.signature, i, t);
     if (i == 0) field0_end = img.bytes.size();
   }
@@ -95,7 +118,7 @@ TupleImage tuple_image(const msgpack::object& o, const std::string& what) {
   return img;
 }
 
-TemplateImage template_image(const msgpack::object& o, const std::string& what) {
+TemplateImage template_image(const msgpack::object& o, const Where& what) {
   check_array(o, what);
   TemplateImage img;
   detail::append_array(img.bytes, o.via.array.size);
@@ -104,7 +127,7 @@ TemplateImage template_image(const msgpack::object& o, const std::string& what) 
   for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
     const msgpack::object& f = o.via.array.ptr[i];
     std::size_t before = img.bytes.size();
-    Type t = canonical_field(img.bytes, f, true, what + " field " + std::to_string(i));
+    Type t = canonical_field(img.bytes, f, true, what.at_field(i));
     img.signature = add_field(img.signature, i, t);
     bool formal = f.type == msgpack::type::EXT;
     if (formal) continue;
@@ -120,27 +143,28 @@ TemplateImage template_image(const msgpack::object& o, const std::string& what) 
   return img;
 }
 
-std::int64_t as_int(const msgpack::object& o, const std::string& what) {
+std::int64_t as_int(const msgpack::object& o, const Where& what) {
   if (o.type == msgpack::type::POSITIVE_INTEGER) {
     if (o.via.u64 > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      reject(what + " is out of range");
+      reject(what.text() + " is out of range");
     return static_cast<std::int64_t>(o.via.u64);
   }
   if (o.type == msgpack::type::NEGATIVE_INTEGER) return o.via.i64;
-  reject(what + " must be an integer, got " + std::string(object_type_name(o)));
+  reject(what.text() + " must be an integer, got " + std::string(object_type_name(o)));
 }
 
-std::uint64_t as_uint(const msgpack::object& o, const std::string& what) {
+std::uint64_t as_uint(const msgpack::object& o, const Where& what) {
   if (o.type != msgpack::type::POSITIVE_INTEGER)
-    reject(what + " must be a non-negative integer, got " + std::string(object_type_name(o)));
+    reject(what.text() + " must be a non-negative integer, got " + std::string(object_type_name(o)));
   return o.via.u64;
 }
 
 std::string as_space(const msgpack::object& o, std::string_view op) {
-  std::string what = std::string(op) + ": space name";
-  if (o.type != msgpack::type::STR) reject(what + " must be a str, got " + std::string(object_type_name(o)));
+  Where what{op, "space name"};
+  if (o.type != msgpack::type::STR)
+    reject(what.text() + " must be a str, got " + std::string(object_type_name(o)));
   if (o.via.str.size == 0 || o.via.str.size > kMaxSpaceNameBytes)
-    reject(what + " must be 1.." + std::to_string(kMaxSpaceNameBytes) + " bytes");
+    reject(what.text() + " must be 1.." + std::to_string(kMaxSpaceNameBytes) + " bytes");
   return std::string(o.via.str.ptr, o.via.str.size);
 }
 
@@ -160,21 +184,20 @@ constexpr OpInfo kOps[] = {
 
 // The tuples of out_many and of a completing ack: an array of 0..kMaxBatch tuples.
 std::vector<TupleImage> tuple_list(const msgpack::object& o, std::string_view op) {
-  std::string what(op);
   if (o.type != msgpack::type::ARRAY)
-    reject(what + ": tuples must be an array, got " + std::string(object_type_name(o)));
-  if (o.via.array.size > kMaxBatch) reject(what + ": more than " + std::to_string(kMaxBatch) + " tuples");
+    reject(std::string(op) + ": tuples must be an array, got " + std::string(object_type_name(o)));
+  if (o.via.array.size > kMaxBatch)
+    reject(std::string(op) + ": more than " + std::to_string(kMaxBatch) + " tuples");
   std::vector<TupleImage> tuples;
   tuples.reserve(o.via.array.size);
   for (std::uint32_t i = 0; i < o.via.array.size; ++i)
-    tuples.push_back(tuple_image(o.via.array.ptr[i], what + ": tuple " + std::to_string(i)));
+    tuples.push_back(tuple_image(o.via.array.ptr[i], {op, {}, i}));
   return tuples;
 }
 
 std::uint64_t batch_max(const msgpack::object& o, std::string_view op) {
-  std::string what(op);
-  std::uint64_t max = as_uint(o, what + ": max");
-  if (max < 1 || max > kMaxBatch) reject(what + ": max must be 1.." + std::to_string(kMaxBatch));
+  std::uint64_t max = as_uint(o, {op, "max"});
+  if (max < 1 || max > kMaxBatch) reject(std::string(op) + ": max must be 1.." + std::to_string(kMaxBatch));
   return max;
 }
 
@@ -182,9 +205,9 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
   if (top.type != msgpack::type::ARRAY) reject("request must be an array, got " + std::string(object_type_name(top)));
   const auto& a = top.via.array;
   if (a.size < 3) reject("request must be [version, request_id, op, args...]");
-  std::int64_t version = as_int(a.ptr[0], "version");
+  std::int64_t version = as_int(a.ptr[0], {"version"});
   Request r;
-  r.id = rid_out = as_uint(a.ptr[1], "request_id");
+  r.id = rid_out = as_uint(a.ptr[1], {"request_id"});
   if (version != kProtocolVersion)
     reject("protocol version " + std::to_string(version) + " is not supported; this server speaks " +
                std::to_string(kProtocolVersion),
@@ -209,7 +232,7 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
     case Op::Bye: break;
     case Op::Out:
       r.space = as_space(arg[0], name);
-      r.tuples.push_back(tuple_image(arg[1], "out: tuple"));
+      r.tuples.push_back(tuple_image(arg[1], {"out: tuple"}));
       break;
     case Op::OutMany:
       r.space = as_space(arg[0], name);
@@ -218,20 +241,20 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
     case Op::In:
     case Op::Rd:
       r.space = as_space(arg[0], name);
-      r.tmpl = template_image(arg[1], std::string(name) + ": template");
-      r.timeout = as_int(arg[2], std::string(name) + ": timeout_ms");
+      r.tmpl = template_image(arg[1], {name, "template"});
+      r.timeout = as_int(arg[2], {name, "timeout_ms"});
       if (r.timeout < -1) reject(std::string(name) + ": timeout_ms must be -1 (forever) or >= 0");
-      r.lease = as_int(arg[3], std::string(name) + ": lease_ms");
+      r.lease = as_int(arg[3], {name, "lease_ms"});
       if (r.lease < 0) reject(std::string(name) + ": lease_ms must be >= 0");
       if (r.op == Op::Rd && r.lease != 0) reject("rd: a lease applies only to in");
       break;
     case Op::InMany:
     case Op::RdMany:
       r.space = as_space(arg[0], name);
-      r.tmpl = template_image(arg[1], std::string(name) + ": template");
+      r.tmpl = template_image(arg[1], {name, "template"});
       r.max = batch_max(arg[2], name);
       if (nargs == 4) {  // in_many's optional lease_ms
-        r.lease = as_int(arg[3], "in_many: lease_ms");
+        r.lease = as_int(arg[3], {"in_many: lease_ms"});
         if (r.lease < 0) reject("in_many: lease_ms must be >= 0");
       }
       break;
@@ -240,10 +263,11 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
         const auto& ids = arg[0].via.array;
         if (ids.size == 0 || ids.size > kMaxBatch)
           reject("ack: an array of lease ids must hold 1 to " + std::to_string(kMaxBatch) + " of them");
-        for (std::uint32_t i = 0; i < ids.size; ++i) r.leases.push_back(as_uint(ids.ptr[i], "ack: lease_id"));
+        for (std::uint32_t i = 0; i < ids.size; ++i)
+          r.leases.push_back(as_uint(ids.ptr[i], {"ack: lease_id"}));
         r.handle = r.leases.front();
       } else {
-        r.handle = as_uint(arg[0], "ack: lease_id");
+        r.handle = as_uint(arg[0], {"ack: lease_id"});
       }
       if (nargs == 3) {  // the completing ack: also writes tuples
         r.completes = true;
@@ -252,15 +276,15 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
       }
       break;
     case Op::Renew:
-      r.handle = as_uint(arg[0], "renew: lease_id");
-      r.lease = as_int(arg[1], "renew: lease_ms");
+      r.handle = as_uint(arg[0], {"renew: lease_id"});
+      r.lease = as_int(arg[1], {"renew: lease_ms"});
       if (r.lease <= 0) reject("renew: lease_ms must be > 0");
       break;
     case Op::Watch:
       r.space = as_space(arg[0], name);
-      r.tmpl = template_image(arg[1], "watch: template");
+      r.tmpl = template_image(arg[1], {"watch: template"});
       break;
-    case Op::Unwatch: r.handle = as_uint(arg[0], "unwatch: watch_id"); break;
+    case Op::Unwatch: r.handle = as_uint(arg[0], {"unwatch: watch_id"}); break;
     case Op::Remove: r.space = as_space(arg[0], name); break;
     case Op::Stats:
       if (nargs == 1) {
@@ -304,13 +328,17 @@ std::variant<Request, DecodeFailure> decode_request(std::string_view frame) {
     // Limits keep a hostile frame from making the unpacker allocate wildly.
     msgpack::unpack_limit limit(kMaxBatch + 8, 0, frame.size(), frame.size(), 16, 4);
     std::size_t off = 0;
-    msgpack::object_handle oh = msgpack::unpack(
-        frame.data(), frame.size(), off, [](msgpack::type::object_type, std::size_t, void*) { return true; },
-        nullptr, limit);
+    // One zone per thread, emptied for each frame, rather than a new 8 KB
+    // zone per frame: parse() copies what it keeps out of it.
+    thread_local msgpack::zone zone;
+    zone.clear();
+    msgpack::object top = msgpack::unpack(
+        zone, frame.data(), frame.size(), off,
+        [](msgpack::type::object_type, std::size_t, void*) { return true; }, nullptr, limit);
     if (off != frame.size())
       return DecodeFailure{0, errc::kBadRequest,
                            "trailing " + std::to_string(frame.size() - off) + " bytes after the request"};
-    return parse(oh.get(), rid);
+    return parse(top, rid);
   } catch (const Reject& r) {
     return DecodeFailure{rid, r.code, r.message};
   } catch (const msgpack::insufficient_bytes&) {
@@ -520,7 +548,12 @@ Reply decode_reply(std::string_view frame) {
     std::size_t n_max = frame.size();
     msgpack::unpack_limit limit(n_max, n_max, n_max, n_max, n_max, 8);
     std::size_t off = 0;
-    msgpack::object_handle oh = msgpack::unpack(frame.data(), frame.size(), off, nullptr, nullptr, limit);
+    // Strs and bins refer into the frame rather than being copied into the
+    // unpacker's zone: the reply's tuples are built from them before the
+    // frame goes (a piranha's first rd_many of a matrix is megabytes).
+    msgpack::object_handle oh = msgpack::unpack(
+        frame.data(), frame.size(), off, [](msgpack::type::object_type, std::size_t, void*) { return true; },
+        nullptr, limit);
     const msgpack::object& top = oh.get();
     if (top.type != msgpack::type::ARRAY || top.via.array.size < 3) throw DecodeError("reply is not [v, rid, status, ...]");
     const msgpack::object* a = top.via.array.ptr;

@@ -1,5 +1,6 @@
 #include "piranha/tuplespace/server.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -142,6 +143,9 @@ struct Server::Impl {
 
   std::string reply;
   std::vector<Delivery> deliveries;
+  // The router had no request left when last read, and nothing was sent
+  // since: its ZMQ_FD signals the next request (see run()).
+  bool router_quiet = false;
 
   explicit Impl(ServerOptions o)
       : opt(std::move(o)),
@@ -287,6 +291,7 @@ struct Server::Impl {
   }
 
   bool transmit(const std::string& routing_id, const std::string& frame) {
+    router_quiet = false;
     zmq::message_t id(routing_id.data(), routing_id.size());
     zmq::message_t body(frame.data(), frame.size());
     try {
@@ -556,7 +561,10 @@ struct Server::Impl {
   void drain_router() {
     for (int i = 0; i < kBatch; ++i) {
       zmq::message_t id;
-      if (!router.recv(id, zmq::recv_flags::dontwait)) return;
+      if (!router.recv(id, zmq::recv_flags::dontwait)) {
+        router_quiet = true;
+        return;
+      }
       std::string routing_id(static_cast<const char*>(id.data()), id.size());
       zmq::message_t body;
       if (!id.more() || !router.recv(body, zmq::recv_flags::dontwait)) continue;
@@ -578,37 +586,55 @@ struct Server::Impl {
     }
   }
 
+  // One turn waits with ::poll on the sockets' ZMQ_FDs and the stop eventfd,
+  // not zmq_poll: zmq_poll asks every socket for its ZMQ_EVENTS before and
+  // after sleeping, each a poll(2) and a getpid(2) inside libzmq, and the
+  // monitor rarely has anything. A ZMQ_FD only signals a change, so the
+  // router's ZMQ_EVENTS is asked before sleeping unless its last read found
+  // nothing and nothing was sent since (a send may consume the signal of a
+  // request that arrived meanwhile), and the monitor is drained whenever
+  // its ZMQ_FD is readable, before any request of the turn is read (a
+  // stopped server reads a closed connection's requests and its close at
+  // once: see `closed`).
   void run() {
-    zmq::pollitem_t items[] = {
-        {router.handle(), 0, ZMQ_POLLIN, 0},
-        {monitor.handle(), 0, ZMQ_POLLIN, 0},
-        {nullptr, stop_fd, ZMQ_POLLIN, 0},
-        {zap.handle(), 0, ZMQ_POLLIN, 0},
-    };
-    const int polled = own_context ? 4 : 3;
+    const int router_fd = router.get(zmq::sockopt::fd);
+    const int monitor_fd = monitor.get(zmq::sockopt::fd);
+    // The ZAP handler's socket exists only with a context of our own (an
+    // authenticating server); its ZMQ_FD, too, signals only a change.
+    const bool authenticating = own_context;
+    const int zap_fd = authenticating ? zap.get(zmq::sockopt::fd) : -1;
+    // A ZMQ_FD signals a message only once its socket has been read to the
+    // end (libzmq's reader then waits for a signal).
+    drain_monitor();
     while (true) {
+      keep_io_thread_near();
       long timeout = 1000;
       if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - now_ms()));
-      try {
-        zmq::poll(items, polled, std::chrono::milliseconds(timeout));
-      } catch (const zmq::error_t& e) {
-        if (e.num() != EINTR) throw;
+      bool waiting = !router_quiet && (router.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
+      // Handshakes wait on the ZAP handler; asked every turn (a getsockopt),
+      // since answering at most kBatch may leave requests its fd will not
+      // signal again.
+      bool zap_waiting = authenticating && (zap.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
+      if (waiting || zap_waiting) timeout = 0;
+      pollfd fds[] = {{router_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}, {zap_fd, POLLIN, 0}};
+      if (::poll(fds, authenticating ? 4 : 3, static_cast<int>(timeout)) < 0) {
+        if (errno != EINTR) throw std::runtime_error(std::string("server: poll: ") + std::strerror(errno));
         continue;  // a signal; stop() has written stop_fd if it was ours
       }
-      if (items[2].revents & ZMQ_POLLIN) {
+      if (fds[2].revents & POLLIN) {
         std::uint64_t v;
         [[maybe_unused]] auto n = ::read(stop_fd, &v, sizeof v);
         return;
       }
       // Handshakes wait on the ZAP handler: answer before serving requests.
-      if (polled > 3 && (items[3].revents & ZMQ_POLLIN))
+      if (authenticating && (zap_waiting || (fds[3].revents & POLLIN)))
         for (int i = 0; i < kBatch && (zap.get(zmq::sockopt::events) & ZMQ_POLLIN); ++i) answer_zap();
-      if (items[1].revents & ZMQ_POLLIN) drain_monitor();
+      if (fds[1].revents & POLLIN) drain_monitor();
       // Leases past their deadline end before any request handled now, even
       // requests sent in time that waited (a stopped server): a lease's
       // holder may count on it being over once its deadline has passed.
       store.advance(now_ms());
-      if (items[0].revents & ZMQ_POLLIN) drain_router();
+      if (waiting || (fds[0].revents & POLLIN)) drain_router();
       store.advance(now_ms());
       flush_deliveries();
       publish();

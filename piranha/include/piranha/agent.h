@@ -59,7 +59,9 @@ struct AgentSettings {
   std::chrono::milliseconds suspend_max{30000};  // suspend mode: then retreat
   double scheduler_stale_seconds = 10;  // scheduler 0 is obeyed while its heartbeat is younger
   double heartbeat_seconds = 1;     // node and heartbeat tuples refresh
-  std::chrono::milliseconds tick{250};  // how often the system space is read
+  // How often the system space is read in full as a safety net; changes to
+  // jobs, assignments and owner blocks are watched and read at once.
+  std::chrono::milliseconds tick{1000};
   std::string piranha_output;       // piranhas' stdout/stderr; empty: the agent's
   std::string events_file;          // JSON lines of events; empty: none
   bool quiet = false;               // no human-readable log on stderr

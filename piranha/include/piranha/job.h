@@ -132,16 +132,21 @@ class Worker {
   }
 
   // Completes `task`: its lease ends and `outs` are written to the job's
-  // space in one atomic step, and the task's time is recorded. Returns false,
-  // writing nothing, when the task had already returned to the space (its
-  // lease ended: this piranha was cut off or too slow); then another piranha
-  // does it. Also false when the answer was lost with the connection (a
-  // server restart): the results were written or the task returned, so they
-  // are written exactly once either way. Short tasks (under 2 ms on average) are taken in batches and
-  // their completions posted: then complete() returns true once the request
-  // is sent, and a refusal (which still writes nothing) is only counted and
-  // reported when the piranha ends. Throws std::logic_error when the task is
-  // no longer held.
+  // space in one atomic step, and the task's time is recorded. The
+  // completion is posted: complete() returns true once it is sent, and the
+  // server's answer is read with the piranha's next request, so a task costs
+  // one round trip (its take), not two. When the task had already returned to
+  // the space (its lease ended: this piranha was cut off or too slow), the
+  // server refuses the completion and writes nothing; another piranha does
+  // the task, and the refusal is counted and reported when the piranha ends.
+  // The same holds when the answer is lost with the connection (a server
+  // restart): the results were written or the task returned, so they are
+  // written exactly once either way. Short tasks (under 2 ms on average) are
+  // taken in leased batches, and the completions of a batch's tasks are sent
+  // together, as one atomic step, when the batch is done (or its results
+  // reach 1 MiB); tasks of 2 to 100 ms are asked for one ahead, so that the
+  // next take travels while this task computes. Throws std::logic_error when
+  // the task is no longer held.
   bool complete(Task& task, std::vector<ts::Tuple> outs);
   // complete(task, {("result", 7, 2.5)}) written as complete(task, "result", 7, 2.5).
   template <class F, class... A>

@@ -70,7 +70,8 @@ class PiranhaHost {
   // Tells every running piranha to retreat, because of an availability (or
   // assignment) change at `change`; kills those still running at now + grace.
   // Suspended piranhas are continued first, and every piranha leaves
-  // SCHED_IDLE (keeping nice 19), so that it gets the processor to retreat.
+  // SCHED_IDLE and nice 19 for nice 0 (best effort: it needs the privilege),
+  // so that it gets the processor to retreat even against a busy owner.
   void retreat(SteadyClock::time_point change, std::chrono::milliseconds grace, SteadyClock::time_point now);
   void suspend(SteadyClock::time_point now);
   void resume();

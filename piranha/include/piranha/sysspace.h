@@ -269,6 +269,7 @@ struct EvalRecord {
 // job), for rd / rd_many / in.
 ts::Template job_template();
 ts::Template job_template(std::int64_t id);
+ts::Template job_template(JobState state);
 ts::Template launch_template(std::int64_t id);
 ts::Template jobstat_template();
 ts::Template jobstat_template(std::int64_t id);
@@ -347,6 +348,9 @@ void record_job_times(ts::Client& c, const JobTimes& times);
 // Every tuple of a shape now in the system space, decoded; stray tuples of
 // another shape are skipped.
 std::vector<JobRecord> list_jobs(ts::Client& c);
+// The queued and running jobs only, by id: the read does not grow with the
+// finished jobs kept for retention.
+std::vector<JobRecord> list_live_jobs(ts::Client& c);
 std::vector<JobStat> list_jobstats(ts::Client& c);
 std::vector<NodeRecord> list_nodes(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);

@@ -2,7 +2,9 @@
 //
 // Every completed task leaves ("piranha.done", node, started, seconds) in the
 // job's space, written atomically with the task's completion, so each task
-// is counted exactly once. Every retreat leaves ("piranha.retreat", node,
+// is counted exactly once; short tasks completed together in one step leave
+// one ("piranha.done", node, started, seconds, tasks) for all of them
+// (earliest start, summed times). Every retreat leaves ("piranha.retreat", node,
 // time, tasks_held). The feeder's runtime collects both into a TaskTally and
 // publishes it as the job's ("jobstat", ...) tuple.
 #pragma once
@@ -19,8 +21,12 @@ namespace piranha {
 inline constexpr const char* kDoneTag = "piranha.done";
 inline constexpr const char* kRetreatTag = "piranha.retreat";
 
-ts::Tuple done_record(const std::string& node, double started, double seconds);
-ts::Template done_template();
+// The done record of `tasks` tasks completed together: the first form when
+// it is one.
+ts::Tuple done_record(const std::string& node, double started, double seconds, std::int64_t tasks = 1);
+ts::Template done_template();        // one task's
+ts::Template batch_done_template();  // several tasks'
+
 ts::Tuple retreat_record(const std::string& node, double time, std::int64_t tasks_held);
 ts::Template retreat_template();
 

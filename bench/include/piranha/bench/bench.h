@@ -9,7 +9,8 @@
 //    started with --key and --auth: CURVE on every connection and the pool's
 //    access policy on every request (docs/security.md);
 //  - raw ZeroMQ DEALER/ROUTER echo round trips with the same socket options,
-//    the floor for any request on this transport;
+//    the floor for any request on this transport, and the task farm over a
+//    ZeroMQ queue server with no tuple space in it: the floor under the farm;
 //  - Redis (redis-server started as a child, persistence off, through hiredis)
 //    doing the same work on lists: pipelined LPUSH+BRPOP round trips, pipelined LPUSH,
 //    and the same task farm.
@@ -72,6 +73,8 @@ void print_table(const nlohmann::json& report, std::ostream& out);
 // The helper processes run_bench starts as
 // `piranha ts bench --role ROLE --endpoint EP [--space NAME --id N]`:
 //   zmq-echo      a ROUTER bound to `endpoint` that echoes every frame;
+//   zmq-queue     the ZeroMQ-only farm's queue server (`id`: the item payload bytes);
+//   zmq-worker    a worker of that farm;
 //   ts-worker     a farm worker over a tuple-space server at `endpoint`;
 //   redis-worker  a farm worker over Redis at `endpoint` (host:port).
 // Returns the process exit code.

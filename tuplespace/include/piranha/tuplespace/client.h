@@ -169,10 +169,11 @@ struct ClientOptions {
   // (they are written to the server's connection either way).
   std::chrono::milliseconds close_timeout{5000};
   // An fd (an eventfd, a pipe) that, while readable, makes every call that
-  // waits for an answer (not flush, flush_within or the destructor) throw
-  // TupleSpaceError("interrupted") at once; whether the request was carried
-  // out is then unknown, as for unknown_outcome. -1: none. A retreating
-  // piranha uses it so as not to wait on a server that is cut off.
+  // waits for an answer, an event (next_event) or a new session (the
+  // constructor, a reconnection) throw TupleSpaceError("interrupted") at
+  // once (not flush, flush_within or the destructor); whether the request was
+  // carried out is then unknown, as for unknown_outcome. -1: none. A
+  // retreating piranha uses it so as not to wait on a server that is cut off.
   int interrupt_fd = -1;
   // Takes without a lease survive lost answers (see "Safe takes" above).
   bool safe_takes = false;
@@ -267,6 +268,32 @@ class Client {
   // Throws TupleSpaceError("too_large") at once, posting nothing, when the
   // request exceeds the server's limit.
   void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
+  // The posted form of complete_all(): one request that ends every lease and
+  // writes `ts`, or, when some lease is not held, ends none and writes
+  // nothing. When it is refused (or its answer is lost with the connection),
+  // take_lost_leases() reports every one of `leases`, though the others may
+  // still be held: complete those one by one to end them. 1 to kMaxBatch
+  // leases.
+  void complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
+                           const std::vector<Tuple>& ts);
+  // Prefetching (a piranha asks for its next task while computing this
+  // one): sends an in of `t` that does not wait (timeout 0) under a lease of
+  // `lease` ms (> 0), and returns at once, like a posted out; the answer is
+  // read in order with the other posted requests, and take_prefetched()
+  // hands it over. One at a time: throws std::logic_error when one is
+  // outstanding. A tuple it took returns to its space if the connection is
+  // lost before the answer is read (its lease ends with the session), or
+  // when this client closes without taking it.
+  void prefetch(std::string_view space, const Template& t, Millis lease);
+  // True from prefetch() until take_prefetched().
+  bool prefetching() const { return prefetch_rid_ != 0; }
+  // The prefetch's answer, waiting for it at most `limit`: the tuple under
+  // its lease, or nullopt when nothing matched, the connection was lost, or
+  // none is outstanding. Throws TupleSpaceError("deadline_exceeded") when no
+  // answer came within `limit` (the prefetch stays outstanding; a tuple it
+  // took returns when this client closes), and an error the request got as
+  // a posted out's is thrown.
+  std::optional<Leased> take_prefetched(std::chrono::milliseconds limit);
   // The leases whose posted completion the server refused (nothing of theirs
   // was written) or whose answer was lost with the connection (it may have
   // been written; if not, the lease returned the task, so the task's results
@@ -314,6 +341,8 @@ class Client {
   Received receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible = false);
   // Forgets the lost session: posted requests get unknown_outcome.
   void session_lost();
+  // True when the connection was closed since the last look; never blocks.
+  bool dropped();
   // Opens a new session (and re-watches) by `deadline`, or throws unreachable.
   void open_session(Millis deadline);
   // Opens a new session if the connection was lost; true if it did.
@@ -349,16 +378,24 @@ class Client {
   std::map<WatchId, Watched> watches_;
   WatchId next_watch_ = 1;
   std::size_t max_message_bytes_ = kDefaultMaxMessageBytes;  // from the server's hello
-  // A posted request not yet answered: an out, or a completion of `lease`.
+  // A posted request not yet answered: an out, a completion of `lease` (of
+  // `batch` when it completes several), or a prefetch.
   struct Posted {
     std::uint64_t request_id;
     bool completion;
     LeaseId lease;
+    std::vector<LeaseId> batch;
+    bool prefetch = false;
   };
-  void post(bool completion, LeaseId lease);
+  void post(bool completion, LeaseId lease, std::vector<LeaseId> batch = {}, bool prefetch = false);
+  // Records a posted completion's leases as lost (refused, or unknown outcome).
+  void lose(const Posted& p);
   std::deque<Posted> posted_;                // oldest first
   std::optional<TupleSpaceError> deferred_;  // the first error a posted request got
   std::vector<LeaseId> lost_leases_;         // posted completions the server refused
+  std::uint64_t prefetch_rid_ = 0;           // the outstanding prefetch's request, 0: none
+  bool prefetch_answered_ = false;
+  std::optional<Leased> prefetched_;         // its answer, once answered
   std::string taken_space_;                  // safe takes' markers; empty until the first
   std::uint64_t taken_seq_ = 0;
   std::size_t markers_ = 0;                  // markers in taken_space_ now

@@ -1,0 +1,83 @@
+#include "uplink.h"
+
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "piranha/tuplespace/embedded.h"
+
+using namespace std::chrono_literals;
+namespace sys = piranha::sys;
+namespace ts = piranha::ts;
+
+namespace {
+
+// Waits (up to 20 s, far beyond any fair delay) until `ok` holds for the
+// uplink's view.
+template <class Ok>
+bool view_becomes(const piranha::Uplink& u, Ok ok) {
+  auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (auto v = u.view(); v.generation > 0 && ok(v)) return true;
+    std::this_thread::sleep_for(2ms);
+  }
+  return false;
+}
+
+piranha::AgentSettings settings(const ts::EmbeddedServer& server) {
+  piranha::AgentSettings s;
+  s.node = "n1";
+  s.server = server.endpoint();
+  s.tick = std::chrono::hours(1);  // no safety-net read within the test: only watches and timers
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("uplink: a new job, an assignment and an owner block reach the view without waiting for a tick") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+
+  c.out(sys::kSpace, sys::JobLaunch{7, "/bin/true", {}, "/"}.to_tuple());
+  c.out(sys::kSpace, sys::JobRecord{7, "true", "job.7", sys::wall_now(), sys::JobState::Queued}.to_tuple());
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1 && v.live[0].id == 7; }));
+
+  c.out(sys::kSpace, sys::Assignment{0, 5, "n1", 7}.to_tuple());
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->job_id == 7; }));
+
+  c.out(sys::kSpace, sys::OwnerBlock{"n1", 0, 253402300799.0}.to_tuple());
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.owner_blocked; }));
+
+  // A job that ends leaves the view.
+  sys::set_job_state(c, 7, sys::JobState::Cancelled);
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
+}
+
+TEST_CASE("uplink: an owner block written ahead of time is read when it begins and when it ends") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  double now = sys::wall_now();
+  c.out(sys::kSpace, sys::OwnerBlock{"n1", now + 0.3, now + 0.6}.to_tuple());
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.owner_blocked; }));
+  CHECK(view_becomes(uplink, [](const auto& v) { return !v.owner_blocked; }));
+  CHECK(sys::wall_now() >= now + 0.6);
+}
+
+TEST_CASE("uplink: the tasks a job completed here are noted as the feeder publishes them") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  c.out(sys::kSpace, sys::JobLaunch{3, "/bin/true", {}, "/"}.to_tuple());
+  c.out(sys::kSpace, sys::JobRecord{3, "true", "job.3", sys::wall_now(), sys::JobState::Running}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1; }));
+  sys::replace(c, sys::jobwork_template(3, "n1"), sys::JobWork{3, "n1", 40, 1.0, 0}.to_tuple());
+  CHECK(
+      view_becomes(uplink, [](const auto& v) { return v.tasks_here.count(3) && v.tasks_here.at(3) == 40; }));
+}
