@@ -125,24 +125,28 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
     auto r = t ? sys::NodeRun::from_tuple(*t) : std::nullopt;
     return r && r->job_id == job && r->by == by;
   };
-  CHECK(runs(1, "FCFS"));
+  CHECK(wait_until([&] { return runs(1, "FCFS"); }));  // published by the uplink, a moment after the start
 
   // Scheduler 0 assigns job 2 to n1 and keeps its heartbeat fresh.
   c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 2}.to_tuple());
-  auto beat = [&] { sys::replace(c, sys::scheduler_heartbeat_template(0), sys::SchedulerHeartbeat{0, sys::wall_now()}.to_tuple()); };
+  // As the NPS beats: supersede, never a moment without a heartbeat, which
+  // an agent watching the system space takes for the scheduler withdrawn.
+  auto beat = [&] {
+    sys::supersede(c, sys::scheduler_heartbeat_template(0), sys::SchedulerHeartbeat{0, sys::wall_now()}.to_tuple());
+  };
   beat();
   CHECK(wait_until([&] {
     beat();
     return s.read("n1.events").find("\"event\":\"start\",\"job\":2") != std::string::npos;
   }));
-  CHECK(runs(2, "scheduler 0"));
+  CHECK(wait_until([&] { return runs(2, "scheduler 0"); }));
   // Another scheduler's assignment is not obeyed while scheduler 0 is fresh.
   c.out(sys::kSpace, sys::Assignment{1, 5, "n1", 1}.to_tuple());
   for (auto until = Clock::now() + 1500ms; Clock::now() < until; std::this_thread::sleep_for(100ms)) beat();
   CHECK(count(s.read("n1.events"), "\"event\":\"start\",\"job\":1") == 1);
   // The heartbeat stops: after stale_seconds the agent returns to FCFS.
   CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"start\",\"job\":1") == 2; }));
-  CHECK(runs(1, "FCFS"));
+  CHECK(wait_until([&] { return runs(1, "FCFS"); }));  // published by the uplink, a moment after the start
   std::string events = s.read("n1.events");
   CHECK(events.find("\"by\":\"scheduler\"") != std::string::npos);
   CHECK(events.rfind("\"by\":\"FCFS\"") > events.find("\"by\":\"scheduler\""));

@@ -601,7 +601,7 @@ struct Server::Impl {
     const int monitor_fd = monitor.get(zmq::sockopt::fd);
     // The ZAP handler's socket exists only with a context of our own (an
     // authenticating server); its ZMQ_FD, too, signals only a change.
-    const bool authenticating = own_context;
+    const bool authenticating = own_context != nullptr;
     const int zap_fd = authenticating ? zap.get(zmq::sockopt::fd) : -1;
     // A ZMQ_FD signals a message only once its socket has been read to the
     // end (libzmq's reader then waits for a signal).
