@@ -65,6 +65,19 @@ TEST_CASE("enabler: every probe is a new tick") {
   CHECK(r.t->state("monitor_ws01")["tick"] == Value(2));
 }
 
+TEST_CASE("enabler: a rebuilt trellis goes on from the last tick, so its schedulers keep deciding") {
+  Rig r({"ws01"});
+  r.pool.job_list = {testing::job(1, 0, 0.5, 1000)};
+  r.standard("TSK");
+  for (double t : {0.0, 1.0, 2.0}) r.tick(t);
+  const std::size_t beats = r.pool.beats.size();
+  r.standard("TSK");  // rebuilt, as the live shell does when a node joins
+  r.tick(3);
+  CHECK(r.t->state("enabler")["tick"] == Value(3));
+  CHECK(r.t->state("scheduler_0")["decisions"] == Value(4));
+  CHECK(r.pool.beats.size() == beats + 1);
+}
+
 TEST_CASE("TSK live: the job with 3 microsecond tasks gets every node before the one with 40") {
   Rig r({"ws01", "ws02", "ws03"});
   r.pool.job_list = {testing::job(1, 100.0, 40e-6, 1000), testing::job(2, 101.0, 3e-6, 1000)};
