@@ -290,6 +290,33 @@ nodes:
   CHECK(r.t->state("s1")["assignments"]["ws02"] == Value(2));
 }
 
+TEST_CASE("a node that joins is decided for at once with on_events, and at the period without") {
+  for (const bool on_events : {true, false}) {
+    CAPTURE(on_events);
+    Rig r({"ws01", "ws02"});
+    r.pool.job_list = {testing::job(1, 0, 0.5, 1000)};
+    StandardOptions o;
+    o.period = 10;
+    o.on_events = on_events;
+    o.nodes = r.pool.names;
+    r.t = std::make_unique<trellis::DeterministicTrellis>(standard_program(o, r.types), r.types);
+    r.tick(0);
+    r.tick(1);
+    // ws03 registers at 1.5; the live shell rebuilds the standard program
+    // (keeping every node's memory) and ticks at once.
+    r.pool.add_node("ws03");
+    o.nodes = r.pool.names;
+    r.t = std::make_unique<trellis::DeterministicTrellis>(standard_program(o, r.types), r.types);
+    r.tick(1.5);
+    if (on_events)
+      CHECK(*r.assigned("ws03") == std::optional<JobId>(1));
+    else
+      CHECK_FALSE(r.assigned("ws03"));
+    r.tick(10);
+    CHECK(*r.assigned("ws03") == std::optional<JobId>(1));
+  }
+}
+
 TEST_CASE("a scheduler waits for every monitor to reach the tick, leaving out one whose link is down") {
   Rig r({"ws01", "ws02"});
   r.pool.job_list = {testing::job(1, 0, 1, 10)};
