@@ -188,6 +188,7 @@ TEST_CASE(
   const auto record = sys::list_jobs(c);
   REQUIRE(record.size() == 1);
   INFO(nps.err());
+  MESSAGE("registration to assignment: ", (first->epoch / 1000.0 - record[0].submit_time) * 1000, " ms");
   CHECK(first->epoch / 1000.0 - record[0].submit_time < 1.0);
   // An agent ran it as soon as it looked (every 250 ms).
   std::optional<sys::JobTimes> times;
@@ -198,6 +199,7 @@ TEST_CASE(
   REQUIRE(wait_until([&] { return (times = sys::find_jobtimes(c, 1)) && times->end_time > 0; }));
   std::optional<sys::Assignment> none;
   REQUIRE(wait_until([&] { return (none = assigned(0)).has_value() && none->epoch > first->epoch; }, 8s));
+  MESSAGE("end to nodes given back: ", (none->epoch / 1000.0 - times->end_time) * 1000, " ms");
   CHECK(none->epoch / 1000.0 - times->end_time < 1.0);
   nps.signal(SIGTERM);
   CHECK(nps.wait() == 0);
