@@ -63,7 +63,8 @@ void add_run(CLI::App& nps) {
                      ->capture_default_str();
   auto* tick = run->add_option("--tick", a->tick,
                                "seconds between the enabler's ticks (monitors and jobs look again, "
-                               "heartbeats); at most --period")
+                               "heartbeats); at most --period. A job arriving, ending or first measured, "
+                               "or a node joining or changing state, ticks at once in between")
                    ->capture_default_str();
   run->add_option("--shadow", a->shadows,
                   "shadow schedulers' strategies, comma-separated (e.g. FCFS,SRT,FAIR): scheduler 1, 2, ... "
@@ -78,7 +79,8 @@ void add_run(CLI::App& nps) {
           ->capture_default_str();
   run->add_flag("--spill", a->spill, "no job holds more nodes than it has tasks left");
   auto* events = run->add_flag("--on-events,!--no-on-events", a->on_events,
-                               "also decide at the next tick when a job arrives or ends (default: on)");
+                               "also decide at once when a job arrives, ends or is first measured, or a node "
+                               "joins (default: on)");
   run->add_option("--cold-start", a->cold_start,
                   "task time (s) assumed for a job none of whose tasks has completed (docs/nps.md)")
       ->capture_default_str();

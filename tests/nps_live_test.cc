@@ -123,7 +123,8 @@ TEST_CASE("nps live: with SRT the job with less work left finishes first, long t
 }
 
 TEST_CASE(
-    "nps live: killed, agents fall back to their native policy and jobs finish, and a restart is obeyed again") {
+    "nps live: killed, agents fall back to their native policy and jobs finish, and a restart is obeyed "
+    "again") {
   Pool pool;
   for (const char* n : {"ws01", "ws02"}) pool.add_agent(n);
   auto c = pool.client();
@@ -158,6 +159,50 @@ TEST_CASE(
   CHECK(restarted->wait() == 0);
   // A clean stop withdraws the heartbeat: agents fall back at once.
   CHECK(wait_until([&] { return all_by(c, "FAIR", 2); }, 3s));
+}
+
+// With a 10-s tick, a job submitted just after a tick would wait up to 10 s
+// for the next one; the NPS watches the system space and decides at once
+// (an event tick), for the job's arrival and for its end.
+TEST_CASE(
+    "nps live: a job submitted just after a tick is assigned within a second, not at the next tick, and its "
+    "end too") {
+  Pool pool;
+  // Agents that trust scheduler 0 between its 10-s heartbeats.
+  pool.config = pool.s.write("patient.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 30\n");
+  for (const char* n : {"ws01", "ws02"}) pool.add_agent(n);
+  auto c = pool.client();
+  REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 2; }));
+  Process nps({bin("piranha"), "nps", "run", "--server", pool.server.endpoint(), "--strategy", "TSK",
+               "--tick", "10", "--period", "10"});
+  REQUIRE(nps.wait_for_err("scheduling ws01 ws02"));  // the first tick: the next is 10 s away
+  auto job = pool.spin(40, 50);                       // 2 s of work: job 1
+  auto assigned = [&](std::int64_t id) -> std::optional<sys::Assignment> {
+    for (const char* n : {"ws01", "ws02"})
+      if (auto t = c.rd(sys::kSpace, sys::assign_template(0, n), 0))
+        if (auto a = sys::Assignment::from_tuple(*t); a && a->job_id == id) return a;
+    return std::nullopt;
+  };
+  std::optional<sys::Assignment> first;
+  REQUIRE(wait_until([&] { return (first = assigned(1)).has_value(); }, 8s));
+  const auto record = sys::list_jobs(c);
+  REQUIRE(record.size() == 1);
+  INFO(nps.err());
+  MESSAGE("registration to assignment: ", (first->epoch / 1000.0 - record[0].submit_time) * 1000, " ms");
+  CHECK(first->epoch / 1000.0 - record[0].submit_time < 1.0);
+  // An agent ran it as soon as it looked (every 250 ms).
+  std::optional<sys::JobTimes> times;
+  REQUIRE(wait_until([&] { return (times = sys::find_jobtimes(c, 1)) && times->start_time > 0; }, 8s));
+  CHECK(times->start_time - record[0].submit_time < 1.5);
+  // Its end is news too: the nodes are given back at once (job 0: none).
+  REQUIRE(job->wait(60s) == 0);
+  REQUIRE(wait_until([&] { return (times = sys::find_jobtimes(c, 1)) && times->end_time > 0; }));
+  std::optional<sys::Assignment> none;
+  REQUIRE(wait_until([&] { return (none = assigned(0)).has_value() && none->epoch > first->epoch; }, 8s));
+  MESSAGE("end to nodes given back: ", (none->epoch / 1000.0 - times->end_time) * 1000, " ms");
+  CHECK(none->epoch / 1000.0 - times->end_time < 1.0);
+  nps.signal(SIGTERM);
+  CHECK(nps.wait() == 0);
 }
 
 TEST_CASE("nps live: a node whose agent starts after the NPS is scheduled and gets work") {

@@ -8,13 +8,18 @@
 #include <thread>
 
 #include "piranha/nps/node_types.h"
+#include "piranha/nps/ticker.h"
 #include "piranha/trellis/fiber_trellis.h"
 #include "values.h"
 
 namespace piranha::nps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = Ticker::Clock;
+
+// Event ticks (ticker.h) at most this often: a flood of news (many jobs
+// submitted at once) costs at most one refresh of the pool per gap.
+constexpr auto kEventGap = std::chrono::milliseconds(20);
 
 std::string stamp() {
   std::time_t t = std::time(nullptr);
@@ -46,7 +51,8 @@ class Shell {
       check_nps_program(*program_);
     }
     // The shell probes the enabler at the enabler's own period (the standard
-    // program's enabler ticks every min(tick, period)).
+    // program's enabler ticks every min(tick, period)), and in between at
+    // once when the system space brings news (ticker.h).
     const double period =
         program_ ? enabler_period(*program_) : std::min(o_.standard.tick, o_.standard.period);
     const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period));
@@ -57,10 +63,11 @@ class Shell {
          << (o_.program_file ? *o_.program_file : "the standard program") << ", a tick every " << period
          << " s";
     note(what.str());
-    auto next_tick = Clock::now(), next_look = Clock::now();
+    Ticker ticker(Clock::now(), tick, kEventGap);
+    auto next_look = Clock::now();
     while (!stopped()) {
       const auto now = Clock::now();
-      if (now >= next_tick) {
+      if (ticker.take(now) != Ticker::Tick::None) {
         try {
           pool_.refresh(*client_);
           if (!program_ || trellises_.empty()) build();
@@ -68,8 +75,6 @@ class Shell {
         } catch (const ts::TupleSpaceError& e) {
           note(std::string("tuple space: ") + e.what());
         }
-        next_tick += tick;
-        if (next_tick < now) next_tick = now + tick;
       }
       try {
         if (pool_.pending()) pool_.flush(*client_);
@@ -81,7 +86,17 @@ class Shell {
         publish_states();
         next_look = now + std::chrono::milliseconds(100);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      // Wait for news rather than sleep, so that an arrival is acted on
+      // within a millisecond or so; at most 5 ms, for the trellis's writes.
+      const auto wait =
+          std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(ticker.next() - Clock::now()),
+                     std::chrono::milliseconds(0), std::chrono::milliseconds(5));
+      try {
+        if (pool_.news(*client_, wait)) ticker.news();
+      } catch (const ts::TupleSpaceError&) {
+        // The next tick's refresh meets the same failure and says so.
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
     }
     for (auto& t : trellises_) t->stop();
     try {

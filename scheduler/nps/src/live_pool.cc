@@ -35,6 +35,9 @@ void LivePool::start(ts::Client& c) {
     records_.insert(records_.begin(), kept.begin(), kept.end());
   }
   ap_watch_ = c.watch(sys::kSpace, sys::ap_template());
+  job_watch_ = c.watch(sys::kSpace, sys::job_template());
+  jobstat_watch_ = c.watch(sys::kSpace, sys::jobstat_template());
+  node_watch_ = c.watch(sys::kSpace, sys::node_template());
   for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 1'000'000))
     if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
       std::lock_guard lock(mu_);
@@ -55,7 +58,48 @@ void LivePool::add_period(const sys::AvailabilityPeriod& ap) {
   v.insert(at, p);
 }
 
+bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
+  bool news = false;
+  for (auto e = c.next_event(wait.count()); e; e = c.next_event(0)) {
+    if (e->kind != ts::WatchEventKind::Written) continue;
+    if (e->watch == ap_watch_) {
+      if (auto ap = sys::AvailabilityPeriod::from_tuple(e->tuple)) aps_.push_back(*ap);
+    } else if (!news) {
+      std::lock_guard lock(mu_);
+      news = is_news(e->watch, e->tuple);
+    }
+  }
+  return news;
+}
+
+bool LivePool::is_news(ts::WatchId watch, const ts::Tuple& t) const {
+  const auto queued = [&](std::int64_t id) {
+    return std::find_if(jobs_.begin(), jobs_.end(), [&](const JobInfo& j) { return j.id == id; });
+  };
+  if (watch == job_watch_) {
+    const auto j = sys::JobRecord::from_tuple(t);
+    return j && sys::is_live(j->state) != (queued(j->id) != jobs_.end());
+  }
+  if (watch == jobstat_watch_) {
+    const auto s = sys::JobStat::from_tuple(t);
+    if (!s || s->tasks_done == 0 || !(s->mean_task_seconds > 0)) return false;
+    const auto j = queued(s->id);
+    return j != jobs_.end() && !j->measured;
+  }
+  if (watch == node_watch_) {
+    const auto n = sys::NodeRecord::from_tuple(t);
+    if (!n) return false;
+    const auto it = nodes_.find(n->name);
+    return std::find(order_.begin(), order_.end(), n->name) == order_.end() || it == nodes_.end() ||
+           it->second.status.state != sys::name(n->state);
+  }
+  return false;
+}
+
 void LivePool::refresh(ts::Client& c) {
+  // The events first: every write they announce is then in what is read
+  // below; one that arrives meanwhile is left for news().
+  news(c);
   const double now = sys::wall_now();
   auto records = sys::list_nodes(c);
   std::map<std::string, double> heard;
@@ -75,12 +119,6 @@ void LivePool::refresh(ts::Client& c) {
   for (const auto& n : records)
     if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0))
       if (auto r = sys::NodeRun::from_tuple(*t)) running[n.name] = *r;
-  // New availability periods, in the order they were written.
-  std::vector<sys::AvailabilityPeriod> aps;
-  while (auto e = c.next_event(0))
-    if (e->watch == ap_watch_ && e->kind == ts::WatchEventKind::Written)
-      if (auto ap = sys::AvailabilityPeriod::from_tuple(e->tuple)) aps.push_back(*ap);
-
   std::map<JobId, sys::JobStat> stats;
   for (const auto& s : sys::list_jobstats(c)) stats[s.id] = s;
   std::vector<JobInfo> jobs;
@@ -118,7 +156,8 @@ void LivePool::refresh(ts::Client& c) {
 
   std::lock_guard lock(mu_);
   snapshot_at_ = now;
-  for (const auto& ap : aps) add_period(ap);
+  for (const auto& ap : aps_) add_period(ap);  // in the order they were written
+  aps_.clear();
   // Nodes seen for the first time join the order by name: the system space
   // does not keep registration order, and a stable order keeps FAIR's and
   // RND's draws reproducible.

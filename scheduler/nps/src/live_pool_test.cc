@@ -1,6 +1,7 @@
-// LivePool's evaluator records against a tuple-space server in this
-// process: read back at start, appended by flush(), and forgotten -- removed
-// from the space -- by flush() too.
+// LivePool against a tuple-space server in this process: the evaluator's
+// records, read back at start, appended by flush(), and forgotten -- removed
+// from the space -- by flush() too; and which writes are news, for an event
+// tick.
 #include "piranha/nps/live_pool.h"
 
 #include <doctest/doctest.h>
@@ -9,6 +10,8 @@
 
 namespace piranha::nps {
 namespace {
+
+using namespace std::chrono_literals;
 
 std::vector<std::string> jsons(ts::Client& c) {
   std::vector<std::string> out;
@@ -46,6 +49,62 @@ TEST_CASE("live pool: forgotten records are removed from the space, and one neve
   CHECK(jsons(c) == std::vector<std::string>{"{\"n\":0}", "{\"n\":1}", "{\"n\":2}", "{\"n\":3}"});
   CHECK(sys::list_eval_records(c)[0].kind == "job");
   CHECK_FALSE(pool.pending());
+}
+
+TEST_CASE(
+    "live pool: news is a job arriving, ending or first measured, or a node joining or changing state") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  LivePool pool;
+  pool.start(c);
+  pool.refresh(c);
+  auto write = [&](const ts::Tuple& t) {
+    c.out(sys::kSpace, t);
+    c.flush();
+  };
+  const double now = sys::wall_now();
+  auto node = [&](sys::NodeState state, double at) {
+    write(sys::NodeRecord{"ws01", 1, 1.0, state, at}.to_tuple());
+  };
+  node(sys::NodeState::Available, now);
+  CHECK(pool.news(c, 1000ms));  // a node registered
+  pool.refresh(c);
+  CHECK(pool.node_names() == std::vector<std::string>{"ws01"});
+  node(sys::NodeState::Available, now + 1);  // its agent's heartbeat
+  CHECK_FALSE(pool.news(c, 200ms));
+  node(sys::NodeState::Unavailable, now + 2);
+  CHECK(pool.news(c, 1000ms));
+  pool.refresh(c);
+
+  write(sys::JobLaunch{1, "/bin/true", {}, "/"}.to_tuple());
+  sys::JobRecord job{1, "spin", "job.1", now, sys::JobState::Queued};
+  write(job.to_tuple());
+  CHECK(pool.news(c, 1000ms));  // an arrival
+  pool.refresh(c);
+  REQUIRE(pool.jobs().size() == 1);
+  job.state = sys::JobState::Running;
+  write(job.to_tuple());  // its feeder started: still the same queue
+  write(sys::JobStat{1, 0, 100, 0, now}.to_tuple());
+  CHECK_FALSE(pool.news(c, 200ms));
+  write(sys::JobStat{1, 2, 98, 0.01, now}.to_tuple());
+  CHECK(pool.news(c, 1000ms));  // first measured
+  pool.refresh(c);
+  CHECK(pool.jobs()[0].measured);
+  write(sys::JobStat{1, 5, 95, 0.01, now}.to_tuple());
+  CHECK_FALSE(pool.news(c, 200ms));
+  job.state = sys::JobState::Done;
+  write(job.to_tuple());
+  CHECK(pool.news(c, 1000ms));  // it ended
+
+  // An availability period read by news() is not lost to refresh().
+  write(sys::AvailabilityPeriod{"ws01", now - 600, now - 300}.to_tuple());
+  CHECK_FALSE(pool.news(c, 200ms));
+  pool.refresh(c);
+  const auto from = static_cast<std::int64_t>((now - 600 - pool.history_origin()) / pool.history_step()) + 1;
+  const auto steps = pool.steps("ws01", from);
+  REQUIRE(steps.size() >= 4);
+  CHECK(steps[0]);
+  CHECK(steps[3]);
 }
 
 }  // namespace

@@ -95,6 +95,10 @@ struct EvaluatorMemory {
 
 class Memory {
  public:
+  // Each enabler's tick, by node name: a rebuilt trellis goes on counting
+  // where the last stopped, so schedulers (which act on a tick newer than
+  // the last they saw) do not stall after a rebuild.
+  std::map<std::string, std::int64_t, std::less<>> enabler_ticks;
   std::map<std::string, MonitorMemory, std::less<>> monitors;  // by node
   std::map<std::int64_t, SchedulerMemory> schedulers;          // by id
   EvaluatorMemory evaluator;

@@ -19,8 +19,11 @@ namespace piranha::nps {
 
 class Enabler : public trellis::Node {
  public:
-  explicit Enabler(const trellis::Params& p);
+  Enabler(Environment env, const trellis::Params& p);
   trellis::Value calculate(trellis::Context& ctx) override;
+
+ private:
+  Environment env_;
 };
 
 class Owner : public trellis::Node {

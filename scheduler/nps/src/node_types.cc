@@ -12,7 +12,7 @@ std::shared_ptr<Memory> make_memory() {
 void add_nps_types(trellis::Registry& types, Environment env) {
   if (!env.memory) env.memory = make_memory();
   types.add(
-      "enabler", [](const trellis::Params& p) { return std::make_unique<Enabler>(p); },
+      "enabler", [env](const trellis::Params& p) { return std::make_unique<Enabler>(env, p); },
       "NPS: each probe is a tick that activates the monitors, owners and jobs node");
   types.add(
       "owner", [env](const trellis::Params& p) { return std::make_unique<Owner>(env, p); },

@@ -65,6 +65,19 @@ TEST_CASE("enabler: every probe is a new tick") {
   CHECK(r.t->state("monitor_ws01")["tick"] == Value(2));
 }
 
+TEST_CASE("enabler: a rebuilt trellis goes on from the last tick, so its schedulers keep deciding") {
+  Rig r({"ws01"});
+  r.pool.job_list = {testing::job(1, 0, 0.5, 1000)};
+  r.standard("TSK");
+  for (double t : {0.0, 1.0, 2.0}) r.tick(t);
+  const std::size_t beats = r.pool.beats.size();
+  r.standard("TSK");  // rebuilt, as the live shell does when a node joins
+  r.tick(3);
+  CHECK(r.t->state("enabler")["tick"] == Value(3));
+  CHECK(r.t->state("scheduler_0")["decisions"] == Value(4));
+  CHECK(r.pool.beats.size() == beats + 1);
+}
+
 TEST_CASE("TSK live: the job with 3 microsecond tasks gets every node before the one with 40") {
   Rig r({"ws01", "ws02", "ws03"});
   r.pool.job_list = {testing::job(1, 100.0, 40e-6, 1000), testing::job(2, 101.0, 3e-6, 1000)};
@@ -231,6 +244,77 @@ TEST_CASE("a shadow scheduler decides and is recorded, but only scheduler 0 reac
   CHECK(e["schedulers"]["1"]["obeyed"] == Value(false));
   CHECK(e["nodes"]["ws01"]["observed_seconds"] == Value(1.0));
   CHECK(e["nodes"]["ws01"]["fraction"] == Value(1.0));
+}
+
+// The live shell ticks at once when a job arrives (an event tick, ticker.h):
+// here a tick at 2.4, between the ticks at 2 and 3.
+TEST_CASE(
+    "an arrival between ticks is decided at its event tick with on_events, and only on the period without") {
+  Rig r({"ws01", "ws02"});
+  r.pool.job_list = {testing::job(1, 0, 0.5, 1000)};
+  r.program(R"(program: events
+nodes:
+  - {name: enabler, type: enabler, params: {period: 1}}
+  - {name: jobs, type: jobs, inferiors: [enabler]}
+  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}
+  - {name: m2, type: monitor, inferiors: [enabler], params: {node: ws02}}
+  - {name: s0, type: scheduler, inferiors: [jobs, m1, m2], params: {id: 0, strategy: TSK, period: 10, on_events: true}}
+  - {name: s1, type: scheduler, inferiors: [jobs, m1, m2], params: {id: 1, strategy: TSK, period: 10}}
+)");
+  auto decisions = [&](const char* s) { return r.t->state(s)["decisions"]; };
+  for (double t : {0.0, 1.0, 2.0}) r.tick(t);
+  CHECK(decisions("s0") == Value(1));
+  CHECK(decisions("s1") == Value(1));
+  CHECK(*r.assigned("ws02") == std::optional<JobId>(1));
+  // Job 2 arrives at 2.4, not yet measured; the event tick comes at once.
+  r.pool.job_list.push_back(testing::job(2, 2.4, 0, 1000, false));
+  r.tick(2.4);
+  CHECK(decisions("s0") == Value(2));                          // decided at the arrival, not at 3
+  CHECK(*r.assigned("ws02") == std::optional<JobId>(2));       // a node of its own to be measured on
+  CHECK(r.pool.assigns.back().epoch == 2);                     // the event tick's time
+  CHECK(r.t->state("s1")["assignments"]["ws02"] == Value(1));  // the spec's period: not due
+  CHECK(decisions("s1") == Value(1));
+  // The job's first tasks complete at 2.7: measured, news again.
+  r.pool.job_list[1].measured = true;
+  r.pool.job_list[1].mean_task_time = 0.01;
+  r.tick(2.7);
+  CHECK(decisions("s0") == Value(3));
+  CHECK(*r.assigned("ws01") == std::optional<JobId>(2));  // TSK: the shorter tasks take every node
+  // Event ticks leave the period where it was: both decide at 10, not 12.4.
+  for (double t = 3; t < 10; ++t) r.tick(t);
+  CHECK(decisions("s0") == Value(3));
+  CHECK(decisions("s1") == Value(1));
+  r.tick(10);
+  CHECK(decisions("s0") == Value(4));
+  CHECK(decisions("s1") == Value(2));
+  CHECK(r.t->state("s1")["assignments"]["ws02"] == Value(2));
+}
+
+TEST_CASE("a node that joins is decided for at once with on_events, and at the period without") {
+  for (const bool on_events : {true, false}) {
+    CAPTURE(on_events);
+    Rig r({"ws01", "ws02"});
+    r.pool.job_list = {testing::job(1, 0, 0.5, 1000)};
+    StandardOptions o;
+    o.period = 10;
+    o.on_events = on_events;
+    o.nodes = r.pool.names;
+    r.t = std::make_unique<trellis::DeterministicTrellis>(standard_program(o, r.types), r.types);
+    r.tick(0);
+    r.tick(1);
+    // ws03 registers at 1.5; the live shell rebuilds the standard program
+    // (keeping every node's memory) and ticks at once.
+    r.pool.add_node("ws03");
+    o.nodes = r.pool.names;
+    r.t = std::make_unique<trellis::DeterministicTrellis>(standard_program(o, r.types), r.types);
+    r.tick(1.5);
+    if (on_events)
+      CHECK(*r.assigned("ws03") == std::optional<JobId>(1));
+    else
+      CHECK_FALSE(r.assigned("ws03"));
+    r.tick(10);
+    CHECK(*r.assigned("ws03") == std::optional<JobId>(1));
+  }
 }
 
 TEST_CASE("a scheduler waits for every monitor to reach the tick, leaving out one whose link is down") {

@@ -28,6 +28,19 @@ std::vector<std::pair<JobId, bool>> queue_key(const trellis::Context& ctx) {
   return key;
 }
 
+// Whether a monitor within reach reports a node this scheduler has never
+// decided for (it joined the pool after the last decision): news, as an
+// arrival is, for a scheduler deciding on events.
+bool undecided_node(const trellis::Context& ctx, const SchedulerMemory& m) {
+  for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
+    const Value& s = ctx.inferior(i);
+    if (is_monitor(s) && ctx.inferior_link(i) == trellis::LinkState::Up &&
+        !m.decided.count(s["node"].as_string()))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::optional<JobId>> probe_nodes(std::span<const JobId> unmeasured,
@@ -110,7 +123,7 @@ Value Scheduler::calculate(trellis::Context& ctx) {
   if (tick > m.last_tick && ready(ctx, tick)) {
     const double now = env_.pool->now();
     bool due = !m.next_due || now >= *m.next_due - env_.pool->slack();
-    if (on_events_ && !due) due = queue_key(ctx) != m.last_queue;
+    if (on_events_ && !due) due = queue_key(ctx) != m.last_queue || undecided_node(ctx, m);
     m.last_tick = tick;
     if (due) decide(ctx);
     // Alive and deciding: beaten every tick, so that a period longer than

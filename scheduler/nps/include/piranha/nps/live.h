@@ -5,9 +5,14 @@
 // the system space and probes the enabler; the trellis then runs on its own
 // thread (a FiberTrellis per host run here), and whatever the monitors and
 // schedulers write (assignments, heartbeats) the shell sends as soon as it
-// appears. Without a program file it runs the standard program for the
-// nodes registered so far and rebuilds it, keeping every node's memory,
-// when a node registers (so a late node is scheduled within one period).
+// appears. Between ticks it waits on the pool's watches, and when they bring
+// news (a job arrived, ended or was first measured; a node registered or
+// changed state: LivePool::news) it ticks at once, an *event tick* that
+// leaves the regular ones where they were (ticker.h): a scheduler with
+// `on_events` decides for a new job within milliseconds of its arrival, not
+// at the next tick. Without a program file it runs the standard program for
+// the nodes registered so far and rebuilds it, keeping every node's memory,
+// when a node registers (at the event tick its registration brings).
 //
 // Stops when `stop` becomes true (or after `duration`): the trellis stops,
 // the last writes are sent and the schedulers' heartbeats are withdrawn, so

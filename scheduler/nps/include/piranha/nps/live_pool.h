@@ -5,20 +5,22 @@
 // once per tick (before probing the enabler) and flush() whenever
 // pending() says there is something to send; the trellis thread's nodes
 // call the Pool methods, which answer from the snapshot refresh() took and
-// queue their writes. Node availability histories are built incrementally:
-// refresh() reads each new ("ap", node, start, end) record once, through a
-// watch on the ap shape (the ones already there are read once, at start()),
-// and steps() turns records plus the node's open availability period into
-// whole history steps. The evaluator's ("eval", ...) records are read once,
-// at start(); those it appends are written, and those it forgets removed,
-// by flush() (at most 1,000 removals per call, so that a large
-// pruning does not hold up the assignments).
+// queue their writes. Between ticks the shell calls news(), which says
+// whether the system space has changed in a way the NPS should act on at
+// once (a job arrived, ended or was first measured; a node registered or
+// changed state), so that it ticks then instead of at its next tick. Node availability histories are built
+// incrementally: refresh() reads each new ("ap", node, start, end) record once, through a watch on the ap
+// shape (the ones already there are read once, at start()), and steps() turns records plus the node's open
+// availability period into whole history steps. The evaluator's ("eval", ...) records are read once, at
+// start(); those it appends are written, and those it forgets removed, by flush() (at most 1,000 removals per
+// call, so that a large pruning does not hold up the assignments).
 //
 // Thread-safety: every method may be called from any thread; a mutex guards
 // the snapshot and the outbox. refresh(), flush() and start() do tuple-space
 // I/O and throw ts::TupleSpaceError when the server fails them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -45,9 +47,20 @@ class LivePool : public Pool {
   explicit LivePool(LivePoolOptions options = {});
 
   // Shell side. start() sets the history origin, reads the ap records of the
-  // look-back and watches for new ones; call it once before refresh().
+  // look-back and watches for new ones, and watches the job, jobstat and
+  // node shapes for news(); call it once before refresh().
   void start(ts::Client& c);
   void refresh(ts::Client& c);
+  // Reads the watch events that have arrived, waiting up to `wait` for the
+  // first, and returns whether one is news against the last refresh()'s
+  // snapshot: a ("job", ...) record whose liveness differs from the
+  // snapshot's (a job registered, or ended, was held or cancelled); a
+  // ("jobstat", ...) that shows a job of the snapshot measured for the first
+  // time; a ("node", ...) of a node not seen yet, or whose state differs from
+  // the snapshot's. A job's other rewrites (queued to running, statistics,
+  // an agent's heartbeat) are not news. The ap records among the events are
+  // kept for the next refresh().
+  bool news(ts::Client& c, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   bool pending() const;
   void flush(ts::Client& c);
   // Removes the heartbeats of the schedulers that beat through this pool,
@@ -85,6 +98,8 @@ class LivePool : public Pool {
     std::vector<Complaint> complaints;
   };
   void add_period(const sys::AvailabilityPeriod& ap);
+  // Whether a written job, jobstat or node tuple is news (news()); mu_ held.
+  bool is_news(ts::WatchId watch, const ts::Tuple& t) const;
 
   LivePoolOptions options_;
   mutable std::mutex mu_;
@@ -94,7 +109,8 @@ class LivePool : public Pool {
   std::vector<JobInfo> jobs_;
   std::map<JobId, std::int64_t> first_queue_length_;
   std::set<JobId> launchable_;
-  ts::WatchId ap_watch_ = 0;
+  ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0;
+  std::vector<sys::AvailabilityPeriod> aps_;  // read from the watch, not yet added (shell side)
   struct Pending {
     std::int64_t epoch;
     std::optional<JobId> job;

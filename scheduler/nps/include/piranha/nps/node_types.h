@@ -5,8 +5,11 @@
 // operator's reference.
 //
 //   enabler    params: period (10 s; the live shell probes it that often,
-//              right after refreshing the pool; every step when simulated). State {"tick": n}: each probe is a new tick,
-//              which activates every monitor, owner and jobs node above it.
+//              right after refreshing the pool, and at once in between
+//              when the pool brings news: live.h; every step when
+//              simulated). State {"tick": n}: each probe is a new tick,
+//              which activates every monitor, owner and jobs node above it;
+//              the count goes on across rebuilds of the trellis.
 //   owner      params: node. Inferior: the enabler. State {"node", "blocks":
 //              [[start, end], ...], "blocked": bool, "complaints": [{"time",
 //              "text"}]}: the owner's blocks of its node that have not ended
@@ -40,7 +43,8 @@
 //              and its monitors. Once every tick its inferiors have all
 //              reached (monitors whose link is down are left out), when its
 //              period is due (or, with on_events, a job arrived, ended or
-//              was measured since its last decision), it runs the strategy through the strategy
+//              was measured since its last decision, or a monitor within
+//              reach reports a node it never decided for), it runs the strategy through the strategy
 //              library's Decider, commands each monitor whose recorded
 //              decision differs, and beats its heartbeat. State {"id",
 //              "strategy", "period", "on_events", "tick", "decisions" (count),
