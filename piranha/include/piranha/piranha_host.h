@@ -70,8 +70,11 @@ class PiranhaHost {
   // Tells every running piranha to retreat, because of an availability (or
   // assignment) change at `change`; kills those still running at now + grace.
   // Suspended piranhas are continued first, and every piranha leaves
-  // SCHED_IDLE and nice 19 for nice 0 (best effort: it needs the privilege),
-  // so that it gets the processor to retreat even against a busy owner.
+  // SCHED_IDLE and nice 19 for nice 0 with a 100 us slice (best effort: it
+  // needs the privilege; the slice needs Linux 6.12's EEVDF), so that it gets
+  // the processor to retreat even against a busy owner: a short slice is an
+  // early deadline, so each wake-up of the retreat runs before the owner's
+  // busy threads finish their slices.
   void retreat(SteadyClock::time_point change, std::chrono::milliseconds grace, SteadyClock::time_point now);
   void suspend(SteadyClock::time_point now);
   void resume();

@@ -1,0 +1,76 @@
+// PiranhaHost: the priority a piranha runs at, and the one it retreats at.
+#include "piranha/piranha_host.h"
+
+#include <doctest/doctest.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using namespace piranha;
+
+// nice and scheduling policy of a process, from /proc/PID/stat (fields 19 and 41).
+std::pair<int, int> nice_and_policy(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream rest(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
+  std::vector<std::string> f((std::istream_iterator<std::string>(rest)), std::istream_iterator<std::string>());
+  return {std::stoi(f.at(16)), std::stoi(f.at(38))};
+}
+
+// The kernel's struct sched_attr, as sched_getattr(2) fills it.
+struct Attr {
+  std::uint32_t size, policy;
+  std::uint64_t flags;
+  std::int32_t nice;
+  std::uint32_t priority;
+  std::uint64_t runtime, deadline, period;
+};
+std::uint64_t slice_of(pid_t tid) {
+  Attr a{};
+  if (syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0) return 0;
+  return a.runtime;
+}
+
+// Whether this kernel keeps a SCHED_OTHER thread's own slice (EEVDF, 6.12
+// and later): set on a short-lived thread of our own, then read back.
+bool kernel_keeps_slices() {
+  bool kept = false;
+  std::thread([&] {
+    Attr a{};
+    a.size = sizeof a;
+    a.runtime = 200'000;
+    kept = syscall(SYS_sched_setattr, 0, &a, 0) == 0 && slice_of(0) == 200'000;
+  }).join();
+  return kept;
+}
+
+}  // namespace
+
+TEST_CASE("piranha host: a piranha runs at nice 19 under SCHED_IDLE and retreats at nice 0 with a short slice") {
+  PiranhaHost host(PiranhaEnvironment{"tcp://127.0.0.1:1", "n1", "", 0});
+  // A program that outlives the test's checks and ignores the retreat signal.
+  host.start(sys::JobLaunch{1, "sh", {"-c", "trap '' USR1; sleep 30"}, "/"}, 1);
+  auto groups = host.groups();
+  REQUIRE(groups.size() == 1);
+  pid_t pid = groups[0];
+  CHECK(nice_and_policy(pid) == std::pair<int, int>(19, SCHED_IDLE));
+  auto now = SteadyClock::now();
+  host.retreat(now, std::chrono::milliseconds(10'000), now);
+  CHECK(host.retreating());
+  CHECK(nice_and_policy(pid) == std::pair<int, int>(0, SCHED_OTHER));
+  if (kernel_keeps_slices())
+    CHECK(slice_of(pid) == 100'000);
+  else
+    MESSAGE("this kernel keeps no per-thread slice; only the policy and nice are checked");
+}
