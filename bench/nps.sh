@@ -189,8 +189,12 @@ pool_up() {
     [ "$PAGE" = 1 ] && extra+=(--http 127.0.0.1:0)
     if [[ $period == *e ]]; then
       # Period P plus a decision whenever the job queue changes (the
-      # scheduler's on_events parameter, which `nps run` has no flag for):
-      # the standard program for the registered nodes, edited.
+      # scheduler's on_events parameter), through the standard program for
+      # the registered nodes as `nps init` prints it, edited. `nps run` now
+      # sets on_events by default (--on-events), so the plain setting P
+      # decides on events too; this one differs only in going through the
+      # program file, and is kept so that older runs' columns still mean
+      # what they meant.
       "$P" nps init --server "$EP" --strategy TSK --period "${period%e}" ${SHADOWS:+--shadow "$SHADOWS"} |
         sed 's/on_events: false/on_events: true/' >"$D/nps-events.yaml"
       grep -q 'on_events: true' "$D/nps-events.yaml" || die "nps init printed no on_events parameter"
