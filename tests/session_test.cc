@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <set>
 #include <thread>
 #include <zmq.hpp>
 
@@ -101,6 +102,30 @@ TEST_CASE("a client leaving never revokes the lease of a client that connected j
   }
   INFO(revoked, " of ", rounds, " live workers lost their lease; first: ", first_error);
   CHECK(revoked == 0);
+}
+
+TEST_CASE("requests beyond one turn's batch are read although none of the batch was answered") {
+  // 300 blocking ins on an empty space (the server reads 256 requests a
+  // turn, and a parked in sends nothing), then an out that answers one of
+  // them: the server must read past the first batch without a new signal.
+  ServerProcess server;
+  zmq::socket_t s = dealer(server.endpoint());
+  std::string frame;
+  ts::encode_hello(frame, 1);
+  REQUIRE(s.send(zmq::buffer(frame), zmq::send_flags::none));
+  REQUIRE(receive(s, 5s));
+  auto tmpl = ts::detail::template_of("t", ts::formal<std::int64_t>);
+  for (std::uint64_t rid = 2; rid < 302; ++rid) {
+    ts::encode_in(frame, rid, ts::Op::In, "s", tmpl, -1, 0);
+    REQUIRE(s.send(zmq::buffer(frame), zmq::send_flags::none));
+  }
+  ts::encode_out(frame, 302, "s", ts::Tuple::of("t", std::int64_t{7}));
+  REQUIRE(s.send(zmq::buffer(frame), zmq::send_flags::none));
+  std::set<std::uint64_t> answered;
+  for (auto until = Clock::now() + 5s; answered.size() < 2 && Clock::now() < until;)
+    if (auto r = receive(s, 100ms)) answered.insert(r->request_id);
+  CHECK(answered.count(302) == 1);  // the out's acknowledgement
+  CHECK(answered.count(2) == 1);    // the oldest in, given the tuple
 }
 
 }  // namespace piranha::it

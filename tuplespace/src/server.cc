@@ -584,6 +584,12 @@ struct Server::Impl {
       flush_deliveries();
       if (durable && durable->pending_bytes() > kMaxCommitBytes) durable->commit();
     }
+    // The batch ran out with requests perhaps still queued, whose signal
+    // libzmq may already have consumed (it processes its commands every so
+    // many reads): the next turn must ask ZMQ_EVENTS, not sleep on the fd,
+    // even if nothing of this batch was answered (parked requests send
+    // nothing).
+    router_quiet = false;
   }
 
   // One turn waits with ::poll on the sockets' ZMQ_FDs and the stop eventfd,
