@@ -14,6 +14,8 @@ namespace {
 constexpr double kFeederSilence = 30;
 // Between attempts to reach a server that did not answer.
 constexpr auto kRetry = std::chrono::seconds(1);
+// How long a live job whose record is absent stays live (uplink.h).
+constexpr auto kAbsentGrace = std::chrono::seconds(15);
 
 // ("jobwork", any job, node, ...): the tasks each job completed here.
 ts::Template jobwork_here_template(const std::string& node) {
@@ -289,12 +291,18 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
   // A job record is absent for a moment while someone rewrites it (the
   // feeder marking it running, a cancel): a job live at the last read whose
   // record is nowhere now is still live, or the agent would retreat its
-  // piranhas and start them again.
+  // piranhas and start them again; but not for longer than kAbsentGrace
+  // (longer than a rewrite's lease), nor once its launch record is gone too.
+  std::map<std::int64_t, Clock::time_point> absent;
   for (const auto& [id, launch] : launches_) {
     if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
-    if (!c.rd(sys::kSpace, sys::job_template(id), 0))
+    if (c.rd(sys::kSpace, sys::job_template(id), 0)) continue;
+    auto since = absent_since_.find(id);
+    absent[id] = since != absent_since_.end() ? since->second : steady;
+    if (steady - absent[id] < kAbsentGrace && c.rd(sys::kSpace, sys::launch_template(id), 0))
       live.push_back(sys::JobRecord{id, "", "", 0, sys::JobState::Queued});
   }
+  absent_since_ = std::move(absent);
   for (const auto& j : live) {
     // A running job whose feeder has been silent this long is dead (killed
     // outright, outside `piranha submit`): its piranhas would wait for ever.

@@ -126,6 +126,11 @@ class Uplink {
   std::unique_ptr<ts::Client> client_;
   std::uint64_t reconnects_seen_ = 0;
   std::map<std::int64_t, sys::JobLaunch> launches_;
+  // Live jobs whose record was absent at a read, since when: a record being
+  // rewritten is back within a moment; one gone for good (a server restarted
+  // without its data, a cancel killed between its take and its write) is let
+  // go after kAbsentGrace (uplink.cc).
+  std::map<std::int64_t, Clock::time_point> absent_since_;
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;
   std::thread watcher_;

@@ -81,3 +81,23 @@ TEST_CASE("uplink: the tasks a job completed here are noted as the feeder publis
   CHECK(
       view_becomes(uplink, [](const auto& v) { return v.tasks_here.count(3) && v.tasks_here.at(3) == 40; }));
 }
+
+TEST_CASE("uplink: a job whose record is absent stays live while its launch record is there, and not after") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  c.out(sys::kSpace, sys::JobLaunch{4, "/bin/true", {}, "/"}.to_tuple());
+  c.out(sys::kSpace, sys::JobRecord{4, "true", "job.4", sys::wall_now(), sys::JobState::Queued}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1; }));
+  // The record taken, as a rewrite takes it; an assignment prompts a read.
+  REQUIRE(c.in(sys::kSpace, sys::job_template(4), 0));
+  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 99}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 1; }));
+  CHECK(uplink.view().live.size() == 1);
+  // Gone for good: the launch record too (a server restarted without its
+  // data). The next read lets the job go.
+  REQUIRE(c.in(sys::kSpace, sys::launch_template(4), 0));
+  c.out(sys::kSpace, sys::Assignment{0, 2, "n1", 99}.to_tuple());
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 2 && v.live.empty(); }));
+}
