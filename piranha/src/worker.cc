@@ -132,6 +132,7 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
       s_.cut_off = true;
       return std::nullopt;
     }
+    if (e.code() == ts::errc::kInterrupted) return std::nullopt;  // retreating
     throw;
   }
   while (!s_.job_ended) {

@@ -450,7 +450,10 @@ std::optional<Leased> Client::take_prefetched(std::chrono::milliseconds limit) {
   if (!prefetching()) return std::nullopt;
   if (!prefetch_answered_) {
     Reply r;
-    Received got = receive_until(prefetch_rid_, r, now_ms() + limit.count());
+    Received got = receive_until(prefetch_rid_, r, now_ms() + limit.count(), true);
+    // Still outstanding: its answer is read with the next request's, and a
+    // tuple it took returns with the session if nobody takes it.
+    if (got == Received::Interrupted) throw interrupted();
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
       throw TupleSpaceError(std::string(errc::kDeadlineExceeded),

@@ -291,8 +291,9 @@ class Client {
   // its lease, or nullopt when nothing matched, the connection was lost, or
   // none is outstanding. Throws TupleSpaceError("deadline_exceeded") when no
   // answer came within `limit` (the prefetch stays outstanding; a tuple it
-  // took returns when this client closes), and an error the request got as
-  // a posted out's is thrown.
+  // took returns when this client closes), TupleSpaceError("interrupted")
+  // when the interrupt fd became readable while it waited (the same), and
+  // an error the request got as a posted out's is thrown.
   std::optional<Leased> take_prefetched(std::chrono::milliseconds limit);
   // The leases whose posted completion the server refused (nothing of theirs
   // was written) or whose answer was lost with the connection (it may have
