@@ -1,6 +1,7 @@
 // keep_io_thread_near() (server.h).
 #include <sched.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -33,15 +34,28 @@ pid_t find_io_thread() {
 void keep_io_thread_near() {
   // The CPU this thread last moved the I/O thread to.
   thread_local int moved_to = -1;
-  static pid_t io_thread = find_io_thread();
+  // Found once; looked for again on the first calls, since the first may
+  // come before libzmq's thread has named itself (and a walk of
+  // /proc/self/task is too dear for every call of a process that has none,
+  // or two).
+  static std::atomic<pid_t> io_thread{-1};
+  static std::atomic<int> lookups{0};
+  constexpr int kLookups = 20;
   int cpu = sched_getcpu();
-  if (cpu < 0 || cpu == moved_to || io_thread < 0) return;
+  if (cpu < 0 || cpu == moved_to) return;
+  pid_t io = io_thread.load(std::memory_order_relaxed);
+  if (io < 0) {
+    if (lookups.fetch_add(1, std::memory_order_relaxed) >= kLookups) return;
+    io = find_io_thread();
+    if (io < 0) return;
+    io_thread.store(io, std::memory_order_relaxed);
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   // Refused for a CPU outside the thread's allowed set (cgroups, taskset):
   // the I/O thread then stays where it may.
-  sched_setaffinity(io_thread, sizeof set, &set);
+  sched_setaffinity(io, sizeof set, &set);
   moved_to = cpu;
 }
 
