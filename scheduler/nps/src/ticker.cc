@@ -5,7 +5,10 @@
 namespace piranha::nps {
 
 Ticker::Ticker(Clock::time_point first, Clock::duration period, Clock::duration gap)
-    : period_(period), gap_(gap), grid_(first), last_(first - gap) {}
+    : period_(std::max<Clock::duration>(period, std::chrono::milliseconds(1))),
+      gap_(gap),
+      grid_(first),
+      last_(first - gap) {}
 
 Ticker::Tick Ticker::take(Clock::time_point now) {
   if (now >= grid_) {

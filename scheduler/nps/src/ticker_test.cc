@@ -52,5 +52,13 @@ TEST_CASE("ticker: news within the gap after a tick waits for the gap's end, not
   CHECK(t.take(t0 + 5s + 30ms) == Tick::None);
 }
 
+TEST_CASE("ticker: a period under a millisecond counts as a millisecond, never a division by zero") {
+  Ticker t(t0, Ticker::Clock::duration(0), 20ms);
+  CHECK(t.take(t0) == Ticker::Tick::Grid);
+  CHECK(t.next() == t0 + 1ms);
+  CHECK(t.take(t0 + 500us) == Ticker::Tick::None);
+  CHECK(t.take(t0 + 5ms) == Ticker::Tick::Grid);
+}
+
 }  // namespace
 }  // namespace piranha::nps

@@ -24,7 +24,9 @@ class Ticker {
   using Clock = std::chrono::steady_clock;
   enum class Tick { None, Grid, Event };
 
-  // The first grid tick is at `first`. `period` must be positive.
+  // The first grid tick is at `first`. `period` should be positive; one
+  // under a millisecond (a program's tiny enabler period, which the clock's
+  // duration may round to 0) counts as a millisecond.
   Ticker(Clock::time_point first, Clock::duration period, Clock::duration gap);
 
   // Notes that news has come; the next take() at or after the gap's end
