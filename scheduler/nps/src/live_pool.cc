@@ -60,7 +60,16 @@ void LivePool::add_period(const sys::AvailabilityPeriod& ap) {
 
 bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
   bool news = false;
-  for (auto e = c.next_event(wait.count()); e; e = c.next_event(0)) {
+  // Waits until news or the deadline: events that are not news (a job's
+  // statistics, a heartbeat) do not end the wait; once news has come, only
+  // what is already there is read.
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  auto left = [&] {
+    if (news) return std::int64_t{0};
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    return std::max<std::int64_t>(0, ms.count());
+  };
+  for (auto e = c.next_event(left()); e; e = c.next_event(left())) {
     if (e->kind != ts::WatchEventKind::Written) continue;
     if (e->watch == ap_watch_) {
       if (auto ap = sys::AvailabilityPeriod::from_tuple(e->tuple)) aps_.push_back(*ap);

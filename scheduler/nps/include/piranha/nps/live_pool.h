@@ -51,8 +51,8 @@ class LivePool : public Pool {
   // node shapes for news(); call it once before refresh().
   void start(ts::Client& c);
   void refresh(ts::Client& c);
-  // Reads the watch events that have arrived, waiting up to `wait` for the
-  // first, and returns whether one is news against the last refresh()'s
+  // Reads the watch events that have arrived, waiting up to `wait` while
+  // none of them is news, and returns whether one is news against the last refresh()'s
   // snapshot: a ("job", ...) record whose liveness differs from the
   // snapshot's (a job registered, or ended, was held or cancelled); a
   // ("jobstat", ...) that shows a job of the snapshot measured for the first
