@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -60,6 +61,19 @@ void lower_priority(pid_t pid) {
     if (tid <= 0) continue;
     setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19);
     sched_setscheduler(tid, SCHED_IDLE, &p);
+  }
+}
+
+// lower_priority() for `pid` and then, recursively, for the processes it
+// has started: each is lowered before its children are listed, so a child
+// it starts later inherits the priority and one started before is listed.
+void lower_tree(pid_t pid, int depth = 0) {
+  lower_priority(pid);
+  if (depth > 16) return;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream kids(t.path() / "children");
+    for (pid_t kid; kids >> kid;) lower_tree(kid, depth + 1);
   }
 }
 
@@ -157,9 +171,10 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
   }
   // Lowered once exec has happened, not before: under SCHED_IDLE the exec
   // itself could wait for seconds behind a busy owner, and this process
-  // (the agent's loop) waits for it. The program is then still in its
-  // loader, with one thread; threads it starts later inherit the priority.
-  if (o.lowest_priority) lower_priority(pid);
+  // (the agent's loop) waits for it. The program may have run meanwhile
+  // (a shell may have started what it runs): it is lowered with every
+  // process it has started; threads and processes started later inherit.
+  if (o.lowest_priority) lower_tree(pid);
 }
 
 ChildProcess::~ChildProcess() {
