@@ -274,7 +274,7 @@ TEST_CASE("safe takes return every tuple exactly once through SIGKILLs and resta
   Scratch dir;
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
   auto flags = data_flags(dir, {"--bind", endpoint});
-  constexpr std::int64_t kCount = 5000;
+  constexpr std::int64_t kCount = 20000;  // long enough to take for several kills, however fast the takes
   auto server = std::make_unique<ServerProcess>(flags);
   {
     ts::Client writer(endpoint);
