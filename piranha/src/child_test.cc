@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "piranha/child.h"
+#include "priority_probe.h"
 
 using piranha::ChildProcess;
 using piranha::SpawnOptions;
@@ -70,16 +71,7 @@ TEST_CASE("child: lowest_priority runs the program at nice 19 under SCHED_IDLE, 
   o.own_process_group = true;
   o.lowest_priority = true;
   ChildProcess c(o);
-  // nice and scheduling policy of a process, from /proc/PID/stat (fields 19 and 41).
-  auto nice_and_policy = [](pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::istringstream rest(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
-    std::vector<std::string> f((std::istream_iterator<std::string>(rest)),
-                               std::istream_iterator<std::string>());
-    return std::pair<int, int>(std::stoi(f.at(16)), std::stoi(f.at(38)));
-  };
-  CHECK(nice_and_policy(c.pid()) == std::pair<int, int>(19, SCHED_IDLE));
+  CHECK(piranha::testing::nice_and_policy(c.pid()) == std::pair<int, int>(19, SCHED_IDLE));
   pid_t sleeper = 0;
   for (int i = 0; i < 500 && sleeper == 0; ++i) {
     std::ifstream kids("/proc/" + std::to_string(c.pid()) + "/task/" + std::to_string(c.pid()) + "/children");
@@ -87,7 +79,7 @@ TEST_CASE("child: lowest_priority runs the program at nice 19 under SCHED_IDLE, 
     if (sleeper == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   REQUIRE(sleeper > 0);
-  CHECK(nice_and_policy(sleeper) == std::pair<int, int>(19, SCHED_IDLE));
+  CHECK(piranha::testing::nice_and_policy(sleeper) == std::pair<int, int>(19, SCHED_IDLE));
   c.signal(SIGKILL);
   c.wait();
 }

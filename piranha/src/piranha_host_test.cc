@@ -1,32 +1,22 @@
 // PiranhaHost: the priority a piranha runs at, and the one it retreats at.
 #include "piranha/piranha_host.h"
 
+#include "priority_probe.h"
+
 #include <doctest/doctest.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <thread>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace {
 
 using namespace piranha;
-
-// nice and scheduling policy of a process, from /proc/PID/stat (fields 19 and 41).
-std::pair<int, int> nice_and_policy(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream rest(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
-  std::vector<std::string> f((std::istream_iterator<std::string>(rest)), std::istream_iterator<std::string>());
-  return {std::stoi(f.at(16)), std::stoi(f.at(38))};
-}
+using piranha::testing::nice_and_policy;
 
 // The kernel's struct sched_attr, as sched_getattr(2) fills it.
 struct Attr {
