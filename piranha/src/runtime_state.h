@@ -45,7 +45,12 @@ struct WorkerState {
   std::string node;
   std::chrono::milliseconds lease{0};
   std::atomic<bool>* retreat = nullptr;  // set by the signal watcher
-  std::vector<std::shared_ptr<TaskState>> held;  // started and prefetched
+  // Started and prefetched, in the order taken (a batch's first task last):
+  // tasks end mostly from the front, so a batch of thousands is released
+  // in constant time per task.
+  std::deque<std::shared_ptr<TaskState>> held;
+  // No held task's lease needs renewing before then (should_retreat).
+  SteadyClock::time_point next_renewal{};
   // Short tasks are taken several at a time; the ones not yet handed out.
   std::deque<std::shared_ptr<TaskState>> prefetched;
   std::vector<ts::Field> prefetch_fields;  // the template they matched
@@ -55,7 +60,8 @@ struct WorkerState {
   std::vector<ts::Field> ahead_fields;     // the template of the task asked for ahead
   std::chrono::milliseconds request_timeout{30000};  // the client's
   std::int64_t tasks_completed = 0;
-  double task_seconds = 0;  // summed, for the batching decision
+  double task_seconds = 0;     // summed, for the batching decision
+  std::size_t task_bytes = 0;  // the largest task tuple taken, about, for the same
   std::int64_t lost = 0;    // posted completions refused so far
   bool job_ended = false;
   // The server was unreachable past the client's deadline, or a held task's

@@ -5,6 +5,7 @@
 #include "piranha/sysspace.h"
 #include "piranha/task_tally.h"
 #include "runtime_state.h"
+#include "take_plan.h"
 
 namespace piranha {
 
@@ -27,16 +28,6 @@ namespace {
 constexpr ts::Millis kTakeSlice = 250;
 constexpr auto kJobCheckEvery = std::chrono::seconds(1);
 
-// Tasks shorter than this on average are taken kBatch at a time and their
-// completions posted: the round trips, not the work, would dominate them.
-constexpr double kShortTaskSeconds = 0.002;
-constexpr std::size_t kBatch = 32;
-constexpr std::int64_t kTasksBeforeBatching = 8;
-// Longer tasks, up to this long on average, are asked for one ahead: the
-// next task's take travels while this one computes, instead of a round trip
-// between the two (5 % of a 7 ms task here). Longer ones are not: the task
-// held ahead would wait a whole task's time that another piranha could use.
-constexpr double kAheadBelowSeconds = 0.1;
 // The completions of a batch's tasks are sent as one request once the batch
 // is done, or sooner once their results reach this size.
 constexpr std::size_t kUnsentBytes = 1 << 20;
@@ -62,7 +53,9 @@ std::shared_ptr<detail::TaskState> hold(detail::WorkerState& s, ts::Leased&& l, 
   st->lease = l.lease;
   st->renewed = st->renew_tried = SteadyClock::now();
   st->batched = batched;
+  s.task_bytes = std::max(s.task_bytes, approximate_bytes(st->tuple));
   s.held.push_back(st);
+  s.next_renewal = std::min(s.next_renewal, st->renewed + s.lease / 2);
   return st;
 }
 
@@ -107,8 +100,9 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
   }
   detail::send_completions(s_);
   double mean = s_.tasks_completed ? s_.task_seconds / static_cast<double>(s_.tasks_completed) : 0;
-  bool batching = s_.tasks_completed >= kTasksBeforeBatching && mean < kShortTaskSeconds;
-  bool ahead = s_.tasks_completed >= kTasksBeforeBatching && !batching && mean < kAheadBelowSeconds;
+  const detail::TakePlan plan = detail::plan_take(s_.tasks_completed, mean, s_.task_bytes);
+  const bool batching = plan.mode == detail::TakeMode::Batch;
+  const bool ahead = plan.mode == detail::TakeMode::Ahead;
   // Hands out a task taken one at a time, asking for the next one first.
   auto take_one = [&](ts::Leased&& l) {
     auto st = hold(s_, std::move(l), false);
@@ -140,7 +134,7 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
     std::optional<ts::Leased> got;
     try {
       if (batching) {
-        auto many = s_.client->in_many_leased(s_.space->name(), tmpl, kBatch, s_.lease.count());
+        auto many = s_.client->in_many_leased(s_.space->name(), tmpl, plan.batch, s_.lease.count());
         detail::settle_completions(s_, true);
         if (!many.empty()) {
           for (std::size_t i = 1; i < many.size(); ++i) s_.prefetched.push_back(hold(s_, std::move(many[i]), true));
@@ -178,7 +172,9 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
 
 namespace {
 
-void release(std::vector<std::shared_ptr<detail::TaskState>>& held, const detail::TaskState* st) {
+void release(std::deque<std::shared_ptr<detail::TaskState>>& held, const detail::TaskState* st) {
+  if (!held.empty() && held.front().get() == st) return held.pop_front();
+  if (!held.empty() && held.back().get() == st) return held.pop_back();
   std::erase_if(held, [st](const auto& p) { return p.get() == st; });
 }
 
@@ -304,10 +300,16 @@ bool Worker::put_back(Task& task, std::vector<ts::Tuple> outs) {
 bool Worker::should_retreat() {
   if (s_.retreat->load() || s_.cut_off) return true;
   // Renew leases at half their length, so a long task keeps its lease; a
-  // failed renewal is tried again a second later.
+  // failed renewal is tried again a second later. The held tasks are looked
+  // through only when one may need it (a batch holds thousands).
   auto now = SteadyClock::now();
+  if (now < s_.next_renewal) return false;
+  auto next = SteadyClock::time_point::max();
   for (auto& st : s_.held) {
-    if (now - st->renewed < s_.lease / 2 || now - st->renew_tried < std::chrono::seconds(1)) continue;
+    if (now - st->renewed < s_.lease / 2 || now - st->renew_tried < std::chrono::seconds(1)) {
+      next = std::min(next, std::max(st->renewed + s_.lease / 2, st->renew_tried + std::chrono::seconds(1)));
+      continue;
+    }
     st->renew_tried = now;
     try {
       s_.client->renew(st->lease, s_.lease.count());
@@ -319,7 +321,9 @@ bool Worker::should_retreat() {
       if (e.code() == ts::errc::kUnknownLease) st->renewed = now;
       else if (now - st->renewed >= s_.lease) s_.cut_off = true;
     }
+    next = std::min(next, std::max(st->renewed + s_.lease / 2, st->renew_tried + std::chrono::seconds(1)));
   }
+  s_.next_renewal = next;
   return s_.cut_off;
 }
 

@@ -141,12 +141,14 @@ class Worker {
   // the task, and the refusal is counted and reported when the piranha ends.
   // The same holds when the answer is lost with the connection (a server
   // restart): the results were written or the task returned, so they are
-  // written exactly once either way. Short tasks (under 2 ms on average) are
-  // taken in leased batches, and the completions of a batch's tasks are sent
-  // together, as one atomic step, when the batch is done (or its results
-  // reach 1 MiB); tasks of 2 to 100 ms are asked for one ahead, so that the
-  // next take travels while this task computes. Throws std::logic_error when
-  // the task is no longer held.
+  // written exactly once either way. Short tasks (under 2 ms on average,
+  // after the first 8) are taken in leased batches of about 2 ms of work (32
+  // to 4096 tasks, under 1 MiB of task tuples past 32), and the completions
+  // of a batch's tasks are sent together, as one atomic step, when the batch
+  // is done (or its results reach 1 MiB); tasks under 100 ms are otherwise
+  // asked for one ahead from the first completed on, so that the next take
+  // travels while this task computes. Throws std::logic_error when the task
+  // is no longer held.
   bool complete(Task& task, std::vector<ts::Tuple> outs);
   // complete(task, {("result", 7, 2.5)}) written as complete(task, "result", 7, 2.5).
   template <class F, class... A>
