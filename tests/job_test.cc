@@ -75,6 +75,28 @@ TEST_CASE("cmatrix with two local piranhas against a server process computes the
   CHECK((*j)["tasks_done"] == 1600);
 }
 
+TEST_CASE("cmatrix --grain says its job time and how busy the CPUs were; --sequential needs no server") {
+  ServerProcess server;
+  Process feeder(with_env({"PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_LOCAL_PIRANHAS=2"},
+                          {bin("cmatrix"), "300", "--grain", "7"}));
+  CHECK(finish(feeder) == 0);
+  // B (300 columns) went in blocks of 109 columns: the piranhas read all three.
+  std::smatch m;
+  std::string out = feeder.out();
+  REQUIRE_MESSAGE(std::regex_search(out, m, std::regex("cmatrix 300 --grain 7: result OK: 43 tasks, 0 wrong elements, 0 "
+                                                       "duplicate results; parallel ([0-9.]+) s, sequential multiply "
+                                                       "[0-9.]+ s; job ([0-9.]+) s; CPUs busy (n/a|[0-9]+ %) of the "
+                                                       "parallel time")),
+                  out);
+  CHECK(std::stod(m[2]) >= std::stod(m[1]));  // the job time includes B's distribution
+  if (m[3] != "n/a") CHECK(std::stoi(m[3]) <= 100);
+
+  Process alone(with_env({"PIRANHA_SERVER=tcp://127.0.0.1:1"}, {bin("cmatrix"), "200", "--sequential"}));
+  CHECK(finish(alone, 30s) == 0);
+  CHECK_MESSAGE(std::regex_search(alone.out(), std::regex("^cmatrix 200: sequential multiply [0-9.]+ s\n$")),
+                alone.out());
+}
+
 TEST_CASE("piranha submit runs the feeder with the job's own arguments and the job reaches done") {
   ServerProcess server;
   Process submit(with_env(
