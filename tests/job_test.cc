@@ -75,7 +75,7 @@ TEST_CASE("cmatrix with two local piranhas against a server process computes the
   CHECK((*j)["tasks_done"] == 1600);
 }
 
-TEST_CASE("cmatrix --grain says its job time and how busy the CPUs were; --sequential needs no server") {
+TEST_CASE("cmatrix --grain says its job time and how busy the CPUs were, and --sequential needs no server") {
   ServerProcess server;
   Process feeder(with_env({"PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_LOCAL_PIRANHAS=2"},
                           {bin("cmatrix"), "300", "--grain", "7"}));
