@@ -11,7 +11,11 @@
 #     agents, R runs each. The anchor is the sequential multiply that cmatrix
 #     itself times in the same invocation, with the same kernel: each run's
 #     speedup is its own sequential time over its own parallel time, and the
-#     median over the R runs is reported.
+#     median over the R runs is reported. cmatrix also says how busy the
+#     machine's CPUs were during its parallel time (busy_pct); and the
+#     sequential multiply alone and two at once (cmatrix --sequential, R
+#     times) give what two cores can give the kernel itself, no Piranha at
+#     all: kernel_two_core_bound = 2 x alone / two at once.
 #  3. Job start: N hello_job submits (default 20) to one idle agent, from
 #     submission (the job record's submit_time) to the agent starting its
 #     piranha (agent_start_ms) and to the first task taken (job_start_ms).
@@ -30,7 +34,12 @@
 # JSON keys: cmatrix500_s, cmatrix500_tasks_per_s, cmatrix500_runs_s,
 # sequential_s, grain10_speedup_1, grain10_speedup_2, grain10_parallel_s_1,
 # grain10_parallel_s_2, grain10_task_ms_1, grain10_task_ms_2,
-# grain10_speedups_1, grain10_speedups_2, job_start_ms_p50, job_start_ms_p99,
+# grain10_speedups_1, grain10_speedups_2, grain10_job_s_1, grain10_job_s_2
+# (from the feeder's start, B's distribution included), grain10_busy_pct_1,
+# grain10_busy_pct_2 (the CPUs' busy share of the parallel time),
+# grain10_cpu_bound_2 (the two-agent speedup had the CPUs been busy all the
+# parallel time: speedup / busy share), kernel_two_core_bound,
+# kernel_alone_s, kernel_both_s, job_start_ms_p50, job_start_ms_p99,
 # agent_start_ms_p50, agent_start_ms_p99, retreat_ms_p50, retreat_ms_p99,
 # retreat_ms_max, retreat_killed, retreat_loaded_ms_p50,
 # retreat_loaded_ms_p99, retreat_loaded_ms_max, retreat_loaded_killed,
@@ -52,7 +61,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --json) JSON=1; shift ;;
     --quick) QUICK=1; RETREATS=20; STARTS=5; REPEAT=1; DIM=500; shift ;;
-    -h|--help) sed -n 2,36p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,47p "$0"; exit 0 ;;
     *) echo "bench/runtime.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -141,14 +150,14 @@ stop_server
 TURN500=$(printf '%s\n' "${RUNS500[@]}" | median)
 RATE500=$(awk -v t="$TURN500" 'BEGIN { printf "%.0f", 250000 / t }')
 
-declare -A SPEEDUP PAR TASK SPEEDUPS
+declare -A SPEEDUP PAR TASK SPEEDUPS JOBT BUSY
 SEQS=()
 for agents in 1 2; do
   log "cmatrix $DIM --grain 10 on $agents agent(s), $REPEAT run(s)"
   start_server
   nodes=(); for i in $(seq "$agents"); do nodes+=("g$i"); done
   always_trace "$WORK/g.avail.csv" "${nodes[@]}"
-  sp=(); pa=(); tm=()
+  sp=(); pa=(); tm=(); jt=(); bu=()
   for r in $(seq "$REPEAT"); do
     start_agents "$WORK/g.avail.csv" 60 "${nodes[@]}"
     out=$(PIRANHA_SERVER=$EP "$BIN/cmatrix" "$DIM" --grain 10 2>&1)
@@ -156,15 +165,35 @@ for agents in 1 2; do
     check_ok "$out"
     p=$(field "$out" parallel); s=$(field "$out" "sequential multiply")
     sp+=("$(calc "$s / $p")"); pa+=("$p"); tm+=("$(task_ms "$out")"); SEQS+=("$s")
-    log "  run $r: parallel $p s, sequential $s s, speedup ${sp[-1]}, mean task ${tm[-1]} ms"
+    jt+=("$(field "$out" job)"); bu+=("$(sed -n 's/.*CPUs busy \([0-9]*\) %.*/\1/p' <<<"$out" | head -1)")
+    log "  run $r: parallel $p s, sequential $s s, speedup ${sp[-1]}, mean task ${tm[-1]} ms, CPUs busy ${bu[-1]} %, job ${jt[-1]} s"
   done
   stop_server
   SPEEDUP[$agents]=$(printf '%s\n' "${sp[@]}" | median)
   PAR[$agents]=$(printf '%s\n' "${pa[@]}" | median)
   TASK[$agents]=$(printf '%s\n' "${tm[@]}" | median)
   SPEEDUPS[$agents]=$(jlist "${sp[@]}")
+  JOBT[$agents]=$(printf '%s\n' "${jt[@]}" | median)
+  BUSY[$agents]=$(printf '%s\n' "${bu[@]}" | median)
 done
 SEQ=$(printf '%s\n' "${SEQS[@]}" | median)
+CPU_BOUND2=$(calc "${SPEEDUP[2]} * 100 / ${BUSY[2]}")
+
+log "the kernel on two cores: cmatrix $DIM --sequential alone, then two at once, $REPEAT time(s)"
+ALONE=(); BOTH=()
+for r in $(seq "$REPEAT"); do
+  ALONE+=("$(field "$("$BIN/cmatrix" "$DIM" --sequential)" "sequential multiply")")
+  "$BIN/cmatrix" "$DIM" --sequential >"$WORK/k1" &
+  k1=$!
+  "$BIN/cmatrix" "$DIM" --sequential >"$WORK/k2" &
+  k2=$!
+  wait "$k1" "$k2"
+  BOTH+=("$(field "$(cat "$WORK/k1")" "sequential multiply")" "$(field "$(cat "$WORK/k2")" "sequential multiply")")
+  log "  alone ${ALONE[-1]} s, two at once ${BOTH[-2]} and ${BOTH[-1]} s"
+done
+KALONE=$(printf '%s\n' "${ALONE[@]}" | median)
+KBOTH=$(printf '%s\n' "${BOTH[@]}" | median)
+KBOUND=$(calc "2 * $KALONE / $KBOTH")
 
 log "job start: $STARTS hello_job submits to one idle agent"
 start_server
@@ -280,6 +309,9 @@ if [ "$JSON" = 1 ]; then
   "grain10_speedups_1": ${SPEEDUPS[1]}, "grain10_speedups_2": ${SPEEDUPS[2]},
   "grain10_parallel_s_1": ${PAR[1]}, "grain10_parallel_s_2": ${PAR[2]},
   "grain10_task_ms_1": ${TASK[1]}, "grain10_task_ms_2": ${TASK[2]},
+  "grain10_job_s_1": ${JOBT[1]}, "grain10_job_s_2": ${JOBT[2]},
+  "grain10_busy_pct_1": ${BUSY[1]}, "grain10_busy_pct_2": ${BUSY[2]}, "grain10_cpu_bound_2": $CPU_BOUND2,
+  "kernel_two_core_bound": $KBOUND, "kernel_alone_s": $KALONE, "kernel_both_s": $KBOTH,
   "job_start_ms_p50": $S50, "job_start_ms_p99": $S99, "agent_start_ms_p50": $A50, "agent_start_ms_p99": $A99,
   "retreat_ms_p50": $R50, "retreat_ms_p99": $R99, "retreat_ms_max": $RMAX, "retreat_killed": $RK,
   "retreat_loaded_ms_p50": $L50, "retreat_loaded_ms_p99": $L99, "retreat_loaded_ms_max": $LMAX,
@@ -303,6 +335,9 @@ echo "|---|---|---|"
 echo "| cmatrix 500 on two agents (250,000 tasks), median of $REPEAT | $TURN500 s, $RATE500 tasks/s (runs: ${RUNS500[*]} s) | aim <= 2 s |"
 echo "| cmatrix $DIM --grain 10, one agent, median of $REPEAT | speedup ${SPEEDUP[1]} (parallel ${PAR[1]} s, mean task ${TASK[1]} ms) | sequential multiply $SEQ s (same runs); aim >= 0.9 |"
 echo "| cmatrix $DIM --grain 10, two agents, median of $REPEAT | speedup ${SPEEDUP[2]} (parallel ${PAR[2]} s, mean task ${TASK[2]} ms) | aim >= 1.8 |"
+echo "| the same, from the feeder's start (B's distribution included) | one agent ${JOBT[1]} s, two agents ${JOBT[2]} s | |"
+echo "| CPUs busy during the parallel time, median | one agent ${BUSY[1]} %, two agents ${BUSY[2]} % | two agents at 100 % busy: speedup $CPU_BOUND2 |"
+echo "| the kernel alone and two at once (cmatrix --sequential, no Piranha) | $KALONE s and $KBOTH s: two cores give it ${KBOUND}x | the most any job can get from two cores |"
 echo "| job start, $STARTS submits to an idle agent | agent starts its piranha p50 $A50 ms (p99 $A99); first task p50 $S50 ms (p99 $S99) | aim <= 10 ms |"
 echo "| retreat latency, $RETREATS retreats (trace steps) | p50 $R50 ms, p99 $R99 ms, max $RMAX ms ($RK killed after the grace) | aim p99 < 20 ms |"
 echo "| the same under a CPU-bound owner load | p50 $L50 ms, p99 $L99 ms, max $LMAX ms ($LK killed) | aim p99 < 20 ms |"
