@@ -293,8 +293,16 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
   // record is nowhere now is still live, or the agent would retreat its
   // piranhas and start them again; but not for longer than kAbsentGrace
   // (longer than a rewrite's lease), nor once its launch record is gone too.
+  // The same for a job just written (an event before this read) and absent
+  // now: its record may be in the middle of its first rewrite.
+  std::set<std::int64_t> candidates;
+  {
+    std::lock_guard lock(mu_);
+    candidates.swap(written_);
+  }
+  for (const auto& [id, launch] : launches_) candidates.insert(id);
   std::map<std::int64_t, Clock::time_point> absent;
-  for (const auto& [id, launch] : launches_) {
+  for (std::int64_t id : candidates) {
     if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
     if (c.rd(sys::kSpace, sys::job_template(id), 0)) continue;
     auto since = absent_since_.find(id);
@@ -357,7 +365,14 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
 bool Uplink::on_event(const ts::WatchEvent& e) {
   // A job record is taken only to be written again (a state change) or when
   // a finished job is pruned: its writing is what matters.
-  if (sys::job_template().matches(e.tuple)) return e.kind == ts::WatchEventKind::Written;
+  if (sys::job_template().matches(e.tuple)) {
+    if (e.kind != ts::WatchEventKind::Written) return false;
+    if (auto j = sys::JobRecord::from_tuple(e.tuple); j && sys::is_live(j->state)) {
+      std::lock_guard lock(mu_);
+      written_.insert(j->id);
+    }
+    return true;
+  }
   if (jobwork_here_template(s_.node).matches(e.tuple)) {
     // Noted at once, without a read: the agent looks when a piranha fails.
     if (auto w = sys::JobWork::from_tuple(e.tuple); w && e.kind == ts::WatchEventKind::Written) {
@@ -368,6 +383,35 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
     return false;
   }
   return true;
+}
+
+void Uplink::note_new_jobs(ts::Client& c) {
+  std::vector<std::int64_t> fresh;
+  {
+    std::lock_guard lock(mu_);
+    if (view_.generation == 0) return;  // the first read will have them
+    for (std::int64_t id : written_)
+      if (std::none_of(view_.live.begin(), view_.live.end(), [&](const auto& l) { return l.id == id; }))
+        fresh.push_back(id);
+  }
+  std::vector<sys::JobLaunch> launches;
+  for (std::int64_t id : fresh)
+    if (auto l = sys::find_launch(c, id)) launches.push_back(std::move(*l));
+  if (launches.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& l : launches) {
+      if (std::any_of(view_.live.begin(), view_.live.end(), [&](const auto& k) { return k.id == l.id; })) continue;
+      // In id order, as a read lists them.
+      auto at = std::find_if(view_.live.begin(), view_.live.end(), [&](const auto& k) { return k.id > l.id; });
+      view_.live.insert(at, std::move(l));
+    }
+    ++view_.generation;
+  }
+  if (wake_fd_ >= 0) {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  }
 }
 
 void Uplink::watch() {
@@ -394,6 +438,7 @@ void Uplink::watch() {
       auto e = c->next_event(1000);
       bool read = false;
       for (; e; e = c->next_event(0)) read = on_event(*e) || read;
+      note_new_jobs(*c);
       if (c->reconnects() != reconnects) {
         reconnects = c->reconnects();
         read = true;

@@ -36,6 +36,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -100,6 +101,12 @@ class Uplink {
   // One watch event: a job's tasks here are noted at once, anything else
   // asks for a read; true when it does.
   bool on_event(const ts::WatchEvent& e);
+  // Puts the live jobs an event just showed written, and the view has not,
+  // into the view at once, with their launch records read on the watcher's
+  // own connection `c`: the agent can start a new job's piranhas one round
+  // trip after its registration, before the read the event also asks for
+  // (eight round trips, slow while the feeder itself is starting).
+  void note_new_jobs(ts::Client& c);
   bool pending_locked() const;
 
   AgentSettings s_;
@@ -131,6 +138,11 @@ class Uplink {
   // without its data, a cancel killed between its take and its write) is let
   // go after kAbsentGrace (uplink.cc).
   std::map<std::int64_t, Clock::time_point> absent_since_;
+  // Live jobs whose record a watch event showed written since the last read
+  // (under mu_): a read that finds one absent, as when the feeder rewrites a
+  // new job's record to mark it running, treats it as above instead of
+  // missing the job until the next event.
+  std::set<std::int64_t> written_;
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;
   std::thread watcher_;

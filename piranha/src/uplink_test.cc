@@ -101,3 +101,23 @@ TEST_CASE("uplink: a job whose record is absent stays live while its launch reco
   c.out(sys::kSpace, sys::Assignment{0, 2, "n1", 99}.to_tuple());
   CHECK(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 2 && v.live.empty(); }));
 }
+
+TEST_CASE("uplink: a new job whose record is being rewritten when the agent reads is live at once") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  // Registered, and its record taken at once, as the feeder's rewrite to
+  // "running" takes it: the read the registration prompts finds no record.
+  // Before, the job waited for the rewrite's own event (milliseconds, or,
+  // were that lost, the next tick: an hour here).
+  c.out(sys::kSpace, sys::JobLaunch{5, "/bin/true", {}, "/"}.to_tuple());
+  c.out(sys::kSpace, sys::JobRecord{5, "true", "job.5", sys::wall_now(), sys::JobState::Queued}.to_tuple());
+  REQUIRE(c.in(sys::kSpace, sys::job_template(5), 0));
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1 && v.live[0].id == 5; }));
+  // Written back, it stays; cancelled, it goes.
+  c.out(sys::kSpace, sys::JobRecord{5, "true", "job.5", sys::wall_now(), sys::JobState::Running}.to_tuple());
+  sys::set_job_state(c, 5, sys::JobState::Cancelled);
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
+}
