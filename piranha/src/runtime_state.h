@@ -61,6 +61,7 @@ struct WorkerState {
   std::chrono::milliseconds request_timeout{30000};  // the client's
   std::int64_t tasks_completed = 0;
   double task_seconds = 0;     // summed, for the batching decision
+  double recent_task_seconds = 0;  // an exponential mean (weight 0.1 per task), for the same
   std::size_t task_bytes = 0;  // the largest task tuple taken, about, for the same
   std::int64_t lost = 0;    // posted completions refused so far
   bool job_ended = false;

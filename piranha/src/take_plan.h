@@ -40,7 +40,9 @@ inline constexpr std::int64_t kTasksBeforeAhead = 1;
 
 // The plan for the next take, after `completed` tasks that took
 // `mean_seconds` on average (anything when completed is 0) and whose
-// largest tuple was about `task_bytes` long (0: unknown).
+// largest tuple was about `task_bytes` long (0: unknown). worker.cc passes
+// the longer of the mean of all tasks so far and a recent mean, so that
+// tasks that grow slower during a job are not batched on old evidence.
 TakePlan plan_take(std::int64_t completed, double mean_seconds, std::size_t task_bytes = 0);
 
 }  // namespace piranha::detail

@@ -33,6 +33,7 @@ constexpr auto kJobCheckEvery = std::chrono::seconds(1);
 constexpr std::size_t kUnsentBytes = 1 << 20;
 
 bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::Tuple>& outs);
+void put_back_prefetched(detail::WorkerState& s);
 
 // About the size a tuple takes on the wire.
 std::size_t approximate_bytes(const ts::Tuple& t) {
@@ -92,15 +93,15 @@ std::optional<Task> Worker::take(const ts::Template& tmpl) {
     s_.prefetched.pop_front();
     return hand_out(st);
   }
-  // Prefetched tasks of another template go back for others.
-  while (!s_.prefetched.empty()) {
-    Task t(s_.prefetched.front());
-    s_.prefetched.pop_front();
-    put_back(t, {t.tuple()});
-  }
+  // Prefetched tasks of another template go back for others, in one step
+  // (a batch holds up to thousands).
+  if (!s_.prefetched.empty()) put_back_prefetched(s_);
   detail::send_completions(s_);
+  // The longer of the mean so far and the recent one: tasks that grow
+  // slower during a job are not taken thousands at a time on old evidence.
   double mean = s_.tasks_completed ? s_.task_seconds / static_cast<double>(s_.tasks_completed) : 0;
-  const detail::TakePlan plan = detail::plan_take(s_.tasks_completed, mean, s_.task_bytes);
+  const detail::TakePlan plan =
+      detail::plan_take(s_.tasks_completed, std::max(mean, s_.recent_task_seconds), s_.task_bytes);
   const bool batching = plan.mode == detail::TakeMode::Batch;
   const bool ahead = plan.mode == detail::TakeMode::Ahead;
   // Hands out a task taken one at a time, asking for the next one first.
@@ -196,6 +197,38 @@ bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::
   return false;
 }
 
+// Ends the leases of the tasks taken ahead and not handed out, writing each
+// back as it was, in one step; should that be refused (a lease had ended),
+// one by one, so that those still held go back.
+void put_back_prefetched(detail::WorkerState& s) {
+  std::vector<ts::LeaseId> leases;
+  std::vector<ts::Tuple> tuples;
+  for (auto& st : s.prefetched) {
+    st->held = false;
+    release(s.held, st.get());
+    leases.push_back(st->lease);
+    tuples.push_back(st->tuple);
+  }
+  s.prefetched.clear();
+  if (s.retreat->load()) {
+    // A retreat must not wait on the server: a refusal is only counted.
+    s.client->complete_all_posted(leases, s.space->name(), tuples);
+    return;
+  }
+  try {
+    if (s.client->complete_all(leases, s.space->name(), tuples)) return;
+  } catch (const ts::TupleSpaceError& e) {
+    if (e.code() == ts::errc::kUnreachable) {
+      s.cut_off = true;
+      return;  // their leases return them
+    }
+    if (e.code() != ts::errc::kUnknownOutcome && e.code() != ts::errc::kDeadlineExceeded &&
+        e.code() != ts::errc::kInterrupted)
+      throw;
+  }
+  for (std::size_t i = 0; i < leases.size(); ++i) end_lease(s, leases[i], {tuples[i]});
+}
+
 }  // namespace
 
 namespace detail {
@@ -271,6 +304,7 @@ bool Worker::complete(Task& task, std::vector<ts::Tuple> outs) {
   release(s_.held, &st);
   ++s_.tasks_completed;
   s_.task_seconds += seconds;
+  s_.recent_task_seconds = s_.tasks_completed == 1 ? seconds : 0.9 * s_.recent_task_seconds + 0.1 * seconds;
   if (st.batched) {
     for (const ts::Tuple& t : outs) s_.unsent_bytes += approximate_bytes(t);
     s_.unsent.push_back(detail::Finished{st.lease, std::move(outs), st.started_at, seconds});
