@@ -304,13 +304,18 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
   std::map<std::int64_t, Clock::time_point> absent;
   for (std::int64_t id : candidates) {
     if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
-    if (c.rd(sys::kSpace, sys::job_template(id), 0)) continue;
+    if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
+      // Written again since the listing: as it says now.
+      if (auto j = sys::JobRecord::from_tuple(*t); j && sys::is_live(j->state)) live.push_back(*j);
+      continue;
+    }
     auto since = absent_since_.find(id);
     absent[id] = since != absent_since_.end() ? since->second : steady;
     if (steady - absent[id] < kAbsentGrace && c.rd(sys::kSpace, sys::launch_template(id), 0))
       live.push_back(sys::JobRecord{id, "", "", 0, sys::JobState::Queued});
   }
   absent_since_ = std::move(absent);
+  std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   for (const auto& j : live) {
     // A running job whose feeder has been silent this long is dead (killed
     // outright, outside `piranha submit`): its piranhas would wait for ever.
@@ -349,6 +354,16 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
     // Tasks noted from events during the read stay.
     for (auto& [id, n] : v.tasks_here)
       if (auto it = view_.tasks_here.find(id); it != view_.tasks_here.end()) n = std::max(n, it->second);
+    // A job written during the read and put into the view from its event
+    // (note_new_jobs) stays: the next read, which its event asked for, will
+    // know it.
+    for (const auto& l : view_.live) {
+      if (!written_.contains(l.id) ||
+          std::any_of(v.live.begin(), v.live.end(), [&](const auto& k) { return k.id == l.id; }))
+        continue;
+      auto at = std::find_if(v.live.begin(), v.live.end(), [&](const auto& k) { return k.id > l.id; });
+      v.live.insert(at, l);
+    }
     v.generation = view_.generation + 1;
     view_ = std::move(v);
   }
@@ -367,9 +382,10 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
   // a finished job is pruned: its writing is what matters.
   if (sys::job_template().matches(e.tuple)) {
     if (e.kind != ts::WatchEventKind::Written) return false;
-    if (auto j = sys::JobRecord::from_tuple(e.tuple); j && sys::is_live(j->state)) {
+    if (auto j = sys::JobRecord::from_tuple(e.tuple)) {
       std::lock_guard lock(mu_);
-      written_.insert(j->id);
+      if (sys::is_live(j->state)) written_.insert(j->id);
+      else written_.erase(j->id);  // ended: no read may keep it for having been written
     }
     return true;
   }
@@ -387,9 +403,11 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
 
 void Uplink::note_new_jobs(ts::Client& c) {
   std::vector<std::int64_t> fresh;
+  std::uint64_t generation = 0;
   {
     std::lock_guard lock(mu_);
-    if (view_.generation == 0) return;  // the first read will have them
+    generation = view_.generation;
+    if (generation == 0) return;  // the first read will have them
     for (std::int64_t id : written_)
       if (std::none_of(view_.live.begin(), view_.live.end(), [&](const auto& l) { return l.id == id; }))
         fresh.push_back(id);
@@ -400,6 +418,9 @@ void Uplink::note_new_jobs(ts::Client& c) {
   if (launches.empty()) return;
   {
     std::lock_guard lock(mu_);
+    // A read finished meanwhile: it knows better (the job may have ended);
+    // the read the event asked for follows in any case.
+    if (view_.generation != generation) return;
     for (auto& l : launches) {
       if (std::any_of(view_.live.begin(), view_.live.end(), [&](const auto& k) { return k.id == l.id; })) continue;
       // In id order, as a read lists them.

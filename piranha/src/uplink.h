@@ -8,7 +8,10 @@
 //    its heartbeat, the tasks each live job completed here. It reads when
 //    one of those records changes, which a second thread learns from
 //    tuple-space watches (so a new job, an assignment or an owner block
-//    reaches the agent within milliseconds); when an owner block begins or
+//    reaches the agent within milliseconds: a new live job, whose written
+//    record the event carries, is put into the View at once, with its
+//    launch record read by the watching thread, before the read the event
+//    also asks for); when an owner block begins or
 //    ends and when scheduler 0's heartbeat goes stale; and every `tick` (1 s)
 //    as a safety net. A read costs a few requests and grows with the live
 //    jobs, not with the finished ones kept for retention;
@@ -52,7 +55,7 @@ class Uplink {
 
   // What the agent last learnt from the system space.
   struct View {
-    std::uint64_t generation = 0;  // 0: nothing read yet; then +1 per read
+    std::uint64_t generation = 0;  // 0: nothing read yet; then +1 per read, and per new job put in from an event
     bool owner_blocked = false;    // an ("owner", node, ...) block covers now
     std::vector<sys::JobLaunch> live;  // live jobs with a launch record, as sys::list_jobs orders them
     std::optional<sys::Assignment> assignment;          // this node's, highest epoch

@@ -116,8 +116,16 @@ TEST_CASE("uplink: a new job whose record is being rewritten when the agent read
   c.out(sys::kSpace, sys::JobRecord{5, "true", "job.5", sys::wall_now(), sys::JobState::Queued}.to_tuple());
   REQUIRE(c.in(sys::kSpace, sys::job_template(5), 0));
   CHECK(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1 && v.live[0].id == 5; }));
+  // A full read (an assignment prompts one) while the record is still
+  // absent keeps it.
+  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 99}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 1; }));
+  CHECK(uplink.view().live.size() == 1);
   // Written back, it stays; cancelled, it goes.
   c.out(sys::kSpace, sys::JobRecord{5, "true", "job.5", sys::wall_now(), sys::JobState::Running}.to_tuple());
+  c.out(sys::kSpace, sys::Assignment{0, 2, "n1", 99}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 2; }));
+  CHECK(uplink.view().live.size() == 1);
   sys::set_job_state(c, 5, sys::JobState::Cancelled);
   CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
 }
