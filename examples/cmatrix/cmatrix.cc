@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -86,8 +87,8 @@ double dot(const double* row, const double* col, int64_t n) {
 }
 
 // C's row from A's row and all of B's columns (column j at cols + j * n).
-// The piranhas and the sequential multiply both call this one function, out
-// of line, so that they run the same machine code. Inlined, each had its own
+// The grain piranhas (--grain) and the sequential multiply both call this one
+// function, out of line, so that they run the same machine code. Inlined, each had its own
 // copy of the loop, and where a copy fell against the 64-byte lines of code
 // made it up to half slower on the AMD EPYC VM the benchmarks ran on: the
 // sequential copy was the slow one, which flattered the speedup.
@@ -131,17 +132,19 @@ std::pair<std::vector<double>, double> sequential_multiply(const std::vector<dou
 }
 
 // The machine's CPU time so far, all CPUs together, in clock ticks, from
-// /proc/stat's first line: busy (user, nice, system, irq, softirq) and idle
-// (idle, iowait). Zeros where /proc/stat cannot be read.
+// /proc/stat's first line: busy (user, nice, system, irq, softirq), idle
+// (idle, iowait), and stolen by a virtual machine's host (steal: neither).
+// Zeros where /proc/stat cannot be read.
 struct CpuTicks {
-  double busy = 0, idle = 0;
+  double busy = 0, idle = 0, stolen = 0;
 };
 CpuTicks cpu_ticks() {
   std::ifstream f("/proc/stat");
   std::string cpu;
-  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
   if (!(f >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq) || cpu != "cpu") return {};
-  return {user + nice + system + irq + softirq, idle + iowait};
+  f >> steal;  // absent on old kernels: 0
+  return {user + nice + system + irq + softirq, idle + iowait, steal};
 }
 
 // How many of B's columns go in one ("B", k, first, columns) tuple: about
@@ -244,6 +247,7 @@ int feeder(piranha::Feeder& f) {
   const auto ended = std::chrono::steady_clock::now();
   const CpuTicks cpu_ended = cpu_ticks();
   const double busy = cpu_ended.busy - cpu_started.busy, all = busy + cpu_ended.idle - cpu_started.idle;
+  const double stolen = cpu_ended.stolen - cpu_started.stolen;
   double parallel_s = std::chrono::duration<double>(ended - started).count();
   double job_s = std::chrono::duration<double>(ended - job_started).count();
   // A result written twice would still be here.
@@ -254,8 +258,12 @@ int feeder(piranha::Feeder& f) {
   for (std::size_t e = 0; e < seq.size(); ++e) wrong += seq[e] != c[e];
   bool ok = wrong == 0 && duplicates == 0;
   // Under 10 clock ticks (/proc/stat counts in hundredths of a second), the
-  // share says nothing.
-  const std::string busy_share = all >= 10 ? std::to_string(static_cast<int>(100 * busy / all + 0.5)) + " %" : "n/a";
+  // share says nothing. Time the host took is said apart: it was neither
+  // the job's nor left to it.
+  auto percent = [](double part, double whole) { return std::to_string(static_cast<int>(100 * part / whole + 0.5)); };
+  std::string busy_share = all >= 10 ? percent(busy, all) + " %" : "n/a";
+  if (all >= 10 && stolen >= 0.01 * (all + stolen))
+    busy_share += " (" + percent(stolen, all + stolen) + " % more stolen by the host)";
   std::printf("cmatrix %lld%s: %s: %lld tasks, %lld wrong elements, %lld duplicate results; parallel %.3f s, "
               "sequential multiply %.3f s; job %.3f s; CPUs busy %s of the parallel time\n",
               static_cast<long long>(n), o.grain ? (" --grain " + std::to_string(o.grain)).c_str() : "",
@@ -323,6 +331,10 @@ void piranha_worker(piranha::Worker& w) {
 // usage errors need no server.
 int main(int argc, char** argv) {
   Options o = parse(std::vector<std::string>(argv + 1, argv + argc));
+  if (o.sequential && (std::getenv("PIRANHA_JOB_ID") || std::getenv("PIRANHA_ROLE"))) {
+    std::fprintf(stderr, "cmatrix: --sequential times the multiply alone, without Piranha: not as a job\n");
+    return 2;
+  }
   if (o.sequential) {
     auto [c, seconds] = sequential_multiply(random_matrix(o.n, o.seed), random_matrix(o.n, o.seed + 1), o.n);
     std::printf("cmatrix %lld: sequential multiply %.3f s\n", static_cast<long long>(o.n), seconds);
