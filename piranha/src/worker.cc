@@ -199,17 +199,20 @@ bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::
 
 // Ends the leases of the tasks taken ahead and not handed out, writing each
 // back as it was, in one step; should that be refused (a lease had ended),
-// one by one, so that those still held go back.
+// one by one, so that those still held go back. When the answer is lost
+// (the connection, the deadline, a retreat's interrupt) the step was done or
+// not, all or nothing, and the leases of a lost session return the tasks
+// anyway: nothing more is sent.
 void put_back_prefetched(detail::WorkerState& s) {
   std::vector<ts::LeaseId> leases;
   std::vector<ts::Tuple> tuples;
   for (auto& st : s.prefetched) {
     st->held = false;
-    release(s.held, st.get());
     leases.push_back(st->lease);
     tuples.push_back(st->tuple);
   }
   s.prefetched.clear();
+  std::erase_if(s.held, [](const auto& st) { return !st->held; });
   if (s.retreat->load()) {
     // A retreat must not wait on the server: a refusal is only counted.
     s.client->complete_all_posted(leases, s.space->name(), tuples);
@@ -218,15 +221,14 @@ void put_back_prefetched(detail::WorkerState& s) {
   try {
     if (s.client->complete_all(leases, s.space->name(), tuples)) return;
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::errc::kUnreachable) {
-      s.cut_off = true;
-      return;  // their leases return them
-    }
-    if (e.code() != ts::errc::kUnknownOutcome && e.code() != ts::errc::kDeadlineExceeded &&
-        e.code() != ts::errc::kInterrupted)
+    if (e.code() == ts::errc::kUnreachable) s.cut_off = true;  // their leases return them
+    else if (e.code() != ts::errc::kUnknownOutcome && e.code() != ts::errc::kDeadlineExceeded &&
+             e.code() != ts::errc::kInterrupted)
       throw;
+    return;
   }
-  for (std::size_t i = 0; i < leases.size(); ++i) end_lease(s, leases[i], {tuples[i]});
+  for (std::size_t i = 0; i < leases.size() && !s.cut_off && !s.retreat->load(); ++i)
+    end_lease(s, leases[i], {tuples[i]});
 }
 
 }  // namespace
