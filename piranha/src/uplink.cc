@@ -281,6 +281,24 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
       if (edge > now) next_change = std::min(next_change, edge);
   }
 
+  // The live jobs written since the last read (watch events).
+  std::set<std::int64_t> written;
+  {
+    std::lock_guard lock(mu_);
+    written.swap(written_);
+  }
+  try {
+    return read_with(c, v, steady, now, next_change, written);
+  } catch (...) {
+    // Not read: they are still just written for the next read.
+    std::lock_guard lock(mu_);
+    written_.merge(written);
+    throw;
+  }
+}
+
+Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point steady, double now,
+                                            double next_change, const std::set<std::int64_t>& written) {
   std::map<std::int64_t, std::int64_t> tasks_before;
   {
     std::lock_guard lock(mu_);
@@ -295,11 +313,8 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
   // (longer than a rewrite's lease), nor once its launch record is gone too.
   // The same for a job just written (an event before this read) and absent
   // now: its record may be in the middle of its first rewrite.
-  std::set<std::int64_t> candidates;
-  {
-    std::lock_guard lock(mu_);
-    candidates.swap(written_);
-  }
+  std::set<std::int64_t> candidates = written;
+  std::set<std::int64_t> ended;  // written again since the listing, no longer live
   for (const auto& [id, launch] : launches_) candidates.insert(id);
   std::map<std::int64_t, Clock::time_point> absent;
   for (std::int64_t id : candidates) {
@@ -307,6 +322,7 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
     if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
       // Written again since the listing: as it says now.
       if (auto j = sys::JobRecord::from_tuple(*t); j && sys::is_live(j->state)) live.push_back(*j);
+      else ended.insert(id);
       continue;
     }
     auto since = absent_since_.find(id);
@@ -358,7 +374,7 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
     // (note_new_jobs) stays: the next read, which its event asked for, will
     // know it.
     for (const auto& l : view_.live) {
-      if (!written_.contains(l.id) ||
+      if (!written_.contains(l.id) || ended.contains(l.id) ||
           std::any_of(v.live.begin(), v.live.end(), [&](const auto& k) { return k.id == l.id; }))
         continue;
       auto at = std::find_if(v.live.begin(), v.live.end(), [&](const auto& k) { return k.id > l.id; });

@@ -104,6 +104,10 @@ class Uplink {
   // One watch event: a job's tasks here are noted at once, anything else
   // asks for a read; true when it does.
   bool on_event(const ts::WatchEvent& e);
+  // The rest of read(), from the live jobs on: `written` are the ids read()
+  // took from written_ (put back should this throw).
+  Clock::time_point read_with(ts::Client& c, View& v, Clock::time_point steady, double now, double next_change,
+                              const std::set<std::int64_t>& written);
   // Puts the live jobs an event just showed written, and the view has not,
   // into the view at once, with their launch records read on the watcher's
   // own connection `c`: the agent can start a new job's piranhas one round
