@@ -165,8 +165,10 @@ for agents in 1 2; do
     check_ok "$out"
     p=$(field "$out" parallel); s=$(field "$out" "sequential multiply")
     sp+=("$(calc "$s / $p")"); pa+=("$p"); tm+=("$(task_ms "$out")"); SEQS+=("$s")
-    jt+=("$(field "$out" job)"); bu+=("$(sed -n 's/.*CPUs busy \([0-9]*\) %.*/\1/p' <<<"$out" | head -1)")
-    log "  run $r: parallel $p s, sequential $s s, speedup ${sp[-1]}, mean task ${tm[-1]} ms, CPUs busy ${bu[-1]} %, job ${jt[-1]} s"
+    jt+=("$(field "$out" job)")
+    b=$(sed -n 's/.*CPUs busy \([0-9]*\) %.*/\1/p' <<<"$out" | head -1)
+    [ -n "$b" ] && bu+=("$b")
+    log "  run $r: parallel $p s, sequential $s s, speedup ${sp[-1]}, mean task ${tm[-1]} ms, CPUs busy ${b:-n/a} %, job ${jt[-1]} s"
   done
   stop_server
   SPEEDUP[$agents]=$(printf '%s\n' "${sp[@]}" | median)
@@ -174,7 +176,7 @@ for agents in 1 2; do
   TASK[$agents]=$(printf '%s\n' "${tm[@]}" | median)
   SPEEDUPS[$agents]=$(jlist "${sp[@]}")
   JOBT[$agents]=$(printf '%s\n' "${jt[@]}" | median)
-  BUSY[$agents]=$(printf '%s\n' "${bu[@]}" | median)
+  BUSY[$agents]=$( ((${#bu[@]})) && printf '%s\n' "${bu[@]}" | median || echo null)
 done
 SEQ=$(printf '%s\n' "${SEQS[@]}" | median)
 # cmatrix says "n/a" for a parallel time under 10 clock ticks: null then.

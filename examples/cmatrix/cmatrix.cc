@@ -263,7 +263,7 @@ int feeder(piranha::Feeder& f) {
   auto percent = [](double part, double whole) { return std::to_string(static_cast<int>(100 * part / whole + 0.5)); };
   std::string busy_share = all >= 10 ? percent(busy, all) + " %" : "n/a";
   if (all >= 10 && stolen >= 0.01 * (all + stolen))
-    busy_share += " (" + percent(stolen, all + stolen) + " % more stolen by the host)";
+    busy_share += " (the host took " + percent(stolen, all + stolen) + " % of the CPUs' time besides)";
   std::printf("cmatrix %lld%s: %s: %lld tasks, %lld wrong elements, %lld duplicate results; parallel %.3f s, "
               "sequential multiply %.3f s; job %.3f s; CPUs busy %s of the parallel time\n",
               static_cast<long long>(n), o.grain ? (" --grain " + std::to_string(o.grain)).c_str() : "",
