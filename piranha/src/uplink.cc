@@ -10,6 +10,13 @@
 namespace piranha {
 namespace {
 
+// Puts `l` into `live` in id order, as a read lists jobs, unless a job of
+// its id is there.
+void insert_by_id(std::vector<sys::JobLaunch>& live, const sys::JobLaunch& l) {
+  if (std::any_of(live.begin(), live.end(), [&](const auto& k) { return k.id == l.id; })) return;
+  live.insert(std::find_if(live.begin(), live.end(), [&](const auto& k) { return k.id > l.id; }), l);
+}
+
 // Feeders rewrite their jobstat at least every 5 s (JobReporter).
 constexpr double kFeederSilence = 30;
 // Between attempts to reach a server that did not answer.
@@ -373,20 +380,12 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
     // A job written during the read and put into the view from its event
     // (note_new_jobs) stays: the next read, which its event asked for, will
     // know it.
-    for (const auto& l : view_.live) {
-      if (!written_.contains(l.id) || ended.contains(l.id) ||
-          std::any_of(v.live.begin(), v.live.end(), [&](const auto& k) { return k.id == l.id; }))
-        continue;
-      auto at = std::find_if(v.live.begin(), v.live.end(), [&](const auto& k) { return k.id > l.id; });
-      v.live.insert(at, l);
-    }
+    for (const auto& l : view_.live)
+      if (written_.contains(l.id) && !ended.contains(l.id)) insert_by_id(v.live, l);
     v.generation = view_.generation + 1;
     view_ = std::move(v);
   }
-  if (wake_fd_ >= 0) {
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
-  }
+  wake_agent();
   // A millisecond late, so that the change has happened when it is read.
   return steady +
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(next_change - now)) +
@@ -437,18 +436,16 @@ void Uplink::note_new_jobs(ts::Client& c) {
     // A read finished meanwhile: it knows better (the job may have ended);
     // the read the event asked for follows in any case.
     if (view_.generation != generation) return;
-    for (auto& l : launches) {
-      if (std::any_of(view_.live.begin(), view_.live.end(), [&](const auto& k) { return k.id == l.id; })) continue;
-      // In id order, as a read lists them.
-      auto at = std::find_if(view_.live.begin(), view_.live.end(), [&](const auto& k) { return k.id > l.id; });
-      view_.live.insert(at, std::move(l));
-    }
+    for (const auto& l : launches) insert_by_id(view_.live, l);
     ++view_.generation;
   }
-  if (wake_fd_ >= 0) {
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
-  }
+  wake_agent();
+}
+
+void Uplink::wake_agent() const {
+  if (wake_fd_ < 0) return;
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
 }
 
 void Uplink::watch() {

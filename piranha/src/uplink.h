@@ -114,6 +114,8 @@ class Uplink {
   // trip after its registration, before the read the event also asks for
   // (eight round trips, slow while the feeder itself is starting).
   void note_new_jobs(ts::Client& c);
+  // Tells the agent's loop (wake_fd) that the View changed.
+  void wake_agent() const;
   bool pending_locked() const;
 
   AgentSettings s_;
