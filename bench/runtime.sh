@@ -176,11 +176,10 @@ for agents in 1 2; do
   TASK[$agents]=$(printf '%s\n' "${tm[@]}" | median)
   SPEEDUPS[$agents]=$(jlist "${sp[@]}")
   JOBT[$agents]=$(printf '%s\n' "${jt[@]}" | median)
+  # cmatrix says "n/a" for a parallel time under 10 clock ticks: null when no run had one.
   BUSY[$agents]=$( ((${#bu[@]})) && printf '%s\n' "${bu[@]}" | median || echo null)
 done
 SEQ=$(printf '%s\n' "${SEQS[@]}" | median)
-# cmatrix says "n/a" for a parallel time under 10 clock ticks: null then.
-for a in 1 2; do [[ ${BUSY[$a]} =~ ^[0-9.]+$ ]] || BUSY[$a]=null; done
 CPU_BOUND2=null
 [ "${BUSY[2]}" != null ] && CPU_BOUND2=$(calc "${SPEEDUP[2]} * 100 / ${BUSY[2]}")
 
