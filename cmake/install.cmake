@@ -10,7 +10,9 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # The libraries under the names an installed package gives them, so that the
-# examples link in the tree exactly as a job links out of it.
+# examples link in the tree as a job links out of it (but for how libzmq is
+# linked: in the tree it may be libzmq.a, CMakeLists.txt; out of it, cppzmq's
+# libzmq.so).
 set(piranha_exported
   piranha_zeromq:zeromq piranha_tuplespace:tuplespace piranha_trace:trace piranha_endpoint:endpoint
   piranha_runtime:job piranha_availability:availability piranha_strategy:strategy

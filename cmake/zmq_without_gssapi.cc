@@ -6,8 +6,8 @@
 // but libzmq.a's mechanism code refers to these functions all the same.
 // Linking the real libgssapi_krb5 for them loads it and six more shared
 // libraries (krb5, k5crypto, com_err, krb5support, keyutils, resolv) into
-// every Piranha process: about 1 ms of every piranha's and feeder's start on
-// the machines measured (docs/performance.md, "Job start"). These stand in.
+// every Piranha process: 1.6-1.8 ms of a bare libzmq program's start on the
+// machine measured (docs/performance.md, "Job start"). These stand in.
 //
 // Only linked with the static libzmq (CMakeLists.txt, PIRANHA_STATIC_ZMQ);
 // never installed. If something did select GSSAPI, its handshake would fail
@@ -38,17 +38,29 @@ OM_uint32 gss_acquire_cred(OM_uint32* minor, gss_name_t, OM_uint32, gss_OID_set,
                            gss_cred_id_t*, gss_OID_set*, OM_uint32*) {
   return refuse(minor);
 }
-OM_uint32 gss_delete_sec_context(OM_uint32* minor, gss_ctx_id_t*, gss_buffer_t) { return refuse(minor); }
-OM_uint32 gss_display_name(OM_uint32* minor, gss_name_t, gss_buffer_t, gss_OID*) { return refuse(minor); }
-OM_uint32 gss_import_name(OM_uint32* minor, gss_buffer_t, gss_OID, gss_name_t*) { return refuse(minor); }
+OM_uint32 gss_delete_sec_context(OM_uint32* minor, gss_ctx_id_t*, gss_buffer_t) {
+  return refuse(minor);
+}
+OM_uint32 gss_display_name(OM_uint32* minor, gss_name_t, gss_buffer_t, gss_OID*) {
+  return refuse(minor);
+}
+OM_uint32 gss_import_name(OM_uint32* minor, gss_buffer_t, gss_OID, gss_name_t*) {
+  return refuse(minor);
+}
 OM_uint32 gss_init_sec_context(OM_uint32* minor, gss_cred_id_t, gss_ctx_id_t*, gss_name_t, gss_OID, OM_uint32,
                                OM_uint32, gss_channel_bindings_t, gss_buffer_t, gss_OID*, gss_buffer_t,
                                OM_uint32*, OM_uint32*) {
   return refuse(minor);
 }
-OM_uint32 gss_release_buffer(OM_uint32* minor, gss_buffer_t) { return refuse(minor); }
-OM_uint32 gss_release_cred(OM_uint32* minor, gss_cred_id_t*) { return refuse(minor); }
-OM_uint32 gss_release_name(OM_uint32* minor, gss_name_t*) { return refuse(minor); }
+OM_uint32 gss_release_buffer(OM_uint32* minor, gss_buffer_t) {
+  return refuse(minor);
+}
+OM_uint32 gss_release_cred(OM_uint32* minor, gss_cred_id_t*) {
+  return refuse(minor);
+}
+OM_uint32 gss_release_name(OM_uint32* minor, gss_name_t*) {
+  return refuse(minor);
+}
 OM_uint32 gss_unwrap(OM_uint32* minor, gss_ctx_id_t, gss_buffer_t, gss_buffer_t, int*, gss_qop_t*) {
   return refuse(minor);
 }

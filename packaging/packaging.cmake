@@ -48,7 +48,7 @@ set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME piranha)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)  # libzmq5, libyaml-cpp0.7, libboost-fiber1.74.0, ...
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)  # libyaml-cpp0.7, libboost-fiber1.74.0, ... (libzmq: linked in)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "adduser")
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "adaptive parallelism: server, node agent, scheduler and example jobs
 The tuple-space server, the node agent, the pool commands and the Network
