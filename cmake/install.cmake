@@ -32,6 +32,8 @@ install(TARGETS piranha RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ru
 set(PIRANHA_EXAMPLES_DIR ${CMAKE_INSTALL_LIBEXECDIR}/piranha/examples)
 install(TARGETS cmatrix mandelbrot spin hello_job trellis_cluster
         RUNTIME DESTINATION ${PIRANHA_EXAMPLES_DIR} COMPONENT runtime)
+# The live page's HTTP server, loaded by `piranha nps run --http` (scheduler/nps).
+install(TARGETS piranha_nps_page_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/piranha COMPONENT runtime)
 install(FILES ${CMAKE_SOURCE_DIR}/examples/trellis/cluster.yaml
         DESTINATION ${PIRANHA_EXAMPLES_DIR} COMPONENT runtime)
 

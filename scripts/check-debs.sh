@@ -53,7 +53,7 @@ else
   config_dir=$prefix/etc/piranha unit_dir=$prefix/lib/systemd/system
 fi
 for f in "$prefix/bin/piranha" "$prefix/libexec/piranha/examples/hello_job" \
-         "$prefix/libexec/piranha/examples/cmatrix" "$unit_dir/piranha-server.service" \
+         "$prefix/libexec/piranha/examples/cmatrix" "$prefix/libexec/piranha/piranha-nps-page.so" "$unit_dir/piranha-server.service" \
          "$unit_dir/piranha-agent.service" "$config_dir/server.conf" "$config_dir/agent.yaml" \
          "$prefix/include/piranha/job.h" "$prefix/include/piranha/tuplespace/client.h"; do
   [[ -e $root$f ]] || fail "$f is not in the packages"
@@ -106,6 +106,10 @@ fi
 
 "$root$prefix/bin/piranha" --help | grep -q "ts" || fail "the unpacked piranha --help printed no commands"
 echo "piranha --help: OK"
+# The live page's module is found from the unpacked program (it looks relative to itself).
+out=$(timeout 30 "$root$prefix/bin/piranha" nps run --http 127.0.0.1:0 --server tcp://127.0.0.1:1 --seconds 1 2>&1 || true)
+grep -q "the live page is at http://127.0.0.1:" <<<"$out" || fail "the unpacked piranha could not serve the live page: $out"
+echo "nps run --http: the page module loads"
 unset PIRANHA_SERVER PIRANHA_ROLE PIRANHA_JOB_ID
 out=$(PIRANHA_LOCAL_PIRANHAS=2 timeout 60 "$root$prefix/libexec/piranha/examples/hello_job") ||
   fail "the unpacked hello_job failed: $out"

@@ -168,6 +168,21 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
   CHECK(bad_http.status == 2);
   CHECK(bad_http.err.find("HOST:PORT") != std::string::npos);
 
+  // A `piranha` whose page module is not where it looks: a clear error, no page.
+  const fs::path alone = scratch() / "alone";
+  fs::create_directories(alone);
+  fs::copy_file(fs::path(PIRANHA_BIN_DIR) / "piranha", alone / "piranha",
+                fs::copy_options::overwrite_existing);
+  const auto err = scratch() / "alone.err";
+  const int raw =
+      std::system(((alone / "piranha").string() +
+                   " nps run --http 127.0.0.1:0 --server tcp://127.0.0.1:1 --seconds 1 2>" + err.string())
+                      .c_str());
+  CHECK((WIFEXITED(raw) && WEXITSTATUS(raw) != 0));
+  CHECK(slurp(err).find("the live page's module piranha-nps-page.so is not installed (looked in " +
+                        alone.string()) != std::string::npos);
+  fs::remove_all(alone);  // a copy of the whole program
+
   Run bad = piranha("nps run --strategy 'SRTA(2)' --server tcp://127.0.0.1:1");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("SRTA(2)") != std::string::npos);

@@ -1,13 +1,63 @@
-// LivePage (live_page.h): the HTTP shell around the live page.
+// LivePage (live_page.h): the address checked here, the HTTP server loaded
+// from the module piranha-nps-page.so (live_page_server.cc says why and
+// states the interface).
 #include "piranha/nps/live_page.h"
 
-#include <httplib.h>
+#include <dlfcn.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <stdexcept>
+#include <vector>
+
+#ifndef PIRANHA_NPS_PAGE_MODULE_DIR
+#define PIRANHA_NPS_PAGE_MODULE_DIR "../libexec/piranha"
+#endif
 
 namespace piranha::nps {
 
-LivePage::LivePage(const std::string& address) : server_(std::make_unique<httplib::Server>()) {
+namespace {
+
+constexpr const char* kModule = "piranha-nps-page.so";
+
+struct Module {
+  void* (*open)(const char*, int, const char*, int*, char*, std::size_t) = nullptr;
+  void (*set_state)(void*, const char*, std::size_t) = nullptr;
+  void (*close)(void*) = nullptr;
+};
+
+// The module, loaded once and kept: beside this program (the build tree),
+// or where the install put it relative to this program's directory.
+const Module& module() {
+  static const Module m = [] {
+    std::error_code ec;
+    auto dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+    std::vector<std::filesystem::path> tried = {dir / kModule, dir / PIRANHA_NPS_PAGE_MODULE_DIR / kModule};
+    std::string why;
+    for (const auto& path : tried) {
+      void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        if (std::filesystem::exists(path, ec)) why += std::string("; ") + ::dlerror();
+        continue;
+      }
+      Module found;
+      found.open = reinterpret_cast<decltype(found.open)>(::dlsym(handle, "piranha_nps_page_open"));
+      found.set_state =
+          reinterpret_cast<decltype(found.set_state)>(::dlsym(handle, "piranha_nps_page_set_state"));
+      found.close = reinterpret_cast<decltype(found.close)>(::dlsym(handle, "piranha_nps_page_close"));
+      if (found.open && found.set_state && found.close) return found;
+      why += "; " + path.string() + " is not the page's module";
+    }
+    throw std::runtime_error("the live page's module " + std::string(kModule) +
+                             " is not installed (looked in " + tried[0].parent_path().string() + " and " +
+                             tried[1].parent_path().lexically_normal().string() + why + ")");
+  }();
+  return m;
+}
+
+}  // namespace
+
+LivePage::LivePage(const std::string& address) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0)
     throw std::invalid_argument("--http \"" + address + "\": expected HOST:PORT, e.g. 127.0.0.1:8080");
@@ -23,57 +73,14 @@ LivePage::LivePage(const std::string& address) : server_(std::make_unique<httpli
   if (port < 0 || port > 65535)
     throw std::invalid_argument("--http \"" + address + "\": the port must be a number from 0 to 65535");
 
-  const std::string page = live_page_html();
-  server_->Get("/", [page](const httplib::Request&, httplib::Response& res) {
-    res.set_content(page, "text/html; charset=utf-8");
-  });
-  server_->Get("/api/state", [this](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard lock(mu_);
-    res.set_content(state_, "application/json");
-  });
-  server_->Get("/events", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Cache-Control", "no-cache");
-    auto sent = std::make_shared<std::uint64_t>(~std::uint64_t{0});
-    res.set_chunked_content_provider("text/event-stream", [this, sent](std::size_t, httplib::DataSink& sink) {
-      std::string out;
-      {
-        std::unique_lock lock(mu_);
-        // A new state, or a comment every second: a gone client fails the write.
-        changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_ || version_ != *sent; });
-        if (stopping_) return false;
-        if (version_ != *sent) {
-          out = "data: " + state_ + "\n\n";
-          *sent = version_;
-        } else {
-          out = ": still here\n\n";
-        }
-      }
-      return sink.write(out.data(), out.size());
-    });
-  });
-  server_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404)
-      res.set_content("no such page: " + req.path + " (the NPS serves /, /api/state and /events)\n",
-                      "text/plain; charset=utf-8");
-  });
-  if (port == 0)
-    port_ = server_->bind_to_any_port(host);
-  else if (server_->bind_to_port(host, port))
-    port_ = port;
-  if (port_ <= 0)
-    throw std::runtime_error("--http " + address +
-                             ": cannot listen there (in use, or not this host's address)");
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  const Module& m = module();
+  char error[256] = "";
+  page_ = m.open(host.c_str(), port, live_page_html().c_str(), &port_, error, sizeof error);
+  if (!page_) throw std::runtime_error("--http " + address + ": " + error);
 }
 
 LivePage::~LivePage() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (page_) module().close(page_);
 }
 
 void LivePage::publish(const nlohmann::json& state) {
@@ -82,15 +89,16 @@ void LivePage::publish(const nlohmann::json& state) {
   content.erase("time");
   std::string text = content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const auto now = std::chrono::steady_clock::now();
+  std::string full;
   {
     std::lock_guard lock(mu_);
     if (text == content_ && now - published_ < std::chrono::seconds(1)) return;
     content_ = std::move(text);
     published_ = now;
-    state_ = state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    ++version_;
+    full = state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    // Under the lock: two publishers' states reach the page in their order.
+    module().set_state(page_, full.data(), full.size());
   }
-  changed_.notify_all();
 }
 
 }  // namespace piranha::nps

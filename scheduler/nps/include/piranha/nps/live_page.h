@@ -11,24 +11,18 @@
 //   anything else    404 with a one-line message
 //
 // live_state() and live_page_html() are pure; LivePage is the thin HTTP
-// shell (cpp-httplib, its own threads).
+// shell: cpp-httplib with its own threads, in the module piranha-nps-page.so
+// that the first LivePage loads (src/live_page_server.cc says why), found
+// beside the program or in ../libexec/piranha from it.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <cstdint>
-#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "piranha/trellis/value.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace piranha::nps {
 
@@ -45,7 +39,8 @@ class LivePage {
  public:
   // Serves on `address` ("127.0.0.1:8080"; port 0 picks a free one).
   // Throws std::invalid_argument for a malformed address and
-  // std::runtime_error when it cannot listen there.
+  // std::runtime_error when it cannot listen there or its module cannot be
+  // loaded (the message says where it was looked for).
   explicit LivePage(const std::string& address);
   // Stops serving; open event streams end.
   ~LivePage();
@@ -60,15 +55,11 @@ class LivePage {
   void publish(const nlohmann::json& state);
 
  private:
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  void* page_ = nullptr;  // the module's page (live_page_server.cc)
   int port_ = 0;
   std::mutex mu_;
-  std::condition_variable changed_;
-  std::string state_ = "{}", content_;  // the state, and it without its time
+  std::string content_;  // the last state sent, without its time
   std::chrono::steady_clock::time_point published_;
-  std::uint64_t version_ = 0;
-  bool stopping_ = false;
 };
 
 }  // namespace piranha::nps

@@ -1,0 +1,138 @@
+// The live page's HTTP server (cpp-httplib), built as a module of its own
+// (piranha-nps-page.so) that LivePage (live_page.cc) loads when a page is
+// asked for. Why a module: Debian's libcpp-httplib is built with OpenSSL, and
+// loading it initialises OpenSSL, about 7 ms of every start of every
+// process that links it; linked into `piranha`, every command paid it
+// (`piranha submit` and `piranha jobs` as much as `nps run --http`).
+//
+// The C interface below is the whole contract between the two:
+//
+//   piranha_nps_page_open(host, port, html, &bound, error, size)
+//       serves `html` at /, the last state at /api/state and each new state
+//       at /events on host:port (port 0: a free one, written to `bound`);
+//       returns the page, or null with a message in `error` when it cannot
+//       listen there. Its own thread serves until close.
+//   piranha_nps_page_set_state(page, json, size)
+//       the new state: /api/state answers it, every event stream sends it.
+//       Thread-safe.
+//   piranha_nps_page_close(page)
+//       stops serving, ends the event streams, frees the page.
+//
+// No C++ exception crosses it: the module and the program may be built
+// apart (they are not, but the boundary is the one a loaded module has).
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace {
+
+struct Page {
+  httplib::Server server;
+  std::thread thread;
+  std::mutex mu;
+  std::condition_variable changed;
+  std::string state = "{}";
+  std::uint64_t version = 0;
+  bool stopping = false;
+};
+
+void routes(Page& p, std::string html) {
+  p.server.Get("/", [html = std::move(html)](const httplib::Request&, httplib::Response& res) {
+    res.set_content(html, "text/html; charset=utf-8");
+  });
+  p.server.Get("/api/state", [&p](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard lock(p.mu);
+    res.set_content(p.state, "application/json");
+  });
+  p.server.Get("/events", [&p](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-cache");
+    auto sent = std::make_shared<std::uint64_t>(~std::uint64_t{0});
+    res.set_chunked_content_provider("text/event-stream", [&p, sent](std::size_t, httplib::DataSink& sink) {
+      std::string out;
+      {
+        std::unique_lock lock(p.mu);
+        // A new state, or a comment every second: a gone client fails the write.
+        p.changed.wait_for(lock, std::chrono::seconds(1), [&] { return p.stopping || p.version != *sent; });
+        if (p.stopping) return false;
+        if (p.version != *sent) {
+          out = "data: " + p.state + "\n\n";
+          *sent = p.version;
+        } else {
+          out = ": still here\n\n";
+        }
+      }
+      return sink.write(out.data(), out.size());
+    });
+  });
+  p.server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404)
+      res.set_content("no such page: " + req.path + " (the NPS serves /, /api/state and /events)\n",
+                      "text/plain; charset=utf-8");
+  });
+}
+
+void set_error(char* error, std::size_t size, const std::string& message) {
+  if (error && size > 0) std::snprintf(error, size, "%s", message.c_str());
+}
+
+}  // namespace
+
+extern "C" {
+
+void* piranha_nps_page_open(const char* host, int port, const char* html, int* bound, char* error,
+                            std::size_t error_size) {
+  try {
+    auto p = std::make_unique<Page>();
+    routes(*p, html);
+    int listening = 0;
+    if (port == 0)
+      listening = p->server.bind_to_any_port(host);
+    else if (p->server.bind_to_port(host, port))
+      listening = port;
+    if (listening <= 0) {
+      set_error(error, error_size, "cannot listen there (in use, or not this host's address)");
+      return nullptr;
+    }
+    Page* raw = p.get();
+    p->thread = std::thread([raw] { raw->server.listen_after_bind(); });
+    *bound = listening;
+    return p.release();
+  } catch (const std::exception& e) {
+    set_error(error, error_size, e.what());
+    return nullptr;
+  }
+}
+
+void piranha_nps_page_set_state(void* page, const char* json, std::size_t size) {
+  auto* p = static_cast<Page*>(page);
+  try {
+    std::lock_guard lock(p->mu);
+    p->state.assign(json, size);
+    ++p->version;
+  } catch (const std::exception&) {
+    return;  // out of memory: the page keeps the last state
+  }
+  p->changed.notify_all();
+}
+
+void piranha_nps_page_close(void* page) {
+  std::unique_ptr<Page> p(static_cast<Page*>(page));
+  {
+    std::lock_guard lock(p->mu);
+    p->stopping = true;
+  }
+  p->changed.notify_all();
+  p->server.stop();
+  if (p->thread.joinable()) p->thread.join();
+}
+
+}  // extern "C"
