@@ -84,7 +84,7 @@ WORK=$(mktemp -d /tmp/piranha-nps-bench-XXXXXX)
 # The binaries are copied first: the tree may be rebuilt while this runs,
 # and every run must use the same code.
 mkdir "$WORK/bin"
-cp "$BIN/piranha" "$BIN/cmatrix" "$WORK/bin/"
+cp "$BIN/piranha" "$BIN/piranha-nps-page.so" "$BIN/cmatrix" "$WORK/bin/"  # the module: --page
 BIN_TIME=$(date -u -r "$BIN/piranha" +%Y-%m-%dT%H:%M:%SZ)
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DIRTY=$( [ -n "$(git status --porcelain -- '*.cc' '*.h' 2>/dev/null)" ] && echo true || echo false)

@@ -2,7 +2,8 @@
 # with find_package(Piranha), the pkg-config files, and the Debian packages
 # CPack makes of it all (scripts/package.sh).
 #
-#   runtime component: bin/piranha, the example jobs in libexec/piranha/examples,
+#   runtime component: bin/piranha, the live page's module libexec/piranha/piranha-nps-page.so,
+#                      the example jobs in libexec/piranha/examples,
 #                      the systemd units and their configuration (packaging/)
 #   dev component:     the static libraries, the public headers, the CMake
 #                      package (lib/cmake/Piranha) and lib/pkgconfig/piranha*.pc

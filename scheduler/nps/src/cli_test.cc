@@ -171,8 +171,9 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
   // A `piranha` whose page module is not where it looks: a clear error, no page.
   const fs::path alone = scratch() / "alone";
   fs::create_directories(alone);
-  fs::copy_file(fs::path(PIRANHA_BIN_DIR) / "piranha", alone / "piranha",
-                fs::copy_options::overwrite_existing);
+  std::error_code linked;  // a link, not a copy of the whole program, where it can be
+  fs::create_hard_link(fs::path(PIRANHA_BIN_DIR) / "piranha", alone / "piranha", linked);
+  if (linked) fs::copy_file(fs::path(PIRANHA_BIN_DIR) / "piranha", alone / "piranha");
   const auto err = scratch() / "alone.err";
   const int raw =
       std::system(((alone / "piranha").string() +
@@ -180,8 +181,16 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
                       .c_str());
   CHECK((WIFEXITED(raw) && WEXITSTATUS(raw) != 0));
   CHECK(slurp(err).find("the live page's module piranha-nps-page.so is not installed (looked in " +
-                        alone.string()) != std::string::npos);
-  fs::remove_all(alone);  // a copy of the whole program
+                        fs::canonical(alone).string()) != std::string::npos);
+  // One there that is not the module: it says so.
+  std::ofstream(alone / "piranha-nps-page.so") << "not a shared object\n";
+  const int raw2 =
+      std::system(((alone / "piranha").string() +
+                   " nps run --http 127.0.0.1:0 --server tcp://127.0.0.1:1 --seconds 1 2>" + err.string())
+                      .c_str());
+  CHECK((WIFEXITED(raw2) && WEXITSTATUS(raw2) != 0));
+  CHECK(slurp(err).find("piranha-nps-page.so cannot be loaded") != std::string::npos);
+  fs::remove_all(alone);
 
   Run bad = piranha("nps run --strategy 'SRTA(2)' --server tcp://127.0.0.1:1");
   CHECK(bad.status == 2);

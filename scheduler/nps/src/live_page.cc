@@ -1,5 +1,5 @@
 // LivePage (live_page.h): the address checked here, the HTTP server loaded
-// from the module piranha-nps-page.so (live_page_server.cc says why and
+// from the module piranha-nps-page.so (live_page_module.h says why and
 // states the interface).
 #include "piranha/nps/live_page.h"
 
@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
+
+#include "live_page_module.h"
 
 #ifndef PIRANHA_NPS_PAGE_MODULE_DIR
 #define PIRANHA_NPS_PAGE_MODULE_DIR "../libexec/piranha"
@@ -21,36 +23,50 @@ namespace {
 constexpr const char* kModule = "piranha-nps-page.so";
 
 struct Module {
-  void* (*open)(const char*, int, const char*, int*, char*, std::size_t) = nullptr;
-  void (*set_state)(void*, const char*, std::size_t) = nullptr;
-  void (*close)(void*) = nullptr;
+  decltype(&piranha_nps_page_open) open = nullptr;
+  decltype(&piranha_nps_page_set_state) set_state = nullptr;
+  decltype(&piranha_nps_page_close) close = nullptr;
 };
 
-// The module, loaded once and kept: beside this program (the build tree),
-// or where the install put it relative to this program's directory.
+template <typename F>
+F symbol(void* handle, const char* name) {
+  return reinterpret_cast<F>(::dlsym(handle, name));
+}
+
+// The module, loaded once and kept: beside this program (the build tree), or
+// where the install put it, relative to this program's directory.
 const Module& module() {
   static const Module m = [] {
     std::error_code ec;
-    auto dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-    std::vector<std::filesystem::path> tried = {dir / kModule, dir / PIRANHA_NPS_PAGE_MODULE_DIR / kModule};
-    std::string why;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec)
+      throw std::runtime_error(
+          std::string("the live page's module ") + kModule +
+          " is found from this program's path, which /proc/self/exe does not give: " + ec.message());
+    const auto dir = self.parent_path();
+    const std::vector<std::filesystem::path> tried = {
+        dir / kModule, (dir / PIRANHA_NPS_PAGE_MODULE_DIR / kModule).lexically_normal()};
+    std::string why;  // why files that are there were not taken
     for (const auto& path : tried) {
+      if (!std::filesystem::exists(path, ec)) continue;
       void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle) {
-        if (std::filesystem::exists(path, ec)) why += std::string("; ") + ::dlerror();
+        why += std::string("; ") + ::dlerror();
         continue;
       }
-      Module found;
-      found.open = reinterpret_cast<decltype(found.open)>(::dlsym(handle, "piranha_nps_page_open"));
-      found.set_state =
-          reinterpret_cast<decltype(found.set_state)>(::dlsym(handle, "piranha_nps_page_set_state"));
-      found.close = reinterpret_cast<decltype(found.close)>(::dlsym(handle, "piranha_nps_page_close"));
-      if (found.open && found.set_state && found.close) return found;
-      why += "; " + path.string() + " is not the page's module";
+      auto version = symbol<decltype(&piranha_nps_page_interface)>(handle, "piranha_nps_page_interface");
+      Module found{symbol<decltype(found.open)>(handle, "piranha_nps_page_open"),
+                   symbol<decltype(found.set_state)>(handle, "piranha_nps_page_set_state"),
+                   symbol<decltype(found.close)>(handle, "piranha_nps_page_close")};
+      if (version && version() == kPageInterface && found.open && found.set_state && found.close)
+        return found;
+      ::dlclose(handle);
+      why += "; " + path.string() + " is not this program's page module (another build or version)";
     }
-    throw std::runtime_error("the live page's module " + std::string(kModule) +
-                             " is not installed (looked in " + tried[0].parent_path().string() + " and " +
-                             tried[1].parent_path().lexically_normal().string() + why + ")");
+    throw std::runtime_error(std::string("the live page's module ") + kModule +
+                             (why.empty() ? " is not installed" : " cannot be loaded") + " (looked in " +
+                             tried[0].parent_path().string() + " and " + tried[1].parent_path().string() +
+                             why + ")");
   }();
   return m;
 }
@@ -89,13 +105,12 @@ void LivePage::publish(const nlohmann::json& state) {
   content.erase("time");
   std::string text = content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const auto now = std::chrono::steady_clock::now();
-  std::string full;
   {
     std::lock_guard lock(mu_);
     if (text == content_ && now - published_ < std::chrono::seconds(1)) return;
     content_ = std::move(text);
     published_ = now;
-    full = state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string full = state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     // Under the lock: two publishers' states reach the page in their order.
     module().set_state(page_, full.data(), full.size());
   }

@@ -1,27 +1,9 @@
-// The live page's HTTP server (cpp-httplib), built as a module of its own
-// (piranha-nps-page.so) that LivePage (live_page.cc) loads when a page is
-// asked for. Why a module: Debian's libcpp-httplib is built with OpenSSL, and
-// loading it initialises OpenSSL, about 7 ms of every start of every
-// process that links it; linked into `piranha`, every command paid it
-// (`piranha submit` and `piranha jobs` as much as `nps run --http`).
-//
-// The C interface below is the whole contract between the two:
-//
-//   piranha_nps_page_open(host, port, html, &bound, error, size)
-//       serves `html` at /, the last state at /api/state and each new state
-//       at /events on host:port (port 0: a free one, written to `bound`);
-//       returns the page, or null with a message in `error` when it cannot
-//       listen there. Its own thread serves until close.
-//   piranha_nps_page_set_state(page, json, size)
-//       the new state: /api/state answers it, every event stream sends it.
-//       Thread-safe.
-//   piranha_nps_page_close(page)
-//       stops serving, ends the event streams, frees the page.
-//
-// No C++ exception crosses it: the module and the program may be built
-// apart (they are not, but the boundary is the one a loaded module has).
+// The live page's HTTP server (cpp-httplib), the module piranha-nps-page.so
+// that LivePage (live_page.cc) loads: live_page_module.h states the interface
+// and says why it is a module.
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -33,6 +15,8 @@
 #include <string>
 #include <thread>
 
+#include "live_page_module.h"
+
 namespace {
 
 struct Page {
@@ -43,6 +27,7 @@ struct Page {
   std::string state = "{}";
   std::uint64_t version = 0;
   bool stopping = false;
+  std::atomic<bool> ended{false};  // the serving thread's listen returned
 };
 
 void routes(Page& p, std::string html) {
@@ -103,13 +88,26 @@ void* piranha_nps_page_open(const char* host, int port, const char* html, int* b
       return nullptr;
     }
     Page* raw = p.get();
-    p->thread = std::thread([raw] { raw->server.listen_after_bind(); });
+    p->thread = std::thread([raw] {
+      raw->server.listen_after_bind();
+      raw->ended = true;
+    });
+    // Until it serves: a stop before that would not reach the thread, and
+    // close would wait for it for ever (cpp-httplib 0.11).
+    while (!p->server.is_running() && !p->ended) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (!p->server.is_running()) {
+      p->thread.join();
+      set_error(error, error_size, "the HTTP server stopped as it started");
+      return nullptr;
+    }
     *bound = listening;
     return p.release();
   } catch (const std::exception& e) {
     set_error(error, error_size, e.what());
-    return nullptr;
+  } catch (...) {
+    set_error(error, error_size, "the HTTP server could not start");
   }
+  return nullptr;
 }
 
 void piranha_nps_page_set_state(void* page, const char* json, std::size_t size) {
@@ -118,7 +116,7 @@ void piranha_nps_page_set_state(void* page, const char* json, std::size_t size) 
     std::lock_guard lock(p->mu);
     p->state.assign(json, size);
     ++p->version;
-  } catch (const std::exception&) {
+  } catch (...) {
     return;  // out of memory: the page keeps the last state
   }
   p->changed.notify_all();
@@ -126,13 +124,23 @@ void piranha_nps_page_set_state(void* page, const char* json, std::size_t size) 
 
 void piranha_nps_page_close(void* page) {
   std::unique_ptr<Page> p(static_cast<Page*>(page));
-  {
-    std::lock_guard lock(p->mu);
-    p->stopping = true;
+  try {
+    {
+      std::lock_guard lock(p->mu);
+      p->stopping = true;
+    }
+    p->changed.notify_all();
+    p->server.stop();
+    if (p->thread.joinable()) p->thread.join();
+  } catch (...) {
+    // A thread that cannot be joined: left to end with the process.
+    if (p->thread.joinable()) p->thread.detach();
+    p.release();
   }
-  p->changed.notify_all();
-  p->server.stop();
-  if (p->thread.joinable()) p->thread.join();
+}
+
+int piranha_nps_page_interface() {
+  return piranha::nps::kPageInterface;
 }
 
 }  // extern "C"

@@ -79,5 +79,21 @@ TEST_CASE("live page: a malformed address is refused with a message") {
                        std::invalid_argument);
 }
 
+TEST_CASE("live page: one closed as soon as it is made is closed, twenty times over") {
+  // The module returns once its server listens: a close before that would
+  // wait for ever (cpp-httplib's stop does not reach a server not yet
+  // listening). Each page is reachable while it exists.
+  for (int i = 0; i < 20; ++i) {
+    LivePage page("127.0.0.1:0");
+    REQUIRE(page.port() > 0);
+    if (i % 5 == 0) {
+      httplib::Client client("127.0.0.1", page.port());
+      auto res = client.Get("/api/state");
+      REQUIRE(res);
+      CHECK(res->status == 200);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace piranha::nps

@@ -12,8 +12,8 @@
 //
 // live_state() and live_page_html() are pure; LivePage is the thin HTTP
 // shell: cpp-httplib with its own threads, in the module piranha-nps-page.so
-// that the first LivePage loads (src/live_page_server.cc says why), found
-// beside the program or in ../libexec/piranha from it.
+// that the first LivePage loads (src/live_page_module.h says why), found
+// beside the program or where the install put it, relative to the program.
 #pragma once
 
 #include <chrono>

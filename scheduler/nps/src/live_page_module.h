@@ -1,0 +1,40 @@
+// The interface between LivePage (live_page.cc, in the program) and the live
+// page's HTTP server, the module piranha-nps-page.so (live_page_server.cc):
+// both include this, so their signatures cannot drift apart. Internal.
+//
+// The module is built as its own shared object because Debian's
+// libcpp-httplib initialises OpenSSL when it is loaded, about 7 ms of every
+// start of every process that links it; linked into `piranha`, every command
+// paid it. The module is loaded (dlopen) when a page is asked for, and kept
+// loaded until the process ends.
+//
+// No C++ exception crosses this interface: every function catches.
+#pragma once
+
+#include <cstddef>
+
+extern "C" {
+
+// Serves `html` at /, the last state at /api/state and each new state at
+// /events on host:port (port 0: a free one), its own thread serving until
+// close. Returns once it listens, with the port in `*bound`; null, with a
+// message in `error` (at most `error_size` bytes with its NUL), when it
+// cannot listen there.
+void* piranha_nps_page_open(const char* host, int port, const char* html, int* bound, char* error,
+                            std::size_t error_size);
+
+// The new state (JSON text): /api/state answers it, every event stream sends
+// it. Thread-safe. Out of memory, the page keeps the last state.
+void piranha_nps_page_set_state(void* page, const char* json, std::size_t size);
+
+// Stops serving, ends the event streams, frees the page.
+void piranha_nps_page_close(void* page);
+
+// The version of this interface; the program refuses a module of another.
+int piranha_nps_page_interface();
+
+}  // extern "C"
+
+namespace piranha::nps {
+constexpr int kPageInterface = 1;
+}
