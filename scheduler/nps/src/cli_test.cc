@@ -31,11 +31,11 @@ std::string slurp(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Runs `piranha <args>` through the shell, capturing stdout and stderr.
-Run piranha(const std::string& args) {
+// Runs `piranha <args>` through the shell, capturing stdout and stderr;
+// `program` is another copy of piranha to run instead.
+Run piranha(const std::string& args, const fs::path& program = fs::path(PIRANHA_BIN_DIR) / "piranha") {
   const auto out = scratch() / "out", err = scratch() / "err";
-  const std::string cmd =
-      std::string(PIRANHA_BIN_DIR) + "/piranha " + args + " >" + out.string() + " 2>" + err.string();
+  const std::string cmd = program.string() + " " + args + " >" + out.string() + " 2>" + err.string();
   const int raw = std::system(cmd.c_str());
   return Run{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
 }
@@ -174,22 +174,16 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
   std::error_code linked;  // a link, not a copy of the whole program, where it can be
   fs::create_hard_link(fs::path(PIRANHA_BIN_DIR) / "piranha", alone / "piranha", linked);
   if (linked) fs::copy_file(fs::path(PIRANHA_BIN_DIR) / "piranha", alone / "piranha");
-  const auto err = scratch() / "alone.err";
-  const int raw =
-      std::system(((alone / "piranha").string() +
-                   " nps run --http 127.0.0.1:0 --server tcp://127.0.0.1:1 --seconds 1 2>" + err.string())
-                      .c_str());
-  CHECK((WIFEXITED(raw) && WEXITSTATUS(raw) != 0));
-  CHECK(slurp(err).find("the live page's module piranha-nps-page.so is not installed (looked in " +
-                        fs::canonical(alone).string()) != std::string::npos);
+  const std::string page_run = "nps run --http 127.0.0.1:0 --server tcp://127.0.0.1:1 --seconds 1";
+  Run no_module = piranha(page_run, alone / "piranha");
+  CHECK(no_module.status > 0);  // exited with an error, not killed
+  CHECK(no_module.err.find("the live page's module piranha-nps-page.so is not installed (looked in " +
+                           fs::canonical(alone).string()) != std::string::npos);
   // One there that is not the module: it says so.
   std::ofstream(alone / "piranha-nps-page.so") << "not a shared object\n";
-  const int raw2 =
-      std::system(((alone / "piranha").string() +
-                   " nps run --http 127.0.0.1:0 --server tcp://127.0.0.1:1 --seconds 1 2>" + err.string())
-                      .c_str());
-  CHECK((WIFEXITED(raw2) && WEXITSTATUS(raw2) != 0));
-  CHECK(slurp(err).find("piranha-nps-page.so cannot be loaded") != std::string::npos);
+  Run bad_module = piranha(page_run, alone / "piranha");
+  CHECK(bad_module.status > 0);
+  CHECK(bad_module.err.find("piranha-nps-page.so cannot be loaded") != std::string::npos);
   fs::remove_all(alone);
 
   Run bad = piranha("nps run --strategy 'SRTA(2)' --server tcp://127.0.0.1:1");

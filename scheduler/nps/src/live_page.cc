@@ -4,7 +4,6 @@
 #include "piranha/nps/live_page.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <stdexcept>
