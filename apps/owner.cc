@@ -32,7 +32,7 @@ ts::Template all_blocks() {
                        ts::Field::formal(ts::Type::Double)});
 }
 
-std::string when(double t, double now) {
+std::string until_text(double t, double now) {
   return t >= kForeverSeconds ? "allowed again" : local_time(t, now);
 }
 
@@ -65,7 +65,7 @@ int block(const OwnerArgs& a) {
   client->out(sys::kSpace, b.to_tuple());
   client->flush();
   std::cerr << "node " << a.node << " blocked for piranhas from "
-            << (b.start <= now ? "now" : local_time(b.start, now)) << " until " << when(b.end, now)
+            << (b.start <= now ? "now" : local_time(b.start, now)) << " until " << until_text(b.end, now)
             << (b.end >= kForeverSeconds ? " (`piranha owner allow " + a.node + "`)" : std::string()) << "\n";
   if (!client->rd(sys::kSpace, sys::node_template(a.node), 0))
     std::cerr << "note: no agent has registered a node named " << a.node << " yet\n";
@@ -134,7 +134,7 @@ int list(const OwnerArgs& a) {
   std::printf("%-*s %-17s %-17s %s\n", name_w, "NODE", "FROM", "UNTIL", "STATUS");
   for (const auto& b : blocks)
     std::printf("%-*s %-17s %-17s %s\n", name_w, b.node.c_str(), local_time(b.start, now).c_str(),
-                when(b.end, now).c_str(), status(b));
+                until_text(b.end, now).c_str(), status(b));
   return 0;
 }
 

@@ -17,10 +17,6 @@ namespace sys = piranha::sys;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 std::optional<sys::JobRecord> job_record(ts::Client& c, std::int64_t id) {
   auto t = c.rd(sys::kSpace, sys::job_template(id), 0);
   return t ? sys::JobRecord::from_tuple(*t) : std::nullopt;

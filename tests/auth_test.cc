@@ -20,10 +20,6 @@ namespace sys = piranha::sys;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // The code of the TupleSpaceError `f` throws; "(none)" when it throws none.
 std::string error_code(const std::function<void()>& f) {
   try {

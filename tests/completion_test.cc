@@ -15,8 +15,6 @@
 namespace piranha::it {
 namespace {
 
-constexpr const char* kLongLeaseMs = "60000";
-
 std::size_t count(ts::Client& c, const char* tag, std::int64_t n) {
   return c.space("jobs").rd_many(100, tag, n).size();
 }

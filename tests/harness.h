@@ -29,6 +29,12 @@ using Clock = std::chrono::steady_clock;
 // How long a test waits for something that should happen "promptly".
 inline constexpr std::chrono::milliseconds kPatience = 15s;
 
+// A lease in milliseconds, as ts_peer takes it: 60 s, longer than any test.
+inline constexpr const char* kLongLeaseMs = "60000";
+
+// Whether `text` contains `part`.
+inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != text.npos; }
+
 // The path of a program built into build/bin (piranha, ts_peer).
 std::string bin(std::string_view name);
 

@@ -14,9 +14,8 @@
 namespace piranha::it {
 namespace {
 
-// A peer that takes ("task", ?int) under a 60 s lease and then hangs.
-constexpr const char* kLongLeaseMs = "60000";
-
+// A peer that takes ("task", ?int) under a 60 s lease (kLongLeaseMs) and
+// then hangs.
 void start_worker_with_task(ServerProcess& server, ts::Client& c, Process& worker) {
   REQUIRE_MESSAGE(worker.wait_for_out("took 1 lease"), "worker stdout: ", worker.out(),
                   "\nworker stderr: ", worker.err(), "\nserver log:\n", server.log());

@@ -18,10 +18,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const Clock::time_point t0{std::chrono::hours(2)};
+const Clock::time_point kLiveStart{std::chrono::hours(2)};
 
 // A node made of files: /proc/loadavg, a /proc with one piranha process, a
-// FIFO as the keyboard, and a /dev/pts. Wall-clock time is t0's offset.
+// FIFO as the keyboard, and a /dev/pts. Wall-clock time is kLiveStart's offset.
 struct FakeNode {
   TempDir dir;
   std::int64_t wall_seconds = 1'000'000;
@@ -62,20 +62,20 @@ TEST_CASE("live availability: load and input decide, and the poll interval paces
   FakeNode node;
   auto options = node.options();
   options.poll_seconds = 2.5;
-  LiveAvailability live(options, t0);
-  CHECK(live.next_evaluation(t0 + 10s) == t0 + 12500ms);
+  LiveAvailability live(options, kLiveStart);
+  CHECK(live.next_evaluation(kLiveStart + 10s) == kLiveStart + 12500ms);
 
-  // The keyboard was "seen" at t0: not idle long enough yet.
-  auto v = live.evaluate(t0 + 30s);
+  // The keyboard was "seen" at kLiveStart: not idle long enough yet.
+  auto v = live.evaluate(kLiveStart + 30s);
   CHECK_FALSE(v.available);
   CHECK(v.reason == "keyboard/mouse idle 30 s < 60 s");
 
-  v = live.evaluate(t0 + 60s);
+  v = live.evaluate(kLiveStart + 60s);
   CHECK(v.available);
   CHECK(v.reason == "idle");
 
   node.loadavg(0.93, 0.2, 0.05);
-  v = live.evaluate(t0 + 61s);
+  v = live.evaluate(kLiveStart + 61s);
   CHECK_FALSE(v.available);
   CHECK(v.reason == "1-min load 0.93 >= 0.70");
   REQUIRE(live.last_reading().load);
@@ -84,8 +84,8 @@ TEST_CASE("live availability: load and input decide, and the poll interval paces
 
 TEST_CASE("live availability: a key press is readable at once and makes the node unavailable") {
   FakeNode node;
-  LiveAvailability live(node.options(), t0);
-  REQUIRE(live.evaluate(t0 + 100s).available);
+  LiveAvailability live(node.options(), kLiveStart);
+  REQUIRE(live.evaluate(kLiveStart + 100s).available);
   REQUIRE(live.fds().size() == 1);
 
   int kbd = ::open((node.dir / "event0").c_str(), O_WRONLY | O_NONBLOCK);
@@ -95,11 +95,11 @@ TEST_CASE("live availability: a key press is readable at once and makes the node
   ev.code = KEY_SPACE;
   ev.value = 1;
   REQUIRE(::write(kbd, &ev, sizeof ev) == static_cast<ssize_t>(sizeof ev));
-  live.on_readable(live.fds()[0], t0 + 101s);
-  auto v = live.evaluate(t0 + 101s);
+  live.on_readable(live.fds()[0], kLiveStart + 101s);
+  auto v = live.evaluate(kLiveStart + 101s);
   CHECK_FALSE(v.available);
   CHECK(v.reason == "keyboard/mouse idle 0 s < 60 s");
-  CHECK(live.evaluate(t0 + 161s).available);
+  CHECK(live.evaluate(kLiveStart + 161s).available);
   ::close(kbd);
 }
 
@@ -110,13 +110,13 @@ TEST_CASE("live availability: the most recent of all input sources counts") {
   REQUIRE(::utimensat(AT_FDCWD, tty.c_str(), times, 0) == 0);
 
   auto options = node.options();
-  LiveAvailability live(options, t0);
-  live.evaluate(t0 + 300s);  // keyboard idle 300 s, terminal 20 s
+  LiveAvailability live(options, kLiveStart);
+  live.evaluate(kLiveStart + 300s);  // keyboard idle 300 s, terminal 20 s
   CHECK(*live.last_reading().input_idle_seconds == doctest::Approx(20));
 
   options.terminals = false;
-  LiveAvailability without_terminals(options, t0);
-  without_terminals.evaluate(t0 + 300s);
+  LiveAvailability without_terminals(options, kLiveStart);
+  without_terminals.evaluate(kLiveStart + 300s);
   CHECK(*without_terminals.last_reading().input_idle_seconds == doctest::Approx(300));
 }
 
@@ -125,8 +125,8 @@ TEST_CASE("live availability: a busy piranha does not make its own node unavaila
   auto options = node.options();
   options.input_devices = {};
   options.terminals = false;
-  LiveAvailability mine(options, t0);
-  LiveAvailability naive(options, t0);
+  LiveAvailability mine(options, kLiveStart);
+  LiveAvailability naive(options, kLiveStart);
   mine.set_piranha_groups({4242});
 
   // The piranha keeps one CPU busy for 10 minutes; the kernel's averages
@@ -135,18 +135,18 @@ TEST_CASE("live availability: a busy piranha does not make its own node unavaila
     node.piranha_cpu(s);
     double t = s;
     node.loadavg(0.05 + 1 - std::exp(-t / 60), 0.05 + 1 - std::exp(-t / 300), 0.05 + 1 - std::exp(-t / 900));
-    mine.evaluate(t0 + std::chrono::seconds(s));
-    naive.evaluate(t0 + std::chrono::seconds(s));
+    mine.evaluate(kLiveStart + std::chrono::seconds(s));
+    naive.evaluate(kLiveStart + std::chrono::seconds(s));
   }
-  auto v = mine.evaluate(t0 + 600s);
+  auto v = mine.evaluate(kLiveStart + 600s);
   CHECK(v.available);
   CHECK((*mine.last_reading().load)[0] == doctest::Approx(0.05).epsilon(0.01));
   CHECK(mine.own_load().load()[0] == doctest::Approx(1 - std::exp(-10.0)));
-  CHECK_FALSE(naive.evaluate(t0 + 600s).available);
+  CHECK_FALSE(naive.evaluate(kLiveStart + 600s).available);
 
   // When the piranha exits, its CPU leaves /proc; that is not negative work.
   std::filesystem::remove_all(node.dir / "proc/4242");
-  mine.evaluate(t0 + 605s);
+  mine.evaluate(kLiveStart + 605s);
   CHECK(mine.own_load().load()[0] < 1 - std::exp(-10.0));
   CHECK(mine.own_load().load()[0] > 0.9);
 }
@@ -155,19 +155,19 @@ TEST_CASE("live availability: make_availability_source builds what the configura
   piranha::AvailabilityConfig live_config;
   live_config.input_devices = {};
   live_config.x11 = false;
-  auto live = piranha::make_availability_source(live_config, t0);
+  auto live = piranha::make_availability_source(live_config, kLiveStart);
   CHECK(dynamic_cast<LiveAvailability*>(live.get()));
 
   piranha::AvailabilityConfig trace_config;
   trace_config.sensor = piranha::SensorKind::Trace;
-  CHECK_THROWS_AS(piranha::make_availability_source(trace_config, t0), std::invalid_argument);
+  CHECK_THROWS_AS(piranha::make_availability_source(trace_config, kLiveStart), std::invalid_argument);
   auto trace = std::make_shared<piranha::AvailabilityTrace>();
   trace->length = 10;
   trace->nodes = {"ws01"};
   trace->periods = {{{3, 10}}};
   trace_config.trace = piranha::TraceSensorConfig{"pool.avail.csv", "ws01", 60, 0, trace};
-  auto replay = piranha::make_availability_source(trace_config, t0);
+  auto replay = piranha::make_availability_source(trace_config, kLiveStart);
   REQUIRE(dynamic_cast<piranha::TraceAvailability*>(replay.get()));
-  CHECK(replay->next_evaluation(t0) == t0 + 3s);
-  CHECK(replay->evaluate(t0).reason == "trace ws01: unavailable (step 0)");
+  CHECK(replay->next_evaluation(kLiveStart) == kLiveStart + 3s);
+  CHECK(replay->evaluate(kLiveStart).reason == "trace ws01: unavailable (step 0)");
 }

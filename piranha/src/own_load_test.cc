@@ -16,7 +16,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const Clock::time_point t0{};
+const Clock::time_point kLoadStart{};
 
 // What the kernel's averages approach after `t` seconds of one busy CPU
 // starting from 0: 1 - exp(-t / T).
@@ -50,16 +50,16 @@ std::string stat_line(int pid, const std::string& comm, long pgrp, long utime, l
 
 TEST_CASE("own load: the first sample is only the baseline") {
   OwnLoad own;
-  own.sample(t0, 100.0);
+  own.sample(kLoadStart, 100.0);
   CHECK(own.load() == std::array<double, 3>{0, 0, 0});
 }
 
 TEST_CASE("own load: one busy piranha rises like the kernel's averages, however it is sampled") {
   OwnLoad coarse, fine;
-  coarse.sample(t0, 0);
-  fine.sample(t0, 0);
-  coarse.sample(t0 + 600s, 600);
-  for (int s = 5; s <= 600; s += 5) fine.sample(t0 + std::chrono::seconds(s), s);
+  coarse.sample(kLoadStart, 0);
+  fine.sample(kLoadStart, 0);
+  coarse.sample(kLoadStart + 600s, 600);
+  for (int s = 5; s <= 600; s += 5) fine.sample(kLoadStart + std::chrono::seconds(s), s);
   for (const OwnLoad* own : {&coarse, &fine}) {
     CHECK(own->load()[0] == doctest::Approx(rise(600, 60)));
     CHECK(own->load()[1] == doctest::Approx(rise(600, 300)));
@@ -69,17 +69,17 @@ TEST_CASE("own load: one busy piranha rises like the kernel's averages, however 
 
 TEST_CASE("own load: half a CPU contributes half") {
   OwnLoad own;
-  own.sample(t0, 0);
-  own.sample(t0 + 120s, 60);
+  own.sample(kLoadStart, 0);
+  own.sample(kLoadStart + 120s, 60);
   CHECK(own.load()[0] == doctest::Approx(0.5 * rise(120, 60)));
 }
 
 TEST_CASE("own load: decays with the kernel's damping once the piranha stops") {
   OwnLoad own;
-  own.sample(t0, 0);
-  own.sample(t0 + 600s, 600);
+  own.sample(kLoadStart, 0);
+  own.sample(kLoadStart + 600s, 600);
   auto busy = own.load();
-  own.sample(t0 + 660s, 600);
+  own.sample(kLoadStart + 660s, 600);
   CHECK(own.load()[0] == doctest::Approx(busy[0] * std::exp(-1.0)));
   CHECK(own.load()[1] == doctest::Approx(busy[1] * std::exp(-60.0 / 300)));
   CHECK(own.load()[2] == doctest::Approx(busy[2] * std::exp(-60.0 / 900)));
@@ -87,27 +87,27 @@ TEST_CASE("own load: decays with the kernel's damping once the piranha stops") {
 
 TEST_CASE("own load: a CPU total that goes down counts as no work and becomes the baseline") {
   OwnLoad own;
-  own.sample(t0, 50);
-  own.sample(t0 + 60s, 10);  // a piranha exited; its CPU left the sum
+  own.sample(kLoadStart, 50);
+  own.sample(kLoadStart + 60s, 10);  // a piranha exited; its CPU left the sum
   CHECK(own.load()[0] == 0);
-  own.sample(t0 + 120s, 70);  // 60 s of CPU in 60 s, counted from 10
+  own.sample(kLoadStart + 120s, 70);  // 60 s of CPU in 60 s, counted from 10
   CHECK(own.load()[0] == doctest::Approx(rise(60, 60)));
 }
 
 TEST_CASE("own load: samples that do not move time forward are ignored") {
   OwnLoad own;
-  own.sample(t0 + 10s, 0);
-  own.sample(t0 + 10s, 5);
-  own.sample(t0 + 5s, 5);
+  own.sample(kLoadStart + 10s, 0);
+  own.sample(kLoadStart + 10s, 5);
+  own.sample(kLoadStart + 5s, 5);
   CHECK(own.load()[0] == 0);
-  own.sample(t0 + 70s, 60);
+  own.sample(kLoadStart + 70s, 60);
   CHECK(own.load()[0] == doctest::Approx(rise(60, 60)));
 }
 
 TEST_CASE("own load: subtract clamps at zero") {
   OwnLoad own;
-  own.sample(t0, 0);
-  own.sample(t0 + 600s, 600);
+  own.sample(kLoadStart, 0);
+  own.sample(kLoadStart + 600s, 600);
   auto left = own.subtract({1.5, 0.2, 0.0});
   CHECK(left[0] == doctest::Approx(1.5 - rise(600, 60)));
   CHECK(left[1] == 0);

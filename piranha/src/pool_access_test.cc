@@ -11,7 +11,7 @@ namespace ts = piranha::ts;
 
 namespace {
 
-const std::string kSys(sys::kSpace);
+const std::string kSystemSpace(sys::kSpace);
 
 std::vector<Principal> principals() {
   return {{"root", Role::Admin, "", {}}, {"nps", Role::Scheduler, "", {}},  {"ws01", Role::Agent, "ws01", {}},
@@ -25,7 +25,7 @@ void seed(ts::Store& store) {
         sys::JobOwner{3, "alice"}.to_tuple(),
         sys::JobRecord{4, "spin", "job.4", 1.0, sys::JobState::Done}.to_tuple(),
         sys::JobOwner{4, "bob"}.to_tuple(), ts::Tuple::of("jobseq", 5), ts::Tuple::of("jobseq.created")})
-    store.out(kSys, ts::image_of(t), 0);
+    store.out(kSystemSpace, ts::image_of(t), 0);
 }
 
 ts::Request request(ts::Op op, std::string space) {
@@ -48,7 +48,7 @@ TEST_CASE("the pool's policy reads owners and ended jobs from the server's store
   CHECK_FALSE(bob.allowed);
   CHECK(bob.reason == "job bob may not read job.3: job 3 belongs to alice");
 
-  ts::Request prune = request(ts::Op::InMany, kSys);
+  ts::Request prune = request(ts::Op::InMany, kSystemSpace);
   prune.tmpl = ts::image_of(sys::launch_template(4));
   prune.max = 10;
   CHECK(policy->decide(ts::AccessQuery{"ws01", prune, {}}, store).allowed);
@@ -63,14 +63,14 @@ TEST_CASE("advancing the job-id counter makes the server write who took the id")
   seed(store);
   auto policy = make_pool_access(principals());
   std::string held = ts::image_of(ts::Tuple::of("jobseq", 5)).bytes;
-  ts::Request r = request(ts::Op::Ack, kSys);
+  ts::Request r = request(ts::Op::Ack, kSystemSpace);
   r.completes = true;
   r.handle = 1;
   r.tuples = {ts::image_of(ts::Tuple::of("jobseq", 6))};
-  ts::AccessVerdict v = policy->decide(ts::AccessQuery{"bob", r, {ts::HeldTuple{kSys, held}}}, store);
+  ts::AccessVerdict v = policy->decide(ts::AccessQuery{"bob", r, {ts::HeldTuple{kSystemSpace, held}}}, store);
   REQUIRE(v.allowed);
   REQUIRE(v.also_write.size() == 1);
-  CHECK(v.also_write[0].first == kSys);
+  CHECK(v.also_write[0].first == kSystemSpace);
   CHECK(ts::decode_tuple(v.also_write[0].second.bytes) == sys::JobOwner{5, "bob"}.to_tuple());
 
   // Once the server has written it, job 5's space is bob's and not alice's.
@@ -80,7 +80,7 @@ TEST_CASE("advancing the job-id counter makes the server write who took the id")
   CHECK(policy->decide(ts::AccessQuery{"bob", use, {}}, store).allowed);
   CHECK_FALSE(policy->decide(ts::AccessQuery{"alice", use, {}}, store).allowed);
   // A second counter handing out 5 again is refused.
-  CHECK_FALSE(policy->decide(ts::AccessQuery{"alice", r, {ts::HeldTuple{kSys, held}}}, store).allowed);
+  CHECK_FALSE(policy->decide(ts::AccessQuery{"alice", r, {ts::HeldTuple{kSystemSpace, held}}}, store).allowed);
 }
 
 TEST_CASE("every fuzz corpus request is judged for every role without throwing") {
@@ -102,8 +102,8 @@ TEST_CASE("every fuzz corpus request is judged for every role without throwing")
     if (!r) continue;
     CAPTURE(entry.path().filename().string());
     for (const auto& p : principals()) {
-      for (const auto& held : {std::vector<ts::HeldTuple>{}, std::vector<ts::HeldTuple>{{kSys, counter}},
-                               std::vector<ts::HeldTuple>{{kSys, job}, {"job.3", job}}}) {
+      for (const auto& held : {std::vector<ts::HeldTuple>{}, std::vector<ts::HeldTuple>{{kSystemSpace, counter}},
+                               std::vector<ts::HeldTuple>{{kSystemSpace, job}, {"job.3", job}}}) {
         ts::AccessVerdict v;
         CHECK_NOTHROW(v = policy->decide(ts::AccessQuery{p.name, *r, held}, store));
         CHECK(v.allowed == v.reason.empty());

@@ -4,22 +4,19 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "piranha/csv.h"
 #include "piranha/scheduler/strategy.h"
 #include "strategies.h"
 
 namespace piranha::sched {
 namespace {
 
+using csv::trim;
+
 struct Parsed {
   std::string base;                 // upper case, no parameters
   std::vector<std::string> params;  // as written, trimmed
 };
-
-std::string trim(std::string_view s) {
-  auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  return std::string(s.substr(b, s.find_last_not_of(" \t") - b + 1));
-}
 
 [[noreturn]] void fail(std::string_view name, const std::string& problem) {
   throw StrategyError("strategy \"" + std::string(name) + "\": " + problem);

@@ -1,3 +1,4 @@
+#include "piranha/scheduler/decision.h"
 #include "piranha/scheduler/strategy.h"
 
 #include <doctest/doctest.h>
@@ -8,12 +9,6 @@
 using namespace piranha::sched;
 
 namespace {
-
-struct FixedOutlook : NodeOutlook {
-  std::vector<double> ap, fraction;
-  double ap_length(std::size_t n) const override { return ap.at(n); }
-  double available_fraction(std::size_t n) const override { return fraction.at(n); }
-};
 
 // Runs one invocation and returns the chosen job id per node (0 = none).
 std::vector<JobId> run(Strategy& s, const std::vector<JobView>& queue, std::size_t nodes,
@@ -148,9 +143,7 @@ TEST_CASE("FAIR: q is the queue length right after the arrival, even when jobs c
 }
 
 TEST_CASE("xFIT: first job in x's order whose task time fits the predicted AP length, else TSK") {
-  FixedOutlook o;
-  o.ap = {100, 6, 3, 1};
-  o.fraction = {1, 1, 1, 1};
+  FixedOutlook o({100, 6, 3, 1}, {1, 1, 1, 1});
   auto s = make_strategy("SRTFIT");
   // SRT order: 3 (tt 9), 1 (tt 5), 2 (tt 2), 4 (tt 2).
   CHECK(run(*s, kQueue, 4, 0, &o) == std::vector<JobId>{3, 1, 2, 2});
@@ -160,9 +153,7 @@ TEST_CASE("xFIT: first job in x's order whose task time fits the predicted AP le
 }
 
 TEST_CASE("xA(T): x's top where the predicted fraction >= T, else TSK's top") {
-  FixedOutlook o;
-  o.ap = {0, 0, 0};
-  o.fraction = {0.9, 0.5, 0.49};
+  FixedOutlook o({0, 0, 0}, {0.9, 0.5, 0.49});
   auto s = make_strategy("SRTA(0.5)");
   CHECK(s->name() == "SRTA(0.5)");
   CHECK(run(*s, kQueue, 3, 0, &o) == std::vector<JobId>{3, 3, 2});
@@ -206,9 +197,7 @@ TEST_CASE("strategy lists split at top-level commas only") {
 TEST_CASE("real-valued times: microsecond task times order exactly, ties by (arrival, id)") {
   // Live task times are seconds: a 3 µs job before a 40 µs one, nothing rounded to whole steps.
   const std::vector<JobView> q{{1, 0.5, 4e-5, 10, 10, 0}, {2, 0.75, 3e-6, 10, 10, 0}};
-  FixedOutlook fits;
-  fits.ap = {1e-3};
-  fits.fraction = {1};
+  FixedOutlook fits({1e-3}, {1});
   for (const char* name : {"TSK", "SRT", "SRTFIT"}) {
     auto s = make_strategy(name);
     CHECK_MESSAGE(run(*s, q, 1, 1.0, &fits).at(0) == 2, name);

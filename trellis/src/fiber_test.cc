@@ -47,7 +47,7 @@ FiberOptions on(std::string host, std::function<void(const Event&)> events = {})
   return o;
 }
 
-Registry standard() {
+Registry standard_registry() {
   Registry r;
   add_standard_types(r);
   return r;
@@ -56,7 +56,7 @@ Registry standard() {
 }  // namespace
 
 TEST_CASE("FiberTrellis: a probe propagates to the top and a command reaches the leaves") {
-  Registry types = standard();
+  Registry types = standard_registry();
   Program p = parse_program(R"(nodes:
   - {name: top, type: sum, inferiors: [mid1, mid2]}
   - {name: mid1, type: sum, inferiors: [a, b]}
@@ -88,14 +88,14 @@ TEST_CASE("FiberTrellis: a probe propagates to the top and a command reaches the
 }
 
 TEST_CASE("FiberTrellis: periodic probes run on the real clock") {
-  Registry types = standard();
+  Registry types = standard_registry();
   Program p = parse_program("nodes:\n  - {name: c, type: counter, probe_every_ms: 5}\n", types);
   FiberTrellis t(p, types);
   CHECK(eventually([&] { return t.state("c").is_int() && t.state("c").as_int() >= 3; }));
 }
 
 TEST_CASE("FiberTrellis: wrong host choices are program errors") {
-  Registry types = standard();
+  Registry types = standard_registry();
   Program hosts = parse_program(
       "hosts: {a: 'tcp://127.0.0.1:1'}\nnodes:\n  - {name: c, type: counter, host: a}\n", types);
   CHECK_THROWS_AS(FiberTrellis(hosts, types), ProgramError);
@@ -107,7 +107,7 @@ TEST_CASE("FiberTrellis: wrong host choices are program errors") {
 }
 
 TEST_CASE("FiberTrellis: two hosts linked over loopback, a lost host is a link state") {
-  Registry types = standard();
+  Registry types = standard_registry();
   std::string yaml =
       "heartbeat_ms: 20\nlink_timeout_ms: 300\nhosts:\n  a: tcp://127.0.0.1:" + std::to_string(free_port()) +
       "\n  b: tcp://127.0.0.1:" + std::to_string(free_port()) +

@@ -43,7 +43,7 @@ TemplateImage any_task() {
   return image_of(Template({Field::of(make_value("task")), Field::formal(Type::Int)}));
 }
 
-WaitSpec take_now(ClientId client = 1, Millis lease = 0) {
+WaitSpec take_by(ClientId client = 1, Millis lease = 0) {
   WaitSpec s;
   s.client = client;
   s.timeout = 0;
@@ -70,12 +70,12 @@ TEST_CASE("a recovered store holds what was written and not taken, leased tuples
     CHECK(log.recovery().boot == 1);
     for (std::int64_t i = 0; i < 6; ++i) s.out("jobs", task(i), 0);
     s.out("gone", task(99), 0);
-    CHECK(s.in("jobs", any_task(), take_now(), 0)->tuple == task(0).bytes);  // taken for good
-    lease = s.in("jobs", any_task(), take_now(1, 1000), 0)->lease;           // leased: survives
+    CHECK(s.in("jobs", any_task(), take_by(), 0)->tuple == task(0).bytes);  // taken for good
+    lease = s.in("jobs", any_task(), take_by(1, 1000), 0)->lease;           // leased: survives
     CHECK(lease >= log.first_lease());
-    LeaseId acked = s.in("jobs", any_task(), take_now(1, 1000), 0)->lease;  // task 2, acked
+    LeaseId acked = s.in("jobs", any_task(), take_by(1, 1000), 0)->lease;  // task 2, acked
     CHECK(s.ack(acked, 1));
-    LeaseId returned = s.in("jobs", any_task(), take_now(2, 1000), 0)->lease;  // task 3
+    LeaseId returned = s.in("jobs", any_task(), take_by(2, 1000), 0)->lease;  // task 3
     CHECK(returned != 0);
     CHECK(s.drop_client(2, 0) == 1);  // task 3 comes back as the newest
     CHECK(s.remove("gone"));
@@ -103,7 +103,7 @@ TEST_CASE("the log is rewritten as a snapshot once it outgrows its live tuples")
     s.out("kept", task(-1), 0);
     for (std::int64_t i = 0; i < 2000; ++i) {
       s.out("farm", task(i), 0);
-      REQUIRE(s.in("farm", any_task(), take_now(), 0).has_value());
+      REQUIRE(s.in("farm", any_task(), take_by(), 0).has_value());
       log.commit();
       biggest = std::max(biggest, std::filesystem::file_size(log.path()));
     }
@@ -123,7 +123,7 @@ TEST_CASE("a log recovered above the compaction threshold is rewritten at open")
     s.out("kept", task(-1), 0);
     for (std::int64_t i = 0; i < 2000; ++i) {
       s.out("farm", task(i), 0);
-      REQUIRE(s.in("farm", any_task(), take_now(), 0).has_value());
+      REQUIRE(s.in("farm", any_task(), take_by(), 0).has_value());
       log.commit();
     }
     CHECK(std::filesystem::file_size(log.path()) > 20 * 4096);

@@ -16,12 +16,12 @@ namespace {
 using testing::ScriptedPool;
 using trellis::Value;
 
-struct Rig {
+struct EvaluatorRig {
   ScriptedPool& pool;
   trellis::Registry types;
   std::unique_ptr<trellis::DeterministicTrellis> t;
 
-  Rig(ScriptedPool& p, const std::string& yaml) : pool(p) {
+  EvaluatorRig(ScriptedPool& p, const std::string& yaml) : pool(p) {
     add_nps_types(types, Environment{&pool, make_memory()});
     auto program = trellis::parse_program(yaml, types, "test.yaml");
     check_nps_program(program);
@@ -59,7 +59,7 @@ std::vector<nlohmann::json> kept(const ScriptedPool& pool, const std::string& ki
 
 // One node; a long job (50 tasks of 2 s) at 0 and a short one (2 tasks of
 // 0.5 s) at 1; the short one ends at 3.
-void long_then_short(ScriptedPool& pool, Rig& r) {
+void long_then_short(ScriptedPool& pool, EvaluatorRig& r) {
   pool.job_list = {testing::job(1, 0, 2, 50)};
   r.tick(0);
   pool.status["ws01"].running = 1;
@@ -75,7 +75,7 @@ void long_then_short(ScriptedPool& pool, Rig& r) {
 TEST_CASE("evaluator: spans, decisions, ended jobs and estimates are records in the pool") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  Rig r(pool, program("FCFS", "TSK", ""));
+  EvaluatorRig r(pool, program("FCFS", "TSK", ""));
   long_then_short(pool, r);
   // ws01 ran job 1, then job 2 while job 1 still had work: a scheduler retreat.
   const auto spans = kept(pool, "span");
@@ -109,11 +109,11 @@ TEST_CASE("evaluator: a fresh NPS reads the records back, so nothing is lost in 
   ScriptedPool pool;
   pool.add_node("ws01");
   {
-    Rig r(pool, program("FCFS", "TSK", ""));
+    EvaluatorRig r(pool, program("FCFS", "TSK", ""));
     long_then_short(pool, r);
   }
   const auto before = pool.kept.size();
-  Rig again(pool, program("FCFS", "TSK", ""));  // a new memory, as after a restart
+  EvaluatorRig again(pool, program("FCFS", "TSK", ""));  // a new memory, as after a restart
   again.tick(4);
   const Value e = again.eval();
   CHECK(e["ended_jobs"] == Value(1));
@@ -127,7 +127,7 @@ TEST_CASE(
     "switching: the monitors obey the shadow that beats the obeyed scheduler by the margin, with evidence") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  Rig r(pool, program("FCFS", "TSK", "switch: {among: [1], after_jobs: 1, margin_percent: 10}"));
+  EvaluatorRig r(pool, program("FCFS", "TSK", "switch: {among: [1], after_jobs: 1, margin_percent: 10}"));
   long_then_short(pool, r);
   const auto switches = kept(pool, "switch");
   REQUIRE(switches.size() == 1);
@@ -148,7 +148,7 @@ TEST_CASE(
 TEST_CASE("switching: back to scheduler 0 when the rule says so, and the monitors obey it again") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  Rig r(pool, program("FCFS", "TSK", "switch: {among: [0, 1], after_jobs: 1, margin_percent: 10}"));
+  EvaluatorRig r(pool, program("FCFS", "TSK", "switch: {among: [0, 1], after_jobs: 1, margin_percent: 10}"));
   long_then_short(pool, r);
   REQUIRE(r.t->state("m1")["obeys"] == Value(1));
   pool.job_list.clear();  // job 1 ends
@@ -183,12 +183,12 @@ TEST_CASE("switching: back to scheduler 0 when the rule says so, and the monitor
 TEST_CASE("switching: no switch before the rule's job count, nor when the margin is not beaten") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  Rig few(pool, program("FCFS", "TSK", "switch: {among: [1], after_jobs: 2}"));
+  EvaluatorRig few(pool, program("FCFS", "TSK", "switch: {among: [1], after_jobs: 2}"));
   long_then_short(pool, few);
   CHECK(kept(pool, "switch").empty());
   ScriptedPool other;
   other.add_node("ws01");
-  Rig same(other, program("TSK", "TSK", "switch: {among: [1], after_jobs: 1, margin_percent: 5}"));
+  EvaluatorRig same(other, program("TSK", "TSK", "switch: {among: [1], after_jobs: 1, margin_percent: 5}"));
   long_then_short(other, same);
   CHECK(kept(other, "switch").empty());
 }
@@ -196,33 +196,33 @@ TEST_CASE("switching: no switch before the rule's job count, nor when the margin
 TEST_CASE("switching: a rule that names no scheduler, or one the evaluator does not watch, is refused") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "switch: {after_jobs: 1}")),
+  CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {after_jobs: 1}")),
                        doctest::Contains("names no scheduler"), trellis::ProgramError);
-  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "switch: {among: [7]}")),
+  CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {among: [7]}")),
                        doctest::Contains("scheduler 7, which is not among its inferiors"),
                        trellis::ProgramError);
-  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "switch: {among: [1], after_dayz: 2}")),
+  CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {among: [1], after_dayz: 2}")),
                        doctest::Contains("unknown key"), trellis::ProgramError);
 }
 
 TEST_CASE("retention: an unknown key, no days or no records is refused") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "retention: {weeks: 2}")),
+  CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "retention: {weeks: 2}")),
                        doctest::Contains("retention: unknown key \"weeks\""), trellis::ProgramError);
   for (const std::string bad : {"0", "2.5", "90001"})
-    CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "retention: {records: " + bad + "}")),
+    CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "retention: {records: " + bad + "}")),
                          doctest::Contains("records an integer from 1 to 90000"), trellis::ProgramError);
-  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "retention: {days: 0}")),
+  CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "retention: {days: 0}")),
                        doctest::Contains("days must be positive"), trellis::ProgramError);
-  CHECK_THROWS_WITH_AS(Rig(pool, program("TSK", "SRT", "retention: 30")),
+  CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "retention: 30")),
                        doctest::Contains("retention must be a map"), trellis::ProgramError);
 }
 
 // After long_then_short (job 1 still live), `jobs` more short jobs, one
 // after another, each taking ws01 for a tick; returns the most records the
 // pool held after any tick, and the clock.
-std::pair<std::size_t, double> short_jobs(ScriptedPool& pool, Rig& r, JobId jobs, double t, double dt = 1) {
+std::pair<std::size_t, double> short_jobs(ScriptedPool& pool, EvaluatorRig& r, JobId jobs, double t, double dt = 1) {
   std::size_t most = pool.kept.size();
   for (JobId id = 3; id < 3 + jobs; ++id) {
     pool.job_list.push_back(testing::job(id, t, 0.5, 2));
@@ -243,7 +243,7 @@ TEST_CASE(
   pool.add_node("ws01");
   const std::string params =
       "switch: {among: [1], after_jobs: 1, margin_percent: 10}, retention: {records: 40}";
-  Rig r(pool, program("FCFS", "TSK", params));
+  EvaluatorRig r(pool, program("FCFS", "TSK", params));
   long_then_short(pool, r);
   REQUIRE(kept(pool, "switch").size() == 1);
   const auto [most, t] = short_jobs(pool, r, 60, 3);
@@ -259,7 +259,7 @@ TEST_CASE(
   for (const auto& s : kept(pool, "span")) oldest_span = std::min(oldest_span, s["end"].get<double>());
   for (const auto& j : kept(pool, "job")) CHECK(j["arrival"].get<double>() >= oldest_span);
   // A restart reads what is left: it goes on obeying the shadow it switched to.
-  Rig again(pool, program("FCFS", "TSK", params));
+  EvaluatorRig again(pool, program("FCFS", "TSK", params));
   again.tick(t + 1);
   CHECK(again.eval()["obeyed"] == Value(1));
   CHECK(again.t->state("m1")["obeys"] == Value(1));
@@ -268,7 +268,7 @@ TEST_CASE(
 TEST_CASE("retention: records older than its days go at the hourly pruning, and the memory with them") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  Rig r(pool, program("FCFS", "TSK", "estimate: false, retention: {days: 1}"));  // no replays: faster
+  EvaluatorRig r(pool, program("FCFS", "TSK", "estimate: false, retention: {days: 1}"));  // no replays: faster
   long_then_short(pool, r);
   // A job an hour: after two days, the first day's records are gone.
   const auto [most, t] = short_jobs(pool, r, 48, 3, 1200);

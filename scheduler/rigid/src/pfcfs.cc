@@ -10,9 +10,9 @@
 namespace piranha::rigid {
 namespace {
 
-class Pfcfs {
+class PfcfsEngine {
  public:
-  Pfcfs(const PfcfsPolicy& p, const Workload& w, const Machine& m, const RunOptions& o)
+  PfcfsEngine(const PfcfsPolicy& p, const Workload& w, const Machine& m, const RunOptions& o)
       : p_(p), w_(w), o_(o), nodes_(m.sites.front().nodes), free_(nodes_), jobs_(w.jobs.size()) {
     for (std::size_t j = 0; j < jobs_.size(); ++j) jobs_[j].remaining = runtime_at(m, w.jobs[j], 0);
     for (std::size_t j = 0; j < jobs_.size(); ++j) jobs_[j].dedicated = jobs_[j].remaining;
@@ -224,7 +224,7 @@ class Pfcfs {
 
 RunResult simulate_pfcfs(const std::string& name, const PfcfsPolicy& p, const Workload& w, const Machine& m,
                          const RunOptions& o) {
-  Pfcfs sim(p, w, m, o);
+  PfcfsEngine sim(p, w, m, o);
   RunResult r;
   r.algorithm = name;
   r.jobs = sim.run();
