@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
 # Both builds are unity builds (CMAKE_UNITY_BUILD: a few sources compiled as
-# one), about twice as fast from scratch; the same options as scripts/demo.sh,
-# so the two share one build.
+# one), some 40 % less time from scratch (12 minutes for each build instead
+# of 20 on 2 cores); the same options as scripts/demo.sh, so the two share
+# one build.
 echo "== build (RelWithDebInfo) =="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build build -j2
