@@ -5,8 +5,6 @@
 namespace piranha::rights {
 namespace {
 
-const std::string kSystemSpace(sys::kSpace);
-
 // The facts, read from the server's store as it is now.
 class StoreFacts : public PoolFacts {
  public:
@@ -36,7 +34,7 @@ class StoreFacts : public PoolFacts {
 
  private:
   std::vector<std::string> read(const ts::Template& t, std::size_t max) const {
-    return store_.rd_many(kSystemSpace, ts::image_of(t), max);
+    return store_.rd_many(sys::kSpace, ts::image_of(t), max);
   }
   const ts::Store& store_;
   std::unordered_map<std::int64_t, std::string>& owners_;
@@ -49,7 +47,7 @@ Action action_of(const ts::AccessQuery& q, bool admin) {
   a.op = r.op;
   a.space = r.space;
   a.lease = r.lease;
-  const bool system = r.space == kSystemSpace;
+  const bool system = r.space == sys::kSpace;
   switch (r.op) {
     case ts::Op::In:
     case ts::Op::InMany:
@@ -66,7 +64,7 @@ Action action_of(const ts::AccessQuery& q, bool admin) {
         for (const auto& t : r.tuples) a.tuples.push_back(ts::decode_tuple(t.bytes));
       for (const auto& e : q.ended)
         a.ended.emplace_back(std::string(e.space),
-                             e.space == kSystemSpace ? ts::decode_tuple(e.tuple) : ts::Tuple());
+                             e.space == sys::kSpace ? ts::decode_tuple(e.tuple) : ts::Tuple());
       break;
     default: break;
   }
@@ -95,7 +93,7 @@ class PoolAccess : public ts::AccessPolicy {
     if (!d.allowed) return ts::AccessVerdict::refuse(d.reason);
     ts::AccessVerdict v;
     if (d.takes_job_id)
-      v.also_write.emplace_back(kSystemSpace, ts::image_of(sys::JobOwner{*d.takes_job_id, who.name}.to_tuple()));
+      v.also_write.emplace_back(sys::kSpace, ts::image_of(sys::JobOwner{*d.takes_job_id, who.name}.to_tuple()));
     return v;
   }
 
