@@ -52,6 +52,18 @@ std::vector<ts::Template> watched(const std::string& node) {
 
 }  // namespace
 
+HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known, bool written,
+                             const sys::SchedulerHeartbeat& event, double now, double stale_seconds) {
+  if (written) {
+    bool was_fresh = known && known->time + stale_seconds >= now;
+    if (known && known->time >= event.time) return {known, !was_fresh};
+    return {event, !was_fresh};
+  }
+  // Taken: an older one superseded by the known one is no news.
+  if (known && event.time < known->time) return {known, false};
+  return {known, true};
+}
+
 Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd)
     : s_(settings), log_(std::move(log)), wake_fd_(wake_fd) {
   stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -412,6 +424,15 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
       n = std::max(n, w->tasks);
     }
     return false;
+  }
+  if (sys::scheduler_heartbeat_template(0).matches(e.tuple)) {
+    auto hb = sys::SchedulerHeartbeat::from_tuple(e.tuple);
+    if (!hb) return true;
+    std::lock_guard lock(mu_);
+    auto news = heartbeat_news(view_.scheduler, e.kind == ts::WatchEventKind::Written, *hb, sys::wall_now(),
+                               s_.scheduler_stale_seconds);
+    view_.scheduler = news.heartbeat;
+    return news.read;
   }
   return true;
 }

@@ -11,7 +11,9 @@
 //    reaches the agent within milliseconds: a new live job, whose written
 //    record the event carries, is put into the View at once, with its
 //    launch record read by the watching thread, before the read the event
-//    also asks for); when an owner block begins or
+//    also asks for; scheduler 0's heartbeat, rewritten at every NPS tick,
+//    is noted without a read unless it says the scheduler came or went:
+//    heartbeat_news); when an owner block begins or
 //    ends and when scheduler 0's heartbeat goes stale; and every `tick` (1 s)
 //    as a safety net. A read costs a few requests and grows with the live
 //    jobs, not with the finished ones kept for retention;
@@ -48,6 +50,24 @@
 #include "piranha/sysspace.h"
 
 namespace piranha {
+
+// What a watch event on scheduler 0's heartbeat means for an agent that
+// knows `known` (the newest heartbeat it has seen, if any) at wall time
+// `now`. The NPS beats its heartbeat at every tick, event ticks included
+// (up to 50 a second), with sys::supersede: the new record is written, then
+// the old one taken. A rewrite of a fresh heartbeat changes nothing the
+// agent decides, so only these ask for a read of the system space:
+//  - a heartbeat written while the known one is absent or stale
+//    (`stale_seconds`): the scheduler is back, and the agent must look at
+//    its assignment again;
+//  - the newest heartbeat taken (not superseded): the scheduler may be gone.
+// `heartbeat` is the newest known afterwards. Pure.
+struct HeartbeatNews {
+  std::optional<sys::SchedulerHeartbeat> heartbeat;
+  bool read = false;
+};
+HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known, bool written,
+                             const sys::SchedulerHeartbeat& event, double now, double stale_seconds);
 
 class Uplink {
  public:

@@ -129,3 +129,60 @@ TEST_CASE("uplink: a new job whose record is being rewritten when the agent read
   sys::set_job_state(c, 5, sys::JobState::Cancelled);
   CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
 }
+
+TEST_CASE("uplink: heartbeat_news reads only when scheduler 0 comes or goes") {
+  using piranha::heartbeat_news;
+  const sys::SchedulerHeartbeat h100{0, 100.0}, h101{0, 101.0};
+  const double stale = 10;
+  // None known: the scheduler has come.
+  auto n = heartbeat_news(std::nullopt, true, h100, 100.5, stale);
+  CHECK(n.read);
+  REQUIRE(n.heartbeat);
+  CHECK(n.heartbeat->time == 100.0);
+  // A fresh one rewritten (sys::supersede: the new written, the old taken).
+  n = heartbeat_news(h100, true, h101, 101.5, stale);
+  CHECK_FALSE(n.read);
+  CHECK(n.heartbeat->time == 101.0);
+  n = heartbeat_news(h101, false, h100, 101.5, stale);
+  CHECK_FALSE(n.read);
+  CHECK(n.heartbeat->time == 101.0);
+  // Events out of order never make the known heartbeat older.
+  n = heartbeat_news(h101, true, h100, 101.5, stale);
+  CHECK_FALSE(n.read);
+  CHECK(n.heartbeat->time == 101.0);
+  // Written after the known one went stale: the scheduler is back.
+  n = heartbeat_news(h100, true, h101, 100.0 + stale + 5, stale);
+  CHECK(n.read);
+  CHECK(n.heartbeat->time == 101.0);
+  // The newest taken, with no successor: the scheduler may be gone.
+  n = heartbeat_news(h101, false, h101, 101.5, stale);
+  CHECK(n.read);
+  n = heartbeat_news(std::nullopt, false, h101, 101.5, stale);
+  CHECK(n.read);
+}
+
+TEST_CASE("uplink: scheduler 0's heartbeat beaten at every tick costs no reads; its withdrawal does") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  const auto beat = [&](double t) {
+    sys::supersede(c, sys::scheduler_heartbeat_template(0), sys::SchedulerHeartbeat{0, t}.to_tuple());
+  };
+  const double t0 = sys::wall_now();
+  beat(t0);
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.scheduler.has_value(); }));
+  const auto before = uplink.view().generation;
+  // Fifty beats, as fifty event ticks of the NPS would give: each is
+  // noted (the view's heartbeat is the last), none is read.
+  for (int i = 1; i <= 50; ++i) beat(t0 + i * 0.001);
+  CHECK(view_becomes(uplink, [&](const auto& v) { return v.scheduler && v.scheduler->time == t0 + 50 * 0.001; }));
+  // An assignment still prompts a read, and it comes after the beats' events.
+  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 0}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment.has_value(); }));
+  CHECK(uplink.view().generation - before <= 3);
+  // Withdrawn, as a stopping NPS does: read at once, and gone from the view.
+  REQUIRE(c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0));
+  CHECK(view_becomes(uplink, [](const auto& v) { return !v.scheduler; }));
+}
