@@ -57,6 +57,24 @@ TEST_CASE("sim piranha: TSK is run for normalization, unfinished jobs are null")
   CHECK(j["summary"].contains("TSK"));
 }
 
+TEST_CASE("sim piranha: a --max-steps before the last arrival is warned of, and the spec's rule kept") {
+  auto trace = write("late.avail.csv", "# length: 100\nnode,start,end\nn,0,100\n");
+  auto jobs = write("late.jobs.csv", "id,arrival,task_time,tasks\n1,0,1,1\n2,80,1,1\n");
+  auto r = piranha("sim piranha --trace " + trace.string() + " --jobs-file " + jobs.string() +
+                   " --strategies FCFS --max-steps 50 --json");
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("warning: --max-steps 50 stops the runs before the last job arrives (step 80)") !=
+        std::string::npos);
+  auto j = nlohmann::json::parse(r.out);
+  // Job 1 takes a step (turnaround 1), job 2 counts 50 − 80.
+  CHECK(j["results"][0]["mean_turnaround"] == doctest::Approx((1.0 + (50 - 80)) / 2));
+  // Long enough: no warning.
+  r = piranha("sim piranha --trace " + trace.string() + " --jobs-file " + jobs.string() +
+              " --strategies FCFS --max-steps 500 --json");
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("warning") == std::string::npos);
+}
+
 TEST_CASE("predict --json: the spec's shape") {
   auto trace = write("p.avail.csv", "# length: 100\nnode,start,end\na,0,10\na,12,100\nb,5,50\n");
   auto r = piranha("predict --trace " + trace.string() +
