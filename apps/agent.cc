@@ -27,7 +27,7 @@ std::atomic<bool> g_stop{false};
 struct AgentArgs {
   std::string config;
   bool key_given = false, server_key_given = false;  // --key, --server-key (already in the environment)
-  std::string node, server, policy, trace, trace_node, events, piranha_output;
+  std::string node, server, policy, trace, trace_node, events, piranha_output, priority;
   double time_scale = 0;
   int cores = 0;
   bool quiet = false;
@@ -41,6 +41,7 @@ AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
   s.speed = c.speed;
   s.policy = c.policy;
   s.seed = c.seed ? *c.seed : std::random_device{}();
+  s.priority = c.piranha_priority;
   s.mode = c.retreat.mode == RetreatConfig::Mode::Suspend ? RetreatMode::Suspend : RetreatMode::Retreat;
   s.grace = std::chrono::milliseconds(static_cast<long>(c.retreat.grace_seconds * 1000));
   s.suspend_max = std::chrono::milliseconds(static_cast<long>(c.retreat.suspend_max_seconds * 1000));
@@ -80,6 +81,8 @@ int run_agent(const AgentArgs& a) {
       if (!p) throw ConfigError("--policy: unknown policy \"" + a.policy + "\" (expected FAIR or FCFS)");
       config.policy = *p;
     }
+    if (!a.priority.empty()) config.piranha_priority =
+        a.priority == "normal" ? PiranhaPriority::Normal : PiranhaPriority::Idle;
     if (!a.trace.empty()) {
       TraceSensorConfig t;
       t.file = a.trace;
@@ -135,6 +138,10 @@ void add_agent(CLI::App& app) {
   cmd->add_option("--events", a->events,
                   "append one JSON line per event (availability, start, retreat) here");
   cmd->add_option("--piranha-output", a->piranha_output, "send the piranhas' stdout and stderr to this file");
+  cmd->add_option("--piranha-priority", a->priority,
+                  "idle (nice 19 under SCHED_IDLE: every other thread first; the default) or normal "
+                  "(for a node with no owner to protect); overrides the YAML")
+      ->check(CLI::IsMember({"idle", "normal"}));
   cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
   add_key_options(*cmd);
   cmd->callback([a, cmd] {

@@ -15,7 +15,9 @@
 #     machine's CPUs were during its parallel time (busy_pct); and the
 #     sequential multiply alone and two at once (cmatrix --sequential, R
 #     times) give what two cores can give the kernel itself, no Piranha at
-#     all: kernel_two_core_bound = 2 x alone / two at once.
+#     all: kernel_two_core_bound = 2 x alone / two at once. Each one-agent
+#     run is followed by one whose agent runs its piranhas at the normal
+#     priority (--piranha-priority normal) instead of SCHED_IDLE.
 #  3. Job start: N hello_job submits (default 20) to one idle agent, from
 #     submission (the job record's submit_time) to the agent starting its
 #     piranha (agent_start_ms) and to the first task taken (job_start_ms).
@@ -34,7 +36,10 @@
 # JSON keys: cmatrix500_s, cmatrix500_tasks_per_s, cmatrix500_runs_s,
 # sequential_s, grain10_speedup_1, grain10_speedup_2, grain10_parallel_s_1,
 # grain10_parallel_s_2, grain10_task_ms_1, grain10_task_ms_2,
-# grain10_speedups_1, grain10_speedups_2, grain10_job_s_1, grain10_job_s_2
+# grain10_speedups_1, grain10_speedups_2, grain10_speedup_1_normal and
+# grain10_speedups_1_normal (one agent with --piranha-priority normal, each
+# run right after an idle one: what SCHED_IDLE costs where the server and
+# the feeder share the piranha's CPUs), grain10_job_s_1, grain10_job_s_2
 # (from the feeder's start, B's distribution included), grain10_busy_pct_1,
 # grain10_busy_pct_2 (the CPUs' busy share of the parallel time),
 # grain10_cpu_bound_2 (the two-agent speedup had the CPUs been busy all the
@@ -61,7 +66,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --json) JSON=1; shift ;;
     --quick) QUICK=1; RETREATS=20; STARTS=5; REPEAT=1; DIM=500; shift ;;
-    -h|--help) sed -n 2,47p "$0"; exit 0 ;;
+    -h|--help) sed -n "2,/^set -euo/p" "$0" | sed "/^set -euo/d"; exit 0 ;;
     *) echo "bench/runtime.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -102,14 +107,15 @@ always_trace() {
   for n in "$@"; do echo "$n,0,100000" >>"$f"; done
 }
 
-# start_agents TRACE SCALE NODES...: one agent per node, events in $WORK/NODE.events.
+# start_agents TRACE SCALE NODES...: one agent per node, events in $WORK/NODE.events,
+# with the piranha priority $PRIORITY (idle unless set).
 start_agents() {
   local trace=$1 scale=$2; shift 2
   AGENTS=()
   for n in "$@"; do
     rm -f "$WORK/$n.events"
     "$BIN/piranha" agent --quiet --node "$n" --server "$EP" --trace "$trace" --time-scale "$scale" \
-      --events "$WORK/$n.events" --piranha-output "$WORK/$n.piranhas" &
+      --events "$WORK/$n.events" --piranha-output "$WORK/$n.piranhas" --piranha-priority "${PRIORITY:-idle}" &
     AGENTS+=($!)
     PIDS+=($!)
   done
@@ -152,8 +158,9 @@ RATE500=$(awk -v t="$TURN500" 'BEGIN { printf "%.0f", 250000 / t }')
 
 declare -A SPEEDUP PAR TASK SPEEDUPS JOBT BUSY
 SEQS=()
+SPN=()  # one agent whose piranhas run at the normal priority, each run right after an idle one
 for agents in 1 2; do
-  log "cmatrix $DIM --grain 10 on $agents agent(s), $REPEAT run(s)"
+  log "cmatrix $DIM --grain 10 on $agents agent(s), $REPEAT run(s)$( ((agents == 1)) && echo ", each followed by one with --piranha-priority normal")"
   start_server
   nodes=(); for i in $(seq "$agents"); do nodes+=("g$i"); done
   always_trace "$WORK/g.avail.csv" "${nodes[@]}"
@@ -169,6 +176,15 @@ for agents in 1 2; do
     b=$(sed -n 's/.*CPUs busy \([0-9]*\) %.*/\1/p' <<<"$out" | head -1)
     [ -n "$b" ] && bu+=("$b")
     log "  run $r: parallel $p s, sequential $s s, speedup ${sp[-1]}, mean task ${tm[-1]} ms, CPUs busy ${b:-n/a} %, job ${jt[-1]} s"
+    if ((agents == 1)); then
+      PRIORITY=normal start_agents "$WORK/g.avail.csv" 60 "${nodes[@]}"
+      out=$(PIRANHA_SERVER=$EP "$BIN/cmatrix" "$DIM" --grain 10 2>&1)
+      stop_agents
+      check_ok "$out"
+      p=$(field "$out" parallel); s=$(field "$out" "sequential multiply")
+      SPN+=("$(calc "$s / $p")")
+      log "  run $r, normal priority: parallel $p s, sequential $s s, speedup ${SPN[-1]}"
+    fi
   done
   stop_server
   SPEEDUP[$agents]=$(printf '%s\n' "${sp[@]}" | median)
@@ -180,6 +196,7 @@ for agents in 1 2; do
   BUSY[$agents]=$( ((${#bu[@]})) && printf '%s\n' "${bu[@]}" | median || echo null)
 done
 SEQ=$(printf '%s\n' "${SEQS[@]}" | median)
+SPEEDUP_N=$(printf '%s\n' "${SPN[@]}" | median)
 CPU_BOUND2=null
 [ "${BUSY[2]}" != null ] && CPU_BOUND2=$(calc "${SPEEDUP[2]} * 100 / ${BUSY[2]}")
 
@@ -311,6 +328,7 @@ if [ "$JSON" = 1 ]; then
   "sequential_s": $SEQ,
   "grain10_speedup_1": ${SPEEDUP[1]}, "grain10_speedup_2": ${SPEEDUP[2]},
   "grain10_speedups_1": ${SPEEDUPS[1]}, "grain10_speedups_2": ${SPEEDUPS[2]},
+  "grain10_speedup_1_normal": $SPEEDUP_N, "grain10_speedups_1_normal": $(jlist "${SPN[@]}"),
   "grain10_parallel_s_1": ${PAR[1]}, "grain10_parallel_s_2": ${PAR[2]},
   "grain10_task_ms_1": ${TASK[1]}, "grain10_task_ms_2": ${TASK[2]},
   "grain10_job_s_1": ${JOBT[1]}, "grain10_job_s_2": ${JOBT[2]},
@@ -338,6 +356,7 @@ echo "| figure | measured | anchor / aim |"
 echo "|---|---|---|"
 echo "| cmatrix 500 on two agents (250,000 tasks), median of $REPEAT | $TURN500 s, $RATE500 tasks/s (runs: ${RUNS500[*]} s) | aim <= 2 s |"
 echo "| cmatrix $DIM --grain 10, one agent, median of $REPEAT | speedup ${SPEEDUP[1]} (parallel ${PAR[1]} s, mean task ${TASK[1]} ms) | sequential multiply $SEQ s (same runs); aim >= 0.9 |"
+echo "| the same with --piranha-priority normal (each run right after an idle one) | speedup $SPEEDUP_N | what the idle priority costs where the server and the feeder share the CPUs |"
 echo "| cmatrix $DIM --grain 10, two agents, median of $REPEAT | speedup ${SPEEDUP[2]} (parallel ${PAR[2]} s, mean task ${TASK[2]} ms) | aim >= 1.8 |"
 echo "| the same, from the feeder's start (B's distribution included) | one agent ${JOBT[1]} s, two agents ${JOBT[2]} s | |"
 echo "| CPUs busy during the parallel time, median | one agent ${BUSY[1]} %, two agents ${BUSY[2]} % | two agents at 100 % busy: speedup $CPU_BOUND2 |"

@@ -78,7 +78,8 @@ struct Agent::Impl {
         host(PiranhaEnvironment{s.server, s.node, s.piranha_output,
                                 s.mode == RetreatMode::Suspend
                                     ? static_cast<int>(s.suspend_max.count()) + 5000
-                                    : 0}) {
+                                    : 0,
+                                s.priority == PiranhaPriority::Idle}) {
     if (!s.events_file.empty()) {
       events.open(s.events_file, std::ios::app);
       if (!events) throw std::runtime_error(s.events_file + ": cannot open the events file");

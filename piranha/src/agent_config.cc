@@ -147,7 +147,7 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
   if (root.IsNull()) return c;
   r.check_keys(root, "the agent configuration",
                {"node", "server", "cores", "speed", "policy", "seed", "availability", "retreat", "scheduler",
-                "heartbeat_seconds", "max_failures", "retention", "key", "server_key"});
+                "heartbeat_seconds", "max_failures", "retention", "key", "server_key", "piranha_priority"});
   try {
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
@@ -159,6 +159,10 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
     if (root["policy"])
       c.policy = r.choice(root, "policy", "policy", {"FAIR", "FCFS"}) == 0 ? NativePolicyKind::Fair
                                                                            : NativePolicyKind::Fcfs;
+    if (root["piranha_priority"])
+      c.piranha_priority = r.choice(root, "piranha_priority", "piranha_priority", {"idle", "normal"}) == 0
+                               ? PiranhaPriority::Idle
+                               : PiranhaPriority::Normal;
     if (root["seed"]) c.seed = r.integer<std::uint64_t>(root, "seed", "seed", 0, UINT64_MAX);
     if (root["availability"]) c.availability = read_availability(r, root["availability"], c.node, name);
     if (root["retreat"]) {

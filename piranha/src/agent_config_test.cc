@@ -36,6 +36,7 @@ TEST_CASE("agent config: an empty file gives the documented defaults") {
   CHECK(c.cores == 1);
   CHECK(c.speed == 1.0);
   CHECK(c.policy == piranha::NativePolicyKind::Fair);
+  CHECK(c.piranha_priority == piranha::PiranhaPriority::Idle);
   CHECK_FALSE(c.seed);
   CHECK(c.availability.sensor == piranha::SensorKind::Live);
   CHECK(c.availability.thresholds.load1 == 0.7);
@@ -80,6 +81,7 @@ retreat:
 scheduler:
   stale_seconds: 4.5
 heartbeat_seconds: 0.5
+piranha_priority: normal
 )");
   AgentConfig c = piranha::load_agent_config(path);
   CHECK(c.node == "ws02");
@@ -111,6 +113,7 @@ heartbeat_seconds: 0.5
   CHECK(c.retreat.suspend_max_seconds == 120);
   CHECK(c.scheduler.stale_seconds == 4.5);
   CHECK(c.heartbeat_seconds == 0.5);
+  CHECK(c.piranha_priority == piranha::PiranhaPriority::Normal);
 }
 
 TEST_CASE("agent config: unknown keys are errors naming the key, the section and the line") {
@@ -185,6 +188,8 @@ TEST_CASE("agent config: out-of-range values name the key and the line") {
 TEST_CASE("agent config: unknown enum values list the valid ones") {
   CHECK(error_of("policy: FIAR\n") == "agent.yaml:1: policy must be one of: FAIR, FCFS, got 'FIAR'");
   CHECK(parse_agent_config("policy: fcfs\n", "agent.yaml").policy == piranha::NativePolicyKind::Fcfs);
+  CHECK(error_of("piranha_priority: low\n") ==
+        "agent.yaml:1: piranha_priority must be one of: idle, normal, got 'low'");
   CHECK(error_of("availability:\n  sensor: replay\n") ==
         "agent.yaml:2: availability.sensor must be one of: live, trace, got 'replay'");
   CHECK(error_of("retreat:\n  mode: flee\n") ==

@@ -126,7 +126,7 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
     if (env_.heartbeat_timeout_ms > 0)
       o.env.emplace_back("PIRANHA_HEARTBEAT_TIMEOUT_MS", std::to_string(env_.heartbeat_timeout_ms));
     o.own_process_group = true;
-    o.lowest_priority = true;
+    o.lowest_priority = env_.lowest_priority;
     o.die_with_parent = true;
     o.output_file = env_.output_file;
     int err[2];

@@ -64,3 +64,14 @@ TEST_CASE("piranha host: a piranha runs at nice 19 under SCHED_IDLE and retreats
   else
     MESSAGE("this kernel keeps no per-thread slice; only the policy and nice are checked");
 }
+
+TEST_CASE("piranha host: with the normal priority a piranha runs as the agent does") {
+  PiranhaEnvironment env{"tcp://127.0.0.1:1", "n1", "", 0};
+  env.lowest_priority = false;
+  PiranhaHost host(env);
+  host.start(sys::JobLaunch{1, "sh", {"-c", "trap '' USR1; sleep 30"}, "/"}, 1);
+  auto groups = host.groups();
+  REQUIRE(groups.size() == 1);
+  CHECK(nice_and_policy(groups[0]) == nice_and_policy(getpid()));
+  CHECK(nice_and_policy(groups[0]).second != SCHED_IDLE);
+}

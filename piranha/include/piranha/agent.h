@@ -47,6 +47,13 @@ namespace piranha {
 
 enum class RetreatMode { Retreat, Suspend };
 
+// How piranhas run while the node is available. Idle (the default): nice 19
+// under SCHED_IDLE, so that every other thread on the node runs first, the
+// owner's and any other program's. Normal: nice 0 under the normal policy,
+// for a node with no owner to protect (a dedicated machine); other programs
+// then share the processors with the piranhas. Retreats are the same.
+enum class PiranhaPriority { Idle, Normal };
+
 struct AgentSettings {
   std::string node;                 // this node's name in the system space
   std::string server;               // the tuple-space server
@@ -55,6 +62,7 @@ struct AgentSettings {
   NativePolicyKind policy = NativePolicyKind::Fair;
   std::uint64_t seed = 1;           // for FAIR
   RetreatMode mode = RetreatMode::Retreat;
+  PiranhaPriority priority = PiranhaPriority::Idle;
   std::chrono::milliseconds grace{2000};         // from SIGUSR1 to SIGKILL
   std::chrono::milliseconds suspend_max{30000};  // suspend mode: then retreat
   double scheduler_stale_seconds = 10;  // scheduler 0 is obeyed while its heartbeat is younger

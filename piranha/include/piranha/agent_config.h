@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "piranha/avail_trace.h"
+#include "piranha/agent.h"
 #include "piranha/availability.h"
 #include "piranha/config_error.h"
 #include "piranha/native_policy.h"
@@ -99,6 +100,9 @@ struct AgentConfig {
   std::optional<std::uint64_t> seed;  // RNG seed for FAIR; nullopt: seeded randomly
   AvailabilityConfig availability;
   RetreatConfig retreat;
+  // How piranhas run while the node is available (agent.h, PiranhaPriority).
+  // YAML: idle or normal.
+  PiranhaPriority piranha_priority = PiranhaPriority::Idle;
   SchedulerConfig scheduler;
   double heartbeat_seconds = 1;  // how often the agent writes its heartbeat and node tuples (> 0)
   // A job whose piranhas fail this many times in a row on this node is held (>= 1).

@@ -37,6 +37,8 @@ struct PiranhaEnvironment {
   std::string node;     // PIRANHA_NODE
   std::string output_file;  // empty: the agent's own stdout/stderr
   int heartbeat_timeout_ms = 0;  // 0: the client default
+  // nice 19 under SCHED_IDLE (AgentSettings::priority, Idle); false: as the agent runs.
+  bool lowest_priority = true;
 };
 
 // One piranha that ended, and how.
