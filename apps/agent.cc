@@ -141,7 +141,7 @@ void add_agent(CLI::App& app) {
   cmd->add_option("--piranha-priority", a->priority,
                   "idle (nice 19 under SCHED_IDLE: every other thread first; the default) or normal "
                   "(for a node with no owner to protect); overrides the YAML")
-      ->check(CLI::IsMember({"idle", "normal"}));
+      ->check(CLI::IsMember({"idle", "normal"}, CLI::ignore_case));
   cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
   add_key_options(*cmd);
   cmd->callback([a, cmd] {

@@ -89,12 +89,16 @@ void run_sim(const SimArgs& a, const sched::RunFunction& runner) {
   // The spec counts an unfinished job as max-steps − arrival: negative for a
   // job that arrives after the run stopped. Kept (other tools compare
   // against it), but said, so that such a mean is not read as a result.
-  if (o.max_steps > 0) {
+  {
+    const std::int64_t max_steps = o.max_steps > 0 ? o.max_steps : 20 * static_cast<std::int64_t>(trace.length);
     std::int64_t last = 0;
     for (const auto& w : workloads)
       for (const auto& j : w.jobs) last = std::max(last, j.arrival);
-    if (last >= o.max_steps)
-      std::cerr << "piranha: " << a.what << ": warning: --max-steps " << o.max_steps
+    if (last >= max_steps)
+      std::cerr << "piranha: " << a.what << ": warning: "
+                << (o.max_steps > 0 ? "--max-steps " + std::to_string(max_steps)
+                                    : "the default --max-steps (20 x the trace's length, " +
+                                          std::to_string(max_steps) + ")")
                 << " stops the runs before the last job arrives (step " << last
                 << "); unfinished jobs count as max-steps - arrival, which is negative for those arriving after it\n";
   }

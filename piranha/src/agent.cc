@@ -300,7 +300,8 @@ struct Agent::Impl {
     if (auto problem = endpoint_problem(s.server)) throw std::invalid_argument("server: " + *problem);
     uplink = std::make_unique<Uplink>(s, [this](const std::string& m) { log(m); }, wake_fd);
     log("serving " + s.server + " with " + std::to_string(s.cores) + " core" + (s.cores == 1 ? "" : "s") +
-        ", native policy " + std::string(name(s.policy)));
+        ", native policy " + std::string(name(s.policy)) +
+        (s.priority == PiranhaPriority::Normal ? ", piranhas at the agent's own priority" : ""));
     uplink->set_state(sys::NodeState::Unavailable);
     publish_run(std::string(name(s.policy)));
     auto now = SteadyClock::now();

@@ -59,9 +59,11 @@ HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known
     if (known && known->time >= event.time) return {known, !was_fresh};
     return {event, !was_fresh};
   }
-  // Taken: an older one superseded by the known one is no news.
+  // Taken: an older one superseded by the known one is no news. The newest
+  // taken is forgotten at once, so that a heartbeat written before the read
+  // it asks for is over (another NPS starting) is news too.
   if (known && event.time < known->time) return {known, false};
-  return {known, true};
+  return {std::nullopt, true};
 }
 
 Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd)

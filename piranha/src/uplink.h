@@ -60,7 +60,8 @@ namespace piranha {
 //  - a heartbeat written while the known one is absent or stale
 //    (`stale_seconds`): the scheduler is back, and the agent must look at
 //    its assignment again;
-//  - the newest heartbeat taken (not superseded): the scheduler may be gone.
+//  - the newest heartbeat taken (not superseded): the scheduler may be gone;
+//    none is known until the read (so that one written meanwhile is news).
 // `heartbeat` is the newest known afterwards. Pure.
 struct HeartbeatNews {
   std::optional<sys::SchedulerHeartbeat> heartbeat;

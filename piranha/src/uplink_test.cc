@@ -154,14 +154,20 @@ TEST_CASE("uplink: heartbeat_news reads only when scheduler 0 comes or goes") {
   n = heartbeat_news(h100, true, h101, 100.0 + stale + 5, stale);
   CHECK(n.read);
   CHECK(n.heartbeat->time == 101.0);
-  // The newest taken, with no successor: the scheduler may be gone.
+  // The newest taken, with no successor: the scheduler may be gone, and
+  // none is known until the read says.
   n = heartbeat_news(h101, false, h101, 101.5, stale);
   CHECK(n.read);
+  CHECK_FALSE(n.heartbeat);
   n = heartbeat_news(std::nullopt, false, h101, 101.5, stale);
+  CHECK(n.read);
+  // So one written before that read is over (another NPS starting) is
+  // news too.
+  n = heartbeat_news(std::nullopt, true, sys::SchedulerHeartbeat{0, 101.6}, 101.7, stale);
   CHECK(n.read);
 }
 
-TEST_CASE("uplink: scheduler 0's heartbeat beaten at every tick costs no reads; its withdrawal does") {
+TEST_CASE("uplink: scheduler 0's heartbeat beaten at every tick costs no reads, its withdrawal does") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
   piranha::Uplink uplink(

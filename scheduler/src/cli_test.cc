@@ -73,6 +73,13 @@ TEST_CASE("sim piranha: a --max-steps before the last arrival is warned of, and 
               " --strategies FCFS --max-steps 500 --json");
   REQUIRE(r.status == 0);
   CHECK(r.err.find("warning") == std::string::npos);
+  // The default, 20 x the trace's length (4 steps here), is checked too.
+  auto shorter = write("late4.avail.csv", "# length: 4\nnode,start,end\nn,0,4\n");
+  r = piranha("sim piranha --trace " + shorter.string() + " --jobs-file " + jobs.string() +
+              " --strategies FCFS --window 2 --json");
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("warning: the default --max-steps (20 x the trace's length, 80) stops the runs before the last "
+                   "job arrives (step 80)") != std::string::npos);
 }
 
 TEST_CASE("predict --json: the spec's shape") {

@@ -49,9 +49,10 @@ enum class RetreatMode { Retreat, Suspend };
 
 // How piranhas run while the node is available. Idle (the default): nice 19
 // under SCHED_IDLE, so that every other thread on the node runs first, the
-// owner's and any other program's. Normal: nice 0 under the normal policy,
-// for a node with no owner to protect (a dedicated machine); other programs
-// then share the processors with the piranhas. Retreats are the same.
+// owner's and any other program's. Normal: the agent's own nice and policy
+// (nice 0 under the normal policy as usually started), for a node with no
+// owner to protect (a dedicated machine); other programs then share the
+// processors with the piranhas. Retreats are the same.
 enum class PiranhaPriority { Idle, Normal };
 
 struct AgentSettings {
