@@ -19,6 +19,7 @@
 
 #include "harness.h"
 #include "piranha/sysspace.h"
+#include "priority_probe.h"
 
 using namespace piranha::it;
 namespace sys = piranha::sys;
@@ -47,6 +48,17 @@ std::vector<std::string> job_argv(const ServerProcess& server, std::vector<std::
   std::vector<std::string> argv = {"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), bin(job[0])};
   argv.insert(argv.end(), job.begin() + 1, job.end());
   return argv;
+}
+
+// The children of process `pid`, from every one of its threads.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> kids;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "children");
+    for (pid_t k; in >> k;) kids.push_back(k);
+  }
+  return kids;
 }
 
 int count(const std::string& text, const std::string& needle) {
@@ -481,4 +493,41 @@ TEST_CASE("agent: finished jobs and this node's ap records older than the retent
   }
   agent.signal(SIGTERM);
   CHECK(agent.wait() == 0);
+}
+
+TEST_CASE("agent: piranhas run at SCHED_IDLE, or with piranha_priority normal at the agent's own priority") {
+  Scratch s;
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\nn2,0,1000\n"));
+  // The YAML says normal; the second agent's --piranha-priority idle overrides it.
+  auto yaml = s.write("agent.yaml", "piranha_priority: normal\n");
+  struct Case {
+    std::string node;
+    std::vector<std::string> extra;
+    bool idle;
+  };
+  for (const Case& c : {Case{"n1", {"--config", yaml}, false},
+                        Case{"n2", {"--config", yaml, "--piranha-priority", "idle"}, true}}) {
+    CAPTURE(c.idle);
+    ServerProcess server;
+    Process agent(agent_argv(server, s, c.node, trace, 60, c.extra));
+    // Four tasks of 5 s: the piranha is there long enough to be looked at.
+    Process job(job_argv(server, {"sleepy_job", "4", "5000"}));
+    // The start event is written once the piranha runs at its priority.
+    auto give_up = std::chrono::steady_clock::now() + 30s;
+    while (s.read(c.node + ".events").find("\"event\":\"start\"") == std::string::npos &&
+           std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(20ms);
+    auto kids = children_of(agent.pid());
+    REQUIRE(kids.size() == 1);
+    auto [nice, policy] = piranha::testing::nice_and_policy(kids[0]);
+    if (c.idle) {
+      CHECK(nice == 19);
+      CHECK(policy == SCHED_IDLE);
+      CHECK(agent.err().find("agent's own priority") == std::string::npos);
+    } else {
+      CHECK(std::pair(nice, policy) == piranha::testing::nice_and_policy(agent.pid()));
+      CHECK(policy != SCHED_IDLE);
+      CHECK(agent.err().find("piranhas at the agent's own priority") != std::string::npos);
+    }
+  }
 }
