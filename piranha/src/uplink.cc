@@ -348,8 +348,12 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
     }
     auto since = absent_since_.find(id);
     absent[id] = since != absent_since_.end() ? since->second : steady;
-    if (steady - absent[id] < kAbsentGrace && c.rd(sys::kSpace, sys::launch_template(id), 0))
+    if (steady - absent[id] < kAbsentGrace && c.rd(sys::kSpace, sys::launch_template(id), 0)) {
       live.push_back(sys::JobRecord{id, "", "", 0, sys::JobState::Queued});
+      // Read again when its grace ends, should nothing else prompt a read.
+      const std::chrono::duration<double> left = kAbsentGrace - (steady - absent[id]);
+      next_change = std::min(next_change, now + left.count());
+    }
   }
   absent_since_ = std::move(absent);
   std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -361,6 +365,8 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
       for (const auto& t : c.rd_many(sys::kSpace, sys::jobstat_template(j.id), 8))
         if (auto st = sys::JobStat::from_tuple(t)) heard = std::max(heard, st->updated_at);
       if (heard > 0 && now - heard > kFeederSilence) continue;
+      // Read again when it would fall silent: a jobstat is not watched.
+      if (heard > 0) next_change = std::min(next_change, heard + kFeederSilence);
     }
     auto known = launches_.find(j.id);
     std::optional<sys::JobLaunch> l =

@@ -13,10 +13,12 @@
 //    launch record read by the watching thread, before the read the event
 //    also asks for; scheduler 0's heartbeat, rewritten at every NPS tick,
 //    is noted without a read unless it says the scheduler came or went:
-//    heartbeat_news); when an owner block begins or
-//    ends and when scheduler 0's heartbeat goes stale; and every `tick` (1 s)
-//    as a safety net. A read costs a few requests and grows with the live
-//    jobs, not with the finished ones kept for retention;
+//    heartbeat_news); when an owner block begins or ends, when scheduler 0's
+//    heartbeat goes stale, when a running job's feeder would count as
+//    silent (its jobstat is not watched) and when an absent job's grace
+//    ends; and every `tick` (10 s) as a safety net. A read costs a few
+//    requests and grows with the live jobs, not with the finished ones kept
+//    for retention;
 //  - writes what the agent hands it, oldest first, each kept until written:
 //    availability periods and holds in a queue, the node's state and its
 //    ("running", ...) record latest-wins, so a period that ended while the

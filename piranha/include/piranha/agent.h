@@ -68,9 +68,12 @@ struct AgentSettings {
   std::chrono::milliseconds suspend_max{30000};  // suspend mode: then retreat
   double scheduler_stale_seconds = 10;  // scheduler 0 is obeyed while its heartbeat is younger
   double heartbeat_seconds = 1;     // node and heartbeat tuples refresh
-  // How often the system space is read in full as a safety net; changes to
-  // jobs, assignments and owner blocks are watched and read at once.
-  std::chrono::milliseconds tick{1000};
+  // How often the system space is read in full as a safety net (against
+  // watch events lost on the way); changes to jobs, assignments and owner
+  // blocks are watched and read at once, and what changes unwatched (a block
+  // beginning or ending, a heartbeat or a feeder going stale, an absent
+  // job's grace ending) is read when it is due.
+  std::chrono::milliseconds tick{10000};
   std::string piranha_output;       // piranhas' stdout/stderr; empty: the agent's
   std::string events_file;          // JSON lines of events; empty: none
   bool quiet = false;               // no human-readable log on stderr
