@@ -516,10 +516,8 @@ TEST_CASE("agent: piranhas run at SCHED_IDLE, or with piranha_priority normal at
     // Four tasks of 5 s: the piranha is there long enough to be looked at.
     Process job(job_argv(server, {"sleepy_job", "4", "5000"}));
     // The start event is written once the piranha runs at its priority.
-    auto give_up = std::chrono::steady_clock::now() + 30s;
-    while (s.read(c.node + ".events").find("\"event\":\"start\"") == std::string::npos &&
-           std::chrono::steady_clock::now() < give_up)
-      std::this_thread::sleep_for(20ms);
+    REQUIRE(wait_until([&] { return s.read(c.node + ".events").find("\"event\":\"start\"") != std::string::npos; },
+                       30s));
     auto kids = children_of(agent.pid());
     REQUIRE(kids.size() == 1);
     auto [nice, policy] = piranha::testing::nice_and_policy(kids[0]);
