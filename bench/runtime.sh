@@ -156,6 +156,16 @@ stop_server
 TURN500=$(printf '%s\n' "${RUNS500[@]}" | median)
 RATE500=$(awk -v t="$TURN500" 'BEGIN { printf "%.0f", 250000 / t }')
 
+# grain_run: one cmatrix --grain 10 on fresh agents for the nodes in $nodes
+# (piranha priority $PRIORITY); sets out, p (parallel s) and s (sequential s).
+grain_run() {
+  start_agents "$WORK/g.avail.csv" 60 "${nodes[@]}"
+  out=$(PIRANHA_SERVER=$EP "$BIN/cmatrix" "$DIM" --grain 10 2>&1)
+  stop_agents
+  check_ok "$out"
+  p=$(field "$out" parallel); s=$(field "$out" "sequential multiply")
+}
+
 declare -A SPEEDUP PAR TASK SPEEDUPS JOBT BUSY
 SEQS=()
 SPN=()  # one agent whose piranhas run at the normal priority, each run right after an idle one
@@ -166,22 +176,14 @@ for agents in 1 2; do
   always_trace "$WORK/g.avail.csv" "${nodes[@]}"
   sp=(); pa=(); tm=(); jt=(); bu=()
   for r in $(seq "$REPEAT"); do
-    start_agents "$WORK/g.avail.csv" 60 "${nodes[@]}"
-    out=$(PIRANHA_SERVER=$EP "$BIN/cmatrix" "$DIM" --grain 10 2>&1)
-    stop_agents
-    check_ok "$out"
-    p=$(field "$out" parallel); s=$(field "$out" "sequential multiply")
+    grain_run
     sp+=("$(calc "$s / $p")"); pa+=("$p"); tm+=("$(task_ms "$out")"); SEQS+=("$s")
     jt+=("$(field "$out" job)")
     b=$(sed -n 's/.*CPUs busy \([0-9]*\) %.*/\1/p' <<<"$out" | head -1)
     [ -n "$b" ] && bu+=("$b")
     log "  run $r: parallel $p s, sequential $s s, speedup ${sp[-1]}, mean task ${tm[-1]} ms, CPUs busy ${b:-n/a} %, job ${jt[-1]} s"
     if ((agents == 1)); then
-      PRIORITY=normal start_agents "$WORK/g.avail.csv" 60 "${nodes[@]}"
-      out=$(PIRANHA_SERVER=$EP "$BIN/cmatrix" "$DIM" --grain 10 2>&1)
-      stop_agents
-      check_ok "$out"
-      p=$(field "$out" parallel); s=$(field "$out" "sequential multiply")
+      PRIORITY=normal grain_run
       SPN+=("$(calc "$s / $p")")
       log "  run $r, normal priority: parallel $p s, sequential $s s, speedup ${SPN[-1]}"
     fi
