@@ -66,6 +66,14 @@ HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known
   return {std::nullopt, true};
 }
 
+std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(const std::optional<sys::SchedulerHeartbeat>& read,
+                                                            const std::optional<sys::SchedulerHeartbeat>& known,
+                                                            double taken_time) {
+  const bool read_live = read && read->time > taken_time;
+  if (known && (!read_live || known->time >= read->time)) return known;
+  return read_live ? read : std::nullopt;
+}
+
 Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd)
     : s_(settings), log_(std::move(log)), wake_fd_(wake_fd) {
   stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -266,7 +274,12 @@ void Uplink::step(ts::Client& c) {
   bool read_due = read_now_ || now >= next_read_;
   // Cleared as the read starts: a request made during the read (a watch
   // event) asks for another one.
-  if (read_due) read_now_ = false;
+  if (read_due) {
+    read_now_ = false;
+    // Heartbeats taken before the read cannot be found by it; those taken
+    // during it may be (heartbeat_after_read).
+    heartbeat_taken_ = -std::numeric_limits<double>::infinity();
+  }
   std::uint64_t holds_written = holds_written_;
   lock.unlock();
 
@@ -386,11 +399,8 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
   for (const auto& t : c.rd_many(sys::kSpace, sys::assign_template(0, s_.node), 1000))
     if (auto a = sys::Assignment::from_tuple(t); a && (!v.assignment || a->epoch > v.assignment->epoch))
       v.assignment = a;
-  if (auto hb = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0)) {
+  if (auto hb = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0))
     v.scheduler = sys::SchedulerHeartbeat::from_tuple(*hb);
-    if (v.scheduler && v.scheduler->time + s_.scheduler_stale_seconds > now)
-      next_change = std::min(next_change, v.scheduler->time + s_.scheduler_stale_seconds);
-  }
 
   {
     std::lock_guard lock(mu_);
@@ -402,6 +412,9 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
     // know it.
     for (const auto& l : view_.live)
       if (written_.contains(l.id) && !ended.contains(l.id)) insert_by_id(v.live, l);
+    v.scheduler = heartbeat_after_read(v.scheduler, view_.scheduler, heartbeat_taken_);
+    if (v.scheduler && v.scheduler->time + s_.scheduler_stale_seconds > now)
+      next_change = std::min(next_change, v.scheduler->time + s_.scheduler_stale_seconds);
     v.generation = view_.generation + 1;
     view_ = std::move(v);
   }
@@ -437,6 +450,7 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
     auto hb = sys::SchedulerHeartbeat::from_tuple(e.tuple);
     if (!hb) return true;
     std::lock_guard lock(mu_);
+    if (e.kind != ts::WatchEventKind::Written) heartbeat_taken_ = std::max(heartbeat_taken_, hb->time);
     auto news = heartbeat_news(view_.scheduler, e.kind == ts::WatchEventKind::Written, *hb, sys::wall_now(),
                                s_.scheduler_stale_seconds);
     view_.scheduler = news.heartbeat;

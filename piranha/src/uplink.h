@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -71,6 +72,19 @@ struct HeartbeatNews {
 };
 HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known, bool written,
                              const sys::SchedulerHeartbeat& event, double now, double stale_seconds);
+
+// Scheduler 0's heartbeat as a read leaves it: `read` is what the read
+// found, `known` what the watch events made of it meanwhile, `taken_time`
+// the time of the newest heartbeat a watch event showed taken since the
+// read began (-infinity: none). A read may find an older copy than the events told of (during a
+// supersede both exist, and `rd` returns the older) or one taken since (a
+// scheduler withdrawing): the newer of the two counts, and a heartbeat
+// known taken does not. Without this an older copy put back by a read made
+// its own `taken` event look like the newest taken: the agent dropped a
+// live scheduler until the next read. Pure.
+std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(const std::optional<sys::SchedulerHeartbeat>& read,
+                                                            const std::optional<sys::SchedulerHeartbeat>& known,
+                                                            double taken_time);
 
 class Uplink {
  public:
@@ -175,6 +189,11 @@ class Uplink {
   // new job's record to mark it running, treats it as above instead of
   // missing the job until the next event.
   std::set<std::int64_t> written_;
+  // The time of the newest scheduler-0 heartbeat a watch event showed taken
+  // since the current read began (under mu_; heartbeat_after_read). Only
+  // those can be found by the read; an older record could hide a heartbeat
+  // from another host whose clock is behind, its event lost in a reconnect.
+  double heartbeat_taken_ = -std::numeric_limits<double>::infinity();
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;
   std::thread watcher_;

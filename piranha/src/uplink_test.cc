@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <thread>
 
 #include "piranha/tuplespace/embedded.h"
@@ -165,6 +166,65 @@ TEST_CASE("uplink: heartbeat_news reads only when scheduler 0 comes or goes") {
   // news too.
   n = heartbeat_news(std::nullopt, true, sys::SchedulerHeartbeat{0, 101.6}, 101.7, stale);
   CHECK(n.read);
+}
+
+TEST_CASE("uplink: heartbeat_after_read keeps the newer heartbeat and none known taken") {
+  using piranha::heartbeat_after_read;
+  const sys::SchedulerHeartbeat h100{0, 100.0}, h101{0, 101.0};
+  const double none = -INFINITY;
+  // Nothing happened during the read: what it found.
+  CHECK(heartbeat_after_read(h100, std::nullopt, none)->time == 100.0);
+  CHECK(heartbeat_after_read(h101, h100, none)->time == 101.0);
+  CHECK_FALSE(heartbeat_after_read(std::nullopt, std::nullopt, none));
+  // The read found the older copy of a supersede whose events came
+  // meanwhile (h101 written, h100 taken): the newer one stays known.
+  CHECK(heartbeat_after_read(h100, h101, 100.0)->time == 101.0);
+  CHECK(heartbeat_after_read(h100, h101, none)->time == 101.0);
+  // The scheduler withdrew during the read: the copy it found is gone.
+  CHECK_FALSE(heartbeat_after_read(h101, std::nullopt, 101.0));
+  // ...unless another was written after (a new NPS): that one.
+  CHECK(heartbeat_after_read(h100, h101, 100.0)->time == 101.0);
+  // A heartbeat taken during the read, older than the one it found, does
+  // not hide it.
+  CHECK(heartbeat_after_read(h101, std::nullopt, 100.0)->time == 101.0);
+}
+
+// The NPS's flush supersedes a node's assignment, then its heartbeat: the
+// assignment's event starts a read while the heartbeat is being replaced
+// (the new copy written, the old not yet taken), and the read's `rd` finds
+// the old copy. The agent must not take the old copy's `taken` event for
+// the scheduler's withdrawal (it would fall back to its native policy and
+// retreat or start piranhas until the next read).
+TEST_CASE("uplink: a read that finds the old copy of a heartbeat being rewritten keeps the scheduler") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  const double t0 = sys::wall_now();
+  const sys::SchedulerHeartbeat old_beat{0, t0}, new_beat{0, t0 + 0.5};
+  c.out(sys::kSpace, old_beat.to_tuple());
+  REQUIRE(view_becomes(uplink, [&](const auto& v) { return v.scheduler && v.scheduler->time == t0; }));
+  // The supersede half done: both copies there, the new one's event seen.
+  c.out(sys::kSpace, new_beat.to_tuple());
+  REQUIRE(view_becomes(uplink, [&](const auto& v) { return v.scheduler && v.scheduler->time == t0 + 0.5; }));
+  // A read now: its `rd` returns the oldest copy.
+  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 0}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment.has_value(); }));
+  CHECK(uplink.view().scheduler->time == t0 + 0.5);
+  // The supersede's end: the old copy taken. No news, no read.
+  const auto generation = uplink.view().generation;
+  auto taken = c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0);  // the oldest
+  REQUIRE(taken);
+  REQUIRE(sys::SchedulerHeartbeat::from_tuple(taken->tuple)->time == t0);
+  const auto until = std::chrono::steady_clock::now() + 300ms;
+  bool dropped = false;
+  while (std::chrono::steady_clock::now() < until) {
+    dropped = dropped || !uplink.view().scheduler;
+    std::this_thread::sleep_for(1ms);
+  }
+  CHECK_FALSE(dropped);
+  CHECK(uplink.view().generation == generation);
 }
 
 TEST_CASE("uplink: scheduler 0's heartbeat beaten at every tick costs no reads, its withdrawal does") {
