@@ -271,7 +271,7 @@ TEST_CASE("nps live: spread over hosts, each monitor in its own process, and a h
   auto hub = part("hub"), ws01 = part("ws01"), ws02 = part("ws02");
   // Serving before the job comes: a job this short could otherwise end
   // under the agents' own policy while the three processes link.
-  REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 2); }, 10s));
+  REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 2); }));
   auto first = pool.spin(60, 20);
   // Each node's assignment was written by its own host's process.
   REQUIRE(wait_until([&] {
