@@ -198,7 +198,7 @@ TEST_CASE(
   INFO(nps.err());
   MESSAGE("registration to assignment: ", (first->epoch / 1000.0 - record[0].submit_time) * 1000, " ms");
   CHECK(first->epoch / 1000.0 - record[0].submit_time < 1.0);
-  // An agent ran it as soon as it looked (every 250 ms).
+  // An agent ran it as soon as the assignment's watch event reached it.
   std::optional<sys::JobTimes> times;
   REQUIRE(wait_until([&] { return (times = sys::find_jobtimes(c, 1)) && times->start_time > 0; }, 8s));
   CHECK(times->start_time - record[0].submit_time < 1.5);
