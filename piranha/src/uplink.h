@@ -76,12 +76,12 @@ HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known
 // Scheduler 0's heartbeat as a read leaves it: `read` is what the read
 // found, `known` what the watch events made of it meanwhile, `taken_time`
 // the time of the newest heartbeat a watch event showed taken since the
-// read began (-infinity: none). A read may find an older copy than the events told of (during a
-// supersede both exist, and `rd` returns the older) or one taken since (a
-// scheduler withdrawing): the newer of the two counts, and a heartbeat
-// known taken does not. Without this an older copy put back by a read made
-// its own `taken` event look like the newest taken: the agent dropped a
-// live scheduler until the next read. Pure.
+// read began (-infinity: none). A read may find an older copy than the
+// events told of (during a supersede both exist, and `rd` returns the
+// older) or one taken since (a scheduler withdrawing): the newer of the two
+// counts, and a heartbeat known taken does not. Without this an older copy
+// put back by a read made its own `taken` event look like the newest
+// taken: the agent dropped a live scheduler until the next read. Pure.
 std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(const std::optional<sys::SchedulerHeartbeat>& read,
                                                             const std::optional<sys::SchedulerHeartbeat>& known,
                                                             double taken_time);
