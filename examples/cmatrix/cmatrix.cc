@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -154,6 +155,39 @@ int64_t block_columns(int64_t n) {
   return std::max<int64_t>(1, (int64_t{256} << 10) / (n * static_cast<int64_t>(sizeof(double))));
 }
 
+// Collects tuples into requests for `put`: at most 50,000 tuples and 4 MB of
+// data each, the first only 256 KB of data when the tuples carry any.
+class Chunks {
+ public:
+  explicit Chunks(std::function<void(const std::vector<ts::Tuple>&)> put) : put_(std::move(put)) {}
+  int64_t added = 0;
+  void add(ts::Tuple t) {
+    ++added;
+    std::size_t size = 0;
+    for (const ts::Value& v : t.fields())
+      if (auto* b = std::get_if<ts::Blob>(&v)) size += b->bytes.size();
+    if (!chunk_.empty() && (chunk_.size() == 50'000 || bytes_ + size + 16 > (4u << 20) ||
+                            (first_ && size > 0 && data_ + size > (256u << 10))))
+      flush();
+    chunk_.push_back(std::move(t));
+    bytes_ += size + 16;
+    data_ += size;
+  }
+  void flush() {
+    if (chunk_.empty()) return;
+    put_(chunk_);
+    chunk_.clear();
+    bytes_ = data_ = 0;
+    first_ = false;
+  }
+
+ private:
+  std::function<void(const std::vector<ts::Tuple>&)> put_;
+  std::vector<ts::Tuple> chunk_;
+  std::size_t bytes_ = 0, data_ = 0;
+  bool first_ = true;
+};
+
 int feeder(piranha::Feeder& f) {
   Options o = parse(f.args());
   const int64_t n = o.n;
@@ -170,57 +204,35 @@ int feeder(piranha::Feeder& f) {
       for (int64_t r = 0; r < n; ++r) cols[static_cast<std::size_t>((j - first) * n + r)] = b[r * n + j];
     space.out("B", k, first, pack(cols));
   }
-  // Writes `all` with put(chunk): requests of at most 50,000 tuples and a
-  // few megabytes, well under the server's limit (16 MiB) at any N. When the
-  // tuples carry data, the first request holds only 256 KB of it, so that
-  // piranhas waiting for work get some at once while the rest travels.
-  // (Small tuples keep 50,000 to a request: a small first request of
-  // cmatrix 500's 250,000 tasks measured slower.)
-  auto write = [&](const std::vector<ts::Tuple>& all, auto&& put) {
-    std::vector<ts::Tuple> chunk;
-    std::size_t bytes = 0, data = 0;
-    bool first = true;
-    for (const ts::Tuple& t : all) {
-      std::size_t size = 0;
-      for (const ts::Value& v : t.fields())
-        if (auto* b = std::get_if<ts::Blob>(&v)) size += b->bytes.size();
-      if (!chunk.empty() && (chunk.size() == 50'000 || bytes + size + 16 > (4u << 20) ||
-                             (first && size > 0 && data + size > (256u << 10)))) {
-        put(chunk);
-        chunk.clear();
-        bytes = data = 0;
-        first = false;
-      }
-      chunk.push_back(t);
-      bytes += size + 16;
-      data += size;
-    }
-    if (!chunk.empty()) put(chunk);
-  };
+  // Tuples go to the space as they are made, with put(chunk): requests of at
+  // most 50,000 tuples and a few megabytes, well under the server's limit
+  // (16 MiB) at any N. When the tuples carry data, the first request holds
+  // only 256 KB of it, so that piranhas waiting for work get some at once
+  // while the rest is made and travels. (Small tuples keep 50,000 to a
+  // request: a small first request of cmatrix 500's 250,000 tasks measured
+  // slower.)
   auto a = random_matrix(n, o.seed);
   if (o.grain == 0) {
-    std::vector<ts::Tuple> data;
-    for (int64_t i = 0; i < n; ++i)
-      data.push_back(ts::Tuple::of("A", i, pack({a.begin() + i * n, a.begin() + (i + 1) * n})));
-    write(data, [&](const std::vector<ts::Tuple>& chunk) { space.out_many(chunk); });
+    Chunks rows([&](const std::vector<ts::Tuple>& chunk) { space.out_many(chunk); });
+    for (int64_t i = 0; i < n; ++i) rows.add(ts::Tuple::of("A", i, pack({a.begin() + i * n, a.begin() + (i + 1) * n})));
+    rows.flush();
   }
   auto started = std::chrono::steady_clock::now();
   const CpuTicks cpu_started = cpu_ticks();
 
-  std::vector<ts::Tuple> tasks;
   int64_t expected = 0;  // result tuples
+  Chunks tasks([&](const std::vector<ts::Tuple>& chunk) { f.put_tasks(chunk); });
   if (o.grain == 0) {
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < n; ++j) tasks.push_back(ts::Tuple::of("task", i, j));
+      for (int64_t j = 0; j < n; ++j) tasks.add(ts::Tuple::of("task", i, j));
     expected = n * n;
   } else {
-    for (int64_t i = 0; i < n; i += o.grain) {
+    for (int64_t i = 0; i < n; i += o.grain, ++expected) {
       int64_t end = std::min(n, i + o.grain);
-      tasks.push_back(ts::Tuple::of("task", i, int64_t{-1}, pack({a.begin() + i * n, a.begin() + end * n})));
+      tasks.add(ts::Tuple::of("task", i, int64_t{-1}, pack({a.begin() + i * n, a.begin() + end * n})));
     }
-    expected = static_cast<int64_t>(tasks.size());
   }
-  write(tasks, [&](const std::vector<ts::Tuple>& chunk) { f.put_tasks(chunk); });
+  tasks.flush();
 
   // Collect: wait for one result, then take whatever else is there at once.
   std::vector<double> c(static_cast<std::size_t>(n * n), -1.0);
@@ -267,7 +279,7 @@ int feeder(piranha::Feeder& f) {
   std::printf("cmatrix %lld%s: %s: %lld tasks, %lld wrong elements, %lld duplicate results; parallel %.3f s, "
               "sequential multiply %.3f s; job %.3f s; CPUs busy %s of the parallel time\n",
               static_cast<long long>(n), o.grain ? (" --grain " + std::to_string(o.grain)).c_str() : "",
-              ok ? "result OK" : "result WRONG", static_cast<long long>(tasks.size()), static_cast<long long>(wrong),
+              ok ? "result OK" : "result WRONG", static_cast<long long>(tasks.added), static_cast<long long>(wrong),
               static_cast<long long>(duplicates), parallel_s, seq_s, job_s, busy_share.c_str());
   std::fflush(stdout);
   return ok ? 0 : 1;
