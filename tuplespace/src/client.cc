@@ -127,7 +127,7 @@ void Client::open_session(Millis deadline) {
                                 endpoint_ + (after_loss ? " after the connection was lost" : "") +
                                 " within " + ms_text(deadline - began));
     // Connected and dropped again at once: pause before the next try.
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoff, left)));
+    if (interrupted_during(std::min(backoff, left))) throw interrupted();
     backoff = std::min<Millis>(backoff * 2, options_.reconnect_backoff_max.count());
   }
 }
@@ -141,6 +141,25 @@ bool Client::dropped() {
   pollfd p{socket_->monitor.get(zmq::sockopt::fd), POLLIN, 0};
   if (::poll(&p, 1, 0) == 0) return false;
   return socket_->dropped();
+}
+
+bool Client::interrupted_during(Millis ms) {
+  const Millis until = now_ms() + ms;
+  for (Millis left = ms; left > 0; left = until - now_ms()) {
+    if (options_.interrupt_fd < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(left));
+      return false;
+    }
+    pollfd p{options_.interrupt_fd, POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max())));
+    if (n > 0 && (p.revents & POLLIN)) return true;
+    if (n > 0 || (n < 0 && errno != EINTR)) {
+      // Not an fd poll(2) can wait on (closed: POLLNVAL): no interrupt can come.
+      std::this_thread::sleep_for(std::chrono::milliseconds(until - now_ms()));
+      return false;
+    }
+  }
+  return false;
 }
 
 bool Client::ensure_session(Millis deadline) {
@@ -621,7 +640,7 @@ bool Client::marker_written(std::uint64_t n, std::uint64_t sessions, Millis leas
   // server, its completion not yet handled; once the lease has surely
   // ended, it never will be, and the marker says what happened.
   if (reconnects_ == sessions) return false;
-  if (Millis wait = lease_end - now_ms(); wait > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+  if (Millis wait = lease_end - now_ms(); wait > 0 && interrupted_during(wait)) throw interrupted();
   return rd(taken_space(), tmpl, 0).has_value();
 }
 

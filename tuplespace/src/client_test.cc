@@ -1,6 +1,14 @@
 #include "piranha/tuplespace/client.h"
 
 #include <doctest/doctest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <thread>
+#include <zmq.hpp>
 
 #include "piranha/tuplespace/embedded.h"
 
@@ -313,4 +321,42 @@ TEST_CASE("a client's destructor waits for its posted completions") {
   REQUIRE(r.has_value());
   CHECK(*r == Tuple::of("result", 5));
   CHECK_FALSE(master.space("jobs").inp("task", formal<std::int64_t>).has_value());
+}
+
+TEST_CASE("an interrupt ends the pause between two connection attempts at once") {
+  // A peer that takes the connection and the client's hello, then closes:
+  // the client was connected and dropped at once, and pauses (here 20 s)
+  // before it tries again. The interrupt must end the pause, as it ends
+  // every other wait of the constructor (ClientOptions::interrupt_fd).
+  zmq::context_t ctx;
+  auto peer = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::router);
+  peer->set(zmq::sockopt::linger, 0);
+  peer->set(zmq::sockopt::rcvtimeo, 10000);
+  peer->bind("tcp://127.0.0.1:*");
+  const std::string endpoint = peer->get(zmq::sockopt::last_endpoint);
+  const int interrupt = ::eventfd(0, EFD_CLOEXEC);
+  REQUIRE(interrupt >= 0);
+  ClientOptions o;
+  o.interrupt_fd = interrupt;
+  o.connect_timeout = std::chrono::seconds(40);
+  o.reconnect_backoff = o.reconnect_backoff_max = std::chrono::seconds(20);
+  auto outcome = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      Client c(endpoint, o);
+      return "connected";
+    } catch (const TupleSpaceError& e) {
+      return e.code();
+    }
+  });
+  zmq::message_t id, hello;
+  REQUIRE(peer->recv(id));
+  REQUIRE(peer->recv(hello));
+  peer.reset();  // the connection drops; the client pauses
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::uint64_t one = 1;
+  REQUIRE(::write(interrupt, &one, sizeof one) == sizeof one);
+  // At once; 10 s of patience tells "at once" from "after the pause".
+  CHECK(outcome.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(outcome.get() == "interrupted");  // waits out the pause when the check above failed
+  ::close(interrupt);
 }

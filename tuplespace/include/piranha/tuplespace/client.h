@@ -346,6 +346,8 @@ class Client {
   bool dropped();
   // Opens a new session (and re-watches) by `deadline`, or throws unreachable.
   void open_session(Millis deadline);
+  // Sleeps `ms`, or less once options_.interrupt_fd is readable: whether it was.
+  bool interrupted_during(Millis ms);
   // Opens a new session if the connection was lost; true if it did.
   bool ensure_session(Millis deadline);
   void throw_deferred();
