@@ -54,6 +54,12 @@ class DeferredAside {
   std::optional<TupleSpaceError> held_;
 };
 
+// An interrupt fd is "readable" when a read would not block: data, or a
+// pipe whose writer closed it (POLLHUP), or an error.
+bool interrupt_signalled(short revents) {
+  return (revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
 TupleSpaceError interrupted() {
   return TupleSpaceError(
       std::string(errc::kInterrupted),
@@ -152,9 +158,9 @@ bool Client::interrupted_during(Millis ms) {
     }
     pollfd p{options_.interrupt_fd, POLLIN, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max())));
-    if (n > 0 && (p.revents & POLLIN)) return true;
+    if (n > 0 && interrupt_signalled(p.revents)) return true;
     if (n > 0 || (n < 0 && errno != EINTR)) {
-      // Not an fd poll(2) can wait on (closed: POLLNVAL): no interrupt can come.
+      // Closed (POLLNVAL), or not an fd poll(2) can wait on: no interrupt can come.
       std::this_thread::sleep_for(std::chrono::milliseconds(until - now_ms()));
       return false;
     }
@@ -265,7 +271,8 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
       int timeout = left < 0 ? -1 : static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max()));
       if (::poll(fds, interrupt >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
         throw TupleSpaceError(std::string(errc::kUnreachable), std::string("poll: ") + std::strerror(errno));
-      if (interrupt >= 0 && (fds[2].revents & POLLIN)) return Received::Interrupted;
+      if (interrupt >= 0 && interrupt_signalled(fds[2].revents)) return Received::Interrupted;
+      if (interrupt >= 0 && (fds[2].revents & POLLNVAL)) interrupt = -1;  // closed: no interrupt can come
       monitor_readable = (fds[1].revents & POLLIN) != 0;
       continue;
     }

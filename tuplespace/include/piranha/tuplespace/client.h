@@ -83,7 +83,9 @@
 // client is destroyed; a client killed outright leaves it behind (at most
 // 1024 small tuples). Should the server stay unreachable past the deadline
 // while a take is unsettled, the call throws "unreachable" and the tuple's
-// fate is unknown, as without safe_takes. Takes under a lease and every
+// fate is unknown, as without safe_takes; so does an interrupt
+// (options.interrupt_fd) that ends the wait for the lease to end: the call
+// throws "interrupted". Takes under a lease and every
 // other operation are unchanged.
 #pragma once
 
@@ -168,12 +170,13 @@ struct ClientOptions {
   // How long the destructor waits for posted requests to be acknowledged
   // (they are written to the server's connection either way).
   std::chrono::milliseconds close_timeout{5000};
-  // An fd (an eventfd, a pipe) that, while readable, makes every call that
-  // waits for an answer, an event (next_event) or a new session (the
-  // constructor, a reconnection) throw TupleSpaceError("interrupted") at
-  // once (not flush, flush_within or the destructor); whether the request was
-  // carried out is then unknown, as for unknown_outcome. -1: none. A
-  // retreating piranha uses it so as not to wait on a server that is cut off.
+  // An fd (an eventfd, a pipe) that, while readable (or hung up), makes every
+  // call that waits for an answer, an event (next_event), a new session (the
+  // constructor, a reconnection, and the pause between two tries) or a safe
+  // take's lease to end throw TupleSpaceError("interrupted") at once (not
+  // flush, flush_within or the destructor); whether the request was carried
+  // out is then unknown, as for unknown_outcome. -1: none. A retreating
+  // piranha uses it so as not to wait on a server that is cut off.
   int interrupt_fd = -1;
   // Takes without a lease survive lost answers (see "Safe takes" above).
   bool safe_takes = false;
