@@ -29,7 +29,11 @@
 // dispatcher does this for every waiting fiber at once; a fiber in
 // next_event() gets "unreachable" when no server answers within
 // request_timeout of the loss. An in/rd with timeout > 0 is re-issued with
-// what is left of its timeout.
+// what is left of its timeout. Two of ClientOptions are Client's alone and
+// ignored here: interrupt_fd (no call of a FiberClient ends early for an
+// fd; a call ends with its answer or its deadline) and safe_takes (a take
+// without a lease whose answer is lost has an unknown outcome, as Client's
+// without safe_takes).
 //
 // Errors: an error reply throws TupleSpaceError(code, message) in the fiber
 // that made the request; other fibers are unaffected. This client adds these
