@@ -214,7 +214,8 @@ int feeder(piranha::Feeder& f) {
   auto a = random_matrix(n, o.seed);
   if (o.grain == 0) {
     Chunks rows([&](const std::vector<ts::Tuple>& chunk) { space.out_many(chunk); });
-    for (int64_t i = 0; i < n; ++i) rows.add(ts::Tuple::of("A", i, pack({a.begin() + i * n, a.begin() + (i + 1) * n})));
+    for (int64_t i = 0; i < n; ++i)
+      rows.add(ts::Tuple::of("A", i, pack({a.begin() + i * n, a.begin() + (i + 1) * n})));
     rows.flush();
   }
   auto started = std::chrono::steady_clock::now();
