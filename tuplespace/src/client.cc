@@ -151,19 +151,17 @@ bool Client::dropped() {
 
 bool Client::interrupted_during(Millis ms) {
   const Millis until = now_ms() + ms;
+  const auto sleep_out = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(until - now_ms()));
+    return false;
+  };
+  if (options_.interrupt_fd < 0) return sleep_out();
   for (Millis left = ms; left > 0; left = until - now_ms()) {
-    if (options_.interrupt_fd < 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(left));
-      return false;
-    }
     pollfd p{options_.interrupt_fd, POLLIN, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max())));
     if (n > 0 && interrupt_signalled(p.revents)) return true;
-    if (n > 0 || (n < 0 && errno != EINTR)) {
-      // Closed (POLLNVAL), or not an fd poll(2) can wait on: no interrupt can come.
-      std::this_thread::sleep_for(std::chrono::milliseconds(until - now_ms()));
-      return false;
-    }
+    // Closed (POLLNVAL), or not an fd poll(2) can wait on: no interrupt can come.
+    if (n > 0 || (n < 0 && errno != EINTR)) return sleep_out();
   }
   return false;
 }
