@@ -21,8 +21,8 @@ void insert_by_id(std::vector<sys::JobLaunch>& live, const sys::JobLaunch& l) {
 constexpr double kFeederSilence = 30;
 // Between attempts to reach a server that did not answer.
 constexpr auto kRetry = std::chrono::seconds(1);
-// How long a live job whose record is absent stays live (uplink.h).
-constexpr auto kAbsentGrace = std::chrono::seconds(15);
+// How long a live job whose record is absent stays live (sysspace.h).
+constexpr auto kAbsentGrace = std::chrono::duration<double>(sys::kAbsentJobGrace);
 
 // ("jobwork", any job, node, ...): the tasks each job completed here.
 ts::Template jobwork_here_template(const std::string& node) {

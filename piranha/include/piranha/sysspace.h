@@ -54,6 +54,12 @@ std::string_view name(JobState s);
 std::optional<JobState> job_state_from(std::string_view s);
 // Queued or Running: a job agents may run piranhas for.
 inline bool is_live(JobState s) { return s == JobState::Queued || s == JobState::Running; }
+// A job record is absent for a moment while someone rewrites it (taken under
+// a 10 s lease, then written back: the feeder marking it running, a hold, a
+// cancel). Readers (agents, the NPS) keep a job that was live at their last
+// read and whose record is absent now live for this long at most, and only
+// while its ("jobexec", ...) launch record is there (docs/system-space.md).
+inline constexpr double kAbsentJobGrace = 15;
 // Done, Failed or Cancelled: the job has ended and will not run again.
 inline bool is_finished(JobState s) {
   return s == JobState::Done || s == JobState::Failed || s == JobState::Cancelled;

@@ -105,6 +105,24 @@ bool LivePool::is_news(ts::WatchId watch, const ts::Tuple& t) const {
   return false;
 }
 
+void LivePool::keep_absent_jobs(ts::Client& c, double now, std::vector<sys::JobRecord>& listed) {
+  // live_records_ is written by refresh() alone, on this thread.
+  std::map<JobId, double> absent;
+  for (const auto& [id, record] : live_records_) {
+    if (std::any_of(listed.begin(), listed.end(), [&](const auto& j) { return j.id == id; })) continue;
+    if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
+      // Written back since the listing: as it says now.
+      if (auto j = sys::JobRecord::from_tuple(*t)) listed.push_back(*j);
+      continue;
+    }
+    auto since = absent_since_.find(id);
+    absent[id] = since != absent_since_.end() ? since->second : now;
+    if (now - absent[id] < options_.absent_grace && c.rd(sys::kSpace, sys::launch_template(id), 0))
+      listed.push_back(record);
+  }
+  absent_since_ = std::move(absent);
+}
+
 void LivePool::refresh(ts::Client& c) {
   // The events first: every write they announce is then in what is read
   // below; one that arrives meanwhile is left for news().
@@ -131,8 +149,9 @@ void LivePool::refresh(ts::Client& c) {
   std::map<JobId, sys::JobStat> stats;
   for (const auto& s : sys::list_jobstats(c)) stats[s.id] = s;
   std::vector<JobInfo> jobs;
-  std::vector<sys::JobRecord> live;
-  for (const auto& j : sys::list_jobs(c)) {
+  std::vector<sys::JobRecord> listed = sys::list_jobs(c), live;
+  keep_absent_jobs(c, now, listed);
+  for (const auto& j : listed) {
     if (!sys::is_live(j.state)) continue;
     const auto st = stats.find(j.id);
     // A running job whose feeder went silent is dead (agents skip it too).
@@ -164,6 +183,8 @@ void LivePool::refresh(ts::Client& c) {
   }
 
   std::lock_guard lock(mu_);
+  live_records_.clear();
+  for (const auto& j : live) live_records_[j.id] = j;
   snapshot_at_ = now;
   for (const auto& ap : aps_) add_period(ap);  // in the order they were written
   aps_.clear();

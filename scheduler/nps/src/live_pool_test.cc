@@ -107,5 +107,59 @@ TEST_CASE(
   CHECK(steps[3]);
 }
 
+TEST_CASE("live pool: a job whose record is being rewritten stays, for the grace and while it can be launched") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const double now = sys::wall_now();
+  for (std::int64_t id : {1, 2}) {
+    c.out(sys::kSpace, sys::JobLaunch{id, "/bin/true", {}, "/"}.to_tuple());
+    c.out(sys::kSpace, sys::JobRecord{id, "spin", "job", now + static_cast<double>(id), sys::JobState::Queued}.to_tuple());
+  }
+  c.flush();
+  LivePool pool;
+  LivePoolOptions no_grace;
+  no_grace.absent_grace = 0;
+  LivePool impatient(no_grace);
+  for (LivePool* p : {&pool, &impatient}) {
+    p->start(c);
+    p->refresh(c);
+    REQUIRE(p->jobs().size() == 2);
+  }
+  auto ids = [](const LivePool& p) {
+    std::vector<JobId> out;
+    for (const auto& j : p.jobs()) out.push_back(j.id);
+    return out;
+  };
+  // Job 1's feeder is marking it running: its record is taken, not yet
+  // written back.
+  auto taken = c.in(sys::kSpace, sys::job_template(1), 0, 10'000);
+  REQUIRE(taken);
+  pool.refresh(c);
+  impatient.refresh(c);
+  CHECK(ids(pool) == std::vector<JobId>{1, 2});
+  CHECK(ids(impatient) == std::vector<JobId>{2});
+  CHECK(pool.jobs()[0].arrival == doctest::Approx(now + 1));
+  // Written back: as it says now.
+  REQUIRE(c.complete(taken->lease, sys::kSpace,
+                     {sys::JobRecord{1, "spin", "job", now + 1, sys::JobState::Running}.to_tuple()}));
+  pool.refresh(c);
+  CHECK(ids(pool) == std::vector<JobId>{1, 2});
+  // Taken again, and its launch record gone too (a cancel's cleanup): let go.
+  taken = c.in(sys::kSpace, sys::job_template(1), 0, 10'000);
+  REQUIRE(taken);
+  REQUIRE(c.in(sys::kSpace, sys::launch_template(1), 0));
+  pool.refresh(c);
+  CHECK(ids(pool) == std::vector<JobId>{2});
+  // Job 2 taken and written back ended: gone at once.
+  taken = c.in(sys::kSpace, sys::job_template(2), 0, 10'000);
+  REQUIRE(taken);
+  pool.refresh(c);
+  CHECK(ids(pool) == std::vector<JobId>{2});
+  REQUIRE(c.complete(taken->lease, sys::kSpace,
+                     {sys::JobRecord{2, "spin", "job", now + 2, sys::JobState::Cancelled}.to_tuple()}));
+  pool.refresh(c);
+  CHECK(pool.jobs().empty());
+}
+
 }  // namespace
 }  // namespace piranha::nps

@@ -40,6 +40,12 @@ struct LivePoolOptions {
   double stale_seconds = 30;               // an agent silent this long counts as down
   double feeder_silence = 30;  // a running job whose jobstat is this old is dead (as agents judge)
   double slack = 0.25;         // how early a scheduler's due time may be met (seconds)
+  // A job live at the last refresh() whose record is absent now (someone is
+  // rewriting it: its feeder marking it running, a hold, a cancel) stays in
+  // jobs() for this long at most, while its launch record is there, as
+  // agents keep it (sysspace.h); otherwise every node running it would be
+  // told to retreat for a tick, and take it up again at the next.
+  double absent_grace = sys::kAbsentJobGrace;
 };
 
 class LivePool : public Pool {
@@ -98,6 +104,9 @@ class LivePool : public Pool {
     std::vector<Complaint> complaints;
   };
   void add_period(const sys::AvailabilityPeriod& ap);
+  // Adds to `listed` the jobs of the last refresh() missing from it: as
+  // written back since, or as last seen while absent within absent_grace.
+  void keep_absent_jobs(ts::Client& c, double now, std::vector<sys::JobRecord>& listed);
   // Whether a written job, jobstat or node tuple is news (news()); mu_ held.
   bool is_news(ts::WatchId watch, const ts::Tuple& t) const;
 
@@ -107,6 +116,8 @@ class LivePool : public Pool {
   std::vector<std::string> order_;
   std::map<std::string, NodeData, std::less<>> nodes_;
   std::vector<JobInfo> jobs_;
+  std::map<JobId, sys::JobRecord> live_records_;  // the live jobs at the last refresh()
+  std::map<JobId, double> absent_since_;          // of those, absent since (wall seconds)
   std::map<JobId, std::int64_t> first_queue_length_;
   std::set<JobId> launchable_;
   ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0;
