@@ -1,7 +1,7 @@
 // The transport's floor: a DEALER client and a ROUTER echo server in another
-// process, with the socket options the tuple-space client and server use and
-// their I/O threads kept near (ts::keep_io_thread_near), as theirs are;
-// and the task farm done with ZeroMQ alone (a queue server with no tuple
+// process, with the socket options the tuple-space client and server use
+// (and, as theirs, each I/O thread left where the kernel places it); and the
+// task farm done with ZeroMQ alone (a queue server with no tuple
 // matching, no codec and no store), exchanging the same messages per task as
 // the tuple-space farm.
 #include <cstring>
@@ -82,7 +82,6 @@ int run_zmq_queue(const std::string& endpoint, std::size_t payload) {
   };
   const std::size_t item_bytes = sizeof(std::int64_t) + payload;
   while (true) {
-    ts::keep_io_thread_near();
     zmq::message_t id, body;
     if (!router.recv(id)) continue;
     if (!id.more() || !router.recv(body) || body.size() < 2) continue;
@@ -117,7 +116,6 @@ int run_zmq_worker(const std::string& endpoint, std::size_t payload) {
   if (!dealer.recv(reply)) return 1;  // the ready's ack
   bool posted = false;                // a result's write, unacknowledged
   while (true) {
-    ts::keep_io_thread_near();
     dealer.send(zmq::buffer(take));
     if (posted && !dealer.recv(reply)) return 1;  // the ack comes first
     if (!dealer.recv(reply)) return 1;
@@ -169,7 +167,6 @@ double measure_zmq_farm(const RunContext& ctx, int k, double& cpu_us_per_task) {
     if (!dealer.recv(reply)) throw std::runtime_error("zeromq farm: receive failed");
   }
   for (std::size_t n = 0; n < z.tasks; ++n) {
-    ts::keep_io_thread_near();
     dealer.send(zmq::buffer(take_result));
     if (!dealer.recv(reply)) throw std::runtime_error("zeromq farm: receive failed");
     auto id = static_cast<std::size_t>(item_id(reply.data()));
@@ -197,7 +194,6 @@ double measure_zmq_farm(const RunContext& ctx, int k, double& cpu_us_per_task) {
 int run_zmq_echo(const std::string& endpoint) {
   zmq::socket_t router = server_socket(endpoint);
   while (true) {
-    ts::keep_io_thread_near();
     zmq::message_t id, body;
     if (!router.recv(id)) continue;
     if (!id.more() || !router.recv(body)) continue;
@@ -238,7 +234,6 @@ ZmqFigures measure_zmq(const RunContext& ctx) {
       server_cpu0 = process_cpu_seconds(server.pid());
       client_cpu0 = self_cpu_seconds();
     }
-    ts::keep_io_thread_near();
     auto t0 = Clock::now();
     dealer.send(zmq::buffer(frame), zmq::send_flags::none);
     if (!dealer.recv(reply)) throw std::runtime_error("zeromq echo: receive failed");
@@ -251,7 +246,6 @@ ZmqFigures measure_zmq(const RunContext& ctx) {
   f.cpu.client_us = (self_cpu_seconds() - client_cpu0) * 1e6 / static_cast<double>(z.samples);
   pairs.reserve(z.samples);
   for (std::size_t i = 0; i < z.warmup + z.samples; ++i) {
-    ts::keep_io_thread_near();
     auto t0 = Clock::now();
     dealer.send(zmq::buffer(frame), zmq::send_flags::none);
     dealer.send(zmq::buffer(frame), zmq::send_flags::none);

@@ -195,7 +195,6 @@ void Client::session_lost() {
 }
 
 void Client::send_frame() {
-  keep_io_thread_near();
   if (frame_.size() > max_message_bytes_)
     throw TupleSpaceError(std::string(errc::kTooLarge), std::string(errc::kTooLarge) + ": request of " +
                                                             std::to_string(frame_.size()) +

@@ -613,7 +613,6 @@ struct Server::Impl {
     // end (libzmq's reader then waits for a signal).
     drain_monitor();
     while (true) {
-      keep_io_thread_near();
       long timeout = 1000;
       if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - now_ms()));
       bool waiting = !router_quiet && (router.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;

@@ -126,16 +126,4 @@ class Server {
 // is constructed, so that the context outlives it.
 zmq::context_t& default_context();
 
-// Moves default_context()'s I/O thread to the CPU the calling thread runs on,
-// if the caller has moved since its last call; no system call when it has
-// not. Every message is handed between the thread that sends or receives it
-// and that I/O thread: on one CPU a hand-off is a context switch, across
-// CPUs a wake-up of the other CPU (an inter-processor interrupt, a VM exit
-// on a virtual machine), which made a round trip on a 2-vCPU VM 1.5 times
-// as long. The caller is not pinned; the I/O thread follows it. The server
-// loop and Client call it before each wait; with several threads calling it
-// the I/O thread stays where the last one that moved put it. Best effort,
-// and nothing in a process with another ZeroMQ context (trellis links).
-void keep_io_thread_near();
-
 }  // namespace piranha::ts
