@@ -54,9 +54,9 @@ std::string_view name(JobState s);
 std::optional<JobState> job_state_from(std::string_view s);
 // Queued or Running: a job agents may run piranhas for.
 inline bool is_live(JobState s) { return s == JobState::Queued || s == JobState::Running; }
-// A job record is absent for a moment while someone rewrites it (taken under
-// a 10 s lease, then written back: the feeder marking it running, a hold, a
-// cancel). Readers (agents, the NPS) keep a job that was live at their last
+// A job record is absent for a moment while someone rewrites it (taken, then
+// written back: under a 10 s lease by the feeder marking it running and by a
+// hold; without a lease by a cancel). Readers (agents, the NPS) keep a job that was live at their last
 // read and whose record is absent now live for this long at most, and only
 // while its ("jobexec", ...) launch record is there (docs/system-space.md).
 inline constexpr double kAbsentJobGrace = 15;

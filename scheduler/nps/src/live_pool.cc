@@ -1,6 +1,7 @@
 #include "piranha/nps/live_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace piranha::nps {
@@ -105,9 +106,9 @@ bool LivePool::is_news(ts::WatchId watch, const ts::Tuple& t) const {
   return false;
 }
 
-void LivePool::keep_absent_jobs(ts::Client& c, double now, std::vector<sys::JobRecord>& listed) {
-  // live_records_ is written by refresh() alone, on this thread.
-  std::map<JobId, double> absent;
+void LivePool::keep_absent_jobs(ts::Client& c, std::vector<sys::JobRecord>& listed) {
+  const auto now = std::chrono::steady_clock::now();
+  std::map<JobId, std::chrono::steady_clock::time_point> absent;
   for (const auto& [id, record] : live_records_) {
     if (std::any_of(listed.begin(), listed.end(), [&](const auto& j) { return j.id == id; })) continue;
     if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
@@ -117,7 +118,8 @@ void LivePool::keep_absent_jobs(ts::Client& c, double now, std::vector<sys::JobR
     }
     auto since = absent_since_.find(id);
     absent[id] = since != absent_since_.end() ? since->second : now;
-    if (now - absent[id] < options_.absent_grace && c.rd(sys::kSpace, sys::launch_template(id), 0))
+    if (std::chrono::duration<double>(now - absent[id]).count() < options_.absent_grace &&
+        c.rd(sys::kSpace, sys::launch_template(id), 0))
       listed.push_back(record);
   }
   absent_since_ = std::move(absent);
@@ -150,7 +152,7 @@ void LivePool::refresh(ts::Client& c) {
   for (const auto& s : sys::list_jobstats(c)) stats[s.id] = s;
   std::vector<JobInfo> jobs;
   std::vector<sys::JobRecord> listed = sys::list_jobs(c), live;
-  keep_absent_jobs(c, now, listed);
+  keep_absent_jobs(c, listed);
   for (const auto& j : listed) {
     if (!sys::is_live(j.state)) continue;
     const auto st = stats.find(j.id);
@@ -172,6 +174,10 @@ void LivePool::refresh(ts::Client& c) {
     info.id = j.id;
     info.name = j.name;
     info.arrival = j.submit_time;
+    // A jobstat or a jobwork is absent too while its writer rewrites it:
+    // as last seen then (their counts only grow).
+    if (!stats.count(j.id))
+      if (const auto last = last_stats_.find(j.id); last != last_stats_.end()) stats[j.id] = last->second;
     if (const auto st = stats.find(j.id); st != stats.end()) {
       info.measured = st->second.tasks_done > 0 && st->second.mean_task_seconds > 0;
       info.mean_task_time = st->second.mean_task_seconds;
@@ -179,12 +185,20 @@ void LivePool::refresh(ts::Client& c) {
       info.tasks = st->second.tasks_done + st->second.tasks_left;
     }
     for (const auto& w : sys::list_jobwork(c, j.id)) info.attained += w.seconds;
+    if (const auto last = last_attained_.find(j.id); last != last_attained_.end())
+      info.attained = std::max(info.attained, last->second);
     jobs.push_back(info);
+  }
+  live_records_.clear();
+  last_stats_.clear();
+  last_attained_.clear();
+  for (const auto& j : live) live_records_[j.id] = j;
+  for (const auto& info : jobs) {
+    if (const auto st = stats.find(info.id); st != stats.end()) last_stats_[info.id] = st->second;
+    last_attained_[info.id] = info.attained;
   }
 
   std::lock_guard lock(mu_);
-  live_records_.clear();
-  for (const auto& j : live) live_records_[j.id] = j;
   snapshot_at_ = now;
   for (const auto& ap : aps_) add_period(ap);  // in the order they were written
   aps_.clear();

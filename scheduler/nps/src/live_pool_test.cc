@@ -1,10 +1,12 @@
 // LivePool against a tuple-space server in this process: the evaluator's
 // records, read back at start, appended by flush(), and forgotten -- removed
-// from the space -- by flush() too; and which writes are news, for an event
-// tick.
+// from the space -- by flush() too; which writes are news, for an event
+// tick; and a job whose records are being rewritten (absent for a moment).
 #include "piranha/nps/live_pool.h"
 
 #include <doctest/doctest.h>
+
+#include <thread>
 
 #include "piranha/tuplespace/embedded.h"
 
@@ -139,11 +141,52 @@ TEST_CASE("live pool: a job whose record is being rewritten stays, for the grace
   CHECK(ids(pool) == std::vector<JobId>{1, 2});
   CHECK(ids(impatient) == std::vector<JobId>{2});
   CHECK(pool.jobs()[0].arrival == doctest::Approx(now + 1));
+  // Gone for longer than a short grace: let go.
+  LivePoolOptions short_grace;
+  short_grace.absent_grace = 0.3;
+  LivePool brief(short_grace);
+  brief.start(c);
+  brief.refresh(c);  // job 1 already absent at the first read: never known
+  CHECK(ids(brief) == std::vector<JobId>{2});
   // Written back: as it says now.
   REQUIRE(c.complete(taken->lease, sys::kSpace,
                      {sys::JobRecord{1, "spin", "job", now + 1, sys::JobState::Running}.to_tuple()}));
   pool.refresh(c);
+  brief.refresh(c);
   CHECK(ids(pool) == std::vector<JobId>{1, 2});
+  CHECK(ids(brief) == std::vector<JobId>{1, 2});
+  taken = c.in(sys::kSpace, sys::job_template(1), 0, 10'000);
+  REQUIRE(taken);
+  brief.refresh(c);
+  CHECK(ids(brief) == std::vector<JobId>{1, 2});
+  std::this_thread::sleep_for(400ms);
+  brief.refresh(c);
+  CHECK(ids(brief) == std::vector<JobId>{2});
+  REQUIRE(c.complete(taken->lease, sys::kSpace,
+                     {sys::JobRecord{1, "spin", "job", now + 1, sys::JobState::Running}.to_tuple()}));
+
+  // Its jobstat and a jobwork taken for a rewrite: as last seen.
+  c.out(sys::kSpace, sys::JobStat{1, 4, 96, 0.01, now}.to_tuple());
+  c.out(sys::kSpace, sys::JobWork{1, "ws01", 4, 0.04, 0}.to_tuple());
+  c.flush();
+  pool.refresh(c);
+  REQUIRE(ids(pool) == std::vector<JobId>{1, 2});
+  CHECK(pool.jobs()[0].measured);
+  CHECK(pool.jobs()[0].tasks_left == 96);
+  CHECK(pool.jobs()[0].attained == doctest::Approx(0.04));
+  auto stat = c.in(sys::kSpace, sys::jobstat_template(1), 0, 10'000);
+  auto work = c.in(sys::kSpace, sys::jobwork_template(1), 0, 10'000);
+  REQUIRE(stat);
+  REQUIRE(work);
+  pool.refresh(c);
+  CHECK(pool.jobs()[0].measured);
+  CHECK(pool.jobs()[0].tasks_left == 96);
+  CHECK(pool.jobs()[0].attained == doctest::Approx(0.04));
+  REQUIRE(c.complete(stat->lease, sys::kSpace, {sys::JobStat{1, 6, 94, 0.01, now}.to_tuple()}));
+  REQUIRE(c.complete(work->lease, sys::kSpace, {sys::JobWork{1, "ws01", 6, 0.06, 0}.to_tuple()}));
+  pool.refresh(c);
+  CHECK(pool.jobs()[0].tasks_left == 94);
+  CHECK(pool.jobs()[0].attained == doctest::Approx(0.06));
   // Taken again, and its launch record gone too (a cancel's cleanup): let go.
   taken = c.in(sys::kSpace, sys::job_template(1), 0, 10'000);
   REQUIRE(taken);

@@ -15,9 +15,17 @@
 // start(); those it appends are written, and those it forgets removed, by flush() (at most 1,000 removals per
 // call, so that a large pruning does not hold up the assignments).
 //
-// Thread-safety: every method may be called from any thread; a mutex guards
-// the snapshot and the outbox. refresh(), flush() and start() do tuple-space
-// I/O and throw ts::TupleSpaceError when the server fails them.
+// Thread-safety: start(), refresh(), news() and flush() are the shell's, to
+// be called from one thread at a time; the Pool methods may be called from
+// any thread meanwhile: a mutex guards the snapshot and the outbox.
+// refresh(), flush() and start() do tuple-space I/O and throw
+// ts::TupleSpaceError when the server fails them.
+//
+// A record is absent for a moment while its writer rewrites it (taken, then
+// written back). A job live at the last refresh() whose record is absent is
+// kept as last seen (LivePoolOptions::absent_grace); a live job's jobstat or
+// jobwork absent is taken as last seen (their counts only grow); a node whose
+// records are absent keeps its last state.
 #pragma once
 
 #include <chrono>
@@ -106,7 +114,7 @@ class LivePool : public Pool {
   void add_period(const sys::AvailabilityPeriod& ap);
   // Adds to `listed` the jobs of the last refresh() missing from it: as
   // written back since, or as last seen while absent within absent_grace.
-  void keep_absent_jobs(ts::Client& c, double now, std::vector<sys::JobRecord>& listed);
+  void keep_absent_jobs(ts::Client& c, std::vector<sys::JobRecord>& listed);
   // Whether a written job, jobstat or node tuple is news (news()); mu_ held.
   bool is_news(ts::WatchId watch, const ts::Tuple& t) const;
 
@@ -116,8 +124,12 @@ class LivePool : public Pool {
   std::vector<std::string> order_;
   std::map<std::string, NodeData, std::less<>> nodes_;
   std::vector<JobInfo> jobs_;
-  std::map<JobId, sys::JobRecord> live_records_;  // the live jobs at the last refresh()
-  std::map<JobId, double> absent_since_;          // of those, absent since (wall seconds)
+  // Shell side: the live jobs at the last refresh(), their jobstats and
+  // attained seconds, and since when a job's record has been absent.
+  std::map<JobId, sys::JobRecord> live_records_;
+  std::map<JobId, sys::JobStat> last_stats_;
+  std::map<JobId, double> last_attained_;
+  std::map<JobId, std::chrono::steady_clock::time_point> absent_since_;
   std::map<JobId, std::int64_t> first_queue_length_;
   std::set<JobId> launchable_;
   ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0;
