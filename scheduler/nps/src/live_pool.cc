@@ -153,6 +153,11 @@ void LivePool::refresh(ts::Client& c) {
   std::vector<JobInfo> jobs;
   std::vector<sys::JobRecord> listed = sys::list_jobs(c), live;
   keep_absent_jobs(c, listed);
+  std::map<JobId, JobInfo> before;  // the last refresh()'s view of each job
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& j : jobs_) before[j.id] = j;
+  }
   for (const auto& j : listed) {
     if (!sys::is_live(j.state)) continue;
     const auto st = stats.find(j.id);
@@ -176,27 +181,24 @@ void LivePool::refresh(ts::Client& c) {
     info.arrival = j.submit_time;
     // A jobstat or a jobwork is absent too while its writer rewrites it:
     // as last seen then (their counts only grow).
-    if (!stats.count(j.id))
-      if (const auto last = last_stats_.find(j.id); last != last_stats_.end()) stats[j.id] = last->second;
+    const auto last = before.find(j.id);
     if (const auto st = stats.find(j.id); st != stats.end()) {
       info.measured = st->second.tasks_done > 0 && st->second.mean_task_seconds > 0;
       info.mean_task_time = st->second.mean_task_seconds;
       info.tasks_left = st->second.tasks_left;
       info.tasks = st->second.tasks_done + st->second.tasks_left;
+    } else if (last != before.end()) {
+      info.measured = last->second.measured;
+      info.mean_task_time = last->second.mean_task_time;
+      info.tasks_left = last->second.tasks_left;
+      info.tasks = last->second.tasks;
     }
     for (const auto& w : sys::list_jobwork(c, j.id)) info.attained += w.seconds;
-    if (const auto last = last_attained_.find(j.id); last != last_attained_.end())
-      info.attained = std::max(info.attained, last->second);
+    if (last != before.end()) info.attained = std::max(info.attained, last->second.attained);
     jobs.push_back(info);
   }
   live_records_.clear();
-  last_stats_.clear();
-  last_attained_.clear();
   for (const auto& j : live) live_records_[j.id] = j;
-  for (const auto& info : jobs) {
-    if (const auto st = stats.find(info.id); st != stats.end()) last_stats_[info.id] = st->second;
-    last_attained_[info.id] = info.attained;
-  }
 
   std::lock_guard lock(mu_);
   snapshot_at_ = now;

@@ -109,13 +109,15 @@ TEST_CASE(
   CHECK(steps[3]);
 }
 
-TEST_CASE("live pool: a job whose record is being rewritten stays, for the grace and while it can be launched") {
+TEST_CASE(
+    "live pool: a job whose record is being rewritten stays, for the grace and while it can be launched") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
   const double now = sys::wall_now();
   for (std::int64_t id : {1, 2}) {
     c.out(sys::kSpace, sys::JobLaunch{id, "/bin/true", {}, "/"}.to_tuple());
-    c.out(sys::kSpace, sys::JobRecord{id, "spin", "job", now + static_cast<double>(id), sys::JobState::Queued}.to_tuple());
+    c.out(sys::kSpace,
+          sys::JobRecord{id, "spin", "job", now + static_cast<double>(id), sys::JobState::Queued}.to_tuple());
   }
   c.flush();
   LivePool pool;

@@ -124,11 +124,9 @@ class LivePool : public Pool {
   std::vector<std::string> order_;
   std::map<std::string, NodeData, std::less<>> nodes_;
   std::vector<JobInfo> jobs_;
-  // Shell side: the live jobs at the last refresh(), their jobstats and
-  // attained seconds, and since when a job's record has been absent.
+  // Shell side: the live jobs' records at the last refresh(), and since
+  // when a job's record has been absent.
   std::map<JobId, sys::JobRecord> live_records_;
-  std::map<JobId, sys::JobStat> last_stats_;
-  std::map<JobId, double> last_attained_;
   std::map<JobId, std::chrono::steady_clock::time_point> absent_since_;
   std::map<JobId, std::int64_t> first_queue_length_;
   std::set<JobId> launchable_;
