@@ -504,7 +504,7 @@ TEST_CASE("agent: finished jobs and this node's ap records older than the retent
   CHECK(agent.wait() == 0);
 }
 
-TEST_CASE("agent: piranhas run at SCHED_IDLE, or with piranha_priority normal at the agent's own priority") {
+TEST_CASE("agent: piranhas run at SCHED_IDLE, or with piranha_priority normal at the agent's own priority, and not its slice") {
   Scratch s;
   auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\nn2,0,1000\n"));
   // The YAML says normal; the second agent's --piranha-priority idle overrides it.
@@ -535,6 +535,12 @@ TEST_CASE("agent: piranhas run at SCHED_IDLE, or with piranha_priority normal at
       CHECK(std::pair(nice, policy) == piranha::testing::nice_and_policy(agent.pid()));
       CHECK(policy != SCHED_IDLE);
       CHECK(agent.err().find("piranhas at the agent's own priority") != std::string::npos);
+    }
+    // The agent's loop takes short slices, so that it acts on an owner's
+    // return at once; its piranhas start with the kernel's default.
+    if (piranha::testing::kernel_keeps_slices()) {
+      CHECK(piranha::testing::slice_of(agent.pid()) == 100'000);
+      if (!c.idle) CHECK(piranha::testing::slice_of(kids[0]) == piranha::testing::slice_of(0));
     }
   }
 }

@@ -16,6 +16,7 @@
 #include "piranha/piranha_host.h"
 #include "piranha/endpoint.h"
 #include "piranha/sysspace.h"
+#include "short_slice.h"
 #include "uplink.h"
 
 namespace piranha {
@@ -36,6 +37,8 @@ std::string json_string(const std::string& s) {
 
 double ms(std::chrono::duration<double> d) { return d.count() * 1e3; }
 
+// The agent's threads' time slice (short_slice.h).
+constexpr std::chrono::nanoseconds kAgentSlice = std::chrono::microseconds(100);
 
 }  // namespace
 
@@ -298,6 +301,11 @@ struct Agent::Impl {
 
   int run(const std::atomic<bool>& stop) {
     if (auto problem = endpoint_problem(s.server)) throw std::invalid_argument("server: " + *problem);
+    // The loop acts on an owner's return and on a retreating piranha's
+    // exit: each must not wait for the owner's busy threads to end their
+    // slices (short_slice.h). Set before the uplink's threads start, which
+    // inherit it; the piranhas start with the kernel's default.
+    use_slice(kAgentSlice);
     uplink = std::make_unique<Uplink>(s, [this](const std::string& m) { log(m); }, wake_fd);
     log("serving " + s.server + " with " + std::to_string(s.cores) + " core" + (s.cores == 1 ? "" : "s") +
         ", native policy " + std::string(name(s.policy)) +

@@ -1,5 +1,7 @@
 #include "piranha/child.h"
 
+#include "short_slice.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -136,6 +138,7 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
       if (getppid() != parent) _exit(127);  // the parent died before the line above
     }
     if (o.own_process_group) setpgid(0, 0);
+    use_default_slice();  // not the agent's short one (short_slice.h)
     if (out_fd >= 0) {
       dup2(out_fd, 1);
       dup2(out_fd, 2);

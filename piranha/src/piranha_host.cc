@@ -1,5 +1,7 @@
 #include "piranha/piranha_host.h"
 
+#include "short_slice.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,20 +27,10 @@ int open_pidfd(pid_t pid) {
 #endif
 }
 
-// The slice a retreating piranha's threads ask for (sched_attr's
-// sched_runtime, honoured for SCHED_OTHER by Linux's EEVDF scheduler since
-// 6.12, ignored before): a short slice means an early deadline, so each of
-// the retreat's wake-ups runs before the owner's busy threads finish theirs.
+// The slice a retreating piranha's threads ask for (short_slice.h): a short
+// slice means an early deadline, so each of the retreat's wake-ups runs
+// before the owner's busy threads finish theirs.
 constexpr std::chrono::nanoseconds kRetreatSlice = std::chrono::microseconds(100);
-
-// The kernel's struct sched_attr (glibc 2.36 has no sched_setattr).
-struct SchedAttr {
-  std::uint32_t size, sched_policy;
-  std::uint64_t sched_flags;
-  std::int32_t sched_nice;
-  std::uint32_t sched_priority;
-  std::uint64_t sched_runtime, sched_deadline, sched_period;
-};
 
 // Every thread of the process: its signal thread and the ZeroMQ I/O thread
 // must run too for the retreat to finish. Nice 0 as well: at nice 19 a
@@ -49,12 +41,7 @@ void leave_sched_idle(pid_t pid) {
   for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
     pid_t tid = static_cast<pid_t>(std::atol(t.path().filename().c_str()));
     if (tid <= 0) continue;
-    SchedAttr attr{};
-    attr.size = sizeof attr;
-    attr.sched_policy = SCHED_OTHER;
-    attr.sched_nice = 0;
-    attr.sched_runtime = kRetreatSlice.count();
-    if (syscall(SYS_sched_setattr, tid, &attr, 0) != 0) {
+    if (!set_slice(tid, kRetreatSlice, 0)) {
       sched_param normal{};
       sched_setscheduler(tid, SCHED_OTHER, &normal);
       setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0);

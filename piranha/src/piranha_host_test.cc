@@ -5,45 +5,17 @@
 
 #include <doctest/doctest.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstdint>
-#include <thread>
 #include <string>
 #include <utility>
 
 namespace {
 
 using namespace piranha;
+using piranha::testing::kernel_keeps_slices;
 using piranha::testing::nice_and_policy;
-
-// The kernel's struct sched_attr, as sched_getattr(2) fills it.
-struct Attr {
-  std::uint32_t size, policy;
-  std::uint64_t flags;
-  std::int32_t nice;
-  std::uint32_t priority;
-  std::uint64_t runtime, deadline, period;
-};
-std::uint64_t slice_of(pid_t tid) {
-  Attr a{};
-  if (syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0) return 0;
-  return a.runtime;
-}
-
-// Whether this kernel keeps a SCHED_OTHER thread's own slice (EEVDF, 6.12
-// and later): set on a short-lived thread of our own, then read back.
-bool kernel_keeps_slices() {
-  bool kept = false;
-  std::thread([&] {
-    Attr a{};
-    a.size = sizeof a;
-    a.runtime = 200'000;
-    kept = syscall(SYS_sched_setattr, 0, &a, 0) == 0 && slice_of(0) == 200'000;
-  }).join();
-  return kept;
-}
+using piranha::testing::slice_of;
 
 }  // namespace
 
