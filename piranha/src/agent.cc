@@ -350,11 +350,17 @@ struct Agent::Impl {
       std::size_t source_fds = fds.size();
       fds.push_back({wake_fd, POLLIN, 0});
       for (int fd : host.fds()) fds.push_back({fd, POLLIN, 0});
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wake - SteadyClock::now()).count() + 1;
+      // To the nanosecond: a trace step's deadline met a millisecond late
+      // would be a millisecond more of every retreat it causes.
+      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - SteadyClock::now());
       // Without pidfds, exits are noticed by polling.
       bool poll_exits = host.exits_need_polling();
-      left = std::clamp<long long>(left, 0, poll_exits ? 10 : 250);
-      int n = ::poll(fds.data(), fds.size(), static_cast<int>(left));
+      left = std::clamp<std::chrono::nanoseconds>(left, std::chrono::nanoseconds(0),
+                                                  poll_exits ? std::chrono::milliseconds(10)
+                                                             : std::chrono::milliseconds(250));
+      const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
+      timespec timeout{static_cast<time_t>(secs.count()), static_cast<long>((left - secs).count())};
+      int n = ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
       if (n > 0) {
         auto t = SteadyClock::now();
         for (std::size_t i = 0; i < source_fds; ++i)
