@@ -86,6 +86,8 @@ TEST_CASE("agent: a node that turns unavailable makes its piranha retreat, and t
   std::string events = s.read("n1.events");
   CHECK(count(events, "\"event\":\"unavailable\"") >= 1);
   CHECK(count(events, "\"event\":\"retreat\"") >= 1);
+  // What the piranha wrote as it retreated was flushed as it ended.
+  CHECK(s.read("n1.piranhas").find("retreats from task") != std::string::npos);
   ts::Client c(server.endpoint());
   auto work = sys::list_jobwork(c, 1);
   REQUIRE(work.size() == 1);

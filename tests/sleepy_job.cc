@@ -7,7 +7,8 @@
 // The feeder collects TASKS results, then checks that every i arrived exactly
 // once and no extra result is left, and prints "result OK" or what is wrong.
 // The piranha prints "piranha PID took task I" as it starts a task, so tests
-// can kill it mid-task.
+// can kill it mid-task, and "piranha PID retreats from task I", unflushed,
+// when it is told to retreat.
 #include <unistd.h>
 
 #include <chrono>
@@ -57,7 +58,11 @@ void worker(piranha::Worker& w) {
     std::fflush(stdout);
     auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     while (std::chrono::steady_clock::now() < until) {
-      if (w.should_retreat()) return;  // the runtime puts the task back
+      if (w.should_retreat()) {
+        // Not flushed: the runtime flushes a retreating piranha's output.
+        std::printf("piranha %d retreats from task %lld\n", static_cast<int>(getpid()), static_cast<long long>(i));
+        return;  // the runtime puts the task back
+      }
       auto step = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
       while (std::chrono::steady_clock::now() < step) {
       }

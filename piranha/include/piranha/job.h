@@ -8,7 +8,12 @@
 //            same program with PIRANHA_ROLE=piranha in its environment.
 //   retreat  runs for each task a piranha still holds when it had to stop:
 //            puts enough back into the space that another piranha can finish
-//            the task, possibly with partial progress.
+//            the task, possibly with partial progress. Once the server has
+//            acknowledged what was put back, a retreating piranha's process
+//            ends at once: its stdout and stderr are flushed, but static
+//            destructors and atexit handlers do not run (each thread they
+//            would wait for makes the owner wait too). What must outlive a
+//            retreat belongs in the retreat function.
 //
 //   int feeder(piranha::Feeder& f) {
 //     for (std::int64_t i = 0; i < 100; ++i) f.put_task(i);
