@@ -7,11 +7,13 @@
 // The feeder collects TASKS results, then checks that every i arrived exactly
 // once and no extra result is left, and prints "result OK" or what is wrong.
 // The piranha prints "piranha PID took task I" as it starts a task, so tests
-// can kill it mid-task, and "piranha PID retreats from task I", unflushed,
-// when it is told to retreat.
+// can kill it mid-task; "piranha PID retreats from task I" (or "piranha PID
+// stops" between tasks), unflushed, when it is told to retreat; and "piranha
+// PID ended its ordinary way" from an atexit handler.
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -51,7 +53,15 @@ int feeder(piranha::Feeder& f) {
   return ok ? 0 : 1;
 }
 
+// Printed, flushed, by a piranha whose process ends its ordinary way (not
+// by one that retreated: its process ends with _Exit).
+void ordinary_end() {
+  std::printf("piranha %d ended its ordinary way\n", static_cast<int>(getpid()));
+  std::fflush(stdout);
+}
+
 void worker(piranha::Worker& w) {
+  std::atexit(ordinary_end);
   int64_t i = 0, ms = 0;
   while (auto task = w.take_task(ts::bind(i), ts::bind(ms))) {
     std::printf("piranha %d took task %lld\n", static_cast<int>(getpid()), static_cast<long long>(i));
@@ -69,6 +79,8 @@ void worker(piranha::Worker& w) {
     }
     w.complete(*task, "result", i);
   }
+  // Told between tasks (or the job ended): also not flushed.
+  if (w.should_retreat()) std::printf("piranha %d stops\n", static_cast<int>(getpid()));
 }
 
 }  // namespace

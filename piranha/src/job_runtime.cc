@@ -7,8 +7,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <thread>
 
@@ -376,12 +376,11 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
       std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
   }
   if (retreating) {
-    // Done: what the server had to have is acknowledged (or in leases).
-    // Each thread the ordinary end would wait for (the client's I/O
-    // threads, the signal thread) owes the owner's busy threads up to a
-    // clock tick of CPU from its time under SCHED_IDLE, so the ordinary
-    // end took milliseconds more under an owner's load: the process ends
-    // here, its output flushed (run_job's contract).
+    // Ended here, output flushed (job.h): the ordinary end joins threads
+    // that each owe a busy owner up to a clock tick of CPU from their time
+    // under SCHED_IDLE. The server ends the session on the disconnect
+    // instead of the client's goodbye; whatever was not acknowledged is in
+    // leases, which that returns.
     std::cout.flush();
     std::cerr.flush();
     std::fflush(nullptr);

@@ -3,6 +3,7 @@
 // thread's time slice, as sched_getattr(2) tells it.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -44,12 +45,14 @@ inline std::uint64_t slice_of(pid_t tid) {
 }
 
 // Whether this kernel keeps a SCHED_OTHER thread's own slice (EEVDF, 6.12
-// and later): set on a short-lived thread of our own, then read back.
+// and later): set on a short-lived thread of our own, at its own nice (so
+// that a niced test run needs no privilege), then read back.
 inline bool kernel_keeps_slices() {
   bool kept = false;
   std::thread([&] {
     SchedAttr a{};
     a.size = sizeof a;
+    a.nice = getpriority(PRIO_PROCESS, 0);
     a.runtime = 200'000;
     kept = syscall(SYS_sched_setattr, 0, &a, 0) == 0 && slice_of(0) == 200'000;
   }).join();

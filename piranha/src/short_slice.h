@@ -8,10 +8,9 @@
 // agent's wake-ups (the availability change, a piranha's exit) could wait
 // for the owner's slice to end, and for the next one's. A SCHED_OTHER
 // thread may ask for its own slice (sched_attr's sched_runtime, kept since
-// Linux 6.12; older kernels accept and ignore it, and their CFS preempts on
-// wake-up anyway): with a short one, it runs as soon as it wakes. It is not
-// a higher priority: the thread's share of the CPU is its nice's, only
-// taken in shorter turns.
+// Linux 6.12; older kernels accept and ignore it, and before 6.6 CFS
+// preempts on wake-up anyway): with a short one, it runs as soon as it
+// wakes. Not a higher priority: the same share of the CPU, in shorter turns.
 #pragma once
 
 #include <sys/types.h>
@@ -24,14 +23,16 @@ namespace piranha {
 // time slices of `slice` (the kernel clamps it to 0.1–100 ms; 0: the
 // kernel's default). Returns false when the kernel refused: no
 // sched_setattr, or `nice` below the thread's own without the privilege to
-// lower it. Thread-safe, and async-signal-safe.
+// lower it. Thread-safe; raw system calls only, so a child may call it
+// between fork and exec.
 bool set_slice(pid_t tid, std::chrono::nanoseconds slice, int nice);
 
 // set_slice() for the calling thread at its own nice, if it runs under
 // SCHED_OTHER (a thread an operator put under another policy is left as it
 // is). Threads it starts afterwards inherit the slice, and so would its
 // child processes but for use_default_slice(). Returns whether the slice
-// was set. Thread-safe, and async-signal-safe.
+// was set. Thread-safe; raw system calls only (sched_getscheduler,
+// getpriority, sched_setattr), so a child may call it between fork and exec.
 bool use_slice(std::chrono::nanoseconds slice);
 
 // use_slice() with the kernel's default slice: what a child process calls

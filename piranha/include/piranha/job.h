@@ -9,11 +9,12 @@
 //   retreat  runs for each task a piranha still holds when it had to stop:
 //            puts enough back into the space that another piranha can finish
 //            the task, possibly with partial progress. Once the server has
-//            acknowledged what was put back, a retreating piranha's process
-//            ends at once: its stdout and stderr are flushed, but static
-//            destructors and atexit handlers do not run (each thread they
-//            would wait for makes the owner wait too). What must outlive a
-//            retreat belongs in the retreat function.
+//            acknowledged what was put back (or 100 ms have passed, or the
+//            server is gone), a retreating piranha's process ends at once:
+//            its stdout and stderr are flushed, but static destructors and
+//            atexit handlers do not run; each thread they would wait for
+//            makes the owner wait too. What must outlive a retreat belongs
+//            in the retreat function.
 //
 //   int feeder(piranha::Feeder& f) {
 //     for (std::int64_t i = 0; i < 100; ++i) f.put_task(i);
@@ -197,7 +198,9 @@ struct JobFunctions {
 //                         program on this host, and serve the tuple space
 //                         in-process when PIRANHA_SERVER is not set (a job
 //                         runs anywhere, without agents)
-// Returns the exit status. Errors (server unreachable, a function that
+// Returns the exit status, except in a piranha that was told to retreat:
+// its process ends inside run_job (_Exit with that status, output flushed;
+// see "retreat" above). Errors (server unreachable, a function that
 // throws) are reported on stderr with the job's name.
 int run_job(int argc, char** argv, const JobFunctions& functions);
 
