@@ -9,14 +9,15 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <thread>
-
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#include "short_slice.h"
 
 namespace piranha::testing {
 
@@ -28,20 +29,11 @@ inline std::pair<int, int> nice_and_policy(pid_t pid) {
   return {std::stoi(f.at(16)), std::stoi(f.at(38))};
 }
 
-// The kernel's struct sched_attr, as sched_getattr(2) fills it.
-struct SchedAttr {
-  std::uint32_t size, policy;
-  std::uint64_t flags;
-  std::int32_t nice;
-  std::uint32_t priority;
-  std::uint64_t runtime, deadline, period;
-};
-
 // A SCHED_OTHER thread's time slice in ns (sched_runtime; 0 if unreadable).
 inline std::uint64_t slice_of(pid_t tid) {
   SchedAttr a{};
   if (syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0) return 0;
-  return a.runtime;
+  return a.sched_runtime;
 }
 
 // Whether this kernel keeps a SCHED_OTHER thread's own slice (EEVDF, 6.12
@@ -52,8 +44,8 @@ inline bool kernel_keeps_slices() {
   std::thread([&] {
     SchedAttr a{};
     a.size = sizeof a;
-    a.nice = getpriority(PRIO_PROCESS, 0);
-    a.runtime = 200'000;
+    a.sched_nice = getpriority(PRIO_PROCESS, 0);
+    a.sched_runtime = 200'000;
     kept = syscall(SYS_sched_setattr, 0, &a, 0) == 0 && slice_of(0) == 200'000;
   }).join();
   return kept;

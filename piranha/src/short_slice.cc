@@ -6,21 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 
 namespace piranha {
-namespace {
-
-// The kernel's struct sched_attr (glibc 2.36 has no sched_setattr).
-struct SchedAttr {
-  std::uint32_t size, sched_policy;
-  std::uint64_t sched_flags;
-  std::int32_t sched_nice;
-  std::uint32_t sched_priority;
-  std::uint64_t sched_runtime, sched_deadline, sched_period;
-};
-
-}  // namespace
 
 bool set_slice(pid_t tid, std::chrono::nanoseconds slice, int nice) {
   SchedAttr attr{};

@@ -16,8 +16,19 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 
 namespace piranha {
+
+// The kernel's struct sched_attr, for sched_setattr(2) and sched_getattr(2)
+// (glibc 2.36 wraps neither).
+struct SchedAttr {
+  std::uint32_t size, sched_policy;
+  std::uint64_t sched_flags;
+  std::int32_t sched_nice;
+  std::uint32_t sched_priority;
+  std::uint64_t sched_runtime, sched_deadline, sched_period;
+};
 
 // Thread `tid` (0: the calling thread) to SCHED_OTHER at `nice`, asking for
 // time slices of `slice` (the kernel clamps it to 0.1–100 ms; 0: the
