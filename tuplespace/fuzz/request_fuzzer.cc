@@ -203,7 +203,7 @@ bool reencode(const ts::Request& r, std::string& out) {
       ts::encode_in(out, r.id, r.op, r.space, template_of(r.tmpl, c), r.timeout, r.lease);
       break;
     case ts::Op::InMany:
-      ts::encode_in_many(out, r.id, r.space, template_of(r.tmpl, c), r.max, r.lease);
+      ts::encode_in_many(out, r.id, r.space, template_of(r.tmpl, c), r.max, r.lease, r.timeout);
       break;
     case ts::Op::RdMany: ts::encode_rd_many(out, r.id, r.space, template_of(r.tmpl, c), r.max); break;
     case ts::Op::Bye: ts::encode_bye(out, r.id); break;

@@ -352,9 +352,14 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
     Millis lost_at = now_ms();
     ensure_session(deadline < 0 ? lost_at + options_.request_timeout.count() : deadline);
     if (retry == Retry::Done) return Reply{};
-    if (blocking && blocking->timeout > 0)
-      encode_in(frame_, rid, blocking->op, blocking->space, *blocking->tmpl,
-                std::max<Millis>(0, blocking->timeout - (now_ms() - start)), blocking->lease);
+    if (blocking && blocking->timeout > 0) {
+      // What is left of its wait.
+      Millis left = std::max<Millis>(0, blocking->timeout - (now_ms() - start));
+      if (blocking->op == Op::InMany)
+        encode_in_many(frame_, rid, blocking->space, *blocking->tmpl, blocking->max, blocking->lease, left);
+      else
+        encode_in(frame_, rid, blocking->op, blocking->space, *blocking->tmpl, left, blocking->lease);
+    }
     send_frame();
   }
   if (r.status == Reply::Status::Error) throw TupleSpaceError(r.code, r.code + ": " + r.message);
@@ -519,19 +524,21 @@ std::optional<Tuple> Client::rd(std::string_view space, const Template& t, Milli
   return std::move(r.tuples.at(0));
 }
 
-std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max) {
-  if (options_.safe_takes) return take_many_safely(space, t, max);
-  encode_in_many(frame_, next_id_++, space, t, max);
-  return call(Retry::Fail, true).tuples;
+std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max, Millis timeout) {
+  if (options_.safe_takes) return take_many_safely(space, t, max, timeout);
+  encode_in_many(frame_, next_id_++, space, t, max, 0, timeout);
+  Blocking b{Op::InMany, space, &t, timeout, 0, max};
+  return call(Retry::Fail, true, &b).tuples;
 }
 
 std::vector<Leased> Client::in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                           Millis lease) {
+                                           Millis lease, Millis timeout) {
   if (lease <= 0)
     throw TupleSpaceError(std::string(errc::kBadRequest),
                           "bad_request: in_many_leased: lease must be > 0 ms");
-  encode_in_many(frame_, next_id_++, space, t, max, lease);
-  Reply r = call(Retry::Resend, true);
+  encode_in_many(frame_, next_id_++, space, t, max, lease, timeout);
+  Blocking b{Op::InMany, space, &t, timeout, lease, max};
+  Reply r = call(Retry::Resend, true, &b);
   if (r.leases.size() != r.tuples.size())
     throw TupleSpaceError("bad_reply", "bad_reply: in_many under a lease answered without lease ids");
   std::vector<Leased> taken;
@@ -688,14 +695,15 @@ std::optional<Leased> Client::take_safely(std::string_view space, const Template
   }
 }
 
-std::vector<Tuple> Client::take_many_safely(std::string_view space, const Template& t, std::size_t max) {
+std::vector<Tuple> Client::take_many_safely(std::string_view space, const Template& t, std::size_t max,
+                                            Millis timeout) {
   // Batches small enough to be taken, sent and completed well within the
   // lease even by a slow client: a batch whose leases ran out first is
-  // refused whole and would be taken again, and again.
+  // refused whole and would be taken again, and again. Only the first waits.
   std::vector<Tuple> all;
   while (all.size() < max) {
     std::size_t want = std::min(max - all.size(), kSafeBatch);
-    std::vector<Tuple> batch = take_batch_safely(space, t, want);
+    std::vector<Tuple> batch = take_batch_safely(space, t, want, all.empty() ? timeout : 0);
     bool short_batch = batch.size() < want;
     for (Tuple& x : batch) all.push_back(std::move(x));
     if (short_batch) break;
@@ -703,10 +711,13 @@ std::vector<Tuple> Client::take_many_safely(std::string_view space, const Templa
   return all;
 }
 
-std::vector<Tuple> Client::take_batch_safely(std::string_view space, const Template& t, std::size_t max) {
+std::vector<Tuple> Client::take_batch_safely(std::string_view space, const Template& t, std::size_t max,
+                                             Millis timeout) {
   Millis lease = options_.safe_take_lease.count();
+  Millis end = timeout > 0 ? now_ms() + timeout : timeout;
   while (true) {
-    std::vector<Leased> got = in_many_leased(space, t, max, lease);
+    Millis left = end > 0 ? std::max<Millis>(0, end - now_ms()) : end;
+    std::vector<Leased> got = in_many_leased(space, t, max, lease, left);
     if (got.empty()) return {};
     Millis lease_end = now_ms() + lease + kLeaseEndMargin;
     std::uint64_t n = ++taken_seq_;

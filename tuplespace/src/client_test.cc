@@ -159,6 +159,84 @@ TEST_CASE("take_many takes several tasks, each under its own lease") {
                        doctest::Contains("lease must be > 0"), TupleSpaceError);
 }
 
+TEST_CASE("in_many_wait takes what is there at once, or else waits for the first tuple written") {
+  using namespace std::chrono_literals;
+  EmbeddedServer server;
+  Client writer(server.endpoint());
+  Client master(server.endpoint());
+  Space out = writer.space("results");
+  Space in = master.space("results");
+  for (int i = 0; i < 3; ++i) out.out("r", i);
+  auto now = in.in_many_wait(10, "r", formal<std::int64_t>);
+  REQUIRE(now.size() == 3);
+  CHECK(now[2] == Tuple::of("r", 2));
+
+  // Nothing there: it waits, and is answered by the first tuple written,
+  // alone; what follows stays for the next request.
+  auto waiting = std::async(std::launch::async, [&] { return in.in_many_wait(10, "r", formal<std::int64_t>); });
+  CHECK(waiting.wait_for(100ms) == std::future_status::timeout);
+  out.out_many({Tuple::of("r", 7), Tuple::of("r", 8)});
+  REQUIRE(waiting.wait_for(20s) == std::future_status::ready);
+  auto first = waiting.get();
+  REQUIRE(first.size() == 1);
+  CHECK(first[0] == Tuple::of("r", 7));
+  CHECK(in.in_many_wait(10, "r", formal<std::int64_t>) == std::vector<Tuple>{Tuple::of("r", 8)});
+
+  // A bounded wait that runs out answers nothing, not an error.
+  auto started = std::chrono::steady_clock::now();
+  CHECK(in.in_many_for(60ms, 10, "r", formal<std::int64_t>).empty());
+  CHECK(std::chrono::steady_clock::now() - started >= 60ms);
+  CHECK(master.stats("results")->waiters == 0);
+
+  // Under leases: the tuple comes with its own lease.
+  auto leased = std::async(std::launch::async, [&] {
+    return master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>),
+                                 5, 30'000, kForever);
+  });
+  CHECK(leased.wait_for(100ms) == std::future_status::timeout);
+  out.out("r", 9);
+  REQUIRE(leased.wait_for(20s) == std::future_status::ready);
+  auto held = leased.get();
+  REQUIRE(held.size() == 1);
+  CHECK(held[0].tuple == Tuple::of("r", 9));
+  CHECK(held[0].lease != 0);
+  CHECK(master.stats("results")->leases == 1);
+  CHECK(master.space("results").complete(held[0], Tuple::of("done", 9)));
+  CHECK(master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>), 5,
+                              30'000, 50)
+            .empty());
+
+  // The space removed under a waiting in_many ends it, as it ends an in.
+  auto removed = std::async(std::launch::async, [&] { return in.in_many_wait(10, "r", formal<std::int64_t>); });
+  CHECK(removed.wait_for(100ms) == std::future_status::timeout);
+  writer.remove("results");
+  REQUIRE(removed.wait_for(20s) == std::future_status::ready);
+  CHECK_THROWS_WITH_AS(removed.get(), doctest::Contains("space_removed"), TupleSpaceError);
+}
+
+TEST_CASE("with safe takes, in_many_wait waits, then takes each tuple exactly once") {
+  using namespace std::chrono_literals;
+  EmbeddedServer server;
+  Client writer(server.endpoint());
+  ClientOptions o;
+  o.safe_takes = true;
+  Client master(server.endpoint(), o);
+  Space in = master.space("results");
+  auto waiting = std::async(std::launch::async, [&] { return in.in_many_wait(100, "r", formal<std::int64_t>); });
+  CHECK(waiting.wait_for(100ms) == std::future_status::timeout);
+  writer.space("results").out("r", 1);
+  REQUIRE(waiting.wait_for(20s) == std::future_status::ready);
+  CHECK(waiting.get() == std::vector<Tuple>{Tuple::of("r", 1)});
+  for (int i = 2; i < 6; ++i) writer.space("results").out("r", i);
+  writer.flush();
+  CHECK(in.in_many_wait(100, "r", formal<std::int64_t>).size() == 4);
+  CHECK(in.in_many_for(30ms, 100, "r", formal<std::int64_t>).empty());
+  auto stats = master.stats("results");
+  REQUIRE(stats.has_value());
+  CHECK(stats->tuples == 0);
+  CHECK(stats->leases == 0);  // every safe take's lease was completed
+}
+
 TEST_CASE("complete ends the lease and writes the results as one step") {
   EmbeddedServer server;
   Client worker(server.endpoint());

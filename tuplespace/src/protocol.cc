@@ -176,7 +176,7 @@ struct OpInfo {
 
 constexpr OpInfo kOps[] = {
     {"hello", Op::Hello, 0, 0},     {"out", Op::Out, 2, 2},        {"out_many", Op::OutMany, 2, 2},
-    {"in", Op::In, 4, 4},           {"rd", Op::Rd, 4, 4},          {"in_many", Op::InMany, 3, 4},
+    {"in", Op::In, 4, 4},           {"rd", Op::Rd, 4, 4},          {"in_many", Op::InMany, 3, 5},
     {"ack", Op::Ack, 1, 3},         {"renew", Op::Renew, 2, 2},    {"watch", Op::Watch, 2, 2},
     {"unwatch", Op::Unwatch, 1, 1}, {"remove", Op::Remove, 1, 1},  {"stats", Op::Stats, 0, 1},
     {"bye", Op::Bye, 0, 0},         {"rd_many", Op::RdMany, 3, 3},
@@ -253,9 +253,14 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
       r.space = as_space(arg[0], name);
       r.tmpl = template_image(arg[1], {name, "template"});
       r.max = batch_max(arg[2], name);
-      if (nargs == 4) {  // in_many's optional lease_ms
+      r.timeout = 0;  // in_many waits only when asked to
+      if (nargs >= 4) {  // in_many's optional lease_ms
         r.lease = as_int(arg[3], {"in_many: lease_ms"});
         if (r.lease < 0) reject("in_many: lease_ms must be >= 0");
+      }
+      if (nargs == 5) {  // and its optional timeout_ms
+        r.timeout = as_int(arg[4], {"in_many: timeout_ms"});
+        if (r.timeout < -1) reject("in_many: timeout_ms must be -1 (forever) or >= 0");
       }
       break;
     case Op::Ack:
@@ -376,6 +381,16 @@ void encode_ok_tuples(std::string& out, std::uint64_t rid, const std::vector<std
   for (const auto& t : tuples) out.append(t);
 }
 
+void encode_ok_one_of_many(std::string& out, std::uint64_t rid, std::string_view tuple, LeaseId lease) {
+  detail::StringStream st{&out};
+  begin(out, st, rid, "ok", lease > 0 ? 2 : 1);
+  detail::append_array(out, 1);
+  out.append(tuple);
+  if (lease == 0) return;
+  detail::append_array(out, 1);
+  detail::append_uint(out, lease);
+}
+
 void encode_ok_leased_tuples(std::string& out, std::uint64_t rid, const std::vector<Taken>& taken) {
   detail::StringStream st{&out};
   begin(out, st, rid, "ok", 2);
@@ -463,12 +478,13 @@ void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view spac
 }
 
 void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
-                    std::uint64_t max, Millis lease) {
-  begin_request(out, rid, "in_many", lease > 0 ? 4 : 3);
+                    std::uint64_t max, Millis lease, Millis timeout) {
+  begin_request(out, rid, "in_many", timeout != 0 ? 5 : lease > 0 ? 4 : 3);
   detail::append_str(out, space);
   detail::append_template(out, t);
   detail::append_uint(out, max);
-  if (lease > 0) detail::append_int(out, lease);
+  if (lease > 0 || timeout != 0) detail::append_int(out, lease);
+  if (timeout != 0) detail::append_int(out, timeout);
 }
 
 void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,

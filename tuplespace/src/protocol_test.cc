@@ -529,6 +529,22 @@ TEST_CASE("rd_many, leased in_many and the completing ack round-trip through dec
     Request r = decoded(Frame().request("in_many", 4).str("j").array(1).i(1).u(3).i(0).bytes());
     CHECK(r.op == Op::InMany);
     CHECK(r.lease == 0);
+    CHECK(r.timeout == 0);  // never waits
+  }
+  SUBCASE("an in_many that waits, with and without a lease") {
+    encode_in_many(f, 26, "jobs", kTaskTemplate, 8, 0, kForever);
+    Request r = decoded(f);
+    CHECK(r.max == 8);
+    CHECK(r.lease == 0);
+    CHECK(r.timeout == kForever);
+    CHECK(static_cast<unsigned char>(f[0]) == 0x98);  // lease_ms 0 sent before timeout_ms
+    encode_in_many(f, 27, "jobs", kTaskTemplate, 8, 1500, 250);
+    Request leased = decoded(f);
+    CHECK(leased.lease == 1500);
+    CHECK(leased.timeout == 250);
+    encode_in_many(f, 28, "jobs", kTaskTemplate, 8, 1500, 0);
+    CHECK(static_cast<unsigned char>(f[0]) == 0x97);  // timeout 0: the four-argument form
+    CHECK(decoded(f).timeout == 0);
   }
   SUBCASE("the completing ack") {
     std::vector<Tuple> ts = {Tuple::of("result", 1, 2.5), kTask};
@@ -577,8 +593,13 @@ TEST_CASE("malformed rd_many, leased in_many and completing ack are named failur
           "in_many: lease_ms must be an integer, got str");
   rejects(Frame().request("in_many", 4).str("j").array(1).i(1).u(3).u(1ull << 63).bytes(), errc::kBadRequest,
           "in_many: lease_ms is out of range");
-  rejects(Frame().request("in_many", 5).str("j").array(1).i(1).u(3).i(10).i(10).bytes(), errc::kBadRequest,
-          "in_many: expected 3..4 arguments, got 5");
+  rejects(Frame().request("in_many", 6).str("j").array(1).i(1).u(3).i(10).i(10).i(1).bytes(), errc::kBadRequest,
+          "in_many: expected 3..5 arguments, got 6");
+  // in_many's timeout
+  rejects(Frame().request("in_many", 5).str("j").array(1).i(1).u(3).i(0).i(-2).bytes(), errc::kBadRequest,
+          "in_many: timeout_ms must be -1 (forever) or >= 0");
+  rejects(Frame().request("in_many", 5).str("j").array(1).i(1).u(3).i(0).nil().bytes(), errc::kBadRequest,
+          "in_many: timeout_ms must be an integer, got nil");
   // the completing ack
   rejects(Frame().request("ack", 2).u(5).str("j").bytes(), errc::kBadRequest,
           "ack: expected 1 argument (lease_id) or 3 (lease_id, space, tuples), got 2");

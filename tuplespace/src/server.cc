@@ -476,13 +476,27 @@ struct Server::Impl {
           parked = true;  // answered by a delivery
         break;
       }
-      case Op::InMany:
-        if (r.lease > 0)
-          encode_ok_leased_tuples(reply, r.id,
-                                  store.take_many(r.space, r.tmpl, r.max, session.id, r.lease, now));
-        else
-          encode_ok_tuples(reply, r.id, store.in_many(r.space, r.tmpl, r.max, now));
+      case Op::InMany: {
+        auto taken = store.take_many(r.space, r.tmpl, r.max, session.id, r.lease, now);
+        if (taken.empty() && r.timeout != 0) {
+          // Nothing yet: parked, answered by the first matching tuple written.
+          WaitSpec spec{session.id, r.id, true, r.timeout, r.lease, true};
+          if (auto t = store.in(r.space, r.tmpl, spec, now)) taken.push_back(std::move(*t));
+          else {
+            parked = true;
+            break;
+          }
+        }
+        if (r.lease > 0) {
+          encode_ok_leased_tuples(reply, r.id, taken);
+        } else {
+          std::vector<std::string> tuples;
+          tuples.reserve(taken.size());
+          for (auto& t : taken) tuples.push_back(std::move(t.tuple));
+          encode_ok_tuples(reply, r.id, tuples);
+        }
         break;
+      }
       case Op::RdMany: encode_ok_tuples(reply, r.id, store.rd_many(r.space, r.tmpl, r.max)); break;
       case Op::Ack: {
         if (!r.leases.empty()) {
@@ -542,12 +556,18 @@ struct Server::Impl {
         reply.clear();
         switch (d.kind) {
           case Delivery::Kind::Tuple:
-            encode_ok_tuple(reply, d.request_id, d.tuple, d.lease);
+            if (d.form == Delivery::Form::One) encode_ok_tuple(reply, d.request_id, d.tuple, d.lease);
+            else encode_ok_one_of_many(reply, d.request_id, d.tuple, d.lease);
             // A taker that vanished before we could answer must not take the tuple with it.
             if (!send_to(d.client, reply, d.taken && d.lease == 0 ? &d : nullptr) && d.taken && d.lease == 0)
               keep_tuple(d.space, d.tuple);
             continue;
-          case Delivery::Kind::Timeout: encode_timeout(reply, d.request_id); break;
+          case Delivery::Kind::Timeout:
+            // An in_many's nothing is an empty list.
+            if (d.form == Delivery::Form::One) encode_timeout(reply, d.request_id);
+            else if (d.form == Delivery::Form::List) encode_ok_tuples(reply, d.request_id, {});
+            else encode_ok_leased_tuples(reply, d.request_id, {});
+            break;
           case Delivery::Kind::SpaceRemoved:
             encode_error(reply, d.request_id, errc::kSpaceRemoved, "the space was removed while waiting");
             break;

@@ -107,6 +107,15 @@ Delivery make_delivery(Delivery::Kind kind, ClientId client, std::uint64_t reque
   return d;
 }
 
+// What a parked request `spec` is answered with.
+Delivery waiter_delivery(Delivery::Kind kind, const WaitSpec& spec) {
+  Delivery d = make_delivery(kind, spec.client, spec.request_id);
+  d.form = !spec.many           ? Delivery::Form::One
+           : spec.lease > 0 ? Delivery::Form::LeasedList
+                            : Delivery::Form::List;
+  return d;
+}
+
 // now + duration without overflow: a huge timeout or lease means "for ever".
 Millis deadline_after(Millis now, Millis duration) {
   return duration > std::numeric_limits<Millis>::max() - now ? std::numeric_limits<Millis>::max()
@@ -243,7 +252,7 @@ bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature si
     served.push_back(w);
   }
   for (Waiter* w : served) {
-    Delivery d = make_delivery(Delivery::Kind::Tuple, w->spec.client, w->spec.request_id);
+    Delivery d = waiter_delivery(Delivery::Kind::Tuple, w->spec);
     d.tuple.assign(r->bytes());
     d.space = s.name;
     deliveries_.push_back(std::move(d));
@@ -254,7 +263,7 @@ bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature si
   WaitSpec spec = taker->spec;
   remove_waiter(taker->id);
   Taken t = hand_out(s, r, spec, now);
-  Delivery d = make_delivery(Delivery::Kind::Tuple, spec.client, spec.request_id);
+  Delivery d = waiter_delivery(Delivery::Kind::Tuple, spec);
   d.tuple = std::move(t.tuple);
   d.space = s.name;
   d.lease = t.lease;
@@ -491,7 +500,7 @@ bool Store::remove(std::string_view space) {
   std::sort(ids.begin(), ids.end());
   for (auto id : ids) {
     Waiter* w = waiters_.at(id);
-    deliveries_.push_back(make_delivery(Delivery::Kind::SpaceRemoved, w->spec.client, w->spec.request_id));
+    deliveries_.push_back(waiter_delivery(Delivery::Kind::SpaceRemoved, w->spec));
     remove_waiter(id);
   }
   for (auto l = leases_.begin(); l != leases_.end();) {
@@ -541,7 +550,7 @@ void Store::advance(Millis now) {
   // Every entry belongs to a live waiter or lease: ending one erases its entry.
   while (!waiter_deadlines_.empty() && waiter_deadlines_.begin()->first <= now) {
     const Waiter* w = waiters_.at(waiter_deadlines_.begin()->second);
-    deliveries_.push_back(make_delivery(Delivery::Kind::Timeout, w->spec.client, w->spec.request_id));
+    deliveries_.push_back(waiter_delivery(Delivery::Kind::Timeout, w->spec));
     remove_waiter(w->id);
   }
   while (!lease_deadlines_.empty() && lease_deadlines_.begin()->first <= now) {

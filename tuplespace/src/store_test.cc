@@ -278,6 +278,45 @@ TEST_CASE("removing a space answers its parked waiters") {
   CHECK(d[0].kind == Delivery::Kind::SpaceRemoved);
 }
 
+TEST_CASE("a waiting in_many's deliveries say which form of answer it wants") {
+  Store st;
+  WaitSpec plain = blocking(1, 1);
+  plain.many = true;
+  WaitSpec leased = blocking(2, 2, true, 50);
+  leased.many = true;
+  leased.lease = 1000;
+  WaitSpec one = blocking(3, 3, true, 50);
+  CHECK_FALSE(st.in("s", tmpl("r", Type::Int), plain, 0));
+  CHECK_FALSE(st.in("s", tmpl("r", Type::Int), leased, 0));
+  CHECK_FALSE(st.in("s", tmpl("r", Type::Int), one, 0));
+  // Served in arrival order, one tuple each, as parked ins are.
+  st.out("s", tup("r", 1), 10);
+  st.out("s", tup("r", 2), 10);
+  auto d = drain(st);
+  REQUIRE(d.size() == 2);
+  CHECK(d[0].client == 1);
+  CHECK(d[0].form == Delivery::Form::List);
+  CHECK(d[0].lease == 0);
+  CHECK(decode_tuple(d[0].tuple) == Tuple::of("r", 1));
+  CHECK(d[1].client == 2);
+  CHECK(d[1].form == Delivery::Form::LeasedList);
+  CHECK(d[1].lease > 0);
+  CHECK(st.held(d[1].lease, 2));
+  // The plain in times out as an in; a waiting in_many's timeout is marked too.
+  WaitSpec late = blocking(4, 4, true, 20);
+  late.many = true;
+  CHECK_FALSE(st.in("s", tmpl("r", Type::Int), late, 40));
+  st.advance(60);
+  d = drain(st);
+  REQUIRE(d.size() == 2);
+  CHECK(d[0].kind == Delivery::Kind::Timeout);
+  CHECK(d[0].client == 3);
+  CHECK(d[0].form == Delivery::Form::One);
+  CHECK(d[1].kind == Delivery::Kind::Timeout);
+  CHECK(d[1].client == 4);
+  CHECK(d[1].form == Delivery::Form::List);
+}
+
 TEST_CASE("unrelated tuples do not slow in: the bucket touched is the same size") {
   // Structural check of the index: with many unrelated tuples present, a take
   // touches only its own bucket, so the unrelated ones remain untouched.

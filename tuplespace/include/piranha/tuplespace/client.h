@@ -239,14 +239,19 @@ class Client {
   std::optional<Leased> in(std::string_view space, const Template& t, Millis timeout = kForever,
                            Millis lease = 0);
   std::optional<Tuple> rd(std::string_view space, const Template& t, Millis timeout = kForever);
-  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max);
-  // in_many under leases: takes up to `max` matching tuples now, oldest
-  // first, never waiting; each is held under its own lease of `lease` ms
-  // (> 0; TupleSpaceError("bad_request") otherwise), to be acked, renewed or
-  // completed one by one. Empty when nothing matches or the space does not
-  // exist.
+  // Takes up to `max` matching tuples, oldest first. With timeout 0 (the
+  // default) it never waits: empty when nothing matches. Otherwise, when
+  // nothing matches now, it waits up to `timeout` (kForever: as long as it
+  // takes) for the first matching tuple written and returns that one alone;
+  // empty when the time ran out.
+  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max, Millis timeout = 0);
+  // in_many under leases: takes up to `max` matching tuples, oldest first,
+  // waiting for the first as in_many does; each is held under its own lease
+  // of `lease` ms (> 0; TupleSpaceError("bad_request") otherwise), to be
+  // acked, renewed or completed one by one. Empty when nothing matched (in
+  // time), or the space does not exist and timeout is 0.
   std::vector<Leased> in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                     Millis lease);
+                                     Millis lease, Millis timeout = 0);
   // Copy-collect: copies of up to `max` matching tuples, oldest first, never
   // waiting and leaving them in the space. Empty when nothing matches or the
   // space does not exist. max is 1..kMaxBatch.
@@ -326,11 +331,12 @@ class Client {
   // An in/rd that the server may hold: re-encoded with what is left of its
   // timeout when it is re-issued.
   struct Blocking {
-    Op op;
+    Op op;  // In, Rd or InMany
     std::string_view space;
     const Template* tmpl;
     Millis timeout;
     Millis lease;
+    std::size_t max = 0;  // InMany
   };
   // Sends frame_ and returns its reply; `takes` marks calls that take tuples.
   Reply call(Retry retry, bool takes = false, const Blocking* blocking = nullptr);
@@ -356,8 +362,8 @@ class Client {
   void throw_deferred();
   // Safe takes (see above).
   std::optional<Leased> take_safely(std::string_view space, const Template& t, Millis timeout);
-  std::vector<Tuple> take_many_safely(std::string_view space, const Template& t, std::size_t max);
-  std::vector<Tuple> take_batch_safely(std::string_view space, const Template& t, std::size_t max);
+  std::vector<Tuple> take_many_safely(std::string_view space, const Template& t, std::size_t max, Millis timeout);
+  std::vector<Tuple> take_batch_safely(std::string_view space, const Template& t, std::size_t max, Millis timeout);
   const std::string& taken_space();
   Tuple taken_marker(std::uint64_t n) const;
   // Whether marker n was written, after the answer to its completion was
@@ -495,6 +501,18 @@ class BasicSpace {
   template <class... A>
   std::vector<Tuple> in_many(std::size_t max, A&&... args) {
     return c_->in_many(name_, detail::template_of(std::forward<A>(args)...), max);
+  }
+  // Takes at least one and up to `max` matching tuples, oldest first: all
+  // that match now, or else the first written, waiting as long as it takes.
+  // A master collecting results waits for them this way in one request each.
+  template <class... A>
+  std::vector<Tuple> in_many_wait(std::size_t max, A&&... args) {
+    return c_->in_many(name_, detail::template_of(std::forward<A>(args)...), max, kForever);
+  }
+  // As in_many_wait, waiting at most `timeout`: empty when none came.
+  template <class... A>
+  std::vector<Tuple> in_many_for(std::chrono::milliseconds timeout, std::size_t max, A&&... args) {
+    return c_->in_many(name_, detail::template_of(std::forward<A>(args)...), max, timeout.count());
   }
   // Takes up to `max` matching tuples now, oldest first, each under its own
   // lease of `lease` length. Bindings are not filled (there may be many).

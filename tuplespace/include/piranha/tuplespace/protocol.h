@@ -61,7 +61,7 @@ struct Request {
   std::string space;
   std::vector<TupleImage> tuples;  // Out (one), OutMany, Ack when `completes`
   TemplateImage tmpl;              // In, Rd, InMany, RdMany, Watch
-  Millis timeout = kForever;       // In, Rd: -1 waits forever, 0 never waits
+  Millis timeout = kForever;       // In, Rd, InMany: -1 waits forever, 0 never waits (InMany's default)
   Millis lease = 0;                // In, InMany: > 0 takes under leases; Renew: new length
   std::uint64_t max = 0;           // InMany, RdMany
   std::uint64_t handle = 0;        // Ack/Renew: lease id (Ack: the first); Unwatch: watch id
@@ -90,6 +90,9 @@ void encode_ok_tuple(std::string& out, std::uint64_t rid, std::string_view tuple
 void encode_ok_tuples(std::string& out, std::uint64_t rid, const std::vector<std::string>& tuples);
 // The reply of in_many under a lease: [tuple, ...] and [lease_id, ...], in step.
 void encode_ok_leased_tuples(std::string& out, std::uint64_t rid, const std::vector<Taken>& taken);
+// The reply of a parked in_many answered by one tuple: [tuple], and [lease]
+// when it was taken under a lease (lease > 0).
+void encode_ok_one_of_many(std::string& out, std::uint64_t rid, std::string_view tuple, LeaseId lease);
 void encode_ok_stats(std::string& out, std::uint64_t rid, const std::vector<SpaceStats>& stats);
 void encode_ok_hello(std::string& out, std::uint64_t rid, std::size_t max_message_bytes);
 void encode_timeout(std::string& out, std::uint64_t rid);
@@ -107,9 +110,11 @@ void encode_out_many(std::string& out, std::uint64_t rid, std::string_view space
 void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view space,
                const Template& t, Millis timeout, Millis lease);
 // lease > 0 takes every tuple under its own lease of that length (the
-// optional fourth argument); 0 sends the three-argument form.
+// optional fourth argument); timeout != 0 waits for the first tuple that long
+// (-1: forever; the optional fifth argument). With lease 0 and timeout 0 it
+// sends the three-argument form.
 void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
-                    std::uint64_t max, Millis lease = 0);
+                    std::uint64_t max, Millis lease = 0, Millis timeout = 0);
 void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
                     std::uint64_t max);
 void encode_ack(std::string& out, std::uint64_t rid, LeaseId lease);

@@ -56,9 +56,9 @@ enum class WatchEventKind : std::uint8_t { Written, Taken };
 // Something the server must send because of a store operation.
 struct Delivery {
   enum class Kind : std::uint8_t {
-    Tuple,         // a parked in/rd is answered with `tuple` (and `lease`)
-    Timeout,       // a parked in/rd reached its deadline
-    SpaceRemoved,  // a parked in/rd's space was removed
+    Tuple,         // a parked in/rd/in_many is answered with `tuple` (and `lease`)
+    Timeout,       // a parked in/rd/in_many reached its deadline
+    SpaceRemoved,  // a parked in/rd/in_many's space was removed
     Event,         // a watch fired
   };
   Kind kind = Kind::Tuple;
@@ -68,6 +68,11 @@ struct Delivery {
   std::string tuple;             // canonical bytes, for Tuple and Event
   LeaseId lease = 0;             // for Tuple taken under a lease
   bool taken = false;            // for Tuple: removed from the space (in), not copied (rd)
+  // For Tuple / Timeout: the form of the answer the parked request wants:
+  // one tuple (in/rd), or a list (a waiting in_many), with its lease ids
+  // when taken under leases.
+  enum class Form : std::uint8_t { One, List, LeasedList };
+  Form form = Form::One;
   WatchId watch = 0;             // for Event
   WatchEventKind event = WatchEventKind::Written;
 };
@@ -102,6 +107,7 @@ struct WaitSpec {
   bool take = true;           // in (true) or rd (false)
   Millis timeout = kForever;  // 0: do not park; kForever: no deadline
   Millis lease = 0;           // > 0: take under a lease of this length
+  bool many = false;          // an in_many that waits: answered as a list (Delivery::form)
 };
 
 // What a Store tells a durable log. A tuple is named by its write sequence
@@ -138,7 +144,9 @@ class Store {
   // Tries to satisfy an in/rd now. On a match, returns the tuple (taken, or
   // copied for rd; taken under a lease when spec.lease > 0). Otherwise parks
   // a waiter unless spec.timeout == 0, and returns nullopt; a parked waiter
-  // is later answered through a Delivery.
+  // is later answered through a Delivery. A waiting in_many is parked here
+  // too (spec.many): it is answered by the first matching tuple written, as
+  // an in would be; the server sends that as a list of one.
   std::optional<Taken> in(std::string_view space, const TemplateImage& tmpl, const WaitSpec& spec,
                           Millis now);
 
