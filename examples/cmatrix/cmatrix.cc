@@ -235,7 +235,7 @@ int feeder(piranha::Feeder& f) {
   }
   tasks.flush();
 
-  // Collect: wait for one result, then take whatever else is there at once.
+  // Collect: whatever results are there, or else the next one, in one request each.
   std::vector<double> c(static_cast<std::size_t>(n * n), -1.0);
   std::vector<char> seen(static_cast<std::size_t>(n * n), 0);
   int64_t got = 0, duplicates = 0;
@@ -250,13 +250,10 @@ int feeder(piranha::Feeder& f) {
     }
     ++got;
   };
-  while (got < expected) {
-    store(space.in("C", ts::formal<int64_t>, ts::formal<int64_t>, ts::formal<ts::Blob>));
-    if (got == expected) break;
-    for (const auto& r : space.in_many(static_cast<std::size_t>(expected - got), "C", ts::formal<int64_t>,
-                                       ts::formal<int64_t>, ts::formal<ts::Blob>))
+  while (got < expected)
+    for (const auto& r : space.in_many_wait(static_cast<std::size_t>(expected - got), "C", ts::formal<int64_t>,
+                                            ts::formal<int64_t>, ts::formal<ts::Blob>))
       store(r);
-  }
   const auto ended = std::chrono::steady_clock::now();
   const CpuTicks cpu_ended = cpu_ticks();
   const double busy = cpu_ended.busy - cpu_started.busy, all = busy + cpu_ended.idle - cpu_started.idle;
