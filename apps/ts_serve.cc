@@ -1,4 +1,6 @@
 // piranha ts serve: run a tuple-space server until SIGTERM or SIGINT.
+#include <malloc.h>
+
 #include <csignal>
 #include <ctime>
 #include <iostream>
@@ -16,6 +18,20 @@ namespace piranha::apps {
 namespace {
 
 ts::Server* g_server = nullptr;
+
+// The server allocates a buffer for every request it receives (on ZeroMQ's
+// I/O thread) and every reply it sends (on its own), and frees each on the
+// other thread once it is done. With glibc's defaults each free hands the
+// top of its heap back to the kernel (above 128 KB) and the next request's
+// buffer faults its pages in again: with cmatrix's 80-KB tasks, 24 page
+// faults per task and a fifth of the server's CPU (docs/performance.md,
+// 2026-11-27). Kept instead, up to 64 MB per heap (so the server's resident
+// size may stay that much above what it holds); buffers up to 4 MB come from
+// the heaps (beyond, mmap as before).
+void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
 
 extern "C" void on_signal(int) {
   if (g_server) g_server->stop();
@@ -139,6 +155,7 @@ void add_ts_serve(CLI::App& ts) {
     o->notice = log_line;
     if (!*quiet) o->log = log_line;
     secure(*o, *security);
+    keep_freed_memory();
     ts::Server server(*o);
     g_server = &server;
     std::signal(SIGTERM, on_signal);
