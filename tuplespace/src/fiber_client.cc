@@ -54,17 +54,23 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   enum class Retry : std::uint8_t { Resend, Fail, Done };
   // An in/rd with a timeout > 0: re-issued with what is left of it.
   struct Blocking {
-    Op op;
+    Op op;  // In, Rd or InMany
     std::string space;
     Template tmpl;
     Millis timeout;
     Millis lease;
+    std::size_t max = 0;  // InMany
   };
-  // What re-issuing an in/rd needs: only one with a timeout > 0 is re-encoded.
+  // What re-issuing an in/rd/in_many needs: only one with a timeout > 0 is re-encoded.
   static std::optional<Blocking> blocking(Op op, std::string_view space, const Template& t, Millis timeout,
-                                          Millis lease) {
+                                          Millis lease, std::size_t max = 0) {
     if (timeout <= 0) return std::nullopt;
-    return Blocking{op, std::string(space), t, timeout, lease};
+    return Blocking{op, std::string(space), t, timeout, lease, max};
+  }
+  // Re-encodes a blocking request into `out` with what is left of its wait.
+  static void reencode(std::string& out, std::uint64_t rid, const Blocking& b, Millis left) {
+    if (b.op == Op::InMany) encode_in_many(out, rid, b.space, b.tmpl, b.max, b.lease, left);
+    else encode_in(out, rid, b.op, b.space, b.tmpl, left, b.lease);
   }
   struct Pending {
     boost::fibers::promise<Reply> reply;
@@ -253,9 +259,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     Millis now = detail::steady_now_ms();
     for (auto& [rid, p] : pending) {
       if (p.sent) continue;
-      if (p.blocking)
-        encode_in(p.frame, rid, p.blocking->op, p.blocking->space, p.blocking->tmpl,
-                  std::max<Millis>(0, p.blocking->timeout - (now - p.since)), p.blocking->lease);
+      if (p.blocking) reencode(p.frame, rid, *p.blocking, std::max<Millis>(0, p.blocking->timeout - (now - p.since)));
       send(p.frame);
       p.sent = true;
       if (p.retry != Retry::Resend) std::string().swap(p.frame);
@@ -591,20 +595,21 @@ std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, 
   return std::move(r.tuples.at(0));
 }
 
-std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& t, std::size_t max) {
+std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& t, std::size_t max,
+                                        Millis timeout) {
   std::uint64_t rid = impl_->begin();
-  encode_in_many(impl_->frame, rid, space, t, max);
-  return impl_->call(rid, Impl::Retry::Fail).tuples;
+  encode_in_many(impl_->frame, rid, space, t, max, 0, timeout);
+  return impl_->call(rid, Impl::Retry::Fail, timeout, Impl::blocking(Op::InMany, space, t, timeout, 0, max)).tuples;
 }
 
 std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                                Millis lease) {
+                                                Millis lease, Millis timeout) {
   if (lease <= 0)
     throw TupleSpaceError(std::string(errc::kBadRequest),
                           "bad_request: in_many_leased: lease must be > 0 ms");
   std::uint64_t rid = impl_->begin();
-  encode_in_many(impl_->frame, rid, space, t, max, lease);
-  Reply r = impl_->call(rid, Impl::Retry::Resend);
+  encode_in_many(impl_->frame, rid, space, t, max, lease, timeout);
+  Reply r = impl_->call(rid, Impl::Retry::Resend, timeout, Impl::blocking(Op::InMany, space, t, timeout, lease, max));
   if (r.leases.size() != r.tuples.size())
     throw TupleSpaceError("bad_reply", "bad_reply: in_many under a lease answered without lease ids");
   std::vector<Leased> taken;

@@ -164,6 +164,36 @@ TEST_CASE("FiberClient: a blocked in() blocks only its own fiber") {
   CHECK(log == std::vector<std::string>{"work done", "gate passed"});
 }
 
+TEST_CASE("FiberClient: in_many_wait blocks only its own fiber, and takes what piled up at once") {
+  ts::FiberClient client(fresh_server().endpoint());
+  ts::FiberSpace s = client.space("collect");
+  std::vector<std::size_t> batches;
+  Fibers f;
+  f.spawn([&] {
+    std::size_t got = 0;
+    while (got < 6) {
+      auto rs = s.in_many_wait(10, "r", formal<std::int64_t>);
+      batches.push_back(rs.size());
+      got += rs.size();
+    }
+  });
+  f.spawn([&] {
+    s.out("r", std::int64_t{0});  // answers the collector's waiting request alone
+    boost::this_fiber::sleep_for(30ms);
+    for (std::int64_t i = 1; i < 6; ++i) s.out("r", i);  // taken by its next one, or few
+  });
+  f.join();
+  CHECK(f.errors().empty());
+  REQUIRE_FALSE(batches.empty());
+  CHECK(batches.front() == 1);
+  CHECK(std::accumulate(batches.begin(), batches.end(), std::size_t{0}) == 6);
+  auto t0 = Clock::now();
+  CHECK(s.in_many_for(80ms, 10, "r", formal<std::int64_t>).empty());
+  CHECK(ms_since(t0) >= 70);
+  auto leased = client.in_many_leased("collect", ts::detail::template_of("r", formal<std::int64_t>), 5, 10'000, 50);
+  CHECK(leased.empty());
+}
+
 TEST_CASE("FiberClient: many fibers interleaving requests each get their own replies") {
   ts::FiberClient client(fresh_server().endpoint());
   ts::FiberSpace s = client.space("mix");

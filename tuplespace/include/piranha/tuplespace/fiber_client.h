@@ -28,7 +28,7 @@
 // server did not answer), watches re-established under the same WatchId. The
 // dispatcher does this for every waiting fiber at once; a fiber in
 // next_event() gets "unreachable" when no server answers within
-// request_timeout of the loss. An in/rd with timeout > 0 is re-issued with
+// request_timeout of the loss. An in/rd/in_many with timeout > 0 is re-issued with
 // what is left of its timeout. Two of ClientOptions are Client's alone and
 // ignored here: interrupt_fd (no call of a FiberClient ends early for an
 // fd; a call ends with its answer or its deadline) and safe_takes (a take
@@ -116,11 +116,13 @@ class FiberClient {
   std::optional<Leased> in(std::string_view space, const Template& t, Millis timeout = kForever,
                            Millis lease = 0);
   std::optional<Tuple> rd(std::string_view space, const Template& t, Millis timeout = kForever);
-  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max);
-  // As Client::in_many_leased: up to `max` tuples now, each under its own
-  // lease of `lease` ms (> 0).
+  // As Client::in_many: up to `max` tuples now; with a timeout != 0, when
+  // none matches, the first one written within it (empty when none came).
+  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max, Millis timeout = 0);
+  // As Client::in_many_leased: the same, each under its own lease of
+  // `lease` ms (> 0).
   std::vector<Leased> in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                     Millis lease);
+                                     Millis lease, Millis timeout = 0);
   // As Client::rd_many: copies of up to `max` matching tuples now, oldest first.
   std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
   // Throw TupleSpaceError("unknown_lease") when the lease already ended.
