@@ -21,8 +21,6 @@ void insert_by_id(std::vector<sys::JobLaunch>& live, const sys::JobLaunch& l) {
 constexpr double kFeederSilence = 30;
 // Between attempts to reach a server that did not answer.
 constexpr auto kRetry = std::chrono::seconds(1);
-// How long a live job whose record is absent stays live (sysspace.h).
-constexpr auto kAbsentGrace = std::chrono::duration<double>(sys::kAbsentJobGrace);
 
 // ("jobwork", any job, node, ...): the tasks each job completed here.
 ts::Template jobwork_here_template(const std::string& node) {
@@ -343,14 +341,13 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
   // A job record is absent for a moment while someone rewrites it (the
   // feeder marking it running, a cancel): a job live at the last read whose
   // record is nowhere now is still live, or the agent would retreat its
-  // piranhas and start them again; but not for longer than kAbsentGrace
+  // piranhas and start them again; but not for longer than its grace
   // (longer than a rewrite's lease), nor once its launch record is gone too.
   // The same for a job just written (an event before this read) and absent
   // now: its record may be in the middle of its first rewrite.
   std::set<std::int64_t> candidates = written;
   std::set<std::int64_t> ended;  // written again since the listing, no longer live
   for (const auto& [id, launch] : launches_) candidates.insert(id);
-  std::map<std::int64_t, Clock::time_point> absent;
   for (std::int64_t id : candidates) {
     if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
     if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
@@ -359,16 +356,14 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
       else ended.insert(id);
       continue;
     }
-    auto since = absent_since_.find(id);
-    absent[id] = since != absent_since_.end() ? since->second : steady;
-    if (steady - absent[id] < kAbsentGrace && c.rd(sys::kSpace, sys::launch_template(id), 0)) {
+    const auto left = absent_jobs_.absent(id, steady);
+    if (left.count() > 0 && c.rd(sys::kSpace, sys::launch_template(id), 0)) {
       live.push_back(sys::JobRecord{id, "", "", 0, sys::JobState::Queued});
       // Read again when its grace ends, should nothing else prompt a read.
-      const std::chrono::duration<double> left = kAbsentGrace - (steady - absent[id]);
       next_change = std::min(next_change, now + left.count());
     }
   }
-  absent_since_ = std::move(absent);
+  absent_jobs_.end_read();
   std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   for (const auto& j : live) {
     // A running job whose feeder has been silent this long is dead (killed

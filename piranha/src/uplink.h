@@ -49,6 +49,7 @@
 #include <thread>
 #include <vector>
 
+#include "piranha/absent_jobs.h"
 #include "piranha/agent.h"
 #include "piranha/sysspace.h"
 
@@ -182,8 +183,8 @@ class Uplink {
   // Live jobs whose record was absent at a read, since when: a record being
   // rewritten is back within a moment; one gone for good (a server restarted
   // without its data, a cancel killed between its take and its write) is let
-  // go after kAbsentGrace (uplink.cc).
-  std::map<std::int64_t, Clock::time_point> absent_since_;
+  // go after sys::kAbsentJobGrace (absent_jobs.h).
+  AbsentJobs absent_jobs_;
   // Live jobs whose record a watch event showed written since the last read
   // (under mu_): a read that finds one absent, as when the feeder rewrites a
   // new job's record to mark it running, treats it as above instead of

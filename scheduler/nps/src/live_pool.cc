@@ -12,7 +12,8 @@ constexpr std::size_t kForgetPerFlush = 1000;
 
 }  // namespace
 
-LivePool::LivePool(LivePoolOptions options) : options_(options) {
+LivePool::LivePool(LivePoolOptions options)
+    : options_(options), absent_jobs_(AbsentJobs::Seconds(options.absent_grace)) {
   snapshot_at_ = sys::wall_now();
   origin_ = std::floor(snapshot_at_ / options_.history_step) * options_.history_step;
 }
@@ -108,7 +109,6 @@ bool LivePool::is_news(ts::WatchId watch, const ts::Tuple& t) const {
 
 void LivePool::keep_absent_jobs(ts::Client& c, std::vector<sys::JobRecord>& listed) {
   const auto now = std::chrono::steady_clock::now();
-  std::map<JobId, std::chrono::steady_clock::time_point> absent;
   for (const auto& [id, record] : live_records_) {
     if (std::any_of(listed.begin(), listed.end(), [&](const auto& j) { return j.id == id; })) continue;
     if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
@@ -116,13 +116,10 @@ void LivePool::keep_absent_jobs(ts::Client& c, std::vector<sys::JobRecord>& list
       if (auto j = sys::JobRecord::from_tuple(*t)) listed.push_back(*j);
       continue;
     }
-    auto since = absent_since_.find(id);
-    absent[id] = since != absent_since_.end() ? since->second : now;
-    if (std::chrono::duration<double>(now - absent[id]).count() < options_.absent_grace &&
-        c.rd(sys::kSpace, sys::launch_template(id), 0))
+    if (absent_jobs_.absent(id, now).count() > 0 && c.rd(sys::kSpace, sys::launch_template(id), 0))
       listed.push_back(record);
   }
-  absent_since_ = std::move(absent);
+  absent_jobs_.end_read();
 }
 
 void LivePool::refresh(ts::Client& c) {

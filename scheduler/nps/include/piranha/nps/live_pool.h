@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "piranha/absent_jobs.h"
 #include "piranha/nps/pool.h"
 #include "piranha/sysspace.h"
 
@@ -127,7 +128,7 @@ class LivePool : public Pool {
   // Shell side: the live jobs' records at the last refresh(), and since
   // when a job's record has been absent.
   std::map<JobId, sys::JobRecord> live_records_;
-  std::map<JobId, std::chrono::steady_clock::time_point> absent_since_;
+  AbsentJobs absent_jobs_;
   std::map<JobId, std::int64_t> first_queue_length_;
   std::set<JobId> launchable_;
   ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0;
