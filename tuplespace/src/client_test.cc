@@ -167,6 +167,7 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
   Space out = writer.space("results");
   Space in = master.space("results");
   for (int i = 0; i < 3; ++i) out.out("r", i);
+  writer.flush();  // outs are posted: all three stored before the master asks
   auto now = in.in_many_wait(10, "r", formal<std::int64_t>);
   REQUIRE(now.size() == 3);
   CHECK(now[2] == Tuple::of("r", 2));
