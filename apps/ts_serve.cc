@@ -23,8 +23,8 @@ ts::Server* g_server = nullptr;
 // I/O thread) and every reply it sends (on its own), and frees each on the
 // other thread once it is done. With glibc's defaults each free hands the
 // top of its heap back to the kernel (above 128 KB) and the next request's
-// buffer faults its pages in again: with cmatrix's 80-KB tasks, 24 page
-// faults per task and a fifth of the server's CPU (docs/performance.md,
+// buffer faults its pages in again: with cmatrix's 80-KB tasks, some 20 page
+// faults per task and a sixth of the server's CPU (docs/performance.md,
 // 2026-11-27). Kept instead, up to 64 MB per heap (so the server's resident
 // size may stay that much above what it holds); buffers up to 4 MB come from
 // the heaps (beyond, mmap as before).
