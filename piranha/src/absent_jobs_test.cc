@@ -43,6 +43,25 @@ TEST_CASE("AbsentJobs: reports within one read do not move a job's start") {
   CHECK(jobs.absent(3, t0 + 3s).count() <= 0);
 }
 
+TEST_CASE("AbsentJobs: a read abandoned part-way changes nothing") {
+  AbsentJobs jobs(AbsentJobs::Seconds(15));
+  jobs.begin_read();
+  jobs.absent(4, t0);
+  jobs.end_read();
+  // The job is found at 5 s; a read at 6 s misses it, then fails before its end.
+  jobs.begin_read();
+  jobs.end_read();
+  jobs.begin_read();
+  jobs.absent(4, t0 + 6s);
+  // The read at 20 s finds it; the one at 21 s misses it: its grace starts then,
+  // not at the abandoned read's 6 s.
+  jobs.begin_read();
+  jobs.end_read();
+  jobs.begin_read();
+  CHECK(jobs.absent(4, t0 + 21s).count() == doctest::Approx(15));
+  jobs.end_read();
+}
+
 TEST_CASE("AbsentJobs: no grace keeps no job") {
   AbsentJobs jobs(AbsentJobs::Seconds(0));
   CHECK(jobs.absent(9, t0).count() <= 0);

@@ -348,6 +348,7 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
   std::set<std::int64_t> candidates = written;
   std::set<std::int64_t> ended;  // written again since the listing, no longer live
   for (const auto& [id, launch] : launches_) candidates.insert(id);
+  absent_jobs_.begin_read();
   for (std::int64_t id : candidates) {
     if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
     if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {

@@ -9,9 +9,11 @@
 // launch record is there; the caller reads that record, and only when this
 // says the grace has time left.
 //
-// Use, once per read of the system space: absent(id, now) for each known job
-// the read did not find, then end_read(). Time is the caller's (a steady
-// clock), so the rule is tested without one.
+// Use, once per read of the system space: begin_read(), absent(id, now) for
+// each known job the read did not find, then end_read(). A read abandoned
+// part-way (the server went away) changes nothing: the next begin_read()
+// drops what it had reported. Time is the caller's (a steady clock), so the
+// rule is tested without one.
 //
 // Not thread-safe: one reader owns it.
 #pragma once
@@ -30,6 +32,9 @@ class AbsentJobs {
   using Seconds = std::chrono::duration<double>;
 
   explicit AbsentJobs(Seconds grace = Seconds(sys::kAbsentJobGrace)) : grace_(grace) {}
+
+  // Starts a read, dropping what an abandoned one reported.
+  void begin_read() { missed_.clear(); }
 
   // Job `id` has no record at the read made at `now`. Returns what is left of
   // its grace from `now`: above zero it is still live (if its launch record

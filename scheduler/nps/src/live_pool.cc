@@ -109,6 +109,7 @@ bool LivePool::is_news(ts::WatchId watch, const ts::Tuple& t) const {
 
 void LivePool::keep_absent_jobs(ts::Client& c, std::vector<sys::JobRecord>& listed) {
   const auto now = std::chrono::steady_clock::now();
+  absent_jobs_.begin_read();
   for (const auto& [id, record] : live_records_) {
     if (std::any_of(listed.begin(), listed.end(), [&](const auto& j) { return j.id == id; })) continue;
     if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
