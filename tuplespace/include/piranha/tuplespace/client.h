@@ -31,8 +31,8 @@
 //
 // Faults. No call waits for ever on a server that is gone or frozen:
 //  - Every request has a deadline: options.request_timeout (30 s) after it
-//    was sent, plus its own timeout for an in/rd with timeout > 0. A blocking
-//    in/rd (kForever) has no deadline while its connection is alive.
+//    was sent, plus its own timeout for an in/rd/in_many with timeout > 0. A
+//    blocking one (kForever) has no deadline while its connection is alive.
 //  - A lost connection (the server closed it, died, or missed heartbeats for
 //    heartbeat_timeout_ms: a SIGSTOPped server or a network cut) is noticed
 //    through a ZeroMQ socket monitor. The client then opens a new connection,
@@ -46,8 +46,8 @@
 //    stats, watch, and in/in_many_leased under a lease (a tuple the lost
 //    request may have taken is held under the old session's lease, so it
 //    returns to its space when that session ends). A blocked rd or leased in
-//    therefore survives a server restart; an in/rd with a timeout > 0 is
-//    re-issued with what is left of it.
+//    therefore survives a server restart; an in/rd/in_many with a timeout > 0
+//    is re-issued with what is left of it.
 //  - Every other request in flight (out, out_many, in and in_many without a
 //    lease, ack, renew, complete, remove) may or may not have been carried
 //    out: the call throws "unknown_outcome", and so, for posted outs, does
@@ -79,7 +79,8 @@
 // in between), the tuple went back to its space and is taken again. So
 // every tuple is returned exactly once however the connection fails, at the
 // cost of one more round trip per take (in_many: one per batch of up to
-// 4096, all its leases completed at once with one marker). The marker space is removed every 1024 takes and when the
+// 4096, all its leases completed at once with one marker; an in_many that
+// waits does so for its first batch only). The marker space is removed every 1024 takes and when the
 // client is destroyed; a client killed outright leaves it behind (at most
 // 1024 small tuples). Should the server stay unreachable past the deadline
 // while a take is unsettled, the call throws "unreachable" and the tuple's

@@ -61,7 +61,7 @@ struct Request {
   std::string space;
   std::vector<TupleImage> tuples;  // Out (one), OutMany, Ack when `completes`
   TemplateImage tmpl;              // In, Rd, InMany, RdMany, Watch
-  Millis timeout = kForever;       // In, Rd, InMany: -1 waits forever, 0 never waits (InMany's default)
+  Millis timeout = kForever;       // In, Rd, InMany: -1 waits forever, 0 never waits (decoded as 0 when InMany sends none)
   Millis lease = 0;                // In, InMany: > 0 takes under leases; Renew: new length
   std::uint64_t max = 0;           // InMany, RdMany
   std::uint64_t handle = 0;        // Ack/Renew: lease id (Ack: the first); Unwatch: watch id

@@ -107,7 +107,7 @@ struct WaitSpec {
   bool take = true;           // in (true) or rd (false)
   Millis timeout = kForever;  // 0: do not park; kForever: no deadline
   Millis lease = 0;           // > 0: take under a lease of this length
-  bool many = false;          // an in_many that waits: answered as a list (Delivery::form)
+  bool many = false;          // an in_many that waits (take must be true): answered as a list (Delivery::form)
 };
 
 // What a Store tells a durable log. A tuple is named by its write sequence
