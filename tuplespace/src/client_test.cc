@@ -159,6 +159,19 @@ TEST_CASE("take_many takes several tasks, each under its own lease") {
                        doctest::Contains("lease must be > 0"), TupleSpaceError);
 }
 
+namespace {
+
+// Waits until `space` on the server holds `n` parked requests, as `c` sees
+// it (another client than the one that parked them): true within 20 s.
+bool parked_in(Client& c, std::string_view space, std::uint64_t n) {
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20); std::chrono::steady_clock::now() < end;
+       std::this_thread::sleep_for(std::chrono::milliseconds(1)))
+    if (auto st = c.stats(space); st && st->waiters == n) return true;
+  return false;
+}
+
+}  // namespace
+
 TEST_CASE("in_many_wait takes what is there at once, or else waits for the first tuple written") {
   using namespace std::chrono_literals;
   EmbeddedServer server;
@@ -173,9 +186,11 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
   CHECK(now[2] == Tuple::of("r", 2));
 
   // Nothing there: it waits, and is answered by the first tuple written,
-  // alone; what follows stays for the next request.
-  auto waiting = std::async(std::launch::async, [&] { return in.in_many_wait(10, "r", formal<std::int64_t>); });
-  CHECK(waiting.wait_for(100ms) == std::future_status::timeout);
+  // alone; what follows stays for the next request. (20 s rather than for
+  // ever in the other threads, so that a failure ends the test.)
+  auto waiting = std::async(std::launch::async, [&] { return in.in_many_for(20s, 10, "r", formal<std::int64_t>); });
+  REQUIRE(parked_in(writer, "results", 1));
+  CHECK(waiting.wait_for(0s) == std::future_status::timeout);
   out.out_many({Tuple::of("r", 7), Tuple::of("r", 8)});
   REQUIRE(waiting.wait_for(20s) == std::future_status::ready);
   auto first = waiting.get();
@@ -192,9 +207,9 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
   // Under leases: the tuple comes with its own lease.
   auto leased = std::async(std::launch::async, [&] {
     return master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>),
-                                 5, 30'000, kForever);
+                                 5, 30'000, 20'000);
   });
-  CHECK(leased.wait_for(100ms) == std::future_status::timeout);
+  REQUIRE(parked_in(writer, "results", 1));
   out.out("r", 9);
   REQUIRE(leased.wait_for(20s) == std::future_status::ready);
   auto held = leased.get();
@@ -208,8 +223,8 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
             .empty());
 
   // The space removed under a waiting in_many ends it, as it ends an in.
-  auto removed = std::async(std::launch::async, [&] { return in.in_many_wait(10, "r", formal<std::int64_t>); });
-  CHECK(removed.wait_for(100ms) == std::future_status::timeout);
+  auto removed = std::async(std::launch::async, [&] { return in.in_many_for(20s, 10, "r", formal<std::int64_t>); });
+  REQUIRE(parked_in(writer, "results", 1));
   writer.remove("results");
   REQUIRE(removed.wait_for(20s) == std::future_status::ready);
   CHECK_THROWS_WITH_AS(removed.get(), doctest::Contains("space_removed"), TupleSpaceError);
@@ -223,8 +238,8 @@ TEST_CASE("with safe takes, in_many_wait waits, then takes each tuple exactly on
   o.safe_takes = true;
   Client master(server.endpoint(), o);
   Space in = master.space("results");
-  auto waiting = std::async(std::launch::async, [&] { return in.in_many_wait(100, "r", formal<std::int64_t>); });
-  CHECK(waiting.wait_for(100ms) == std::future_status::timeout);
+  auto waiting = std::async(std::launch::async, [&] { return in.in_many_for(20s, 100, "r", formal<std::int64_t>); });
+  REQUIRE(parked_in(writer, "results", 1));
   writer.space("results").out("r", 1);
   REQUIRE(waiting.wait_for(20s) == std::future_status::ready);
   CHECK(waiting.get() == std::vector<Tuple>{Tuple::of("r", 1)});
