@@ -292,11 +292,18 @@ TEST_CASE("FiberClient: blocked fibers survive a server restart as a Client's ca
   boost::fibers::fiber watcher([&] {
     while (!event || event->tuple != ts::Tuple::of("task", 7)) event = c.next_event(20000);
   });
+  // A waiting in_many under leases is re-issued with what is left of its
+  // wait; one without leases has an unknown outcome, as the plain in.
+  const ts::Template task_t({ts::Field::of(ts::Value(std::string("task"))), ts::Field::formal(ts::Type::Int)});
+  std::vector<ts::Leased> collected;
+  std::string many_code;
+  boost::fibers::fiber collector([&] { collected = c.in_many_leased("jobs", task_t, 5, 60'000, 30'000); });
+  boost::fibers::fiber plain_many([&] { many_code = code_of([&] { c.in_many("jobs", task_t, 5, 30'000); }); });
   boost::fibers::fiber driver([&] {
     ts::Client probe(endpoint);
     REQUIRE(wait_until([&] {
       boost::this_fiber::yield();
-      return stats_of(probe, "jobs").waiters == 3;
+      return stats_of(probe, "jobs").waiters == 5;
     }));
   });
   driver.join();
@@ -309,7 +316,7 @@ TEST_CASE("FiberClient: blocked fibers survive a server restart as a Client's ca
     bool ready = wait_until([&] {
       boost::this_fiber::sleep_for(2ms);
       auto s = stats_of(w, "jobs");
-      return s.waiters == 2 && s.watches == 1;
+      return s.waiters == 3 && s.watches == 1;
     });
     reissued = ms_since(restarted_at);
     CHECK(ready);
@@ -322,10 +329,17 @@ TEST_CASE("FiberClient: blocked fibers survive a server restart as a Client's ca
   taker.join();
   plain.join();
   watcher.join();
+  collector.join();
+  plain_many.join();
   MESSAGE("FiberClient, SIGKILL and restart: blocked fibers re-issued within ", reissued,
           " ms of the new server answering");
   CHECK(plain_code == "unknown_outcome");
+  CHECK(many_code == "unknown_outcome");
   CHECK(stats_code.empty());
+  // Parked again after the rd and the take: 7 went to them, 8 to it.
+  REQUIRE(collected.size() == 1);
+  CHECK(collected[0].tuple == ts::Tuple::of("task", 8));
+  CHECK(collected[0].lease != 0);
   REQUIRE(read.has_value());
   CHECK(*read == ts::Tuple::of("task", 7));
   REQUIRE(took.has_value());
