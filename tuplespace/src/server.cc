@@ -477,15 +477,11 @@ struct Server::Impl {
         break;
       }
       case Op::InMany: {
-        auto taken = store.take_many(r.space, r.tmpl, r.max, session.id, r.lease, now);
+        WaitSpec spec{session.id, r.id, true, r.timeout, r.lease};
+        auto taken = store.take_many(r.space, r.tmpl, r.max, spec, now);
         if (taken.empty() && r.timeout != 0) {
-          // Nothing yet: parked, answered by the first matching tuple written.
-          WaitSpec spec{session.id, r.id, true, r.timeout, r.lease, true};
-          if (auto t = store.in(r.space, r.tmpl, spec, now)) taken.push_back(std::move(*t));
-          else {
-            parked = true;
-            break;
-          }
+          parked = true;  // answered by a delivery
+          break;
         }
         if (r.lease > 0) {
           encode_ok_leased_tuples(reply, r.id, taken);

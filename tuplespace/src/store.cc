@@ -315,8 +315,11 @@ std::optional<Taken> Store::in(std::string_view space, const TemplateImage& tmpl
     unlink(s, b, r);
     return hand_out(s, r, spec, now);
   }
-  if (spec.timeout == 0) return std::nullopt;
+  if (spec.timeout != 0) park(s, tmpl, spec, now);
+  return std::nullopt;
+}
 
+void Store::park(SpaceState& s, const TemplateImage& tmpl, const WaitSpec& spec, Millis now) {
   auto* w = new Waiter();
   w->id = next_waiter_++;
   w->space = &s;
@@ -331,7 +334,18 @@ std::optional<Taken> Store::in(std::string_view space, const TemplateImage& tmpl
   }
   waiters_.emplace(w->id, w);
   ++s.waiters;
-  return std::nullopt;
+}
+
+std::vector<Taken> Store::take_many(std::string_view space, const TemplateImage& tmpl, std::size_t max,
+                                    const WaitSpec& spec, Millis now) {
+  std::vector<Taken> taken = take_many(space, tmpl, max, spec.client, spec.lease, now);
+  if (taken.empty() && spec.timeout != 0) {
+    WaitSpec many = spec;
+    many.take = true;
+    many.many = true;
+    park(space_for(space), tmpl, many, now);
+  }
+  return taken;
 }
 
 std::vector<std::string> Store::in_many(std::string_view space, const TemplateImage& tmpl,

@@ -278,17 +278,16 @@ TEST_CASE("removing a space answers its parked waiters") {
   CHECK(d[0].kind == Delivery::Kind::SpaceRemoved);
 }
 
-TEST_CASE("a waiting in_many's deliveries say which form of answer it wants") {
+TEST_CASE("a waiting in_many parks when nothing matches, and its deliveries say which form of answer it wants") {
   Store st;
   WaitSpec plain = blocking(1, 1);
-  plain.many = true;
   WaitSpec leased = blocking(2, 2, true, 50);
-  leased.many = true;
   leased.lease = 1000;
   WaitSpec one = blocking(3, 3, true, 50);
-  CHECK_FALSE(st.in("s", tmpl("r", Type::Int), plain, 0));
-  CHECK_FALSE(st.in("s", tmpl("r", Type::Int), leased, 0));
+  CHECK(st.take_many("s", tmpl("r", Type::Int), 10, plain, 0).empty());
+  CHECK(st.take_many("s", tmpl("r", Type::Int), 10, leased, 0).empty());
   CHECK_FALSE(st.in("s", tmpl("r", Type::Int), one, 0));
+  CHECK(st.stats("s")->waiters == 3);
   // Served in arrival order, one tuple each, as parked ins are.
   st.out("s", tup("r", 1), 10);
   st.out("s", tup("r", 2), 10);
@@ -304,8 +303,7 @@ TEST_CASE("a waiting in_many's deliveries say which form of answer it wants") {
   CHECK(st.held(d[1].lease, 2));
   // The plain in times out as an in; a waiting in_many's timeout is marked too.
   WaitSpec late = blocking(4, 4, true, 20);
-  late.many = true;
-  CHECK_FALSE(st.in("s", tmpl("r", Type::Int), late, 40));
+  CHECK(st.take_many("s", tmpl("r", Type::Int), 10, late, 40).empty());
   st.advance(60);
   d = drain(st);
   REQUIRE(d.size() == 2);
@@ -315,6 +313,15 @@ TEST_CASE("a waiting in_many's deliveries say which form of answer it wants") {
   CHECK(d[1].kind == Delivery::Kind::Timeout);
   CHECK(d[1].client == 4);
   CHECK(d[1].form == Delivery::Form::List);
+  // With tuples there it takes them at once, up to max, and parks nothing.
+  st.out("s", tup("r", 5), 70);
+  st.out("s", tup("r", 6), 70);
+  st.out("s", tup("r", 7), 70);
+  auto now = st.take_many("s", tmpl("r", Type::Int), 2, blocking(5, 5), 70);
+  REQUIRE(now.size() == 2);
+  CHECK(decode_tuple(now[0].tuple) == Tuple::of("r", 5));
+  CHECK(st.stats("s")->waiters == 0);
+  CHECK(drain(st).empty());
 }
 
 TEST_CASE("unrelated tuples do not slow in: the bucket touched is the same size") {

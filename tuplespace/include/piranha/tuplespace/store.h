@@ -107,7 +107,7 @@ struct WaitSpec {
   bool take = true;           // in (true) or rd (false)
   Millis timeout = kForever;  // 0: do not park; kForever: no deadline
   Millis lease = 0;           // > 0: take under a lease of this length
-  bool many = false;          // an in_many that waits (take must be true): answered as a list (Delivery::form)
+  bool many = false;          // an in_many that waits (set by take_many): answered as a list (Delivery::form)
 };
 
 // What a Store tells a durable log. A tuple is named by its write sequence
@@ -144,11 +144,18 @@ class Store {
   // Tries to satisfy an in/rd now. On a match, returns the tuple (taken, or
   // copied for rd; taken under a lease when spec.lease > 0). Otherwise parks
   // a waiter unless spec.timeout == 0, and returns nullopt; a parked waiter
-  // is later answered through a Delivery. A waiting in_many is parked here
-  // too (spec.many): it is answered by the first matching tuple written, as
-  // an in would be; the server sends that as a list of one.
+  // is later answered through a Delivery.
   std::optional<Taken> in(std::string_view space, const TemplateImage& tmpl, const WaitSpec& spec,
                           Millis now);
+
+  // An in_many that may wait: takes up to `max` matching tuples now, as
+  // take_many() below does for spec.client under spec.lease. When none
+  // matches and spec.timeout != 0, parks a waiter as in() does (creating the
+  // space) and returns nothing: it is answered by the first matching tuple
+  // written, alone, through a Delivery of form List or LeasedList, or by its
+  // timeout (an empty list) or the space's removal.
+  std::vector<Taken> take_many(std::string_view space, const TemplateImage& tmpl, std::size_t max,
+                               const WaitSpec& spec, Millis now);
 
   // Takes up to `max` matching tuples, oldest first, without blocking. Does
   // not create the space.
@@ -267,6 +274,8 @@ class Store {
   Taken hand_out(SpaceState& s, Record* r, const WaitSpec& spec, Millis now);
   void return_to_space(Lease&& lease, Millis now);
   void remove_waiter(std::uint64_t id);
+  // Parks a waiter for `spec` (timeout != 0) on `s`.
+  void park(SpaceState& s, const TemplateImage& tmpl, const WaitSpec& spec, Millis now);
 
   std::unordered_map<std::string, std::unique_ptr<SpaceState>> spaces_;
   std::unordered_map<std::uint64_t, Waiter*> waiters_;  // by waiter id
