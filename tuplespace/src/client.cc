@@ -352,14 +352,9 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
     Millis lost_at = now_ms();
     ensure_session(deadline < 0 ? lost_at + options_.request_timeout.count() : deadline);
     if (retry == Retry::Done) return Reply{};
-    if (blocking && blocking->timeout > 0) {
-      // What is left of its wait.
-      Millis left = std::max<Millis>(0, blocking->timeout - (now_ms() - start));
-      if (blocking->op == Op::InMany)
-        encode_in_many(frame_, rid, blocking->space, *blocking->tmpl, blocking->max, blocking->lease, left);
-      else
-        encode_in(frame_, rid, blocking->op, blocking->space, *blocking->tmpl, left, blocking->lease);
-    }
+    if (blocking && blocking->timeout > 0)
+      encode_waiting(frame_, rid, blocking->op, blocking->space, *blocking->tmpl,
+                     std::max<Millis>(0, blocking->timeout - (now_ms() - start)), blocking->lease, blocking->max);
     send_frame();
   }
   if (r.status == Reply::Status::Error) throw TupleSpaceError(r.code, r.code + ": " + r.message);

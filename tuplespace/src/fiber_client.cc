@@ -67,11 +67,6 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     if (timeout <= 0) return std::nullopt;
     return Blocking{op, std::string(space), t, timeout, lease, max};
   }
-  // Re-encodes a blocking request into `out` with what is left of its wait.
-  static void reencode(std::string& out, std::uint64_t rid, const Blocking& b, Millis left) {
-    if (b.op == Op::InMany) encode_in_many(out, rid, b.space, b.tmpl, b.max, b.lease, left);
-    else encode_in(out, rid, b.op, b.space, b.tmpl, left, b.lease);
-  }
   struct Pending {
     boost::fibers::promise<Reply> reply;
     bool may_park = false;
@@ -259,7 +254,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     Millis now = detail::steady_now_ms();
     for (auto& [rid, p] : pending) {
       if (p.sent) continue;
-      if (p.blocking) reencode(p.frame, rid, *p.blocking, std::max<Millis>(0, p.blocking->timeout - (now - p.since)));
+      if (p.blocking)
+        encode_waiting(p.frame, rid, p.blocking->op, p.blocking->space, p.blocking->tmpl,
+                       std::max<Millis>(0, p.blocking->timeout - (now - p.since)), p.blocking->lease, p.blocking->max);
       send(p.frame);
       p.sent = true;
       if (p.retry != Retry::Resend) std::string().swap(p.frame);

@@ -487,6 +487,12 @@ void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space,
   if (timeout != 0) detail::append_int(out, timeout);
 }
 
+void encode_waiting(std::string& out, std::uint64_t rid, Op op, std::string_view space, const Template& t,
+                    Millis timeout, Millis lease, std::uint64_t max) {
+  if (op == Op::InMany) encode_in_many(out, rid, space, t, max, lease, timeout);
+  else encode_in(out, rid, op, space, t, timeout, lease);
+}
+
 void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
                     std::uint64_t max) {
   begin_request(out, rid, "rd_many", 3);

@@ -117,6 +117,11 @@ void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space,
                     std::uint64_t max, Millis lease = 0, Millis timeout = 0);
 void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
                     std::uint64_t max);
+// A request that may wait, as encode_in (op In or Rd) or encode_in_many (op
+// InMany, `max`) would encode it: what a client re-issues after a lost
+// connection with what is left of its timeout.
+void encode_waiting(std::string& out, std::uint64_t rid, Op op, std::string_view space, const Template& t,
+                    Millis timeout, Millis lease, std::uint64_t max);
 void encode_ack(std::string& out, std::uint64_t rid, LeaseId lease);
 // The completing ack: ends `lease` and writes `ts` to `space` in one step.
 // The completing ack of many leases at once: [lease_id, ...], space, tuples.
