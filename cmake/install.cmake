@@ -33,7 +33,7 @@ install(TARGETS piranha RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ru
 set(PIRANHA_EXAMPLES_DIR ${CMAKE_INSTALL_LIBEXECDIR}/piranha/examples)
 install(TARGETS cmatrix mandelbrot spin hello_job trellis_cluster
         RUNTIME DESTINATION ${PIRANHA_EXAMPLES_DIR} COMPONENT runtime)
-# The live page's HTTP server, loaded by `piranha nps run --http` (scheduler/nps).
+# The live page's HTTP server, loaded by `piranha nps run --http` (nps).
 install(TARGETS piranha_nps_page_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/piranha COMPONENT runtime)
 install(FILES ${CMAKE_SOURCE_DIR}/examples/trellis/cluster.yaml
         DESTINATION ${PIRANHA_EXAMPLES_DIR} COMPONENT runtime)
@@ -41,7 +41,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/examples/trellis/cluster.yaml
 install(TARGETS ${piranha_library_targets} EXPORT PiranhaTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(dir tuplespace piranha trellis scheduler scheduler/nps)
+foreach(dir tuplespace piranha trellis scheduler nps)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           COMPONENT dev FILES_MATCHING PATTERN "*.h")
 endforeach()
