@@ -5,12 +5,12 @@
 #
 #   ./scripts/fuzz.sh [SECONDS] [libFuzzer flags...]
 #
-# It reads the committed corpus (tuplespace/fuzz/corpus) and freshly generated
+# It reads the committed corpus (tests/fuzz/corpus) and freshly generated
 # seeds, and never writes to the committed corpus: new inputs go to
 # build-fuzz/fuzz/new, crash reproducers to build-fuzz/fuzz/artifacts. To keep
 # the inputs that add coverage, merge them into the corpus and commit it:
 #
-#   build-fuzz/bin/request_fuzzer -merge=1 tuplespace/fuzz/corpus build-fuzz/fuzz/new
+#   build-fuzz/bin/request_fuzzer -merge=1 tests/fuzz/corpus build-fuzz/fuzz/new
 #
 # To replay one reproducer: build-fuzz/bin/request_fuzzer FILE
 set -euo pipefail
@@ -29,5 +29,5 @@ build-fuzz/bin/make_corpus "$work/seeds" >/dev/null
 # -timeout: an input that takes ten seconds is a hang worth reporting.
 exec build-fuzz/bin/request_fuzzer \
   -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
-  -dict=tuplespace/fuzz/request.dict -artifact_prefix="$work/artifacts/" \
-  "$@" "$work/new" tuplespace/fuzz/corpus "$work/seeds"
+  -dict=tests/fuzz/request.dict -artifact_prefix="$work/artifacts/" \
+  "$@" "$work/new" tests/fuzz/corpus "$work/seeds"

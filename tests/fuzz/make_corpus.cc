@@ -1,6 +1,6 @@
 // Writes the seed corpus for request_fuzzer into a directory:
 //
-//   build-fuzz/bin/make_corpus tuplespace/fuzz/corpus
+//   build-fuzz/bin/make_corpus tests/fuzz/corpus
 //
 // One file per frame, named after what it holds: "ok-*" frames are valid
 // requests built with the client encoders (plus the non-canonical encodings a
