@@ -1,5 +1,5 @@
 // piranha agent: the node agent, one per workstation.
-#include "piranha/agent.h"
+#include "piranha/agent/agent.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "commands.h"
-#include "piranha/agent_config.h"
-#include "piranha/sysspace.h"
+#include "piranha/agent/agent_config.h"
+#include "piranha/runtime/sysspace.h"
 #include "piranha/tuplespace/curve.h"
 #include "pool_command.h"
 #include "stop_signals.h"

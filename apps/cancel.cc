@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
 namespace piranha::apps {

@@ -20,9 +20,9 @@
 
 #include "commands.h"
 #include "pool_command.h"
-#include "piranha/child.h"
-#include "piranha/native_policy.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/child.h"
+#include "piranha/agent/native_policy.h"
+#include "piranha/runtime/sysspace.h"
 #include "piranha/tuplespace/embedded.h"
 
 namespace piranha::apps {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
 namespace piranha::apps {

@@ -10,7 +10,7 @@
 #include "piranha/nps/program.h"
 #include "piranha/nps/simulate.h"
 #include "piranha/scheduler/strategy.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 #include "sched_cli.h"
 #include "sim_run.h"

@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "piranha/nps/report.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
 namespace piranha::apps {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 #include "piranha/tuplespace/curve.h"
 
 namespace piranha::apps {

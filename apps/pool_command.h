@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "piranha/endpoint.h"
+#include "piranha/runtime/endpoint.h"
 #include "piranha/tuplespace/client.h"
 
 namespace piranha::apps {

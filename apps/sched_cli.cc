@@ -13,7 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "piranha/avail_trace.h"
+#include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/job.h"
 #include "piranha/scheduler/predictor.h"
 #include "piranha/scheduler/strategy.h"

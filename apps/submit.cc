@@ -19,8 +19,8 @@
 #include <iostream>
 
 #include "commands.h"
-#include "piranha/child.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/child.h"
+#include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
 extern char** environ;

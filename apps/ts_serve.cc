@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "commands.h"
-#include "piranha/auth_config.h"
-#include "piranha/pool_access.h"
+#include "piranha/access/auth_config.h"
+#include "piranha/access/pool_access.h"
 #include "piranha/tuplespace/curve.h"
 #include "piranha/tuplespace/server.h"
 #include "pool_command.h"

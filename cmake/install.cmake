@@ -15,7 +15,7 @@ include(CMakePackageConfigHelpers)
 # linked: in the tree it may be libzmq.a, CMakeLists.txt; out of it, cppzmq's
 # libzmq.so).
 set(piranha_exported
-  piranha_zeromq:zeromq piranha_tuplespace:tuplespace piranha_trace:trace piranha_endpoint:endpoint
+  piranha_zeromq:zeromq piranha_base:base piranha_tuplespace:tuplespace piranha_trace:trace piranha_endpoint:endpoint
   piranha_runtime:job piranha_availability:availability piranha_strategy:strategy
   piranha_agent:agent piranha_access:access piranha_trellis:trellis piranha_scheduler:scheduler piranha_nps:nps)
 set(piranha_library_targets)
@@ -41,7 +41,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/examples/trellis/cluster.yaml
 install(TARGETS ${piranha_library_targets} EXPORT PiranhaTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(dir tuplespace piranha trellis scheduler nps)
+foreach(dir base tuplespace piranha/runtime piranha/access piranha/agent trellis scheduler nps)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           COMPONENT dev FILES_MATCHING PATTERN "*.h")
 endforeach()

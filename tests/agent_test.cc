@@ -18,8 +18,8 @@
 #include <tuple>
 
 #include "harness.h"
-#include "piranha/sysspace.h"
-#include "priority_probe.h"
+#include "piranha/runtime/sysspace.h"
+#include "piranha/testing/priority_probe.h"
 
 using namespace piranha::it;
 namespace sys = piranha::sys;

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "harness.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 #include "secured_pool.h"
 
 using namespace piranha::it;

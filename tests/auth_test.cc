@@ -12,7 +12,7 @@
 #include <zmq.hpp>
 
 #include "harness.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 #include "secured_pool.h"
 
 using namespace piranha::it;

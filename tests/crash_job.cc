@@ -2,7 +2,7 @@
 // is running, so `piranha submit` has to record the job's end itself.
 #include <cstdlib>
 
-#include "piranha/job.h"
+#include "piranha/runtime/job.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "piranha/job.h"
+#include "piranha/runtime/job.h"
 
 namespace ts = piranha::ts;
 using std::int64_t;

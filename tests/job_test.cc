@@ -11,7 +11,7 @@
 #include <regex>
 
 #include "harness.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 
 namespace piranha::it {
 namespace {

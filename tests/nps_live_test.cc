@@ -13,7 +13,7 @@
 #include <set>
 
 #include "harness.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 
 using namespace piranha::it;
 namespace sys = piranha::sys;

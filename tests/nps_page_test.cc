@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 
 using namespace piranha::it;
 using json = nlohmann::json;

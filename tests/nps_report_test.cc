@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 
 using namespace piranha::it;
 namespace sys = piranha::sys;

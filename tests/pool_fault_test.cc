@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "harness.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 
 namespace piranha::it {
 namespace {

@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "piranha/job.h"
+#include "piranha/runtime/job.h"
 
 namespace ts = piranha::ts;
 using std::int64_t;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "piranha/job.h"
+#include "piranha/runtime/job.h"
 
 namespace ts = piranha::ts;
 using std::int64_t;

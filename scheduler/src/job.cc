@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "piranha/csv.h"
+#include "piranha/scheduler/csv.h"
 #include "piranha/scheduler/random.h"
 
 namespace piranha::sched {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "piranha/csv.h"
+#include "piranha/scheduler/csv.h"
 #include "piranha/scheduler/strategy.h"
 #include "strategies.h"
 

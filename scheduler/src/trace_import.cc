@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "piranha/csv.h"
+#include "piranha/scheduler/csv.h"
 #include "piranha/scheduler/trace_tools.h"
 
 namespace piranha::sched {

@@ -27,7 +27,7 @@
 #include <variant>
 #include <vector>
 
-#include "piranha/pool_access.h"
+#include "piranha/access/pool_access.h"
 #include "piranha/tuplespace/protocol.h"
 
 namespace ts = piranha::ts;

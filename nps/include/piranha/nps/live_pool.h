@@ -37,9 +37,9 @@
 #include <string>
 #include <vector>
 
-#include "piranha/absent_jobs.h"
+#include "piranha/runtime/absent_jobs.h"
 #include "piranha/nps/pool.h"
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 
 namespace piranha::nps {
 

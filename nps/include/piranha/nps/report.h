@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "piranha/sysspace.h"
+#include "piranha/runtime/sysspace.h"
 
 namespace piranha::nps {
 

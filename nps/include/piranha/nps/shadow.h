@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "piranha/avail_trace.h"
+#include "piranha/scheduler/avail_trace.h"
 #include "piranha/nps/pool.h"
 #include "piranha/scheduler/job.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "piranha/avail_trace.h"
+#include "piranha/scheduler/avail_trace.h"
 #include "piranha/nps/pool.h"
 #include "piranha/scheduler/pool_model.h"
 #include "piranha/scheduler/simulator.h"

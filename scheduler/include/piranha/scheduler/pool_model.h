@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "piranha/avail_trace.h"
+#include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/decision.h"
 #include "piranha/scheduler/job.h"
 #include "piranha/scheduler/simulator.h"

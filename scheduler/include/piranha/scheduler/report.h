@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "piranha/avail_trace.h"
+#include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/experiment.h"
 
 namespace piranha::sched {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "piranha/avail_trace.h"
+#include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/job.h"
 #include "piranha/scheduler/strategy.h"
 

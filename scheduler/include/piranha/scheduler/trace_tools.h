@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "piranha/avail_trace.h"
+#include "piranha/scheduler/avail_trace.h"
 
 namespace piranha::sched {
 

@@ -1,0 +1,340 @@
+#include "piranha/access/rights.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace piranha::rights {
+namespace {
+
+using ts::Op;
+
+const std::string kSystem(sys::kSpace);
+constexpr std::string_view kTakenPrefix = "_taken.";
+constexpr std::size_t kShown = 72;  // characters of a tuple a message shows
+
+// The tags of a job's records in the system space; field 1 is the job id.
+bool is_job_record(std::string_view tag) {
+  return tag == "job" || tag == "jobexec" || tag == "jobstat" || tag == "jobwork" || tag == "jobtime" ||
+         tag == "jobexit" || tag == "jobheld";
+}
+
+std::string shown(std::string text) {
+  if (text.size() > kShown) text = text.substr(0, kShown - 4) + " ...)";
+  return text;
+}
+
+const std::string* str_at(const ts::Tuple& t, std::size_t i) {
+  return i < t.size() ? std::get_if<std::string>(&t[i]) : nullptr;
+}
+std::optional<std::int64_t> int_at(const ts::Tuple& t, std::size_t i) {
+  if (i >= t.size()) return std::nullopt;
+  if (const auto* v = std::get_if<std::int64_t>(&t[i])) return *v;
+  return std::nullopt;
+}
+const std::string* actual_str(const ts::Template& t, std::size_t i) {
+  return i < t.size() && t[i].actual ? std::get_if<std::string>(&*t[i].actual) : nullptr;
+}
+std::optional<std::int64_t> actual_int(const ts::Template& t, std::size_t i) {
+  if (i >= t.size() || !t[i].actual) return std::nullopt;
+  if (const auto* v = std::get_if<std::int64_t>(&*t[i].actual)) return *v;
+  return std::nullopt;
+}
+bool is(const std::string* s, std::string_view want) {
+  return s && *s == want;
+}
+
+Decision allow() {
+  return {};
+}
+
+// "agent ws01 may not write ("node", "ws02", ...) in piranha.sys: why".
+Decision refuse(const Principal& who, const std::string& doing, const std::string& why) {
+  return Decision{false, std::string(name(who.role)) + " " + who.name + " may not " + doing + ": " + why, {}};
+}
+
+bool granted(const Principal& who, std::string_view space) {
+  for (const auto& p : who.spaces) {
+    if (!p.empty() && p.back() == '*'
+            ? space.substr(0, p.size() - 1) == std::string_view(p).substr(0, p.size() - 1)
+            : space == p)
+      return true;
+  }
+  return false;
+}
+
+std::string job_owner_problem(std::int64_t id, const PoolFacts& facts) {
+  auto owner = facts.owner_of(id);
+  return owner ? "job " + std::to_string(id) + " belongs to " + *owner
+               : "job " + std::to_string(id) + " has no recorded owner";
+}
+
+bool owns(const Principal& who, std::int64_t id, const PoolFacts& facts) {
+  auto owner = facts.owner_of(id);
+  return owner && *owner == who.name;
+}
+
+// How far a principal may go in a space.
+enum class Reach { Everything, AllButRemove, SystemRules, Nothing };
+
+struct SpaceAccess {
+  Reach reach;
+  std::string why;  // Nothing: why not
+};
+
+SpaceAccess access_to(const Principal& who, std::string_view space, const PoolFacts& facts) {
+  if (who.role == Role::Admin || space.substr(0, kTakenPrefix.size()) == kTakenPrefix || granted(who, space))
+    return {Reach::Everything, {}};
+  if (space == kSystem) return {Reach::SystemRules, {}};
+  if (auto id = job_of_space(space)) {
+    if (who.role == Role::Agent) return {Reach::AllButRemove, {}};  // its piranhas'
+    if (who.role != Role::Job)
+      return {Reach::Nothing, "a " + std::string(name(who.role)) + " uses no job's space"};
+    if (owns(who, *id, facts)) return {Reach::Everything, {}};
+    return {Reach::Nothing, job_owner_problem(*id, facts)};
+  }
+  return {Reach::Nothing, "it is not the system space, a job's space, nor one of its own spaces"};
+}
+
+// ---- The system space: writes.
+
+Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts& facts) {
+  // The message is made only for a refusal: most writes are allowed.
+  auto no = [&](const std::string& why) {
+    return refuse(who, "write " + shown(ts::to_string(t)) + " in " + kSystem, why);
+  };
+  const std::string* tag = str_at(t, 0);
+  if (!tag) return no("its field 0 is not a tag");
+  switch (who.role) {
+    case Role::Admin: return allow();
+    case Role::Scheduler:
+      if (*tag == "assign" || *tag == "eval" || (*tag == "heartbeat" && is(str_at(t, 1), "scheduler")))
+        return allow();
+      return no("a scheduler writes only assignments, its heartbeats and evaluator records");
+    case Role::Agent: {
+      const std::string mine = "an agent writes only node " + who.node + "'s records";
+      if (*tag == "node" || *tag == "running" || *tag == "ap")
+        return is(str_at(t, 1), who.node) ? allow() : no(mine);
+      if (*tag == "heartbeat")
+        return is(str_at(t, 1), "agent") && is(str_at(t, 2), who.node) ? allow() : no(mine);
+      if (*tag == "jobheld")
+        return is(str_at(t, 2), who.node) ? allow() : no("an agent holds jobs on its own node only");
+      if (*tag == "jobtime" && int_at(t, 1)) return allow();  // its piranhas record when a job starts
+      if (*tag == "job")
+        return no("an agent writes a job's record only back, held or unchanged, as it ends its lease on it");
+      return no(mine + ", holds and job start times");
+    }
+    case Role::Owner:
+      if (*tag == "owner" || *tag == "complaint")
+        return is(str_at(t, 1), who.node)
+                   ? allow()
+                   : no("an owner writes only node " + who.node + "'s blocks and complaints");
+      return no("an owner writes only node " + who.node + "'s blocks and complaints");
+    case Role::Job: {
+      if (is_job_record(*tag)) {
+        auto id = int_at(t, 1);
+        if (!id) return no("a job's record has its job id in field 1");
+        if (!owns(who, *id, facts)) return no(job_owner_problem(*id, facts));
+        if (*tag == "job" && !is(str_at(t, 3), "job." + std::to_string(*id)))
+          return no("a job's record names its own space, job." + std::to_string(*id));
+        return allow();
+      }
+      if (*tag == "jobseq" || *tag == "jobseq.created")
+        return facts.counter_created()
+                   ? no("the job-id counter exists; it is advanced only by completing a lease on it")
+                   : allow();
+      return no("a job writes only its own jobs' records");
+    }
+  }
+  return no("unknown role");
+}
+
+// ---- The system space: takes.
+
+bool ended_job(std::int64_t id, const PoolFacts& facts) {
+  auto states = facts.job_states(id);
+  return !states.empty() && std::all_of(states.begin(), states.end(), sys::is_finished);
+}
+
+Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lease, const PoolFacts& facts) {
+  auto no = [&](const std::string& why) {
+    return refuse(who, "take " + shown(ts::to_string(t)) + " from " + kSystem, why);
+  };
+  const std::string* tag = actual_str(t, 0);
+  if (who.role == Role::Admin) return allow();
+  if (!tag) return no("a take from the system space names its tag (field 0)");
+  switch (who.role) {
+    case Role::Admin: return allow();
+    case Role::Scheduler:
+      if (*tag == "assign" || (*tag == "heartbeat" && is(actual_str(t, 1), "scheduler"))) return allow();
+      return no("a scheduler takes only assignments and its heartbeats");
+    case Role::Agent: {
+      const std::string mine = "an agent takes only node " + who.node + "'s records";
+      if (*tag == "node" || *tag == "running" || *tag == "ap")
+        return is(actual_str(t, 1), who.node) ? allow() : no(mine);
+      if (*tag == "heartbeat")
+        return is(actual_str(t, 1), "agent") && is(actual_str(t, 2), who.node) ? allow() : no(mine);
+      auto id = actual_int(t, 1);
+      if (*tag == "jobheld" && id && is(actual_str(t, 2), who.node)) return allow();  // its own holds
+      if (*tag == "jobtime" && id) return allow();           // its piranhas' start times
+      if (*tag == "job" && id && lease > 0) return allow();  // a hold: written back when the lease ends
+      if ((is_job_record(*tag) || *tag == "jobowner") && id && lease == 0) {
+        if (ended_job(*id, facts)) return allow();  // retention: the records of an ended job
+        return no("an agent removes a job's records only once job " + std::to_string(*id) + " has ended");
+      }
+      return no(mine + ", and the records of ended jobs (by job id)");
+    }
+    case Role::Owner:
+      if (*tag == "owner" && is(actual_str(t, 1), who.node)) return allow();
+      return no("an owner takes only node " + who.node + "'s blocks");
+    case Role::Job: {
+      if (*tag == "jobseq") return lease > 0 ? allow() : no("the job-id counter is taken only under a lease");
+      if (is_job_record(*tag)) {
+        auto id = actual_int(t, 1);
+        if (!id) return no("a take of a job's records names the job id (field 1)");
+        return owns(who, *id, facts) ? allow() : no(job_owner_problem(*id, facts));
+      }
+      return no("a job takes only its own jobs' records and the job-id counter");
+    }
+  }
+  return no("unknown role");
+}
+
+// ---- Requests.
+
+Decision read(const Principal& who, const Action& a, const PoolFacts& facts) {
+  SpaceAccess s = access_to(who, a.space, facts);
+  if (s.reach == Reach::Nothing) return refuse(who, "read " + a.space, s.why);
+  return allow();
+}
+
+// Writes `tuples` to `space`; `skip[i]` marks a tuple an ended lease already justified.
+Decision write(const Principal& who, const std::string& space, const std::vector<ts::Tuple>& tuples,
+               const std::vector<bool>& skip, const PoolFacts& facts) {
+  SpaceAccess s = access_to(who, space, facts);
+  if (s.reach == Reach::Nothing) return refuse(who, "write in " + space, s.why);
+  if (s.reach != Reach::SystemRules) return allow();
+  for (std::size_t i = 0; i < tuples.size(); ++i) {
+    if (i < skip.size() && skip[i]) continue;
+    Decision d = write_system(who, tuples[i], facts);
+    if (!d.allowed) return d;
+  }
+  return allow();
+}
+
+Decision take(const Principal& who, const Action& a, const PoolFacts& facts) {
+  SpaceAccess s = access_to(who, a.space, facts);
+  if (s.reach == Reach::Nothing) return refuse(who, "take from " + a.space, s.why);
+  if (s.reach != Reach::SystemRules) return allow();
+  if (!a.tmpl) return refuse(who, "take from " + a.space, "no template");
+  return take_system(who, *a.tmpl, a.lease, facts);
+}
+
+Decision remove(const Principal& who, const Action& a, const PoolFacts& facts) {
+  SpaceAccess s = access_to(who, a.space, facts);
+  if (s.reach == Reach::Everything) return allow();
+  return refuse(who, "remove " + a.space,
+                s.reach == Reach::Nothing       ? s.why
+                : s.reach == Reach::SystemRules ? "only an admin removes the system space"
+                                                : "only the job's owner removes its space");
+}
+
+// Ends leases: a plain ack, or a completion writing `a.tuples` to `a.space`.
+// The tuples the leases hold say what ending them must write.
+Decision end_leases(const Principal& who, const Action& a, const PoolFacts& facts) {
+  const bool completes = !a.space.empty();
+  const bool into_system = completes && a.space == kSystem;
+  std::vector<bool> justified(a.tuples.size(), false);
+  Decision verdict = allow();
+  for (const auto& [space, held] : a.ended) {
+    if (space != kSystem) continue;
+    const std::string* tag = str_at(held, 0);
+    if (is(tag, "jobseq")) {
+      auto n = int_at(held, 1);
+      bool advances = into_system && n && a.ended.size() == 1 && a.tuples.size() == 1 &&
+                      a.tuples[0] == ts::Tuple::of("jobseq", *n + 1);
+      if (!advances) {
+        if (who.role == Role::Admin) continue;
+        return refuse(who, "end the lease on the job-id counter",
+                      "a lease on the counter ends only by writing its next value, alone");
+      }
+      if (auto owner = facts.owner_of(*n)) {
+        if (who.role == Role::Admin) continue;
+        return refuse(who, "take job id " + std::to_string(*n),
+                      "it has an owner already (" + *owner + "): is there a second job-id counter?");
+      }
+      justified[0] = true;
+      verdict.takes_job_id = *n;
+    } else if (is(tag, "job") && who.role == Role::Agent) {
+      // A hold: the same job back, held or as it was.
+      bool back = false;
+      for (std::size_t i = 0; into_system && !back && i < a.tuples.size(); ++i) {
+        const ts::Tuple& w = a.tuples[i];
+        if (justified[i] || w.size() != held.size() || w.size() != 6 || !is(str_at(w, 0), "job")) continue;
+        bool same = std::equal(held.fields().begin() + 1, held.fields().begin() + 5, w.fields().begin() + 1);
+        const std::string* state = str_at(w, 5);
+        if (same && state && (*state == sys::name(sys::JobState::Held) || w[5] == held[5]))
+          back = justified[i] = true;
+      }
+      if (!back)
+        return refuse(
+            who, "end its lease on " + shown(ts::to_string(held)),
+            "an agent ends a lease on a job's record only by writing the record back, held or unchanged");
+    }
+  }
+  if (who.role == Role::Admin || !completes) return verdict;
+  Decision w = write(who, a.space, a.tuples, justified, facts);
+  if (!w.allowed) return w;
+  return verdict;
+}
+
+}  // namespace
+
+std::string_view name(Role r) {
+  switch (r) {
+    case Role::Admin: return "admin";
+    case Role::Scheduler: return "scheduler";
+    case Role::Agent: return "agent";
+    case Role::Job: return "job";
+    case Role::Owner: return "owner";
+  }
+  return "?";
+}
+
+std::optional<Role> role_from(std::string_view text) {
+  for (Role r : {Role::Admin, Role::Scheduler, Role::Agent, Role::Job, Role::Owner})
+    if (name(r) == text) return r;
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> job_of_space(std::string_view space) {
+  constexpr std::string_view prefix = "job.";
+  if (space.size() <= prefix.size() || space.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::string_view digits = space.substr(prefix.size());
+  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;  // "job.007" is not job 7's space
+  std::int64_t id = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (ec != std::errc() || end != digits.data() + digits.size() || id <= 0) return std::nullopt;
+  return id;
+}
+
+Decision decide(const Principal& who, const Action& what, const PoolFacts& facts) {
+  switch (what.op) {
+    case Op::Hello:
+    case Op::Bye:
+    case Op::Stats:
+    case Op::Unwatch:
+    case Op::Renew: return allow();  // its own leases and watches; figures anyone may see
+    case Op::Rd:
+    case Op::RdMany:
+    case Op::Watch: return read(who, what, facts);
+    case Op::Out:
+    case Op::OutMany: return write(who, what.space, what.tuples, {}, facts);
+    case Op::In:
+    case Op::InMany: return take(who, what, facts);
+    case Op::Ack: return end_leases(who, what, facts);
+    case Op::Remove: return remove(who, what, facts);
+  }
+  return refuse(who, "do op " + std::to_string(static_cast<int>(what.op)), "unknown op");
+}
+
+}  // namespace piranha::rights

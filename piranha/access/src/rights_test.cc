@@ -1,0 +1,303 @@
+#include "piranha/access/rights.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+using namespace piranha;
+using namespace piranha::rights;
+namespace ts = piranha::ts;
+using ts::Op;
+
+namespace {
+
+// The system space as a test states it.
+struct Facts : PoolFacts {
+  std::map<std::int64_t, std::string> owners;
+  std::map<std::int64_t, std::vector<sys::JobState>> states;
+  bool created = true;
+  std::optional<std::string> owner_of(std::int64_t job) const override {
+    auto it = owners.find(job);
+    return it == owners.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  std::vector<sys::JobState> job_states(std::int64_t job) const override {
+    auto it = states.find(job);
+    return it == states.end() ? std::vector<sys::JobState>{} : it->second;
+  }
+  bool counter_created() const override { return created; }
+};
+
+const std::string kSys(sys::kSpace);
+
+Principal admin{"root", Role::Admin, "", {}};
+Principal nps{"nps", Role::Scheduler, "", {}};
+Principal ws01{"ws01", Role::Agent, "ws01", {}};
+Principal alice{"alice", Role::Job, "", {}};
+Principal bob{"bob", Role::Job, "", {}};
+Principal owner01{"pat", Role::Owner, "ws01", {}};
+
+Facts pool() {
+  Facts f;
+  f.owners = {{3, "alice"}, {4, "bob"}};
+  f.states = {{3, {sys::JobState::Running}}, {4, {sys::JobState::Done}}};
+  return f;
+}
+
+sys::JobRecord job3(sys::JobState s = sys::JobState::Running) {
+  return sys::JobRecord{3, "cmatrix", "job.3", 1000.0, s};
+}
+
+Action out(std::string space, ts::Tuple t) {
+  Action a;
+  a.op = Op::Out;
+  a.space = std::move(space);
+  a.tuples = {std::move(t)};
+  return a;
+}
+Action take(std::string space, ts::Template t, ts::Millis lease = 0) {
+  Action a;
+  a.op = Op::In;
+  a.space = std::move(space);
+  a.tmpl = std::move(t);
+  a.lease = lease;
+  return a;
+}
+Action on(Op op, std::string space) {
+  Action a;
+  a.op = op;
+  a.space = std::move(space);
+  return a;
+}
+// Ends leases on `held` (system space), writing `written` there (none: a plain ack).
+Action ends(std::vector<ts::Tuple> held, std::optional<std::vector<ts::Tuple>> written) {
+  Action a;
+  a.op = Op::Ack;
+  for (auto& h : held) a.ended.emplace_back(kSys, std::move(h));
+  if (written) {
+    a.space = kSys;
+    a.tuples = std::move(*written);
+  }
+  return a;
+}
+
+bool contains_text(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+bool allowed(const Principal& p, const Action& a, const Facts& f = pool()) {
+  return decide(p, a, f).allowed;
+}
+std::string why(const Principal& p, const Action& a, const Facts& f = pool()) {
+  Decision d = decide(p, a, f);
+  return d.allowed ? "(allowed)" : d.reason;
+}
+
+}  // namespace
+
+TEST_CASE("every role reads the system space, and only owners and agents reach a job's space") {
+  for (const Principal* p : {&admin, &nps, &ws01, &alice, &bob, &owner01}) {
+    CAPTURE(p->name);
+    CHECK(allowed(*p, on(Op::Rd, kSys)));
+    CHECK(allowed(*p, on(Op::RdMany, kSys)));
+    CHECK(allowed(*p, on(Op::Watch, kSys)));
+    CHECK(allowed(*p, on(Op::Stats, "")));
+    CHECK(allowed(*p, out("_taken.00ff", ts::Tuple::of("taken", 1))));  // safe takes' markers
+  }
+  CHECK(allowed(alice, on(Op::Rd, "job.3")));
+  CHECK(allowed(alice, out("job.3", ts::Tuple::of("task", 1))));
+  CHECK(allowed(alice, on(Op::Remove, "job.3")));
+  CHECK(allowed(ws01, take("job.3", ts::Template({ts::Field::formal(ts::Type::String)}), 600000)));
+  CHECK(why(ws01, on(Op::Remove, "job.3")) ==
+        "agent ws01 may not remove job.3: only the job's owner removes its space");
+  CHECK(why(bob, on(Op::Rd, "job.3")) == "job bob may not read job.3: job 3 belongs to alice");
+  CHECK(why(bob, out("job.3", ts::Tuple::of("result", 1))) ==
+        "job bob may not write in job.3: job 3 belongs to alice");
+  CHECK(why(bob, on(Op::Remove, "job.3")) == "job bob may not remove job.3: job 3 belongs to alice");
+  CHECK(why(bob, on(Op::Rd, "job.9")) == "job bob may not read job.9: job 9 has no recorded owner");
+  CHECK(!allowed(nps, on(Op::Rd, "job.3")));
+  CHECK(!allowed(owner01, out("job.3", ts::Tuple::of("x"))));
+  CHECK(allowed(admin, on(Op::Remove, kSys)));
+  CHECK(why(alice, on(Op::Remove, kSys)) ==
+        "job alice may not remove piranha.sys: only an admin removes the system space");
+}
+
+TEST_CASE("other spaces are admins' and those an entry's spaces patterns grant") {
+  Principal lab{"lab", Role::Job, "", {"bench.*", "demo"}};
+  CHECK(allowed(lab, out("bench.1", ts::Tuple::of("x"))));
+  CHECK(allowed(lab, on(Op::Remove, "bench.")));
+  CHECK(allowed(lab, on(Op::Rd, "demo")));
+  CHECK(!allowed(lab, on(Op::Rd, "demo2")));
+  CHECK(!allowed(lab, on(Op::Rd, "benchx")));
+  CHECK(
+      why(alice, on(Op::Rd, "scratch")) ==
+      "job alice may not read scratch: it is not the system space, a job's space, nor one of its own spaces");
+  CHECK(allowed(admin, out("scratch", ts::Tuple::of("x"))));
+}
+
+TEST_CASE("an agent writes and takes its own node's records only") {
+  double t = 5.0;
+  CHECK(allowed(ws01, out(kSys, sys::NodeRecord{"ws01", 2, 1.0, sys::NodeState::Available, t}.to_tuple())));
+  CHECK(allowed(ws01, out(kSys, sys::AgentHeartbeat{"ws01", t}.to_tuple())));
+  CHECK(allowed(ws01, out(kSys, sys::AvailabilityPeriod{"ws01", 1, 2}.to_tuple())));
+  CHECK(allowed(ws01, out(kSys, sys::NodeRun{"ws01", 3, "FAIR", t}.to_tuple())));
+  CHECK(allowed(ws01, take(kSys, sys::node_template("ws01"), 10000)));
+  CHECK(allowed(ws01, take(kSys, sys::agent_heartbeat_template("ws01"), 10000)));
+  CHECK(allowed(ws01, take(kSys, sys::ap_template("ws01"))));
+
+  CHECK(why(ws01, out(kSys, sys::NodeRecord{"ws02", 2, 1.0, sys::NodeState::Down, t}.to_tuple())) ==
+        "agent ws01 may not write (\"node\", \"ws02\", 2, 1.0, \"down\", 5.0) in piranha.sys: an agent "
+        "writes only "
+        "node ws01's records");
+  CHECK(!allowed(ws01, out(kSys, sys::AgentHeartbeat{"ws02", t}.to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::AvailabilityPeriod{"ws02", 1, 2}.to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::NodeRun{"ws02", 3, "FAIR", t}.to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::SchedulerHeartbeat{0, t}.to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::Assignment{0, 1, "ws01", 3}.to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::OwnerBlock{"ws01", 0, 1}.to_tuple())));
+  CHECK(!allowed(ws01, take(kSys, sys::node_template("ws02"), 10000)));
+  CHECK(!allowed(ws01, take(kSys, sys::node_template(), 10000)));  // a formal node matches ws02's too
+  CHECK(!allowed(ws01, take(kSys, sys::ap_template())));
+  CHECK(!allowed(ws01, take(kSys, sys::owner_template("ws01"))));
+  CHECK(contains_text(why(ws01, take(kSys, ts::Template({ts::Field::formal(ts::Type::String)}))),
+                      "names its tag"));
+}
+
+TEST_CASE("an agent holds a live job: the record goes back held or unchanged, never away") {
+  ts::Tuple running = job3().to_tuple();
+  CHECK(allowed(ws01, take(kSys, sys::job_template(3), 10000)));
+  CHECK(allowed(ws01, ends({running}, std::vector{job3(sys::JobState::Held).to_tuple()})));
+  CHECK(allowed(ws01, ends({running}, std::vector{running})));
+  CHECK(allowed(ws01, out(kSys, sys::JobHold{3, "ws01", "exit 1", 5.0}.to_tuple())));
+  CHECK(allowed(ws01, take(kSys, sys::jobheld_template(3, "ws01"), 10000)));
+
+  CHECK(!allowed(ws01, take(kSys, sys::job_template(3))));  // live: no take without a lease
+  CHECK(contains_text(why(ws01, ends({running}, std::nullopt)), "only by writing the record back"));
+  CHECK(!allowed(ws01, ends({running}, std::vector<ts::Tuple>{})));
+  CHECK(!allowed(ws01, ends({running}, std::vector{job3(sys::JobState::Cancelled).to_tuple()})));
+  CHECK(!allowed(
+      ws01,
+      ends({running}, std::vector{sys::JobRecord{3, "x", "job.3", 1000.0, sys::JobState::Held}.to_tuple()})));
+  CHECK(!allowed(ws01, out(kSys, job3(sys::JobState::Held).to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::JobHold{3, "ws02", "exit 1", 5.0}.to_tuple())));
+  CHECK(!allowed(ws01, take(kSys, sys::jobheld_template(3), 10000)));  // could be another node's
+}
+
+TEST_CASE("an agent removes the records of ended jobs only") {
+  Facts f = pool();
+  for (const auto& tmpl : {sys::launch_template(4), sys::jobstat_template(4), sys::jobwork_template(4),
+                           sys::jobtime_template(4), sys::jobexit_template(4), sys::jobheld_template(4),
+                           sys::jobowner_template(4), sys::job_template(4)}) {
+    CAPTURE(ts::to_string(tmpl));
+    CHECK(allowed(ws01, take(kSys, tmpl), f));
+  }
+  CHECK(contains_text(why(ws01, take(kSys, sys::launch_template(3)), f), "only once job 3 has ended"));
+  CHECK(!allowed(ws01, take(kSys, sys::job_template(3)), f));
+  CHECK(!allowed(ws01, take(kSys, sys::launch_template(9)), f));  // no record: not known to have ended
+  f.states[4].push_back(sys::JobState::Running);                  // a duplicate says otherwise
+  CHECK(!allowed(ws01, take(kSys, sys::jobstat_template(4)), f));
+  CHECK(allowed(ws01, take(kSys, sys::jobtime_template(3), 10000)));  // its piranhas record start times
+  CHECK(allowed(ws01, out(kSys, sys::JobTimes{3, 5.0, 0}.to_tuple())));
+}
+
+TEST_CASE("a job changes its own jobs' records only: it cannot cancel another job") {
+  ts::Tuple cancelled = job3(sys::JobState::Cancelled).to_tuple();
+  CHECK(allowed(alice, take(kSys, sys::job_template(3), 0)));
+  CHECK(allowed(alice, out(kSys, cancelled)));
+  CHECK(allowed(alice, out(kSys, sys::JobStat{3, 1, 2, 0.5, 5.0}.to_tuple())));
+  CHECK(allowed(alice, take(kSys, sys::jobheld_template(3))));
+  CHECK(allowed(alice, ends({job3().to_tuple()}, std::vector{cancelled})));
+
+  CHECK(why(bob, take(kSys, sys::job_template(3), 0)) ==
+        "job bob may not take (\"job\", 3, ?string, ?string, ?double, ?string) from piranha.sys: job 3 "
+        "belongs to "
+        "alice");
+  CHECK(why(bob, out(kSys, cancelled)) ==
+        "job bob may not write (\"job\", 3, \"cmatrix\", \"job.3\", 1000.0, \"cancelled\") in piranha.sys: "
+        "job 3 "
+        "belongs to alice");
+  CHECK(!allowed(bob, out(kSys, sys::JobStat{3, 1, 2, 0.5, 5.0}.to_tuple())));
+  CHECK(!allowed(bob, take(kSys, sys::job_template(), 0)));  // a formal id: every job's
+  CHECK(!allowed(bob, out(kSys, sys::JobOwner{5, "bob"}.to_tuple())));
+  CHECK(!allowed(alice, out(kSys, sys::JobRecord{3, "x", "job.4", 1.0, sys::JobState::Queued}.to_tuple())));
+  CHECK(!allowed(alice, out(kSys, sys::NodeRecord{"ws01", 1, 1, sys::NodeState::Down, 1}.to_tuple())));
+  CHECK(!allowed(alice, out(kSys, sys::Assignment{0, 1, "ws01", 3}.to_tuple())));
+}
+
+TEST_CASE("a job takes an id from the counter only by advancing it, and becomes the id's owner") {
+  Facts f = pool();
+  ts::Template counter({ts::Field::of(ts::Value(std::string("jobseq"))), ts::Field::formal(ts::Type::Int)});
+  CHECK(allowed(bob, take(kSys, counter, 10000), f));
+  CHECK(contains_text(why(bob, take(kSys, counter, 0), f), "only under a lease"));
+
+  Decision d = decide(bob, ends({ts::Tuple::of("jobseq", 5)}, std::vector{ts::Tuple::of("jobseq", 6)}), f);
+  CHECK(d.allowed);
+  CHECK(d.takes_job_id == 5);
+  CHECK(!allowed(bob, ends({ts::Tuple::of("jobseq", 5)}, std::vector{ts::Tuple::of("jobseq", 9)}), f));
+  CHECK(!allowed(bob, ends({ts::Tuple::of("jobseq", 5)}, std::nullopt), f));
+  CHECK(!allowed(
+      bob,
+      ends({ts::Tuple::of("jobseq", 5)}, std::vector{ts::Tuple::of("jobseq", 6), ts::Tuple::of("jobseq", 7)}),
+      f));
+  CHECK(
+      contains_text(why(bob, ends({ts::Tuple::of("jobseq", 3)}, std::vector{ts::Tuple::of("jobseq", 4)}), f),
+                    "it has an owner already (alice)"));
+
+  // The counter is created once, in one step, by whoever comes first.
+  Action create;
+  create.op = Op::OutMany;
+  create.space = kSys;
+  create.tuples = {ts::Tuple::of("jobseq", 1), ts::Tuple::of("jobseq.created")};
+  CHECK(!allowed(bob, create, f));
+  f.created = false;
+  CHECK(allowed(bob, create, f));
+
+  Decision by_admin =
+      decide(admin, ends({ts::Tuple::of("jobseq", 7)}, std::vector{ts::Tuple::of("jobseq", 8)}), f);
+  CHECK(by_admin.takes_job_id == 7);
+}
+
+TEST_CASE("the scheduler writes assignments, its heartbeats and evaluator records") {
+  CHECK(allowed(nps, out(kSys, sys::Assignment{0, 1, "ws01", 3}.to_tuple())));
+  CHECK(allowed(nps, out(kSys, sys::SchedulerHeartbeat{0, 1.0}.to_tuple())));
+  CHECK(allowed(nps, out(kSys, sys::EvalRecord{"span", 1.0, "{}"}.to_tuple())));
+  CHECK(allowed(nps, take(kSys, sys::assign_template(0, "ws01"))));
+  CHECK(allowed(nps, take(kSys, sys::scheduler_heartbeat_template(0))));
+  CHECK(!allowed(nps, out(kSys, sys::AgentHeartbeat{"ws01", 1.0}.to_tuple())));
+  CHECK(!allowed(nps, out(kSys, job3(sys::JobState::Cancelled).to_tuple())));
+  CHECK(!allowed(nps, take(kSys, sys::job_template(3), 10000)));
+  CHECK(!allowed(nps, take(kSys, sys::eval_template())));
+}
+
+TEST_CASE("an owner blocks and complains about its own node only") {
+  CHECK(allowed(owner01, out(kSys, sys::OwnerBlock{"ws01", 0, 1}.to_tuple())));
+  CHECK(allowed(owner01, out(kSys, sys::Complaint{"ws01", 1, "slow"}.to_tuple())));
+  CHECK(allowed(owner01, take(kSys, sys::owner_template("ws01"))));
+  CHECK(!allowed(owner01, out(kSys, sys::OwnerBlock{"ws02", 0, 1}.to_tuple())));
+  CHECK(!allowed(owner01, take(kSys, sys::owner_template("ws02"))));
+  CHECK(!allowed(owner01, out(kSys, sys::NodeRecord{"ws01", 1, 1, sys::NodeState::Down, 1}.to_tuple())));
+}
+
+TEST_CASE("an admin may do anything") {
+  CHECK(allowed(admin, out(kSys, sys::NodeRecord{"ws02", 1, 1, sys::NodeState::Down, 1}.to_tuple())));
+  CHECK(allowed(admin, take(kSys, sys::job_template(), 0)));
+  CHECK(allowed(admin, ends({job3().to_tuple()}, std::nullopt)));
+  CHECK(allowed(admin, on(Op::Remove, "job.3")));
+}
+
+TEST_CASE("job spaces are named job.<id> exactly") {
+  CHECK(job_of_space("job.17") == 17);
+  CHECK(job_of_space("job.0") == std::nullopt);
+  CHECK(job_of_space("job.017") == std::nullopt);
+  CHECK(job_of_space("job.") == std::nullopt);
+  CHECK(job_of_space("job.1x") == std::nullopt);
+  CHECK(job_of_space("job.-1") == std::nullopt);
+  CHECK(job_of_space("job.99999999999999999999") == std::nullopt);
+  CHECK(job_of_space("jobs.1") == std::nullopt);
+}
+
+TEST_CASE("roles are named in lower case") {
+  for (Role r : {Role::Admin, Role::Scheduler, Role::Agent, Role::Job, Role::Owner})
+    CHECK(role_from(name(r)) == r);
+  CHECK(role_from("Admin") == std::nullopt);
+  CHECK(role_from("root") == std::nullopt);
+}

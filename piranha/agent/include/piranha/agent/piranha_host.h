@@ -1,0 +1,123 @@
+// PiranhaHost: the piranha processes an agent runs on its node, all for one
+// job at a time, and their retreat.
+//
+// Piranhas run at the lowest CPU priority (nice 19, SCHED_IDLE), each in its
+// own process group so that a retreat reaches whatever they started. A
+// retreat sends SIGUSR1 (the runtime turns it into should_retreat()); a
+// piranha still running `grace` later is killed with SIGKILL, its tasks
+// returning to the space as its leases end. Suspension (SIGSTOP / SIGCONT)
+// is the operator's option for short absences.
+//
+// Each piranha is watched through a pidfd, so the agent's poll wakes the
+// moment one exits and retreat latencies are measured to the exit itself.
+// Its stderr comes through a pipe the host drains (whenever reap() runs;
+// fds() includes the pipes, so poll wakes for them): the text is passed on
+// to the output file (or the agent's stderr) as it comes, and its last
+// kStderrTail bytes are kept for PiranhaExit::stderr_tail.
+// Not thread-safe; the agent's loop owns it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "piranha/runtime/child.h"
+#include "piranha/runtime/sysspace.h"
+
+namespace piranha {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Everything a piranha process needs besides its job.
+struct PiranhaEnvironment {
+  std::string server;   // PIRANHA_SERVER
+  std::string node;     // PIRANHA_NODE
+  std::string output_file;  // empty: the agent's own stdout/stderr
+  int heartbeat_timeout_ms = 0;  // 0: the client default
+  // nice 19 under SCHED_IDLE (AgentSettings::priority, Idle); false: as the agent runs.
+  bool lowest_priority = true;
+};
+
+// One piranha that ended, and how.
+struct PiranhaExit {
+  std::int64_t job_id = 0;
+  pid_t pid = 0;
+  ExitStatus status;
+  bool retreated = false;  // it had been told to retreat
+  bool killed = false;     // it outlived its grace period and was killed
+  // From the availability change that caused the retreat to the exit.
+  std::optional<std::chrono::duration<double>> retreat_latency;
+  // The last lines of what it wrote on stderr (at most kStderrTail bytes,
+  // starting at a line).
+  std::string stderr_tail;
+};
+
+inline constexpr std::size_t kStderrTail = 2048;
+
+class PiranhaHost {
+ public:
+  // Throws std::runtime_error when env.output_file cannot be opened.
+  explicit PiranhaHost(PiranhaEnvironment env);
+  ~PiranhaHost();  // kills whatever still runs
+  PiranhaHost(const PiranhaHost&) = delete;
+  PiranhaHost& operator=(const PiranhaHost&) = delete;
+
+  // Starts `count` piranhas of `job`. Throws std::runtime_error when the
+  // program cannot be started (the piranhas started before stay).
+  void start(const sys::JobLaunch& job, int count);
+
+  // Tells every running piranha to retreat, because of an availability (or
+  // assignment) change at `change`; kills those still running at now + grace.
+  // Suspended piranhas are continued first, and every piranha leaves
+  // SCHED_IDLE and nice 19 for nice 0 with a 100 us slice (best effort: it
+  // needs the privilege; the slice needs Linux 6.12's EEVDF), so that it gets
+  // the processor to retreat even against a busy owner: a short slice is an
+  // early deadline, so each wake-up of the retreat runs before the owner's
+  // busy threads finish their slices.
+  void retreat(SteadyClock::time_point change, std::chrono::milliseconds grace, SteadyClock::time_point now);
+  void suspend(SteadyClock::time_point now);
+  void resume();
+
+  // Reaps piranhas that ended and kills those past their grace period.
+  std::vector<PiranhaExit> reap(SteadyClock::time_point now);
+
+  // The job the piranhas run (or were last told to run); nullopt when none run.
+  std::optional<std::int64_t> job() const;
+  std::size_t running() const { return procs_.size(); }
+  bool retreating() const;
+  bool suspended() const { return suspended_since_.has_value(); }
+  std::optional<SteadyClock::time_point> suspended_since() const { return suspended_since_; }
+
+  // Process groups of the running piranhas (for subtracting their load).
+  std::vector<pid_t> groups() const;
+  // pidfds that become readable when a piranha exits, and the stderr pipes.
+  std::vector<int> fds() const;
+  // Whether some piranha has no pidfd (an old kernel): its exit is noticed
+  // only by calling reap(), so the caller polls often.
+  bool exits_need_polling() const;
+  // The next kill deadline, if any piranha is retreating.
+  std::optional<SteadyClock::time_point> next_deadline() const;
+
+ private:
+  struct Proc {
+    std::int64_t job_id = 0;
+    std::unique_ptr<ChildProcess> child;
+    int pidfd = -1;
+    int err_fd = -1;  // read end of its stderr pipe; -1 once at its end
+    std::string err_tail;
+    std::optional<SteadyClock::time_point> change;    // retreat requested for this change
+    std::optional<SteadyClock::time_point> kill_at;
+    bool killed = false;
+  };
+  // Reads what `p` wrote on stderr so far, passing it on to output_fd_.
+  void drain(Proc& p);
+  PiranhaEnvironment env_;
+  int output_fd_ = 2;  // where the piranhas' stderr is passed on
+  std::vector<Proc> procs_;
+  std::optional<SteadyClock::time_point> suspended_since_;
+};
+
+}  // namespace piranha

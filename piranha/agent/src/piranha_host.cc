@@ -1,0 +1,234 @@
+#include "piranha/agent/piranha_host.h"
+
+#include "piranha/runtime/short_slice.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace piranha {
+namespace {
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+// The slice a retreating piranha's threads ask for (short_slice.h): a short
+// slice means an early deadline, so each of the retreat's wake-ups runs
+// before the owner's busy threads finish theirs.
+constexpr std::chrono::nanoseconds kRetreatSlice = std::chrono::microseconds(100);
+
+// Every thread of the process: its signal thread and the ZeroMQ I/O thread
+// must run too for the retreat to finish. Nice 0 as well: at nice 19 a
+// thread gets about 1.5 % of a CPU against one busy loop of the owner's, and
+// a retreat of a few milliseconds' work took hundreds of milliseconds.
+void leave_sched_idle(pid_t pid) {
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    pid_t tid = static_cast<pid_t>(std::atol(t.path().filename().c_str()));
+    if (tid <= 0) continue;
+    if (!set_slice(tid, kRetreatSlice, 0)) {
+      sched_param normal{};
+      sched_setscheduler(tid, SCHED_OTHER, &normal);
+      setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0);
+    }
+  }
+}
+
+// The end of `text`: at most kStderrTail bytes, from the start of a line.
+std::string last_lines(const std::string& text) {
+  if (text.size() <= kStderrTail) return text;
+  std::size_t from = text.size() - kStderrTail;
+  auto nl = text.find('\n', from);
+  return nl == std::string::npos || nl + 1 >= text.size() ? text.substr(from) : text.substr(nl + 1);
+}
+
+}  // namespace
+
+PiranhaHost::PiranhaHost(PiranhaEnvironment env) : env_(std::move(env)) {
+  if (!env_.output_file.empty()) {
+    output_fd_ = ::open(env_.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (output_fd_ < 0)
+      throw std::runtime_error(env_.output_file + ": cannot open for the piranhas' output: " + std::strerror(errno));
+  }
+}
+
+PiranhaHost::~PiranhaHost() {
+  for (auto& p : procs_) {
+    p.child->signal(SIGCONT);
+    p.child->signal(SIGKILL);
+    p.child->wait();
+    if (p.pidfd >= 0) ::close(p.pidfd);
+    if (p.err_fd >= 0) ::close(p.err_fd);
+  }
+  if (output_fd_ != 2) ::close(output_fd_);
+}
+
+void PiranhaHost::drain(Proc& p) {
+  char buf[4096];
+  while (p.err_fd >= 0) {
+    ssize_t n = ::read(p.err_fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    if (n <= 0) {  // its end (or an error): nothing more will come
+      ::close(p.err_fd);
+      p.err_fd = -1;
+      return;
+    }
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(output_fd_, buf + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;  // the output is a service: never block the agent on it
+      done += w;
+    }
+    p.err_tail.append(buf, static_cast<std::size_t>(n));
+    if (p.err_tail.size() > 2 * kStderrTail) p.err_tail.erase(0, p.err_tail.size() - kStderrTail);
+  }
+}
+
+void PiranhaHost::start(const sys::JobLaunch& job, int count) {
+  for (int i = 0; i < count; ++i) {
+    SpawnOptions o;
+    o.argv = {job.program};
+    o.argv.insert(o.argv.end(), job.args.begin(), job.args.end());
+    o.cwd = job.cwd;
+    o.env = {{"PIRANHA_ROLE", "piranha"},
+             {"PIRANHA_SERVER", env_.server},
+             {"PIRANHA_JOB_ID", std::to_string(job.id)},
+             {"PIRANHA_NODE", env_.node}};
+    if (env_.heartbeat_timeout_ms > 0)
+      o.env.emplace_back("PIRANHA_HEARTBEAT_TIMEOUT_MS", std::to_string(env_.heartbeat_timeout_ms));
+    o.own_process_group = true;
+    o.lowest_priority = env_.lowest_priority;
+    o.die_with_parent = true;
+    o.output_file = env_.output_file;
+    int err[2];
+    if (pipe2(err, O_CLOEXEC | O_NONBLOCK) != 0)
+      throw std::runtime_error(std::string("pipe for a piranha's stderr: ") + std::strerror(errno));
+    // The child's end blocks as usual; only the agent's end must not.
+    fcntl(err[1], F_SETFL, fcntl(err[1], F_GETFL) & ~O_NONBLOCK);
+    o.stderr_fd = err[1];
+    Proc p;
+    p.job_id = job.id;
+    p.err_fd = err[0];
+    try {
+      p.child = std::make_unique<ChildProcess>(o);
+    } catch (...) {
+      ::close(err[0]);
+      ::close(err[1]);
+      throw;
+    }
+    ::close(err[1]);
+    p.pidfd = open_pidfd(p.child->pid());
+    procs_.push_back(std::move(p));
+  }
+}
+
+void PiranhaHost::retreat(SteadyClock::time_point change, std::chrono::milliseconds grace,
+                          SteadyClock::time_point now) {
+  if (suspended_since_) resume();
+  for (auto& p : procs_) {
+    if (p.kill_at) continue;  // already retreating
+    p.change = change;
+    p.kill_at = now + grace;
+    // Under SCHED_IDLE a piranha can starve for as long as the owner keeps
+    // the processors busy, and so could not even retreat: it goes back to
+    // the normal policy at nice 0 to do so. Best effort: without the
+    // privilege the grace period still bounds the retreat.
+    leave_sched_idle(p.child->pid());
+    p.child->signal(SIGUSR1);
+  }
+}
+
+void PiranhaHost::suspend(SteadyClock::time_point now) {
+  if (suspended_since_) return;
+  for (auto& p : procs_)
+    if (!p.kill_at) p.child->signal(SIGSTOP);
+  suspended_since_ = now;
+}
+
+void PiranhaHost::resume() {
+  for (auto& p : procs_) p.child->signal(SIGCONT);
+  suspended_since_.reset();
+}
+
+std::vector<PiranhaExit> PiranhaHost::reap(SteadyClock::time_point now) {
+  std::vector<PiranhaExit> exits;
+  for (auto it = procs_.begin(); it != procs_.end();) {
+    drain(*it);
+    if (auto st = it->child->poll()) {
+      auto ended = SteadyClock::now();
+      drain(*it);
+      PiranhaExit e{it->job_id, it->child->pid(), *st, it->change.has_value(), it->killed, std::nullopt, {}};
+      if (it->change) e.retreat_latency = ended - *it->change;
+      e.stderr_tail = last_lines(it->err_tail);
+      exits.push_back(e);
+      if (it->pidfd >= 0) ::close(it->pidfd);
+      if (it->err_fd >= 0) ::close(it->err_fd);
+      it = procs_.erase(it);
+      continue;
+    }
+    if (it->kill_at && now >= *it->kill_at && !it->killed) {
+      it->child->signal(SIGKILL);
+      it->killed = true;
+    }
+    ++it;
+  }
+  if (procs_.empty()) suspended_since_.reset();
+  return exits;
+}
+
+std::optional<std::int64_t> PiranhaHost::job() const {
+  if (procs_.empty()) return std::nullopt;
+  return procs_.front().job_id;
+}
+
+bool PiranhaHost::retreating() const {
+  for (const auto& p : procs_)
+    if (p.kill_at) return true;
+  return false;
+}
+
+std::vector<pid_t> PiranhaHost::groups() const {
+  std::vector<pid_t> g;
+  for (const auto& p : procs_) g.push_back(p.child->pid());
+  return g;
+}
+
+std::vector<int> PiranhaHost::fds() const {
+  std::vector<int> f;
+  for (const auto& p : procs_) {
+    if (p.pidfd >= 0) f.push_back(p.pidfd);
+    if (p.err_fd >= 0) f.push_back(p.err_fd);
+  }
+  return f;
+}
+
+bool PiranhaHost::exits_need_polling() const {
+  for (const auto& p : procs_)
+    if (p.pidfd < 0) return true;
+  return false;
+}
+
+std::optional<SteadyClock::time_point> PiranhaHost::next_deadline() const {
+  std::optional<SteadyClock::time_point> d;
+  for (const auto& p : procs_)
+    if (p.kill_at && !p.killed && (!d || *p.kill_at < *d)) d = p.kill_at;
+  return d;
+}
+
+}  // namespace piranha

@@ -1,0 +1,203 @@
+// Uplink: a node agent's link to the system space, on a thread of its own, so
+// that sensing availability and making piranhas retreat never wait on the
+// server (agent.cc is its only user).
+//
+// The thread connects (patiently: the server may start later), then
+//  - reads what the agent decides with into a View: owner blocks, live jobs
+//    with their launch records, scheduler 0's assignment for this node and
+//    its heartbeat, the tasks each live job completed here. It reads when
+//    one of those records changes, which a second thread learns from
+//    tuple-space watches (so a new job, an assignment or an owner block
+//    reaches the agent within milliseconds: a new live job, whose written
+//    record the event carries, is put into the View at once, with its
+//    launch record read by the watching thread, before the read the event
+//    also asks for; scheduler 0's heartbeat, rewritten at every NPS tick,
+//    is noted without a read unless it says the scheduler came or went:
+//    heartbeat_news); when an owner block begins or ends, when scheduler 0's
+//    heartbeat goes stale, when a running job's feeder would count as
+//    silent (its jobstat is not watched) and when an absent job's grace
+//    ends; and every `tick` (10 s) as a safety net. A read costs a few
+//    requests and grows with the live jobs, not with the finished ones kept
+//    for retention;
+//  - writes what the agent hands it, oldest first, each kept until written:
+//    availability periods and holds in a queue, the node's state and its
+//    ("running", ...) record latest-wins, so a period that ended while the
+//    server was away is still recorded once it is back;
+//  - refreshes the node's records every heartbeat and prunes old records.
+// When a call fails (the server gone, restarting, a network cut) it logs
+// "lost the tuple-space server" once, keeps what is queued, tries again every
+// second and logs when the server answers again. Its client's request
+// deadline is short (2 s): every request it makes is answered at once by a
+// live server. Destroying the Uplink interrupts a call in progress, and the
+// watching thread's wait.
+//
+// Thread-safety: every public method may be called from any thread. The log
+// callback runs on the uplink's thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "piranha/runtime/absent_jobs.h"
+#include "piranha/agent/agent.h"
+#include "piranha/runtime/sysspace.h"
+
+namespace piranha {
+
+// What a watch event on scheduler 0's heartbeat means for an agent that
+// knows `known` (the newest heartbeat it has seen, if any) at wall time
+// `now`. The NPS beats its heartbeat at every tick, event ticks included
+// (up to 50 a second), with sys::supersede: the new record is written, then
+// the old one taken. A rewrite of a fresh heartbeat changes nothing the
+// agent decides, so only these ask for a read of the system space:
+//  - a heartbeat written while the known one is absent or stale
+//    (`stale_seconds`): the scheduler is back, and the agent must look at
+//    its assignment again;
+//  - the newest heartbeat taken (not superseded): the scheduler may be gone;
+//    none is known until the read (so that one written meanwhile is news).
+// `heartbeat` is the newest known afterwards. Pure.
+struct HeartbeatNews {
+  std::optional<sys::SchedulerHeartbeat> heartbeat;
+  bool read = false;
+};
+HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known, bool written,
+                             const sys::SchedulerHeartbeat& event, double now, double stale_seconds);
+
+// Scheduler 0's heartbeat as a read leaves it: `read` is what the read
+// found, `known` what the watch events made of it meanwhile, `taken_time`
+// the time of the newest heartbeat a watch event showed taken since the
+// read began (-infinity: none). A read may find an older copy than the
+// events told of (during a supersede both exist, and `rd` returns the
+// older) or one taken since (a scheduler withdrawing): the newer of the two
+// counts, and a heartbeat known taken does not. Without this an older copy
+// put back by a read made its own `taken` event look like the newest
+// taken: the agent dropped a live scheduler until the next read. Pure.
+std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(const std::optional<sys::SchedulerHeartbeat>& read,
+                                                            const std::optional<sys::SchedulerHeartbeat>& known,
+                                                            double taken_time);
+
+class Uplink {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // What the agent last learnt from the system space.
+  struct View {
+    std::uint64_t generation = 0;  // 0: nothing read yet; then +1 per read, and per new job put in from an event
+    bool owner_blocked = false;    // an ("owner", node, ...) block covers now
+    std::vector<sys::JobLaunch> live;  // live jobs with a launch record, as sys::list_jobs orders them
+    std::optional<sys::Assignment> assignment;          // this node's, highest epoch
+    std::optional<sys::SchedulerHeartbeat> scheduler;  // scheduler 0's heartbeat
+    std::map<std::int64_t, std::int64_t> tasks_here;   // completed on this node, per live job
+    std::uint64_t holds_written = 0;  // hold() requests written before this view was read
+  };
+
+  // Starts the thread. `wake_fd` (an eventfd, or -1) is written to after
+  // every read, so the agent's poll wakes. `log` gets one line per event
+  // worth a person's attention.
+  Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd);
+  // Stops the thread at once, interrupting a call waiting on the server.
+  ~Uplink();
+  Uplink(const Uplink&) = delete;
+  Uplink& operator=(const Uplink&) = delete;
+
+  View view() const;
+  // True once the server answered at least once.
+  bool ever_connected() const;
+  // True while the last attempt to reach the server failed.
+  bool server_away() const;
+
+  // The node's state: written at once and with every heartbeat.
+  void set_state(sys::NodeState state);
+  // The node's ("running", ...) record: written at once; latest wins.
+  void set_run(sys::NodeRun run);
+  // Queued until written. Holds are written in the order asked; the View
+  // says how many were written before it was read.
+  void record_period(sys::AvailabilityPeriod ap);
+  void hold(sys::JobHold hold);
+  // Asks for a read of the system space now rather than at the next tick.
+  void read_soon();
+  // Waits until everything handed over has been written, or until
+  // `deadline`; true if it all was.
+  bool drain(Clock::time_point deadline);
+
+ private:
+  void run();
+  bool connect();
+  void step(ts::Client& c);
+  // Reads the View; returns when the next read is due at the latest.
+  Clock::time_point read(ts::Client& c, std::uint64_t holds_written);
+  // The watching thread: asks for a read whenever a watched record changes.
+  void watch();
+  // One watch event: a job's tasks here are noted at once, anything else
+  // asks for a read; true when it does.
+  bool on_event(const ts::WatchEvent& e);
+  // The rest of read(), from the live jobs on: `written` are the ids read()
+  // took from written_ (put back should this throw).
+  Clock::time_point read_with(ts::Client& c, View& v, Clock::time_point steady, double now, double next_change,
+                              const std::set<std::int64_t>& written);
+  // Puts the live jobs an event just showed written, and the view has not,
+  // into the view at once, with their launch records read on the watcher's
+  // own connection `c`: the agent can start a new job's piranhas one round
+  // trip after its registration, before the read the event also asks for
+  // (eight round trips, slow while the feeder itself is starting).
+  void note_new_jobs(ts::Client& c);
+  // Tells the agent's loop (wake_fd) that the View changed.
+  void wake_agent() const;
+  bool pending_locked() const;
+
+  AgentSettings s_;
+  std::function<void(const std::string&)> log_;
+  int wake_fd_;
+  int stop_fd_ = -1;  // readable once stopping: interrupts the client
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool read_now_ = true;
+  View view_;
+  bool connected_once_ = false;
+  bool away_ = false;
+  std::optional<sys::NodeState> state_;  // the current state
+  bool state_dirty_ = false;
+  std::optional<sys::NodeRun> run_;
+  std::deque<sys::AvailabilityPeriod> periods_;
+  std::deque<sys::JobHold> holds_;
+  std::uint64_t holds_written_ = 0;
+  bool busy_ = false;  // the thread is writing what it took from the queues
+
+  // The thread's own.
+  std::unique_ptr<ts::Client> client_;
+  std::uint64_t reconnects_seen_ = 0;
+  std::map<std::int64_t, sys::JobLaunch> launches_;
+  // Live jobs whose record was absent at a read, since when: a record being
+  // rewritten is back within a moment; one gone for good (a server restarted
+  // without its data, a cancel killed between its take and its write) is let
+  // go after sys::kAbsentJobGrace (absent_jobs.h).
+  AbsentJobs absent_jobs_;
+  // Live jobs whose record a watch event showed written since the last read
+  // (under mu_): a read that finds one absent, as when the feeder rewrites a
+  // new job's record to mark it running, treats it as above instead of
+  // missing the job until the next event.
+  std::set<std::int64_t> written_;
+  // The time of the newest scheduler-0 heartbeat a watch event showed taken
+  // since the current read began (under mu_; heartbeat_after_read). Only
+  // those can be found by the read; an older record could hide a heartbeat
+  // from another host whose clock is behind, its event lost in a reconnect.
+  double heartbeat_taken_ = -std::numeric_limits<double>::infinity();
+  Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
+  std::thread thread_;
+  std::thread watcher_;
+};
+
+}  // namespace piranha

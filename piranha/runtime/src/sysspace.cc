@@ -1,0 +1,287 @@
+#include "piranha/runtime/sysspace.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "piranha/runtime/endpoint.h"
+#include "sysspace_fields.h"
+
+namespace piranha::sys {
+namespace {
+
+using ts::Field;
+using ts::Type;
+
+using detail::any;
+using detail::str;
+using detail::tag;
+
+// Large enough for any real pool; rd_many needs a bound.
+constexpr std::size_t kListMax = 100'000;
+
+}  // namespace
+
+std::string server_from_env() {
+  const char* e = std::getenv("PIRANHA_SERVER");
+  return e && *e ? std::string(e) : std::string(kDefaultServer);
+}
+
+std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
+                                              const std::function<void(const std::string&)>& note) {
+  if (auto problem = endpoint_problem(server)) throw std::invalid_argument("server: " + *problem);
+  using Steady = std::chrono::steady_clock;
+  auto next_note = Steady::now();
+  while (!stopped()) {
+    auto tried = Steady::now();
+    try {
+      ts::ClientOptions o;
+      o.connect_timeout = std::chrono::milliseconds(1000);
+      return std::make_unique<ts::Client>(server, o);
+    } catch (const ts::TupleSpaceError& e) {
+      if (Steady::now() >= next_note) {
+        note("waiting for the tuple-space server at " + server + " (" + e.what() + ")");
+        next_note = Steady::now() + std::chrono::seconds(10);
+      }
+    }
+    // A refusal can come at once: the pause keeps the loop from spinning.
+    while (!stopped() && Steady::now() < tried + std::chrono::seconds(1))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return nullptr;
+}
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::int64_t next_job_id(ts::Client& c) {
+  ts::Template seq({tag("jobseq"), any(Type::Int)});
+  ts::Template created({tag("jobseq.created")});
+  // The counter is created once, marked by a tuple that stays; after that an
+  // absent counter only means another submitter holds it for a moment. (Two
+  // submitters racing on a brand-new server could both create it.)
+  if (!c.rd(kSpace, created, 0)) {
+    std::int64_t first = 1;
+    // Ids continue after any job already registered, so a counter lost with
+    // a restarted server never reuses an id still in the space.
+    for (const auto& j : list_jobs(c)) first = std::max(first, j.id + 1);
+    // In one step: a counter is never without its mark, nor the mark without
+    // a counter (an authenticated server lets only the first creator write
+    // either: docs/security.md).
+    c.out_many(kSpace, {ts::Tuple::of("jobseq", first), ts::Tuple::of("jobseq.created")});
+  }
+  auto t = c.in(kSpace, seq, 10'000, 10'000);
+  if (!t) throw ts::TupleSpaceError("timeout", "the job id counter was not returned within 10 s");
+  std::int64_t next = t->tuple.get<std::int64_t>(1);
+  // Taken under a lease and put back in one atomic step: a submitter that
+  // dies in between loses no counter.
+  if (!c.complete(t->lease, kSpace, {ts::Tuple::of("jobseq", next + 1)}))
+    throw ts::TupleSpaceError("unknown_lease", "the job id counter's lease ended before it was advanced");
+  return next;
+}
+
+
+template <class Record>
+static std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
+  std::vector<Record> out;
+  for (const auto& t : ts)
+    if (auto r = Record::from_tuple(t)) out.push_back(std::move(*r));
+  return out;
+}
+
+std::vector<JobRecord> list_jobs(ts::Client& c) {
+  return decode_all<JobRecord>(c.rd_many(kSpace, job_template(), kListMax));
+}
+std::vector<JobRecord> list_live_jobs(ts::Client& c) {
+  auto jobs = decode_all<JobRecord>(c.rd_many(kSpace, job_template(JobState::Queued), kListMax));
+  auto running = decode_all<JobRecord>(c.rd_many(kSpace, job_template(JobState::Running), kListMax));
+  jobs.insert(jobs.end(), running.begin(), running.end());
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return jobs;
+}
+std::vector<JobStat> list_jobstats(ts::Client& c) {
+  return decode_all<JobStat>(c.rd_many(kSpace, jobstat_template(), kListMax));
+}
+std::vector<NodeRecord> list_nodes(ts::Client& c) {
+  return decode_all<NodeRecord>(c.rd_many(kSpace, node_template(), kListMax));
+}
+std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
+  return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
+}
+std::vector<Complaint> list_complaints(ts::Client& c) {
+  auto v = decode_all<Complaint>(c.rd_many(kSpace, complaint_template(), kListMax));
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  return v;
+}
+std::vector<EvalRecord> list_eval_records(ts::Client& c) {
+  auto v = decode_all<EvalRecord>(c.rd_many(kSpace, eval_template(), kListMax));
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  return v;
+}
+std::map<std::int64_t, JobTimes> jobtimes_by_job(ts::Client& c) {
+  std::map<std::int64_t, JobTimes> out;
+  for (const auto& t : decode_all<JobTimes>(c.rd_many(kSpace, jobtime_template(), kListMax))) {
+    auto [it, fresh] = out.try_emplace(t.id, t);
+    if (!fresh) it->second = it->second.merged(t);
+  }
+  return out;
+}
+std::optional<JobTimes> find_jobtimes(ts::Client& c, std::int64_t id) {
+  std::optional<JobTimes> m;
+  for (const auto& t : decode_all<JobTimes>(c.rd_many(kSpace, jobtime_template(id), kListMax)))
+    m = m ? m->merged(t) : t;
+  return m;
+}
+std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id) {
+  auto t = c.rd(kSpace, launch_template(id), 0);
+  if (!t) return std::nullopt;
+  return JobLaunch::from_tuple(*t);
+}
+
+namespace {
+
+// Takes every tuple matching `tmpl` under a lease (without waiting) and
+// writes make(those tuples) in their place with the first one's completion,
+// in one step: a writer that dies between the two loses nothing. Duplicates
+// (from writers that raced on an absent tuple) are folded away. Writes the
+// new tuple plainly when none matched.
+template <class Make>
+void rewrite(ts::Client& c, const ts::Template& tmpl, Make make) {
+  auto old = c.in_many_leased(kSpace, tmpl, 64, 10'000);
+  std::vector<ts::Tuple> taken;
+  for (const auto& l : old) taken.push_back(l.tuple);
+  ts::Tuple t = make(taken);
+  if (old.empty()) {
+    c.out(kSpace, t);
+    return;
+  }
+  for (std::size_t i = 1; i < old.size(); ++i) c.complete(old[i].lease, kSpace, {});
+  if (!c.complete(old[0].lease, kSpace, {t})) c.out(kSpace, t);
+}
+
+}  // namespace
+
+void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
+  rewrite(c, tmpl, [&](const std::vector<ts::Tuple>&) { return t; });
+}
+
+void supersede(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
+  const auto old = c.rd_many(kSpace, tmpl, 1000);
+  c.out(kSpace, t);
+  for (const auto& o : old) {
+    if (o == t) continue;
+    std::vector<ts::Field> exact;
+    for (const auto& v : o.fields()) exact.push_back(ts::Field::of(v));
+    c.in_many(kSpace, ts::Template(std::move(exact)), 1);
+  }
+}
+
+void record_job_times(ts::Client& c, const JobTimes& times) {
+  rewrite(c, jobtime_template(times.id), [&](const std::vector<ts::Tuple>& old) {
+    JobTimes m = times;
+    for (const auto& t : old)
+      if (auto r = JobTimes::from_tuple(t)) m = m.merged(*r);
+    return m.to_tuple();
+  });
+}
+
+namespace {
+
+// Takes the job's record under a lease and, when `change` accepts it (and
+// rewrites it), writes the new record with the completion; otherwise puts
+// it back untouched. Returns whether it changed.
+template <class Change>
+bool change_job(ts::Client& c, std::int64_t id, Change change) {
+  auto t = c.in(kSpace, job_template(id), 1000, 10'000);
+  if (!t) return false;
+  auto job = JobRecord::from_tuple(t->tuple);
+  if (!job || !change(*job)) {
+    c.complete(t->lease, kSpace, {t->tuple});
+    return false;
+  }
+  return c.complete(t->lease, kSpace, {job->to_tuple()});
+}
+
+}  // namespace
+
+bool set_job_state(ts::Client& c, std::int64_t id, JobState state) {
+  return change_job(c, id, [&](JobRecord& j) {
+    j.state = state;
+    return true;
+  });
+}
+
+bool hold_job(ts::Client& c, const JobHold& hold) {
+  return change_job(c, hold.id, [&](JobRecord& j) {
+    if (!is_live(j.state)) return false;
+    // Written while the job record is taken: whoever reads `held` finds why.
+    replace(c, jobheld_template(hold.id, hold.node), hold.to_tuple());
+    j.state = JobState::Held;
+    return true;
+  });
+}
+
+bool release_job(ts::Client& c, std::int64_t id, JobState state) {
+  bool released = change_job(c, id, [&](JobRecord& j) {
+    if (j.state != JobState::Held) return false;
+    j.state = state;
+    return true;
+  });
+  if (released) c.in_many(kSpace, jobheld_template(id), kListMax);
+  return released;
+}
+
+std::map<std::int64_t, std::int64_t> exit_status_by_job(ts::Client& c) {
+  std::map<std::int64_t, std::int64_t> out;
+  for (auto& e : decode_all<JobExit>(c.rd_many(kSpace, jobexit_template(), kListMax))) out[e.id] = e.status;
+  return out;
+}
+
+std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c) {
+  std::map<std::int64_t, JobHold> out;
+  for (auto& h : decode_all<JobHold>(c.rd_many(kSpace, jobheld_template(), kListMax))) out[h.id] = h;
+  return out;
+}
+
+std::size_t prune_finished_jobs(ts::Client& c, double before) {
+  auto times = jobtimes_by_job(c);
+  std::size_t pruned = 0;
+  for (const auto& j : list_jobs(c)) {
+    if (!is_finished(j.state)) continue;
+    auto t = times.find(j.id);
+    double ended = t != times.end() && t->second.end_time != 0 ? t->second.end_time : j.submit_time;
+    if (ended >= before) continue;
+    // The job record last: a pruner that dies half way leaves it to be found again.
+    for (const auto& tmpl :
+         {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id), jobtime_template(j.id),
+          jobexit_template(j.id), jobheld_template(j.id), jobowner_template(j.id)})
+      c.in_many(kSpace, tmpl, kListMax);
+    c.in_many(kSpace, job_template(j.id), kListMax);
+    ++pruned;
+  }
+  return pruned;
+}
+
+std::size_t prune_availability(ts::Client& c, const std::string& node, double before) {
+  std::size_t pruned = 0;
+  for (const auto& ap : decode_all<AvailabilityPeriod>(c.rd_many(kSpace, ap_template(node), kListMax))) {
+    if (ap.end >= before) continue;
+    ts::Template exact({tag("ap"), str(ap.node), Field::of(ts::Value(ap.start)), Field::of(ts::Value(ap.end))});
+    if (c.in(kSpace, exact, 0)) ++pruned;
+  }
+  return pruned;
+}
+
+std::size_t remove_eval_records(ts::Client& c, const std::vector<EvalRecord>& records) {
+  std::size_t removed = 0;
+  for (const auto& r : records) {
+    ts::Template exact({tag("eval"), str(r.kind), Field::of(ts::Value(r.time)), str(r.json)});
+    removed += c.in_many(kSpace, exact, 1).size();
+  }
+  return removed;
+}
+
+}  // namespace piranha::sys

@@ -1,0 +1,173 @@
+#include "piranha/runtime/sysspace.h"
+
+#include <doctest/doctest.h>
+
+#include "piranha/tuplespace/embedded.h"
+
+namespace sys = piranha::sys;
+namespace ts = piranha::ts;
+
+TEST_CASE("sysspace: every record survives a round trip through its tuple") {
+  sys::JobRecord job{7, "cmatrix", "job.7", 1.5e9, sys::JobState::Running};
+  auto j = sys::JobRecord::from_tuple(job.to_tuple());
+  REQUIRE(j);
+  CHECK(j->id == 7);
+  CHECK(j->name == "cmatrix");
+  CHECK(j->space == "job.7");
+  CHECK(j->state == sys::JobState::Running);
+  CHECK(sys::job_template(7).matches(job.to_tuple()));
+  CHECK_FALSE(sys::job_template(8).matches(job.to_tuple()));
+
+  sys::JobLaunch l{7, "/bin/cmatrix", {"200", "--grain", "", "x y"}, "/tmp"};
+  auto l2 = sys::JobLaunch::from_tuple(l.to_tuple());
+  REQUIRE(l2);
+  CHECK(l2->args == l.args);
+  CHECK(l2->program == "/bin/cmatrix");
+
+  sys::JobHold held{7, "ws01", "exit status 1\nlast line", 3.0};
+  auto h2 = sys::JobHold::from_tuple(held.to_tuple());
+  REQUIRE(h2);
+  CHECK(h2->node == "ws01");
+  CHECK(h2->reason == held.reason);
+  CHECK(sys::jobheld_template(7).matches(held.to_tuple()));
+  CHECK_FALSE(sys::JobHold::from_tuple(job.to_tuple()));
+  CHECK(sys::job_state_from("held") == sys::JobState::Held);
+  CHECK_FALSE(sys::is_live(sys::JobState::Held));
+  CHECK_FALSE(sys::is_finished(sys::JobState::Held));
+
+  sys::JobStat st{7, 10, 90, 0.25, 2.0};
+  auto st2 = sys::JobStat::from_tuple(st.to_tuple());
+  REQUIRE(st2);
+  CHECK(st2->tasks_left == 90);
+  CHECK(st2->mean_task_seconds == 0.25);
+
+  sys::JobTimes tm{7, 100.5, 250.25};
+  auto tm2 = sys::JobTimes::from_tuple(tm.to_tuple());
+  REQUIRE(tm2);
+  CHECK(tm2->id == 7);
+  CHECK(tm2->start_time == 100.5);
+  CHECK(tm2->end_time == 250.25);
+  CHECK(sys::jobtime_template(7).matches(tm.to_tuple()));
+  CHECK(sys::jobtime_template().matches(tm.to_tuple()));
+  CHECK_FALSE(sys::jobtime_template(8).matches(tm.to_tuple()));
+
+  sys::NodeRecord n{"ws01", 4, 1.5, sys::NodeState::OwnerBlocked, 3.0};
+  auto n2 = sys::NodeRecord::from_tuple(n.to_tuple());
+  REQUIRE(n2);
+  CHECK(n2->state == sys::NodeState::OwnerBlocked);
+  CHECK(sys::node_template("ws01").matches(n.to_tuple()));
+
+  sys::Assignment a{0, 12, "ws01", 7};
+  CHECK(sys::assign_template(0, "ws01").matches(a.to_tuple()));
+  CHECK_FALSE(sys::assign_template(1, "ws01").matches(a.to_tuple()));
+  CHECK(sys::Assignment::from_tuple(a.to_tuple())->epoch == 12);
+
+  sys::SchedulerHeartbeat h{0, 5.0};
+  CHECK(sys::scheduler_heartbeat_template(0).matches(h.to_tuple()));
+  CHECK_FALSE(sys::AgentHeartbeat::from_tuple(h.to_tuple()));
+  sys::AgentHeartbeat ah{"ws01", 5.0};
+  CHECK(sys::AgentHeartbeat::from_tuple(ah.to_tuple())->node == "ws01");
+
+  sys::OwnerBlock b{"ws01", 10, 20};
+  CHECK(sys::OwnerBlock::from_tuple(b.to_tuple())->covers(15));
+  CHECK_FALSE(b.covers(20));
+  CHECK(sys::AvailabilityPeriod::from_tuple(sys::AvailabilityPeriod{"ws01", 1, 2}.to_tuple())->end == 2);
+
+  sys::NodeRun r{"ws01", 7, "scheduler 0", 12.5};
+  CHECK(sys::running_template("ws01").matches(r.to_tuple()));
+  CHECK_FALSE(sys::running_template("ws02").matches(r.to_tuple()));
+  auto r2 = sys::NodeRun::from_tuple(r.to_tuple());
+  REQUIRE(r2);
+  CHECK(r2->node == "ws01");
+  CHECK(r2->job_id == 7);
+  CHECK(r2->by == "scheduler 0");
+  CHECK(r2->since == 12.5);
+}
+
+TEST_CASE("sysspace: complaints and evaluator records round-trip and are selected by their templates") {
+  sys::Complaint c{"ws01", 12.5, "my build was slow at noon"};
+  CHECK(sys::complaint_template().matches(c.to_tuple()));
+  CHECK(sys::complaint_template("ws01").matches(c.to_tuple()));
+  CHECK_FALSE(sys::complaint_template("ws02").matches(c.to_tuple()));
+  auto c2 = sys::Complaint::from_tuple(c.to_tuple());
+  REQUIRE(c2);
+  CHECK(c2->text == c.text);
+  CHECK(c2->time == 12.5);
+  sys::EvalRecord e{"span", 3.0, R"({"node":"ws01"})"};
+  CHECK(sys::eval_template().matches(e.to_tuple()));
+  auto e2 = sys::EvalRecord::from_tuple(e.to_tuple());
+  REQUIRE(e2);
+  CHECK(e2->kind == "span");
+  CHECK(e2->json == e.json);
+  CHECK_FALSE(sys::EvalRecord::from_tuple(ts::Tuple::of("eval", "span", 3, "{}")));  // an int time
+  CHECK_FALSE(sys::Complaint::from_tuple(ts::Tuple::of("complaint", "ws01", 1.0)));
+}
+
+TEST_CASE("sysspace: tuples of another shape are not misread") {
+  CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("job", 1)));
+  CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("job", 1, "n", "s", 1.0, "exploded")));
+  CHECK_FALSE(sys::JobRecord::from_tuple(ts::Tuple::of("jab", 1, "n", "s", 1.0, "queued")));
+  CHECK_FALSE(sys::NodeRecord::from_tuple(ts::Tuple::of("node", "a", 1.0, 1.0, "available", 1.0)));
+  CHECK_FALSE(sys::JobStat::from_tuple(ts::Tuple::of(1, 2)));
+  CHECK_FALSE(sys::JobTimes::from_tuple(ts::Tuple::of("jobtime", 1, 2, 3)));  // ints, not times
+  CHECK_FALSE(sys::JobTimes::from_tuple(sys::JobStat{1, 2, 3, 4.0, 5.0}.to_tuple()));
+  CHECK_FALSE(sys::NodeRun::from_tuple(ts::Tuple::of("running", "ws01", 7.0, "FAIR", 1.0)));
+}
+
+TEST_CASE("sysspace: state names") {
+  for (auto s : {sys::JobState::Queued, sys::JobState::Running, sys::JobState::Done, sys::JobState::Failed,
+                 sys::JobState::Cancelled})
+    CHECK(sys::job_state_from(sys::name(s)) == s);
+  CHECK(sys::is_live(sys::JobState::Queued));
+  CHECK_FALSE(sys::is_live(sys::JobState::Done));
+  CHECK(sys::name(sys::NodeState::OwnerBlocked) == "owner-blocked");
+}
+
+TEST_CASE("sysspace: job times merge to the earliest known start and end, and 0 is not known") {
+  sys::JobTimes none{3, 0, 0}, started{3, 10, 0}, earlier{3, 8, 0}, ended{3, 0, 20}, ended_later{3, 0, 25};
+  CHECK(none.merged(started).start_time == 10);
+  CHECK(started.merged(none).start_time == 10);
+  CHECK(started.merged(earlier).start_time == 8);
+  CHECK(earlier.merged(started).start_time == 8);
+  auto both = started.merged(ended);
+  CHECK(both.start_time == 10);
+  CHECK(both.end_time == 20);
+  // The first recorded end stays: a later writer of the same end state does not move it.
+  CHECK(both.merged(ended_later).end_time == 20);
+  CHECK(ended_later.merged(both).end_time == 20);
+  CHECK(none.merged(none).start_time == 0);
+  CHECK(none.merged(none).end_time == 0);
+}
+
+TEST_CASE("sysspace: supersede leaves exactly the new tuple, whatever was there") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const auto tmpl = sys::scheduler_heartbeat_template(0);
+  sys::supersede(c, tmpl, sys::SchedulerHeartbeat{0, 1.0}.to_tuple());  // none before
+  c.out(sys::kSpace, sys::SchedulerHeartbeat{0, 2.0}.to_tuple());       // a stray duplicate
+  sys::supersede(c, tmpl, sys::SchedulerHeartbeat{0, 3.0}.to_tuple());
+  auto left = c.rd_many(sys::kSpace, tmpl, 10);
+  REQUIRE(left.size() == 1);
+  CHECK(sys::SchedulerHeartbeat::from_tuple(left[0])->time == 3.0);
+  // Another scheduler's heartbeat is not touched.
+  c.out(sys::kSpace, sys::SchedulerHeartbeat{1, 5.0}.to_tuple());
+  sys::supersede(c, tmpl, sys::SchedulerHeartbeat{0, 4.0}.to_tuple());
+  CHECK(c.rd_many(sys::kSpace, sys::scheduler_heartbeat_template(1), 10).size() == 1);
+  CHECK(c.rd_many(sys::kSpace, tmpl, 10).size() == 1);
+}
+
+TEST_CASE("sysspace: list_live_jobs reads the queued and running jobs only, by id") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const sys::JobState states[] = {sys::JobState::Running, sys::JobState::Done,      sys::JobState::Queued,
+                                  sys::JobState::Held,    sys::JobState::Cancelled, sys::JobState::Failed};
+  for (std::int64_t id = 6; id >= 1; --id)  // written newest id first
+    c.out(sys::kSpace, sys::JobRecord{id, "j", "job." + std::to_string(id), 1.0, states[id - 1]}.to_tuple());
+  auto live = sys::list_live_jobs(c);
+  REQUIRE(live.size() == 2);
+  CHECK(live[0].id == 1);
+  CHECK(live[0].state == sys::JobState::Running);
+  CHECK(live[1].id == 3);
+  CHECK(live[1].state == sys::JobState::Queued);
+  CHECK(sys::list_jobs(c).size() == 6);
+}
