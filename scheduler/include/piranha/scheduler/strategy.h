@@ -6,6 +6,13 @@
 // assignment, the predictions for each node (NodeOutlook, computed from
 // availability at steps < now) and an injected Rng; it performs no I/O.
 //
+// Where each strategy is written (scheduler/src/strategies/):
+//   priorities.cc  the orders FCFS, TSK, SRT, SPT, SET, LET, ROR rank jobs by
+//   global.cc      FCFS, TSK, SRT, ... as strategies: every node the top job
+//   fit.cc         xFIT        adaptive.cc  xA(T), e.g. SRTA   mix_fit.cc  xMIX(c)
+//   fair.cc        FAIR        rnd.cc       RND                factory.cc  names -> strategies
+// Predictors are in scheduler/src/predictor.cc and mix_predictor.cc.
+//
 // Times are in the caller's time unit: simulation steps in the simulator,
 // seconds in the live NPS; now, arrival, task_time, attained, ROR's quantum
 // and the outlook's ap_length are all in it. They are real numbers, so a

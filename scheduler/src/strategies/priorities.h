@@ -1,5 +1,6 @@
-// The global priority orders shared by the global, FIT and adaptive
-// strategies (internal to the strategy library).
+// The priorities FCFS, TSK, SRT, SPT, SET, LET and ROR: the order each ranks
+// the queue by (key() in priorities.cc), shared by the global, FIT, adaptive
+// and MIX strategies (internal to the strategy library).
 #pragma once
 
 #include <cstdint>

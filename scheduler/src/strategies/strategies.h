@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "piranha/scheduler/strategy.h"
-#include "priority.h"
+#include "priorities.h"
 
 namespace piranha::sched {
 

@@ -1,4 +1,4 @@
-#include "priority.h"
+#include "priorities.h"
 
 #include <algorithm>
 #include <numeric>
