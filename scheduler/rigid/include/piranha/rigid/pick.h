@@ -1,7 +1,11 @@
 // The deciding core of the space-sharing algorithms (docs/rigid.md,
 // "Single-site algorithms"): pure functions of one site's state at one
 // instant. No clock, no I/O, no memory between calls; the simulator builds a
-// SiteView at each scheduling pass and starts what these return.
+// SiteView at each scheduling pass and starts what these return. Each
+// algorithm is in its own file of scheduler/rigid/src/algorithms/ (fifo.cc,
+// first_fit.cc, random.cc, easy.cc for backfilling FIFO and EASY,
+// conservative.cc); PFCFS and the interference algorithms MTI, MCT, MNI are
+// whole simulators there (pfcfs.cc, interference.cc).
 //
 // Predictions are those of docs/rigid.md, "Predictions": a value >= 0 or
 // kUnknown. A running job's predicted end at or before `now` counts as

@@ -1,0 +1,64 @@
+// Conservative backfilling (seed 002): every queued job gets the earliest
+// reservation where it fits.
+#include "piranha/rigid/pick.h"
+
+#include <algorithm>
+
+#include "prediction.h"
+
+namespace piranha::rigid {
+
+std::vector<Time> reservations(const SiteView& v) {
+  // The profile: free nodes from each breakpoint on; the last lasts for ever.
+  struct Step {
+    Time at;
+    int free;
+  };
+  std::vector<Step> profile{{v.now, v.free}};
+  std::vector<std::pair<Time, int>> releases;
+  for (const auto& r : v.running) {
+    const Time e = end_of(r, v.now);
+    if (e != kNever) releases.emplace_back(e, r.width);
+  }
+  std::sort(releases.begin(), releases.end());
+  for (const auto& [at, width] : releases) {
+    if (at == profile.back().at)
+      profile.back().free += width;
+    else
+      profile.push_back({at, profile.back().free + width});
+  }
+  std::vector<Time> out(v.queue.size(), kNever);
+  for (std::size_t q = 0; q < v.queue.size(); ++q) {
+    const int width = v.queue[q].width;
+    // A predicted length of 0 holds its nodes for one second.
+    const Time p = v.queue[q].predicted;
+    const Time len = p == kUnknown ? kUnknown : std::max<Time>(p, 1);
+    // Steps i..k all have room; the window starting at step i is found
+    // once step k reaches its end (the last step lasts for ever).
+    std::size_t i = 0;
+    for (std::size_t k = 0; k < profile.size(); ++k) {
+      if (profile[k].free < width) {
+        i = k + 1;
+        continue;
+      }
+      const Time start = profile[i].at, end = finish(start, len);
+      if (k + 1 < profile.size() && profile[k + 1].at < end) continue;
+      out[q] = start;
+      if (end != kNever && (k + 1 == profile.size() || profile[k + 1].at != end))
+        profile.insert(profile.begin() + static_cast<std::ptrdiff_t>(k) + 1, Step{end, profile[k].free});
+      for (std::size_t x = i; x <= k; ++x) profile[x].free -= width;
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::size_t> pick_conservative(const SiteView& v) {
+  std::vector<std::size_t> out;
+  const auto r = reservations(v);
+  for (std::size_t i = 0; i < r.size(); ++i)
+    if (r[i] == v.now) out.push_back(i);
+  return out;
+}
+
+}  // namespace piranha::rigid
