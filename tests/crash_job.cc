@@ -11,7 +11,7 @@ int feeder(piranha::Feeder& f) {
   std::abort();
 }
 
-void worker(piranha::Worker& w) {
+void worker(piranha::Piranha& w) {
   while (auto task = w.take_task(piranha::ts::formal<std::int64_t>))
     w.complete(*task, "result", std::int64_t{1});
 }

@@ -41,7 +41,7 @@ int feeder(piranha::Feeder& f) {
   return ok ? 0 : 1;
 }
 
-void worker(piranha::Worker& w) {
+void worker(piranha::Piranha& w) {
   const std::string flag = w.args().at(1);
   int64_t i = 0;
   while (auto task = w.take_task(ts::bind(i))) {

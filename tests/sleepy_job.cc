@@ -60,7 +60,7 @@ void ordinary_end() {
   std::fflush(stdout);
 }
 
-void worker(piranha::Worker& w) {
+void worker(piranha::Piranha& w) {
   std::atexit(ordinary_end);
   int64_t i = 0, ms = 0;
   while (auto task = w.take_task(ts::bind(i), ts::bind(ms))) {

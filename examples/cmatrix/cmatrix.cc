@@ -309,7 +309,7 @@ struct Cache {
   }
 };
 
-void piranha_worker(piranha::Worker& w) {
+void piranha_worker(piranha::Piranha& w) {
   Options o = parse(w.args());
   const int64_t n = o.n;
   Cache cache{w.space(), n, {}, {}};

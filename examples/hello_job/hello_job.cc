@@ -30,7 +30,7 @@ int feeder(piranha::Feeder& f) {
   return total == expected ? 0 : 1;  // the job's exit status
 }
 
-void piranha_worker(piranha::Worker& w) {
+void piranha_worker(piranha::Piranha& w) {
   int64_t next = 0, end = 0, sum = 0;
   while (auto task = w.take_task(ts::bind(next), ts::bind(end), ts::bind(sum))) {  // nullopt: stop
     for (; next < end; ++next) {
@@ -45,7 +45,7 @@ void piranha_worker(piranha::Worker& w) {
 }
 
 // Puts the task back with the progress made, or as taken if there is none.
-void retreat(piranha::Worker& w, piranha::Task& task) {
+void retreat(piranha::Piranha& w, piranha::Task& task) {
   w.put_back(task, {task.progress().size() ? task.progress() : task.tuple()});
 }
 

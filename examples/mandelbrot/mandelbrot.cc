@@ -140,7 +140,7 @@ int feeder(piranha::Feeder& f) {
   return ok ? 0 : 1;
 }
 
-void piranha_worker(piranha::Worker& w) {
+void piranha_worker(piranha::Piranha& w) {
   Options o = parse(w.args());
   int64_t first = 0, next = 0;
   ts::Blob done;
@@ -159,7 +159,7 @@ void piranha_worker(piranha::Worker& w) {
 }
 
 // Puts the task back as far as it got: the rows done and where to go on.
-void retreat(piranha::Worker& w, piranha::Task& task) {
+void retreat(piranha::Piranha& w, piranha::Task& task) {
   w.put_back(task, {task.progress().size() ? task.progress() : task.tuple()});
 }
 

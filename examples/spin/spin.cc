@@ -147,7 +147,7 @@ int feeder(piranha::Feeder& f) {
   return ok ? 0 : 1;
 }
 
-void piranha_worker(piranha::Worker& w) {
+void piranha_worker(piranha::Piranha& w) {
   int64_t i = 0, ms = 0;
   while (auto task = w.take_task(ts::bind(i), ts::bind(ms))) {
     const auto until = thread_cpu_time() + std::chrono::milliseconds(ms);

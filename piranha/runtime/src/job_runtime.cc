@@ -22,7 +22,7 @@
 namespace piranha {
 namespace detail {
 
-// What run_job needs of Task's and Worker's insides.
+// What run_job needs of Task's and Piranha's insides.
 struct Runtime {
   static Task task(std::shared_ptr<TaskState> s) { return Task(std::move(s)); }
 };
@@ -243,7 +243,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   // First, before any other thread exists, so that all inherit the mask.
   RetreatSignals signals;
   std::string name = std::filesystem::path(argv[0]).filename().string();
-  detail::WorkerState ws;
+  detail::PiranhaState ws;
   ws.args.assign(argv + 1, argv + argc);
   ws.node = env("PIRANHA_NODE").value_or(host_name());
   ws.retreat = &signals.retreat;
@@ -279,7 +279,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   ws.client = client.get();
   ws.request_timeout = opts.request_timeout;
   ws.space = std::make_unique<ts::Space>(*client, job->space);
-  Worker worker(ws);
+  Piranha worker(ws);
 
   int rc = 0;
   try {

@@ -1,5 +1,5 @@
 // The job runtime's internal state, shared by job_runtime.cc, feeder.cc and
-// worker.cc.
+// piranha.cc.
 #pragma once
 
 #include <atomic>
@@ -37,7 +37,7 @@ struct Finished {
   double seconds = 0;
 };
 
-struct WorkerState {
+struct PiranhaState {
   ts::Client* client = nullptr;
   std::unique_ptr<ts::Space> space;
   std::vector<std::string> args;
@@ -73,19 +73,19 @@ struct WorkerState {
   SteadyClock::time_point last_job_check{};
 };
 
-// Sends the completed short tasks' completions as one posted step (worker.cc).
-void send_completions(WorkerState& s);
+// Sends the completed short tasks' completions as one posted step (piranha.cc).
+void send_completions(PiranhaState& s);
 // The task asked for ahead (Client::prefetch), waiting for its answer at most
 // `limit`; nullopt when none was asked for or none came.
-std::optional<ts::Leased> take_ahead(WorkerState& s, std::chrono::milliseconds limit);
+std::optional<ts::Leased> take_ahead(PiranhaState& s, std::chrono::milliseconds limit);
 // Holds a task taken ahead and not handed out (to be put back).
-void hold_ahead(WorkerState& s, ts::Leased&& task);
+void hold_ahead(PiranhaState& s, ts::Leased&& task);
 // Reads which posted completions the server refused, once every posted
 // request has been answered (`answered`): a refused batch's tasks are
 // completed one by one, since the others' leases may still be held; a
 // refused single completion is counted in s.lost. Without `answered` (a
 // retreat that did not wait for them) they are only counted.
-void settle_completions(WorkerState& s, bool answered);
+void settle_completions(PiranhaState& s, bool answered);
 
 }  // namespace piranha::detail
 

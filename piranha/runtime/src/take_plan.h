@@ -1,7 +1,7 @@
 // How a piranha takes its tasks, decided from how long its tasks have taken
 // so far: one at a time, one ahead (the next take travels while this task
 // computes), or in leased batches (short tasks, whose round trips would
-// otherwise cost more than their work). A pure function, used by worker.cc
+// otherwise cost more than their work). A pure function, used by piranha.cc
 // and tested in take_plan_test.cc. Thread-safe.
 #pragma once
 
@@ -40,7 +40,7 @@ inline constexpr std::int64_t kTasksBeforeAhead = 1;
 
 // The plan for the next take, after `completed` tasks that took
 // `mean_seconds` on average (anything when completed is 0) and whose
-// largest tuple was about `task_bytes` long (0: unknown). worker.cc passes
+// largest tuple was about `task_bytes` long (0: unknown). piranha.cc passes
 // the longer of the mean of all tasks so far and a recent mean, so that
 // tasks that grow slower during a job are not batched on old evidence.
 TakePlan plan_take(std::int64_t completed, double mean_seconds, std::size_t task_bytes = 0);

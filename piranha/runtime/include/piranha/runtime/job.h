@@ -21,7 +21,7 @@
 //     for (int i = 0; i < 100; ++i) f.space().in("result", ts::formal<std::int64_t>, ts::formal<double>);
 //     return 0;
 //   }
-//   void worker(piranha::Worker& w) {
+//   void worker(piranha::Piranha& w) {
 //     std::int64_t i;
 //     while (auto task = w.take_task(ts::bind(i))) w.complete(*task, "result", i, f(i));
 //   }
@@ -66,7 +66,7 @@ inline constexpr int kExitCutOff = 75;
 
 namespace detail {
 struct TaskState;
-struct WorkerState;
+struct PiranhaState;
 struct Runtime;
 }  // namespace detail
 
@@ -83,7 +83,7 @@ class Task {
   bool held() const;
 
  private:
-  friend class Worker;
+  friend class Piranha;
   friend struct detail::Runtime;
   explicit Task(std::shared_ptr<detail::TaskState> s) : s_(std::move(s)) {}
   std::shared_ptr<detail::TaskState> s_;
@@ -116,8 +116,9 @@ class Feeder {
   Impl& impl_;
 };
 
-// A piranha's view of its job. Not thread-safe: one Worker per piranha.
-class Worker {
+// A piranha (the paper's worker): its view of its job, handed to the job's
+// piranha function. Not thread-safe: one per piranha process.
+class Piranha {
  public:
   ts::Space& space();
   const std::vector<std::string>& args() const;
@@ -176,17 +177,17 @@ class Worker {
   // returns true, a refusal only counted.
   bool put_back(Task& task, std::vector<ts::Tuple> outs);
 
-  explicit Worker(detail::WorkerState& s) : s_(s) {}
+  explicit Piranha(detail::PiranhaState& s) : s_(s) {}
 
  private:
   std::optional<Task> take(const ts::Template& tmpl);
-  detail::WorkerState& s_;
+  detail::PiranhaState& s_;
 };
 
 struct JobFunctions {
   std::function<int(Feeder&)> feeder;        // its return value is the exit status
-  std::function<void(Worker&)> piranha;
-  std::function<void(Worker&, Task&)> retreat;  // empty: tasks go back unchanged
+  std::function<void(Piranha&)> piranha;
+  std::function<void(Piranha&, Task&)> retreat;  // empty: tasks go back unchanged
 };
 
 // Runs the program as feeder or piranha, as its environment says:

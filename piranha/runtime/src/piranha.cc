@@ -16,10 +16,10 @@ const ts::Tuple& Task::progress() const { return s_->progress; }
 void Task::set_progress(ts::Tuple p) { s_->progress = std::move(p); }
 bool Task::held() const { return s_->held; }
 
-ts::Space& Worker::space() { return *s_.space; }
-const std::vector<std::string>& Worker::args() const { return s_.args; }
-std::int64_t Worker::job_id() const { return s_.job_id; }
-const std::string& Worker::node() const { return s_.node; }
+ts::Space& Piranha::space() { return *s_.space; }
+const std::vector<std::string>& Piranha::args() const { return s_.args; }
+std::int64_t Piranha::job_id() const { return s_.job_id; }
+const std::string& Piranha::node() const { return s_.node; }
 
 namespace {
 
@@ -32,8 +32,8 @@ constexpr auto kJobCheckEvery = std::chrono::seconds(1);
 // is done, or sooner once their results reach this size.
 constexpr std::size_t kUnsentBytes = 1 << 20;
 
-bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::Tuple>& outs);
-void put_back_prefetched(detail::WorkerState& s);
+bool end_lease(detail::PiranhaState& s, ts::LeaseId lease, const std::vector<ts::Tuple>& outs);
+void put_back_prefetched(detail::PiranhaState& s);
 
 // About the size a tuple takes on the wire.
 std::size_t approximate_bytes(const ts::Tuple& t) {
@@ -48,7 +48,7 @@ std::size_t approximate_bytes(const ts::Tuple& t) {
   return n;
 }
 
-std::shared_ptr<detail::TaskState> hold(detail::WorkerState& s, ts::Leased&& l, bool batched) {
+std::shared_ptr<detail::TaskState> hold(detail::PiranhaState& s, ts::Leased&& l, bool batched) {
   auto st = std::make_shared<detail::TaskState>();
   st->tuple = std::move(l.tuple);
   st->lease = l.lease;
@@ -65,7 +65,7 @@ std::shared_ptr<detail::TaskState> hold(detail::WorkerState& s, ts::Leased&& l, 
 // after the job's first piranha: one read, no rewrite). The job's start
 // time is a service to the scheduler: failing to note it must not fail the
 // task, so an error is only reported.
-void note_first_task(detail::WorkerState& s, double at) {
+void note_first_task(detail::PiranhaState& s, double at) {
   s.start_noted = true;
   try {
     auto t = s.client->rd(sys::kSpace, sys::jobtime_template(s.job_id), 0);
@@ -80,7 +80,7 @@ void note_first_task(detail::WorkerState& s, double at) {
 
 }  // namespace
 
-std::optional<Task> Worker::take(const ts::Template& tmpl) {
+std::optional<Task> Piranha::take(const ts::Template& tmpl) {
   auto hand_out = [&](std::shared_ptr<detail::TaskState> st) {
     st->started = true;
     st->started_at = sys::wall_now();
@@ -184,7 +184,7 @@ void release(std::deque<std::shared_ptr<detail::TaskState>>& held, const detail:
 // connection: the completion was then carried out or its lease returned the
 // task, so the results are written exactly once either way, and the piranha
 // goes on. A server unreachable past the deadline cuts the piranha off.
-bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::Tuple>& outs) {
+bool end_lease(detail::PiranhaState& s, ts::LeaseId lease, const std::vector<ts::Tuple>& outs) {
   try {
     if (s.client->complete(lease, s.space->name(), outs)) return true;
   } catch (const ts::TupleSpaceError& e) {
@@ -203,7 +203,7 @@ bool end_lease(detail::WorkerState& s, ts::LeaseId lease, const std::vector<ts::
 // (the connection, the deadline, a retreat's interrupt) the step was done or
 // not, all or nothing, and the leases of a lost session return the tasks
 // anyway: nothing more is sent.
-void put_back_prefetched(detail::WorkerState& s) {
+void put_back_prefetched(detail::PiranhaState& s) {
   std::vector<ts::LeaseId> leases;
   std::vector<ts::Tuple> tuples;
   for (auto& st : s.prefetched) {
@@ -235,7 +235,7 @@ void put_back_prefetched(detail::WorkerState& s) {
 
 namespace detail {
 
-void send_completions(WorkerState& s) {
+void send_completions(PiranhaState& s) {
   if (s.unsent.empty()) return;
   if (s.unsent.size() == 1) {
     Finished& f = s.unsent.front();
@@ -260,18 +260,18 @@ void send_completions(WorkerState& s) {
   s.unsent_bytes = 0;
 }
 
-std::optional<ts::Leased> take_ahead(WorkerState& s, std::chrono::milliseconds limit) {
+std::optional<ts::Leased> take_ahead(PiranhaState& s, std::chrono::milliseconds limit) {
   if (!s.client->prefetching()) return std::nullopt;
   auto next = s.client->take_prefetched(limit);
   settle_completions(s, true);  // every request posted before it is answered too
   return next;
 }
 
-void hold_ahead(WorkerState& s, ts::Leased&& task) {
+void hold_ahead(PiranhaState& s, ts::Leased&& task) {
   hold(s, std::move(task), false);
 }
 
-void settle_completions(WorkerState& s, bool answered) {
+void settle_completions(PiranhaState& s, bool answered) {
   auto lost = s.client->take_lost_leases();
   std::vector<Finished> unsettled;
   if (answered) unsettled.swap(s.unsettled);
@@ -292,13 +292,13 @@ void settle_completions(WorkerState& s, bool answered) {
 namespace {
 
 // The short tasks' completions wait for the rest of their batch.
-bool batch_pending(const detail::WorkerState& s) {
+bool batch_pending(const detail::PiranhaState& s) {
   return !s.prefetched.empty() && s.unsent_bytes < kUnsentBytes;
 }
 
 }  // namespace
 
-bool Worker::complete(Task& task, std::vector<ts::Tuple> outs) {
+bool Piranha::complete(Task& task, std::vector<ts::Tuple> outs) {
   auto& st = *task.s_;
   if (!st.held) throw std::logic_error("complete: the task was already completed or put back");
   double seconds = std::chrono::duration<double>(SteadyClock::now() - st.taken).count();
@@ -320,7 +320,7 @@ bool Worker::complete(Task& task, std::vector<ts::Tuple> outs) {
   return true;
 }
 
-bool Worker::put_back(Task& task, std::vector<ts::Tuple> outs) {
+bool Piranha::put_back(Task& task, std::vector<ts::Tuple> outs) {
   auto& st = *task.s_;
   if (!st.held) throw std::logic_error("put_back: the task was already completed or put back");
   st.held = false;
@@ -333,7 +333,7 @@ bool Worker::put_back(Task& task, std::vector<ts::Tuple> outs) {
   return end_lease(s_, st.lease, outs);
 }
 
-bool Worker::should_retreat() {
+bool Piranha::should_retreat() {
   if (s_.retreat->load() || s_.cut_off) return true;
   // Renew leases at half their length, so a long task keeps its lease; a
   // failed renewal is tried again a second later. The held tasks are looked
