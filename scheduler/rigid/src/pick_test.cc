@@ -11,21 +11,21 @@ namespace {
 using Picks = std::vector<std::size_t>;
 
 SiteView site(int nodes, int free, const std::vector<RunningJob>& running,
-              const std::vector<QueuedJob>& queue, Time now = 0) {
+              const std::vector<WaitingJob>& queue, Time now = 0) {
   return SiteView{now, nodes, free, running, queue};
 }
 
 }  // namespace
 
 TEST_CASE("FIFO stops at the first head that does not fit, FirstFit goes on") {
-  const std::vector<QueuedJob> q{{2, 5}, {3, 5}, {1, 5}};
+  const std::vector<WaitingJob> q{{2, 5}, {3, 5}, {1, 5}};
   CHECK(pick_fifo(site(4, 4, {}, q)) == Picks{0});
   CHECK(pick_first_fit(site(4, 4, {}, q)) == Picks{0, 2});
   CHECK(pick_fifo(site(4, 1, {}, q)).empty());
 }
 
 TEST_CASE("Random starts jobs that fit until none does, the same for the same seed") {
-  const std::vector<QueuedJob> q{{3, 5}, {3, 5}, {1, 5}};
+  const std::vector<WaitingJob> q{{3, 5}, {3, 5}, {1, 5}};
   sched::Rng a(7, 2), b(7, 2);
   const auto p = pick_random(site(4, 4, {}, q), a);
   CHECK(p == pick_random(site(4, 4, {}, q), b));
@@ -50,17 +50,17 @@ TEST_CASE("shadow: when the head fits, counting every job that ends then") {
 TEST_CASE("Backfill fills the gap before the head's shadow, EASY also uses its extra nodes") {
   // 4 nodes, 2 running until 10: the head (4 wide) starts at 10 with no spare node.
   const std::vector<RunningJob> r{{2, 10}};
-  const std::vector<QueuedJob> q{{4, 5}, {1, 20}, {1, 10}};
+  const std::vector<WaitingJob> q{{4, 5}, {1, 20}, {1, 10}};
   CHECK(pick_backfill(site(4, 2, r, q), false) == Picks{2});
   CHECK(pick_backfill(site(4, 2, r, q), true) == Picks{2});
   // The head needs 3: one node spare at 10, which EASY gives to a long job.
-  const std::vector<QueuedJob> q3{{3, 5}, {1, 20}, {1, 20}};
+  const std::vector<WaitingJob> q3{{3, 5}, {1, 20}, {1, 20}};
   CHECK(pick_backfill(site(4, 2, r, q3), false).empty());
   CHECK(pick_backfill(site(4, 2, r, q3), true) == Picks{1});
   // Without a prediction for a running job both act as FIFO.
   CHECK(pick_backfill(site(4, 2, {{2, kUnknown}}, q), true).empty());
   // A queued job without a prediction backfills only onto extra nodes.
-  const std::vector<QueuedJob> qu{{3, 5}, {1, kUnknown}};
+  const std::vector<WaitingJob> qu{{3, 5}, {1, kUnknown}};
   CHECK(pick_backfill(site(4, 2, r, qu), false).empty());
   CHECK(pick_backfill(site(4, 2, r, qu), true) == Picks{1});
 }
@@ -69,7 +69,7 @@ TEST_CASE("Conservative: every queued job reserved in order, the earliest hole t
   // 4 nodes, 2 busy until 10. A (4x5) waits for 10; B (2x10) fits before;
   // C (2x11) goes after A; D (2x5) beside C.
   const std::vector<RunningJob> r{{2, 10}};
-  const std::vector<QueuedJob> q{{4, 5}, {2, 10}, {2, 11}, {2, 5}};
+  const std::vector<WaitingJob> q{{4, 5}, {2, 10}, {2, 11}, {2, 5}};
   CHECK(reservations(site(4, 2, r, q)) == std::vector<Time>{10, 0, 15, 15});
   CHECK(pick_conservative(site(4, 2, r, q)) == Picks{1});
   // A job of unknown length holds its nodes for ever; so does a running one.

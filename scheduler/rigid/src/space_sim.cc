@@ -104,7 +104,7 @@ class SpaceSim {
     return a < b;
   }
 
-  SiteView view(int s, std::vector<QueuedJob>& q, std::vector<RunningJob>& r, std::vector<std::size_t>& order,
+  SiteView view(int s, std::vector<WaitingJob>& q, std::vector<RunningJob>& r, std::vector<std::size_t>& order,
                 Time t) const {
     const SiteState& st = sites_[static_cast<std::size_t>(s)];
     order = st.queue;
@@ -152,7 +152,7 @@ class SpaceSim {
   // The predicted completion of job j appended to site s's queue, under
   // conservative backfilling.
   Time completion_if_queued(std::size_t j, int s, Time t) const {
-    std::vector<QueuedJob> q;
+    std::vector<WaitingJob> q;
     std::vector<RunningJob> r;
     std::vector<std::size_t> order;
     SiteView v = view(s, q, r, order, t);
@@ -225,7 +225,7 @@ class SpaceSim {
   }
 
   void pass_by_start(Time t) {
-    std::vector<QueuedJob> q;
+    std::vector<WaitingJob> q;
     std::vector<RunningJob> r;
     std::vector<std::size_t> order;
     for (bool changed = true; changed;) {
@@ -244,7 +244,7 @@ class SpaceSim {
 
   void pass_by_completion(Time t) {
     const std::size_t n = sites_.size();
-    std::vector<QueuedJob> q;
+    std::vector<WaitingJob> q;
     std::vector<RunningJob> r;
     std::vector<std::size_t> order;
     for (bool changed = true; changed;) {

@@ -24,7 +24,7 @@ namespace piranha::rigid {
 // A start that cannot be predicted (a reservation behind a job of unknown length).
 inline constexpr Time kNever = INT64_MAX;
 
-struct QueuedJob {
+struct WaitingJob {
   int width = 1;
   Time predicted = kUnknown;  // predicted run time at this site
 };
@@ -39,7 +39,7 @@ struct SiteView {
   int nodes = 1;  // the site's nodes
   int free = 1;   // idle nodes now
   std::span<const RunningJob> running;
-  std::span<const QueuedJob> queue;  // in the site's priority order
+  std::span<const WaitingJob> queue;  // in the site's priority order
 };
 
 // Each returns the queue positions to start now, in the order they start.
