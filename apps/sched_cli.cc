@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "piranha/scheduler/avail_trace.h"
-#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/job_list.h"
 #include "piranha/scheduler/predictor.h"
 #include "piranha/scheduler/strategy.h"
 

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/job_list.h"
 
 namespace piranha::nps {
 

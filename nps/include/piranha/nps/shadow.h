@@ -17,7 +17,7 @@
 
 #include "piranha/scheduler/avail_trace.h"
 #include "piranha/nps/pool.h"
-#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/job_list.h"
 
 namespace piranha::nps {
 

@@ -17,7 +17,7 @@
 
 #include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/decision.h"
-#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/job_list.h"
 #include "piranha/scheduler/simulator.h"
 #include "piranha/scheduler/task_time.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "piranha/scheduler/avail_trace.h"
-#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/job_list.h"
 #include "piranha/scheduler/strategy.h"
 
 namespace piranha::sched {

@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/job_list.h"
 #include "piranha/scheduler/random.h"
 
 namespace piranha::sched {

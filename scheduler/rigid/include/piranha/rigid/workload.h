@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "piranha/scheduler/job.h"  // sched::JobError, the project's FILE:LINE error for job lists
+#include "piranha/scheduler/job_list.h"  // sched::JobError, the project's FILE:LINE error for job lists
 
 namespace piranha::rigid {
 

@@ -1,4 +1,4 @@
-#include "piranha/scheduler/job.h"
+#include "piranha/scheduler/job_list.h"
 
 #include <doctest/doctest.h>
 
