@@ -55,7 +55,7 @@ fi
 for f in "$prefix/bin/piranha" "$prefix/libexec/piranha/examples/hello_job" \
          "$prefix/libexec/piranha/examples/cmatrix" "$prefix/libexec/piranha/piranha-nps-page.so" "$unit_dir/piranha-server.service" \
          "$unit_dir/piranha-agent.service" "$config_dir/server.conf" "$config_dir/agent.yaml" \
-         "$prefix/include/piranha/job.h" "$prefix/include/piranha/tuplespace/client.h"; do
+         "$prefix/include/piranha/runtime/job.h" "$prefix/include/piranha/tuplespace/client.h"; do
   [[ -e $root$f ]] || fail "$f is not in the packages"
 done
 # The runtime package depends on the package of every shared library its

@@ -144,7 +144,7 @@ std::vector<std::pair<std::string, std::string>> seeds() {
   add("ok-ack-complete-empty", enc([](std::string& o) { ts::encode_complete(o, 23, 5, "results", {}); }));
 
   // ---- Requests the access rules of an authenticated server tell apart
-  // (piranha/rights.h): the system space's records, a job's space, markers.
+  // (piranha/access/rights.h): the system space's records, a job's space, markers.
   const std::string sys = "piranha.sys";
   const ts::Tuple job3 = ts::Tuple::of("job", 3, "cmatrix", "job.3", 1.0, "running");
   const ts::Template job3_t = tmpl({actual(std::string("job")), actual(std::int64_t{3}), formal(Type::String),

@@ -12,7 +12,7 @@
 //  - re-encoding the Request with the client encoders decodes to the same
 //    Request, and the server's reply encoders decode with decode_reply.
 // Then the authenticated path: the Request goes to the pool's access policy
-// (piranha/pool_access.h) as each role's session, against a store holding
+// (piranha/access/pool_access.h) as each role's session, against a store holding
 // a pool's records, with and without leases it would end on the counter or
 // a job's record. The policy must answer without throwing, refuse with a
 // reason naming who may not do what, let an admin do anything, and ask the

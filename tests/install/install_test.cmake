@@ -24,7 +24,7 @@ file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${project})
 
 run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(f bin/piranha libexec/piranha/examples/hello_job include/piranha/job.h
+foreach(f bin/piranha libexec/piranha/examples/hello_job include/piranha/runtime/job.h
           include/piranha/tuplespace/client.h lib/cmake/Piranha/PiranhaConfig.cmake lib/pkgconfig/piranha.pc)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "cmake --install did not install ${f}")

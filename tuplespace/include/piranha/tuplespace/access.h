@@ -6,7 +6,7 @@
 // session, it asks the AccessPolicy, if it has one; a refusal is answered
 // with error "not_permitted" and the policy's reason, and nothing is done.
 // The tuple space itself knows nothing of roles: the pool's rules live in
-// piranha/rights.h, and piranha/pool_access.h implements this interface
+// piranha/access/rights.h, and piranha/access/pool_access.h implements this interface
 // with them.
 //
 // A policy is called on the server's thread only, once per request (a
