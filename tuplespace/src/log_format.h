@@ -1,9 +1,11 @@
-// The constants of DIR/tuples.log, the durable server's log. docs/durability.md
-// is the prose description of this format; keep the two in step.
+// The constants and the record framing of DIR/tuples.log, the durable server's
+// log. docs/durability.md is the prose description of this format; keep the
+// two in step.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace piranha::ts::log_format {
@@ -32,5 +34,23 @@ inline constexpr int kLeaseBootShift = 32;
 
 // CRC-32C (Castagnoli), as iSCSI and LevelDB use; `crc` continues a previous value.
 std::uint32_t crc32c(const char* data, std::size_t n, std::uint32_t crc = 0);
+
+// Appends one record, header and payload, to `out`. The payload must not be
+// longer than kMaxPayload.
+void append_record(std::string& out, std::string_view payload);
+
+// Little-endian fixed-width integers, as the header and the operations hold them.
+inline void put_fixed32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+inline void put_fixed64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+// Reads `bytes` (at most 8) bytes at `p`.
+inline std::uint64_t get_fixed(const char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= std::uint64_t{static_cast<std::uint8_t>(p[i])} << (8 * i);
+  return v;
+}
 
 }  // namespace piranha::ts::log_format
