@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "piranha/runtime/feeder_silence.h"
+
 namespace piranha {
 namespace {
 
@@ -17,8 +19,6 @@ void insert_by_id(std::vector<sys::JobLaunch>& live, const sys::JobLaunch& l) {
   live.insert(std::find_if(live.begin(), live.end(), [&](const auto& k) { return k.id > l.id; }), l);
 }
 
-// Feeders rewrite their jobstat at least every 5 s (JobReporter).
-constexpr double kFeederSilence = 30;
 // Between attempts to reach a server that did not answer.
 constexpr auto kRetry = std::chrono::seconds(1);
 
@@ -367,13 +367,14 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
   absent_jobs_.end_read();
   std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   for (const auto& j : live) {
-    // A running job whose feeder has been silent this long is dead (killed
-    // outright, outside `piranha submit`): its piranhas would wait for ever.
+    // A running job whose feeder is silent is dead (feeder_silence.h): its
+    // piranhas would wait for ever.
     if (j.state == sys::JobState::Running) {
-      double heard = 0;  // its feeder's last jobstat; duplicates: the latest
+      std::vector<sys::JobStat> stats;
       for (const auto& t : c.rd_many(sys::kSpace, sys::jobstat_template(j.id), 8))
-        if (auto st = sys::JobStat::from_tuple(t)) heard = std::max(heard, st->updated_at);
-      if (heard > 0 && now - heard > kFeederSilence) continue;
+        if (auto st = sys::JobStat::from_tuple(t)) stats.push_back(*st);
+      const double heard = feeder_heard(stats, j.id);
+      if (feeder_silent(j.state, heard, now)) continue;
       // Read again when it would fall silent: a jobstat is not watched.
       if (heard > 0) next_change = std::min(next_change, heard + kFeederSilence);
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <thread>
 
+#include "piranha/runtime/feeder_silence.h"
 #include "piranha/tuplespace/embedded.h"
 
 using namespace std::chrono_literals;
@@ -128,6 +129,35 @@ TEST_CASE("uplink: a new job whose record is being rewritten when the agent read
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 2; }));
   CHECK(uplink.view().live.size() == 1);
   sys::set_job_state(c, 5, sys::JobState::Cancelled);
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
+}
+
+// A server in this process, a client of it, and an uplink that has read.
+struct Linked {
+  ts::EmbeddedServer server;
+  ts::Client c{server.endpoint()};
+  piranha::Uplink uplink{settings(server), [](const std::string&) {}, -1};
+  Linked() {
+    REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  }
+};
+
+TEST_CASE_FIXTURE(
+    Linked,
+    "uplink: a running job whose feeder is silent is not live, and leaves when its feeder falls "
+    "silent") {
+  // Job 1's feeder last wrote long ago; job 2's, 4 s short of the silence.
+  // The jobstats first: every read that finds the jobs finds them too.
+  const double now = sys::wall_now();
+  c.out(sys::kSpace, sys::JobStat{1, 3, 7, 0.1, now - piranha::kFeederSilence - 5}.to_tuple());
+  c.out(sys::kSpace, sys::JobStat{2, 3, 7, 0.1, now - piranha::kFeederSilence + 4}.to_tuple());
+  for (std::int64_t id : {1, 2}) {
+    c.out(sys::kSpace, sys::JobLaunch{id, "/bin/true", {}, "/"}.to_tuple());
+    c.out(sys::kSpace, sys::JobRecord{id, "true", "job", now, sys::JobState::Running}.to_tuple());
+  }
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1 && v.live[0].id == 2; }));
+  // A jobstat is not watched: the uplink reads again when job 2's feeder
+  // would count as silent.
   CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
 }
 
