@@ -191,8 +191,10 @@ void Uplink::run() {
       if (away_) {
         cv_.wait_for(lock, kRetry, [this] { return stopping_; });
       } else {
-        auto wake = std::min({next_read_, next_heartbeat_, next_prune_});
-        cv_.wait_until(lock, wake, [this] { return stopping_ || read_now_ || pending_locked(); });
+        auto wake = std::min(next_heartbeat_, next_prune_);
+        if (watching_) wake = std::min(wake, next_read_);
+        cv_.wait_until(lock, wake,
+                       [this] { return stopping_ || (read_now_ && watching_) || pending_locked(); });
       }
       if (stopping_) return;
     }
@@ -269,7 +271,7 @@ void Uplink::step(ts::Client& c) {
   // The heartbeat: the current state again (there is one from the start).
   bool beat = now >= next_heartbeat_ && state_.has_value();
   sys::NodeState current = state_.value_or(sys::NodeState::Unavailable);
-  bool read_due = read_now_ || now >= next_read_;
+  bool read_due = watching_ && (read_now_ || now >= next_read_);
   // Cleared as the read starts: a request made during the read (a watch
   // event) asks for another one.
   if (read_due) {
@@ -505,6 +507,10 @@ void Uplink::watch() {
         c = std::make_unique<ts::Client>(s_.server, o);
         for (const auto& t : watched(s_.node)) c->watch(sys::kSpace, t);
         reconnects = c->reconnects();
+        {
+          std::lock_guard lock(mu_);
+          watching_ = true;
+        }
         read_soon();  // what changed before the watches began
       }
       // A second at most, so that a reconnection (whose gap's events are

@@ -16,9 +16,11 @@
 //    heartbeat_news); when an owner block begins or ends, when scheduler 0's
 //    heartbeat goes stale, when a running job's feeder would count as
 //    silent (its jobstat is not watched) and when an absent job's grace
-//    ends; and every `tick` (10 s) as a safety net. A read costs a few
-//    requests and grows with the live jobs, not with the finished ones kept
-//    for retention;
+//    ends; and every `tick` (10 s) as a safety net. The first read waits
+//    until the watches are in place, so that whatever is written after a
+//    View was read prompts another read. A read costs a few requests and
+//    grows with the live jobs, not with the finished ones kept for
+//    retention;
 //  - writes what the agent hands it, oldest first, each kept until written:
 //    availability periods and holds in a queue, the node's state and its
 //    ("running", ...) record latest-wins, so a period that ended while the
@@ -165,6 +167,11 @@ class Uplink {
   std::condition_variable cv_;
   bool stopping_ = false;
   bool read_now_ = true;
+  // Set once the watching thread's watches are first in place; no read
+  // before. A read made earlier was the View's first, and a job registered
+  // just after it, whose record was absent (mid-rewrite) at the read the
+  // watches then asked for, was known neither from an event nor from a read.
+  bool watching_ = false;
   View view_;
   bool connected_once_ = false;
   bool away_ = false;
