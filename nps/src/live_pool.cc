@@ -14,8 +14,8 @@ constexpr std::size_t kForgetPerFlush = 1000;
 
 LivePool::LivePool(LivePoolOptions options)
     : options_(options), absent_jobs_(AbsentJobs::Seconds(options.absent_grace)) {
-  snapshot_at_ = sys::wall_now();
-  origin_ = std::floor(snapshot_at_ / options_.history_step) * options_.history_step;
+  state_.time = sys::wall_now();
+  origin_ = std::floor(state_.time / options_.history_step) * options_.history_step;
 }
 
 void LivePool::start(ts::Client& c) {
@@ -26,7 +26,7 @@ void LivePool::start(ts::Client& c) {
     // far as the longest predictor looks.
     origin_ = (std::floor(now / options_.history_step) - static_cast<double>(options_.history_steps)) *
               options_.history_step;
-    snapshot_at_ = now;
+    state_.time = now;
   }
   // Watch first, then read: a period written in between shows up twice and
   // is stored once (add_period ignores duplicates).
@@ -49,9 +49,7 @@ void LivePool::start(ts::Client& c) {
 
 void LivePool::add_period(const sys::AvailabilityPeriod& ap) {
   if (!(ap.end > ap.start)) return;
-  auto& node = nodes_[ap.node];
-  if (node.status.name.empty()) node.status.name = ap.node;
-  auto& v = node.periods;
+  auto& v = periods_[ap.node];
   const std::pair<double, double> p{ap.start, ap.end};
   auto at = std::lower_bound(v.begin(), v.end(), p, [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second < b.second : a.first < b.first;
@@ -85,161 +83,87 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
 
 bool LivePool::is_news(ts::WatchId watch, const ts::Tuple& t) const {
   const auto queued = [&](std::int64_t id) {
-    return std::find_if(jobs_.begin(), jobs_.end(), [&](const JobInfo& j) { return j.id == id; });
+    return std::find_if(state_.jobs.begin(), state_.jobs.end(), [&](const JobInfo& j) { return j.id == id; });
   };
   if (watch == job_watch_) {
     const auto j = sys::JobRecord::from_tuple(t);
-    return j && sys::is_live(j->state) != (queued(j->id) != jobs_.end());
+    return j && sys::is_live(j->state) != (queued(j->id) != state_.jobs.end());
   }
   if (watch == jobstat_watch_) {
     const auto s = sys::JobStat::from_tuple(t);
     if (!s || s->tasks_done == 0 || !(s->mean_task_seconds > 0)) return false;
     const auto j = queued(s->id);
-    return j != jobs_.end() && !j->measured;
+    return j != state_.jobs.end() && !j->measured;
   }
   if (watch == node_watch_) {
     const auto n = sys::NodeRecord::from_tuple(t);
     if (!n) return false;
-    const auto it = nodes_.find(n->name);
-    return std::find(order_.begin(), order_.end(), n->name) == order_.end() || it == nodes_.end() ||
+    const auto& order = state_.order;
+    const auto it = state_.nodes.find(n->name);
+    return std::find(order.begin(), order.end(), n->name) == order.end() || it == state_.nodes.end() ||
            it->second.status.state != sys::name(n->state);
   }
   return false;
 }
 
-void LivePool::keep_absent_jobs(ts::Client& c, std::vector<sys::JobRecord>& listed) {
+void LivePool::read_absent_jobs(ts::Client& c, LiveSnapshot& s) {
   const auto now = std::chrono::steady_clock::now();
   absent_jobs_.begin_read();
-  for (const auto& [id, record] : live_records_) {
-    if (std::any_of(listed.begin(), listed.end(), [&](const auto& j) { return j.id == id; })) continue;
+  for (const auto& [id, record] : state_.live_records) {
+    if (std::any_of(s.jobs.begin(), s.jobs.end(), [&](const auto& j) { return j.id == id; })) continue;
     if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
       // Written back since the listing: as it says now.
-      if (auto j = sys::JobRecord::from_tuple(*t)) listed.push_back(*j);
+      if (auto j = sys::JobRecord::from_tuple(*t)) s.jobs.push_back(*j);
       continue;
     }
     if (absent_jobs_.absent(id, now).count() > 0 && c.rd(sys::kSpace, sys::launch_template(id), 0))
-      listed.push_back(record);
+      s.kept_absent.push_back(id);
   }
   absent_jobs_.end_read();
+}
+
+LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
+  LiveSnapshot s;
+  s.time = sys::wall_now();
+  s.nodes = sys::list_nodes(c);
+  for (const auto& n : s.nodes)
+    if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0))
+      if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) s.heartbeats.push_back(*h);
+  for (const auto& n : s.nodes)
+    for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
+      if (auto b = sys::OwnerBlock::from_tuple(t)) s.owner_blocks.push_back(*b);
+  s.complaints = sys::list_complaints(c);
+  for (const auto& n : s.nodes)
+    if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0))
+      if (auto r = sys::NodeRun::from_tuple(*t)) s.running.push_back(*r);
+  s.stats = sys::list_jobstats(c);
+  s.jobs = sys::list_jobs(c);
+  read_absent_jobs(c, s);
+  // Each live job's launch record once (it is there before its job record
+  // is written), and the work of those that have one.
+  std::set<JobId> live(s.kept_absent.begin(), s.kept_absent.end());
+  for (const auto& j : s.jobs)
+    if (sys::is_live(j.state)) live.insert(j.id);
+  for (JobId id : live) {
+    if (!launchable_.contains(id) && !sys::find_launch(c, id)) continue;
+    launchable_.insert(id);
+    s.launchable.insert(id);
+    for (auto& w : sys::list_jobwork(c, id)) s.work.push_back(std::move(w));
+  }
+  return s;
 }
 
 void LivePool::refresh(ts::Client& c) {
   // The events first: every write they announce is then in what is read
   // below; one that arrives meanwhile is left for news().
   news(c);
-  const double now = sys::wall_now();
-  auto records = sys::list_nodes(c);
-  std::map<std::string, double> heard;
-  for (const auto& n : records) {
-    heard[n.name] = n.updated_at;
-    if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0))
-      if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) heard[n.name] = std::max(heard[n.name], h->time);
-  }
-  std::map<std::string, std::vector<Block>> blocks;
-  for (const auto& n : records)
-    for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
-      if (auto b = sys::OwnerBlock::from_tuple(t); b && b->end > now)
-        blocks[n.name].push_back({b->start, b->end});
-  std::map<std::string, std::vector<Complaint>> complaints;
-  for (const auto& k : sys::list_complaints(c)) complaints[k.node].push_back({k.time, k.text});
-  std::map<std::string, sys::NodeRun> running;
-  for (const auto& n : records)
-    if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0))
-      if (auto r = sys::NodeRun::from_tuple(*t)) running[n.name] = *r;
-  std::map<JobId, sys::JobStat> stats;
-  for (const auto& s : sys::list_jobstats(c)) stats[s.id] = s;
-  std::vector<JobInfo> jobs;
-  std::vector<sys::JobRecord> listed = sys::list_jobs(c), live;
-  keep_absent_jobs(c, listed);
-  std::map<JobId, JobInfo> before;  // the last refresh()'s view of each job
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& j : jobs_) before[j.id] = j;
-  }
-  for (const auto& j : listed) {
-    if (!sys::is_live(j.state)) continue;
-    const auto st = stats.find(j.id);
-    // A running job whose feeder went silent is dead (agents skip it too).
-    if (j.state == sys::JobState::Running && st != stats.end() &&
-        now - st->second.updated_at > options_.feeder_silence)
-      continue;
-    if (!launchable_.count(j.id)) {
-      if (!sys::find_launch(c, j.id)) continue;  // registered without a program: no agent can run it
-      launchable_.insert(j.id);
-    }
-    live.push_back(j);
-  }
-  std::sort(live.begin(), live.end(), [](const sys::JobRecord& a, const sys::JobRecord& b) {
-    return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.id < b.id;
-  });
-  for (const auto& j : live) {
-    JobInfo info;
-    info.id = j.id;
-    info.name = j.name;
-    info.arrival = j.submit_time;
-    // A jobstat or a jobwork is absent too while its writer rewrites it:
-    // as last seen then (their counts only grow).
-    const auto last = before.find(j.id);
-    if (const auto st = stats.find(j.id); st != stats.end()) {
-      info.measured = st->second.tasks_done > 0 && st->second.mean_task_seconds > 0;
-      info.mean_task_time = st->second.mean_task_seconds;
-      info.tasks_left = st->second.tasks_left;
-      info.tasks = st->second.tasks_done + st->second.tasks_left;
-    } else if (last != before.end()) {
-      info.measured = last->second.measured;
-      info.mean_task_time = last->second.mean_task_time;
-      info.tasks_left = last->second.tasks_left;
-      info.tasks = last->second.tasks;
-    }
-    for (const auto& w : sys::list_jobwork(c, j.id)) info.attained += w.seconds;
-    if (last != before.end()) info.attained = std::max(info.attained, last->second.attained);
-    jobs.push_back(info);
-  }
-  live_records_.clear();
-  for (const auto& j : live) live_records_[j.id] = j;
-
+  const LiveSnapshot snapshot = read_snapshot(c);
+  // state_ unlocked: only this thread writes it.
+  LiveState next = derive(state_, snapshot, options_);
   std::lock_guard lock(mu_);
-  snapshot_at_ = now;
+  state_ = std::move(next);
   for (const auto& ap : aps_) add_period(ap);  // in the order they were written
   aps_.clear();
-  // Nodes seen for the first time join the order by name: the system space
-  // does not keep registration order, and a stable order keeps FAIR's and
-  // RND's draws reproducible.
-  std::vector<std::string> joined;
-  for (const auto& n : records)
-    if (std::find(order_.begin(), order_.end(), n.name) == order_.end()) joined.push_back(n.name);
-  std::sort(joined.begin(), joined.end());
-  order_.insert(order_.end(), joined.begin(), joined.end());
-  for (const auto& n : records) {
-    NodeData& d = nodes_[n.name];
-    NodeStatus& s = d.status;
-    s.name = n.name;
-    const bool fresh = now - heard[n.name] <= options_.stale_seconds;
-    s.state = fresh ? std::string(sys::name(n.state)) : "down";
-    d.blocks = blocks[n.name];
-    d.complaints = complaints[n.name];
-    bool blocked = false;
-    for (const auto& b : d.blocks) blocked = blocked || (b.start <= now && now < b.end);
-    s.available = fresh && n.state == sys::NodeState::Available && !blocked;
-    if (!s.available)
-      d.open_since.reset();
-    else if (!d.open_since)
-      d.open_since = now;
-    if (const auto r = running.find(n.name); r != running.end()) {
-      s.running = r->second.job_id == 0 ? std::nullopt : std::optional<JobId>(r->second.job_id);
-      s.by = r->second.by;
-    }
-  }
-  // FAIR's q: how many live jobs there were when the NPS first saw a job.
-  std::erase_if(first_queue_length_, [&](const auto& kv) {
-    return std::none_of(jobs.begin(), jobs.end(), [&](const JobInfo& j) { return j.id == kv.first; });
-  });
-  for (auto& j : jobs) {
-    auto [it, fresh] = first_queue_length_.emplace(j.id, 0);
-    if (fresh) it->second = static_cast<std::int64_t>(jobs.size());
-    j.queue_length_at_arrival = it->second;
-  }
-  jobs_ = std::move(jobs);
 }
 
 bool LivePool::pending() const {
@@ -249,8 +173,8 @@ bool LivePool::pending() const {
 
 std::vector<Complaint> LivePool::complaints(std::string_view node) const {
   std::lock_guard lock(mu_);
-  const auto it = nodes_.find(node);
-  return it == nodes_.end() ? std::vector<Complaint>{} : it->second.complaints;
+  const auto it = state_.nodes.find(node);
+  return it == state_.nodes.end() ? std::vector<Complaint>{} : it->second.complaints;
 }
 
 std::vector<EvalRecord> LivePool::records() const {
@@ -349,13 +273,14 @@ std::int64_t LivePool::step_seconds() const {
 
 std::vector<std::string> LivePool::node_names() const {
   std::lock_guard lock(mu_);
-  return order_;
+  return state_.order;
 }
 
 std::optional<NodeStatus> LivePool::node(std::string_view name) const {
   std::lock_guard lock(mu_);
-  auto it = nodes_.find(name);
-  if (it == nodes_.end() || std::find(order_.begin(), order_.end(), name) == order_.end())
+  auto it = state_.nodes.find(name);
+  if (it == state_.nodes.end() ||
+      std::find(state_.order.begin(), state_.order.end(), name) == state_.order.end())
     return std::nullopt;
   return it->second.status;
 }
@@ -363,21 +288,21 @@ std::optional<NodeStatus> LivePool::node(std::string_view name) const {
 std::vector<bool> LivePool::steps(std::string_view name, std::int64_t from) const {
   std::lock_guard lock(mu_);
   std::vector<bool> out;
-  auto it = nodes_.find(name);
   const double step = options_.history_step;
   // Only steps that ended by the snapshot: later ones are not known yet.
-  const auto end = static_cast<std::int64_t>(std::floor((snapshot_at_ - origin_) / step));
+  const auto end = static_cast<std::int64_t>(std::floor((state_.time - origin_) / step));
   if (from >= end) return out;
   std::vector<std::pair<double, double>> spans;
-  if (it != nodes_.end()) {
-    const auto& v = it->second.periods;
+  if (const auto p = periods_.find(name); p != periods_.end()) {
+    const auto& v = p->second;
     const double begin = origin_ + static_cast<double>(from) * step;
     auto first = std::upper_bound(v.begin(), v.end(), begin,
                                   [](double t, const std::pair<double, double>& p) { return t < p.second; });
     spans.assign(first, v.end());
-    if (it->second.open_since) spans.emplace_back(*it->second.open_since, snapshot_at_);
-    std::sort(spans.begin(), spans.end());
   }
+  if (const auto n = state_.nodes.find(name); n != state_.nodes.end() && n->second.open_since)
+    spans.emplace_back(*n->second.open_since, state_.time);
+  std::sort(spans.begin(), spans.end());
   // Merge overlapping spans (a record and the open period seen may overlap).
   std::vector<std::pair<double, double>> merged;
   for (const auto& s : spans) {
@@ -400,13 +325,13 @@ std::vector<bool> LivePool::steps(std::string_view name, std::int64_t from) cons
 
 std::vector<Block> LivePool::blocks(std::string_view node) const {
   std::lock_guard lock(mu_);
-  auto it = nodes_.find(node);
-  return it == nodes_.end() ? std::vector<Block>{} : it->second.blocks;
+  auto it = state_.nodes.find(node);
+  return it == state_.nodes.end() ? std::vector<Block>{} : it->second.blocks;
 }
 
 std::vector<JobInfo> LivePool::jobs() const {
   std::lock_guard lock(mu_);
-  return jobs_;
+  return state_.jobs;
 }
 
 void LivePool::assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,

@@ -4,8 +4,9 @@
 // The NPS's I/O shell owns the tuple-space connection and calls refresh()
 // once per tick (before probing the enabler) and flush() whenever
 // pending() says there is something to send; the trellis thread's nodes
-// call the Pool methods, which answer from the snapshot refresh() took and
-// queue their writes. Between ticks the shell calls news(), which says
+// call the Pool methods, which answer from the state refresh() derived from
+// the snapshot it read (live_snapshot.h: the reading apart from the rules)
+// and queue their writes. Between ticks the shell calls news(), which says
 // whether the system space has changed in a way the NPS should act on at
 // once (a job arrived, ended or was first measured; a node registered or
 // changed state), so that it ticks then instead of at its next tick. Node availability histories are built
@@ -25,7 +26,7 @@
 // written back). A job live at the last refresh() whose record is absent is
 // kept as last seen (LivePoolOptions::absent_grace); a live job's jobstat or
 // jobwork absent is taken as last seen (their counts only grow); a node whose
-// records are absent keeps its last state.
+// records are absent keeps its last state (derive(), live_snapshot.h).
 #pragma once
 
 #include <chrono>
@@ -37,25 +38,12 @@
 #include <string>
 #include <vector>
 
-#include "piranha/runtime/absent_jobs.h"
+#include "piranha/nps/live_snapshot.h"
 #include "piranha/nps/pool.h"
+#include "piranha/runtime/absent_jobs.h"
 #include "piranha/runtime/sysspace.h"
 
 namespace piranha::nps {
-
-struct LivePoolOptions {
-  double history_step = 60;                // seconds per history step (a trace's step_seconds)
-  std::int64_t history_steps = 10080 + 2;  // how far back start() reads availability (steps)
-  double stale_seconds = 30;               // an agent silent this long counts as down
-  double feeder_silence = 30;  // a running job whose jobstat is this old is dead (as agents judge)
-  double slack = 0.25;         // how early a scheduler's due time may be met (seconds)
-  // A job live at the last refresh() whose record is absent now (someone is
-  // rewriting it: its feeder marking it running, a hold, a cancel) stays in
-  // jobs() for this long at most, while its launch record is there, as
-  // agents keep it (sysspace.h); otherwise every node running it would be
-  // told to retreat for a tick, and take it up again at the next.
-  double absent_grace = sys::kAbsentJobGrace;
-};
 
 class LivePool : public Pool {
  public:
@@ -65,6 +53,8 @@ class LivePool : public Pool {
   // look-back and watches for new ones, and watches the job, jobstat and
   // node shapes for news(); call it once before refresh().
   void start(ts::Client& c);
+  // Reads a LiveSnapshot and puts derive()'s state of it (live_snapshot.h)
+  // in place of the last, with the ap records news() has kept.
   void refresh(ts::Client& c);
   // Reads the watch events that have arrived, waiting up to `wait` while
   // none of them is news, and returns whether one is news against the last refresh()'s
@@ -105,31 +95,28 @@ class LivePool : public Pool {
   void heartbeat(std::int64_t scheduler) override;
 
  private:
-  struct NodeData {
-    NodeStatus status;
-    std::vector<std::pair<double, double>> periods;  // ap records, sorted by end
-    std::optional<double> open_since;                // available since (as first seen), while it is
-    std::vector<Block> blocks;
-    std::vector<Complaint> complaints;
-  };
   void add_period(const sys::AvailabilityPeriod& ap);
-  // Adds to `listed` the jobs of the last refresh() missing from it: as
-  // written back since, or as last seen while absent within absent_grace.
-  void keep_absent_jobs(ts::Client& c, std::vector<sys::JobRecord>& listed);
+  // The shell's reading for refresh(); see LiveSnapshot for what it holds.
+  LiveSnapshot read_snapshot(ts::Client& c);
+  // Puts into `s` the jobs of the last state's `live_records` that the
+  // listing in `s.jobs` missed: as written back since (in `s.jobs`), or
+  // kept while absent within absent_grace (`s.kept_absent`).
+  void read_absent_jobs(ts::Client& c, LiveSnapshot& s);
   // Whether a written job, jobstat or node tuple is news (news()); mu_ held.
   bool is_news(ts::WatchId watch, const ts::Tuple& t) const;
 
   LivePoolOptions options_;
   mutable std::mutex mu_;
-  double origin_ = 0, snapshot_at_ = 0;
-  std::vector<std::string> order_;
-  std::map<std::string, NodeData, std::less<>> nodes_;
-  std::vector<JobInfo> jobs_;
-  // Shell side: the live jobs' records at the last refresh(), and since
-  // when a job's record has been absent.
-  std::map<JobId, sys::JobRecord> live_records_;
+  double origin_ = 0;
+  // What the Pool methods answer from. Written by the shell under mu_; the
+  // shell, its only writer, also reads it without.
+  LiveState state_;
+  // Each node's ap records, sorted by end (under mu_): a week of history,
+  // kept apart from state_ so that a refresh does not copy it.
+  std::map<std::string, std::vector<std::pair<double, double>>, std::less<>> periods_;
+  // Shell side: since when a job's record has been absent, and the jobs
+  // known to have a launch record (it is read once per job).
   AbsentJobs absent_jobs_;
-  std::map<JobId, std::int64_t> first_queue_length_;
   std::set<JobId> launchable_;
   ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0;
   std::vector<sys::AvailabilityPeriod> aps_;  // read from the watch, not yet added (shell side)

@@ -1,0 +1,103 @@
+// LiveSnapshot and derive(): the live pool's reading of the system space
+// `piranha.sys` (docs/system-space.md, "NPS"), as what was read apart from
+// the rules that make the pool's state of it.
+//
+// At every tick LivePool::refresh() (live_pool.h) reads a LiveSnapshot --
+// plain data: the tuples as read, and the wall-clock time of the read --
+// and derive() turns it, with the LiveState the last tick left, into the
+// LiveState the Pool methods answer from until the next tick. derive() holds
+// the freshness and liveness rules:
+//  - a node is "down" when neither its ("node", ...) record nor its agent's
+//    heartbeat is younger than `stale_seconds`; it is available when fresh,
+//    reported available and under no owner block at the time of the read;
+//    it has been open since the first read that found it available;
+//  - a job is live when its record says queued or running, it has a launch
+//    record, and it is not running with a jobstat older than
+//    `feeder_silence` (its feeder is dead);
+//  - a record absent for a moment while its writer rewrites it is taken as
+//    last seen: a job's record (the jobs the snapshot's `kept_absent`
+//    names), its jobstat, its jobwork (counts only grow), a node's
+//    ("running", ...) record; a node not listed keeps its last state;
+//  - nodes join the order by name, jobs are in (arrival, id) order, and a
+//    job's FAIR queue length is the number of live jobs when first seen.
+// Two things stay with the shell, as they govern what it reads: the
+// absent-job rule (absent_jobs.h: a job's launch record is read only while
+// its grace lasts), whose outcome is `kept_absent`, and which jobs have a
+// launch record (read once per job). Node availability histories (the ap
+// records, a week of them) are kept by LivePool apart.
+//
+// derive() is pure: no I/O, no clock; the snapshot's time is "now". It is
+// tested without a server (live_snapshot_test.cc). Thread-safe as any
+// function of values.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "piranha/nps/pool.h"
+#include "piranha/runtime/sysspace.h"
+
+namespace piranha::nps {
+
+struct LivePoolOptions {
+  double history_step = 60;                // seconds per history step (a trace's step_seconds)
+  std::int64_t history_steps = 10080 + 2;  // how far back start() reads availability (steps)
+  double stale_seconds = 30;               // an agent silent this long counts as down
+  double feeder_silence = 30;  // a running job whose jobstat is this old is dead (as agents judge)
+  double slack = 0.25;         // how early a scheduler's due time may be met (seconds)
+  // A job live at the last refresh() whose record is absent now (someone is
+  // rewriting it: its feeder marking it running, a hold, a cancel) stays in
+  // jobs() for this long at most, while its launch record is there, as
+  // agents keep it (sysspace.h); otherwise every node running it would be
+  // told to retreat for a tick, and take it up again at the next.
+  double absent_grace = sys::kAbsentJobGrace;
+};
+
+// What one refresh() read from the system space.
+struct LiveSnapshot {
+  double time = 0;                              // wall-clock seconds when the reading began
+  std::vector<sys::NodeRecord> nodes;           // as listed
+  std::vector<sys::AgentHeartbeat> heartbeats;  // the listed nodes' agents', where found
+  std::vector<sys::OwnerBlock> owner_blocks;    // the listed nodes', as read (ended ones too)
+  std::vector<sys::Complaint> complaints;       // oldest first
+  std::vector<sys::NodeRun> running;            // the listed nodes' ("running", ...), where found
+  std::vector<sys::JobStat> stats;              // as listed
+  // As listed, then those of the jobs of the last state's `live_records`
+  // missing from the listing and found when read again on their own.
+  std::vector<sys::JobRecord> jobs;
+  // Jobs of the last state's `live_records` whose record was found nowhere,
+  // kept by the absent-job rule: taken as last seen.
+  std::vector<JobId> kept_absent;
+  // Those of the live jobs above known to have a ("jobexec", ...) record.
+  std::set<JobId> launchable;
+  // The jobwork records of the launchable live jobs above, each job's once.
+  std::vector<sys::JobWork> work;
+};
+
+// A node as the pool knows it.
+struct LiveNode {
+  NodeStatus status;
+  std::optional<double> open_since;  // available since (as first read), while it is
+  std::vector<Block> blocks;         // its owner blocks not ended at the read
+  std::vector<Complaint> complaints;
+};
+
+// The pool's state between two refreshes.
+struct LiveState {
+  double time = 0;                                     // the snapshot's
+  std::vector<std::string> order;                      // node names, in the order first seen
+  std::map<std::string, LiveNode, std::less<>> nodes;  // every node of `order`
+  std::vector<JobInfo> jobs;                           // the live jobs, in (arrival, id) order
+  std::map<JobId, sys::JobRecord> live_records;        // their records, as last seen
+  std::map<JobId, std::int64_t> first_queue_length;    // FAIR's q of each live job
+};
+
+// The state after reading `snapshot`, when the last refresh left `last`.
+LiveState derive(const LiveState& last, const LiveSnapshot& snapshot, const LivePoolOptions& options);
+
+}  // namespace piranha::nps

@@ -1,0 +1,137 @@
+#include "piranha/nps/live_snapshot.h"
+
+#include <algorithm>
+
+namespace piranha::nps {
+namespace {
+
+// The live jobs of `s`, in (arrival, id) order, with their records as read
+// or, for those kept while absent, as last seen.
+std::vector<sys::JobRecord> live_jobs(const LiveState& last, const LiveSnapshot& s,
+                                      const std::map<JobId, sys::JobStat>& stats,
+                                      const LivePoolOptions& options) {
+  std::vector<sys::JobRecord> listed = s.jobs;
+  for (JobId id : s.kept_absent)
+    if (const auto r = last.live_records.find(id); r != last.live_records.end()) listed.push_back(r->second);
+  std::vector<sys::JobRecord> live;
+  for (const auto& j : listed) {
+    if (!sys::is_live(j.state)) continue;
+    const auto st = stats.find(j.id);
+    // A running job whose feeder went silent is dead (agents skip it too).
+    if (j.state == sys::JobState::Running && st != stats.end() &&
+        s.time - st->second.updated_at > options.feeder_silence)
+      continue;
+    if (!s.launchable.contains(j.id)) continue;  // registered without a program: no agent can run it
+    live.push_back(j);
+  }
+  std::sort(live.begin(), live.end(), [](const sys::JobRecord& a, const sys::JobRecord& b) {
+    return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.id < b.id;
+  });
+  return live;
+}
+
+void derive_jobs(const LiveState& last, const LiveSnapshot& s, const LivePoolOptions& options,
+                 LiveState& next) {
+  std::map<JobId, sys::JobStat> stats;
+  for (const auto& st : s.stats) stats[st.id] = st;
+  std::map<JobId, double> attained;
+  for (const auto& w : s.work) attained[w.id] += w.seconds;
+  std::map<JobId, const JobInfo*> before;  // the last refresh()'s view of each job
+  for (const auto& j : last.jobs) before[j.id] = &j;
+  const auto live = live_jobs(last, s, stats, options);
+  for (const auto& j : live) {
+    JobInfo info;
+    info.id = j.id;
+    info.name = j.name;
+    info.arrival = j.submit_time;
+    // A jobstat or a jobwork is absent too while its writer rewrites it:
+    // as last seen then (their counts only grow).
+    const auto last_info = before.find(j.id);
+    if (const auto st = stats.find(j.id); st != stats.end()) {
+      info.measured = st->second.tasks_done > 0 && st->second.mean_task_seconds > 0;
+      info.mean_task_time = st->second.mean_task_seconds;
+      info.tasks_left = st->second.tasks_left;
+      info.tasks = st->second.tasks_done + st->second.tasks_left;
+    } else if (last_info != before.end()) {
+      info.measured = last_info->second->measured;
+      info.mean_task_time = last_info->second->mean_task_time;
+      info.tasks_left = last_info->second->tasks_left;
+      info.tasks = last_info->second->tasks;
+    }
+    if (const auto a = attained.find(j.id); a != attained.end()) info.attained = a->second;
+    if (last_info != before.end()) info.attained = std::max(info.attained, last_info->second->attained);
+    next.jobs.push_back(info);
+  }
+  for (const auto& j : live) next.live_records[j.id] = j;
+  // FAIR's q: how many live jobs there were when the NPS first saw a job.
+  next.first_queue_length = last.first_queue_length;
+  std::erase_if(next.first_queue_length, [&](const auto& kv) {
+    return std::none_of(next.jobs.begin(), next.jobs.end(),
+                        [&](const JobInfo& j) { return j.id == kv.first; });
+  });
+  for (auto& j : next.jobs) {
+    auto [it, fresh] = next.first_queue_length.emplace(j.id, 0);
+    if (fresh) it->second = static_cast<std::int64_t>(next.jobs.size());
+    j.queue_length_at_arrival = it->second;
+  }
+}
+
+void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOptions& options,
+                  LiveState& next) {
+  const double now = s.time;
+  std::map<std::string, double> heard;
+  for (const auto& n : s.nodes) heard[n.name] = n.updated_at;
+  for (const auto& h : s.heartbeats) heard[h.node] = std::max(heard[h.node], h.time);
+  std::map<std::string, std::vector<Block>> blocks;
+  for (const auto& b : s.owner_blocks)
+    if (b.end > now) blocks[b.node].push_back({b.start, b.end});
+  std::map<std::string, std::vector<Complaint>> complaints;
+  for (const auto& k : s.complaints) complaints[k.node].push_back({k.time, k.text});
+  std::map<std::string, sys::NodeRun> running;
+  for (const auto& r : s.running) running[r.node] = r;
+
+  // Nodes seen for the first time join the order by name: the system space
+  // does not keep registration order, and a stable order keeps FAIR's and
+  // RND's draws reproducible.
+  next.order = last.order;
+  std::vector<std::string> joined;
+  for (const auto& n : s.nodes)
+    if (std::find(next.order.begin(), next.order.end(), n.name) == next.order.end()) joined.push_back(n.name);
+  std::sort(joined.begin(), joined.end());
+  next.order.insert(next.order.end(), joined.begin(), joined.end());
+  // A node not listed now keeps its last state.
+  next.nodes = last.nodes;
+  for (const auto& n : s.nodes) {
+    LiveNode& d = next.nodes[n.name];
+    NodeStatus& st = d.status;
+    st.name = n.name;
+    const bool fresh = now - heard[n.name] <= options.stale_seconds;
+    st.state = fresh ? std::string(sys::name(n.state)) : "down";
+    d.blocks = blocks[n.name];
+    d.complaints = complaints[n.name];
+    bool blocked = false;
+    for (const auto& b : d.blocks) blocked = blocked || (b.start <= now && now < b.end);
+    st.available = fresh && n.state == sys::NodeState::Available && !blocked;
+    if (!st.available)
+      d.open_since.reset();
+    else if (!d.open_since)
+      d.open_since = now;
+    // Absent while its agent rewrites it: as last seen.
+    if (const auto r = running.find(n.name); r != running.end()) {
+      st.running = r->second.job_id == 0 ? std::nullopt : std::optional<JobId>(r->second.job_id);
+      st.by = r->second.by;
+    }
+  }
+}
+
+}  // namespace
+
+LiveState derive(const LiveState& last, const LiveSnapshot& snapshot, const LivePoolOptions& options) {
+  LiveState next;
+  next.time = snapshot.time;
+  derive_jobs(last, snapshot, options, next);
+  derive_nodes(last, snapshot, options, next);
+  return next;
+}
+
+}  // namespace piranha::nps

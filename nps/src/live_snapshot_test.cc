@@ -1,0 +1,209 @@
+// derive(): the live pool's rules on snapshots made by hand, without a
+// server or a clock.
+#include "piranha/nps/live_snapshot.h"
+
+#include <doctest/doctest.h>
+
+namespace piranha::nps {
+namespace {
+
+constexpr double kNow = 1'000'000;
+
+sys::NodeRecord node(const std::string& name, sys::NodeState state, double updated_at) {
+  return sys::NodeRecord{name, 1, 1.0, state, updated_at};
+}
+
+sys::JobRecord job(JobId id, double submit_time, sys::JobState state = sys::JobState::Queued) {
+  return sys::JobRecord{id, "spin", "job." + std::to_string(id), submit_time, state};
+}
+
+// A snapshot read at kNow + `after` whose jobs all have launch records.
+LiveSnapshot at(double after, std::vector<sys::JobRecord> jobs = {}) {
+  LiveSnapshot s;
+  s.time = kNow + after;
+  s.jobs = std::move(jobs);
+  for (const auto& j : s.jobs) s.launchable.insert(j.id);
+  return s;
+}
+
+std::vector<JobId> ids(const LiveState& state) {
+  std::vector<JobId> out;
+  for (const auto& j : state.jobs) out.push_back(j.id);
+  return out;
+}
+
+const NodeStatus& status(const LiveState& state, const std::string& name) {
+  return state.nodes.at(name).status;
+}
+
+TEST_CASE("derive: a node is down when neither its record nor its agent's heartbeat is fresh") {
+  LivePoolOptions o;
+  o.stale_seconds = 30;
+  auto s = at(0);
+  s.nodes = {node("fresh", sys::NodeState::Available, kNow - 30),
+             node("beating", sys::NodeState::Available, kNow - 100),
+             node("stale", sys::NodeState::Available, kNow - 30.5),
+             node("silent", sys::NodeState::Unavailable, kNow - 100)};
+  s.heartbeats = {{"beating", kNow - 5}, {"stale", kNow - 31}};
+  const auto state = derive({}, s, o);
+  CHECK(status(state, "fresh").state == "available");
+  CHECK(status(state, "fresh").available);
+  CHECK(status(state, "beating").state == "available");  // its heartbeat is younger than its record
+  CHECK(status(state, "beating").available);
+  CHECK(status(state, "stale").state == "down");
+  CHECK_FALSE(status(state, "stale").available);
+  CHECK(status(state, "silent").state == "down");
+  CHECK(state.time == kNow);
+}
+
+TEST_CASE("derive: a node is available only when reported available and under no owner block now") {
+  auto s = at(0);
+  s.nodes = {node("ws01", sys::NodeState::Available, kNow), node("ws02", sys::NodeState::Available, kNow),
+             node("ws03", sys::NodeState::Unavailable, kNow)};
+  s.owner_blocks = {{"ws01", kNow - 10, kNow + 10},    // in force
+                    {"ws02", kNow - 20, kNow},         // ended at the read
+                    {"ws02", kNow + 60, kNow + 120}};  // ahead
+  const auto state = derive({}, s, {});
+  CHECK_FALSE(status(state, "ws01").available);
+  CHECK(status(state, "ws01").state == "available");  // as its agent says
+  CHECK(status(state, "ws02").available);
+  REQUIRE(state.nodes.at("ws02").blocks.size() == 1);  // only those not ended
+  CHECK(state.nodes.at("ws02").blocks[0].start == kNow + 60);
+  CHECK(state.nodes.at("ws01").blocks.size() == 1);
+  CHECK(status(state, "ws03").state == "unavailable");
+  CHECK_FALSE(status(state, "ws03").available);
+}
+
+TEST_CASE("derive: a node is open since the first read that found it available, until it is not") {
+  auto read = [](double after, sys::NodeState state) {
+    auto s = at(after);
+    s.nodes = {node("ws01", state, kNow + after)};
+    return s;
+  };
+  auto state = derive({}, read(0, sys::NodeState::Unavailable), {});
+  CHECK_FALSE(state.nodes.at("ws01").open_since);
+  state = derive(state, read(10, sys::NodeState::Available), {});
+  CHECK(state.nodes.at("ws01").open_since == kNow + 10);
+  state = derive(state, read(20, sys::NodeState::Available), {});
+  CHECK(state.nodes.at("ws01").open_since == kNow + 10);
+  state = derive(state, read(30, sys::NodeState::Unavailable), {});
+  CHECK_FALSE(state.nodes.at("ws01").open_since);
+  // Stale: no longer open, whatever its last record says.
+  state = derive(state, read(40, sys::NodeState::Available), {});
+  auto s = at(100);
+  s.nodes = {node("ws01", sys::NodeState::Available, kNow + 40)};
+  state = derive(state, s, {});
+  CHECK_FALSE(state.nodes.at("ws01").open_since);
+}
+
+TEST_CASE("derive: new nodes join the order by name; one not listed keeps its last state") {
+  auto s = at(0);
+  s.nodes = {node("ws02", sys::NodeState::Available, kNow), node("ws01", sys::NodeState::Available, kNow)};
+  s.running = {{"ws01", 7, "scheduler 0", kNow - 5}, {"ws02", 0, "FAIR", kNow - 5}};
+  s.complaints = {{"ws02", kNow - 50, "slow"}, {"ws02", kNow - 40, "still slow"}};
+  auto state = derive({}, s, {});
+  CHECK(state.order == std::vector<std::string>{"ws01", "ws02"});
+  CHECK(status(state, "ws01").running == 7);
+  CHECK(status(state, "ws01").by == "scheduler 0");
+  CHECK_FALSE(status(state, "ws02").running);
+  CHECK(status(state, "ws02").by == "FAIR");
+  REQUIRE(state.nodes.at("ws02").complaints.size() == 2);
+  CHECK(state.nodes.at("ws02").complaints[1].text == "still slow");
+
+  // ws00 joins after the others; ws02's records are absent (being
+  // rewritten), and ws01's ("running", ...) is.
+  s = at(5);
+  s.nodes = {node("ws01", sys::NodeState::Unavailable, kNow + 5),
+             node("ws00", sys::NodeState::Available, kNow + 5)};
+  state = derive(state, s, {});
+  CHECK(state.order == std::vector<std::string>{"ws01", "ws02", "ws00"});
+  CHECK(status(state, "ws01").state == "unavailable");
+  CHECK(status(state, "ws01").running == 7);  // as last seen
+  CHECK(status(state, "ws02").available);     // as last seen
+  CHECK(state.nodes.at("ws02").complaints.size() == 2);
+}
+
+TEST_CASE("derive: live jobs are queued or running, with a program and a feeder not silent, by arrival") {
+  LivePoolOptions o;
+  o.feeder_silence = 30;
+  auto s = at(0, {job(1, 50), job(2, 10, sys::JobState::Running), job(3, 20, sys::JobState::Running),
+                  job(4, 10), job(5, 5, sys::JobState::Held), job(6, 5, sys::JobState::Done),
+                  job(7, 5, sys::JobState::Running), job(8, 1)});
+  s.stats = {{2, 3, 7, 0.5, kNow - 29},
+             {3, 3, 7, 0.5, kNow - 31},   // its feeder is dead
+             {4, 0, 0, 0, kNow - 1000}};  // queued: no feeder to be silent
+  s.launchable.erase(8);                  // registered without a program
+  const auto state = derive({}, s, o);
+  CHECK(ids(state) == std::vector<JobId>{7, 2, 4, 1});  // by arrival, then id
+  REQUIRE(state.jobs.size() == 4);
+  CHECK(state.jobs[1].measured);
+  CHECK(state.jobs[1].mean_task_time == 0.5);
+  CHECK(state.jobs[1].tasks_left == 7);
+  CHECK(state.jobs[1].tasks == 10);
+  CHECK_FALSE(state.jobs[2].measured);  // no task completed
+  CHECK(state.jobs[3].name == "spin");
+  CHECK(state.jobs[3].arrival == 50);
+  CHECK(state.live_records.size() == 4);
+  CHECK(state.live_records.at(2).state == sys::JobState::Running);
+}
+
+TEST_CASE("derive: a job kept while its record is absent is as last seen, with its statistics") {
+  auto s = at(0, {job(1, 10), job(2, 20)});
+  s.stats = {{1, 4, 96, 0.01, kNow}};
+  s.work = {{1, "ws01", 3, 0.03, 0}, {1, "ws02", 1, 0.01, 0}};
+  auto state = derive({}, s, {});
+  REQUIRE(ids(state) == std::vector<JobId>{1, 2});
+  CHECK(state.jobs[0].attained == doctest::Approx(0.04));
+
+  // Job 1's record, jobstat and jobwork are all being rewritten; the shell
+  // keeps it (absent_jobs.h). Job 2 is gone without being kept.
+  s = at(1);
+  s.kept_absent = {1};
+  s.launchable = {1};
+  state = derive(state, s, {});
+  REQUIRE(ids(state) == std::vector<JobId>{1});
+  CHECK(state.jobs[0].arrival == 10);
+  CHECK(state.jobs[0].measured);
+  CHECK(state.jobs[0].tasks_left == 96);
+  CHECK(state.jobs[0].attained == doctest::Approx(0.04));
+
+  // Written back, while one of its jobworks is still being rewritten: the
+  // attained service does not shrink.
+  s = at(2, {job(1, 10, sys::JobState::Running)});
+  s.stats = {{1, 6, 94, 0.01, kNow + 2}};
+  s.work = {{1, "ws01", 3, 0.03, 0}};
+  state = derive(state, s, {});
+  REQUIRE(ids(state) == std::vector<JobId>{1});
+  CHECK(state.jobs[0].tasks_left == 94);
+  CHECK(state.jobs[0].attained == doctest::Approx(0.04));
+  s.work = {{1, "ws01", 5, 0.05, 0}, {1, "ws02", 1, 0.01, 0}};
+  state = derive(state, s, {});
+  CHECK(state.jobs[0].attained == doctest::Approx(0.06));
+  CHECK(state.live_records.at(1).state == sys::JobState::Running);
+
+  // A job the shell keeps but the last state did not know: nothing to keep.
+  s = at(3);
+  s.kept_absent = {9};
+  s.launchable = {9};
+  CHECK(derive(state, s, {}).jobs.empty());
+}
+
+TEST_CASE("derive: FAIR's queue length is the number of live jobs when a job is first seen") {
+  auto state = derive({}, at(0, {job(1, 10)}), {});
+  REQUIRE(state.jobs.size() == 1);
+  CHECK(state.jobs[0].queue_length_at_arrival == 1);
+  state = derive(state, at(1, {job(1, 10), job(2, 11), job(3, 12)}), {});
+  REQUIRE(state.jobs.size() == 3);
+  CHECK(state.jobs[0].queue_length_at_arrival == 1);
+  CHECK(state.jobs[1].queue_length_at_arrival == 3);
+  CHECK(state.jobs[2].queue_length_at_arrival == 3);
+  // Job 1 leaves; when it comes back (released), it is seen afresh.
+  state = derive(state, at(2, {job(2, 11), job(3, 12)}), {});
+  CHECK(state.first_queue_length.count(1) == 0);
+  state = derive(state, at(3, {job(1, 10), job(2, 11), job(3, 12)}), {});
+  CHECK(state.jobs[0].queue_length_at_arrival == 3);
+  CHECK(state.jobs[1].queue_length_at_arrival == 3);
+}
+
+}  // namespace
+}  // namespace piranha::nps
