@@ -8,7 +8,6 @@ namespace {
 // The live jobs of `s`, in (arrival, id) order, with their records as read
 // or, for those kept while absent, as last seen.
 std::vector<sys::JobRecord> live_jobs(const LiveState& last, const LiveSnapshot& s,
-                                      const std::map<JobId, sys::JobStat>& stats,
                                       const LivePoolOptions& options) {
   std::vector<sys::JobRecord> listed = s.jobs;
   for (JobId id : s.kept_absent)
@@ -16,11 +15,8 @@ std::vector<sys::JobRecord> live_jobs(const LiveState& last, const LiveSnapshot&
   std::vector<sys::JobRecord> live;
   for (const auto& j : listed) {
     if (!sys::is_live(j.state)) continue;
-    const auto st = stats.find(j.id);
-    // A running job whose feeder went silent is dead (agents skip it too).
-    if (j.state == sys::JobState::Running && st != stats.end() &&
-        s.time - st->second.updated_at > options.feeder_silence)
-      continue;
+    // A running job whose feeder is silent is dead (agents skip it too).
+    if (feeder_silent(j.state, feeder_heard(s.stats, j.id), s.time, options.feeder_silence)) continue;
     if (!s.launchable.contains(j.id)) continue;  // registered without a program: no agent can run it
     live.push_back(j);
   }
@@ -32,13 +28,15 @@ std::vector<sys::JobRecord> live_jobs(const LiveState& last, const LiveSnapshot&
 
 void derive_jobs(const LiveState& last, const LiveSnapshot& s, const LivePoolOptions& options,
                  LiveState& next) {
-  std::map<JobId, sys::JobStat> stats;
-  for (const auto& st : s.stats) stats[st.id] = st;
+  std::map<JobId, sys::JobStat> stats;  // duplicates: the newest, where the feeder was heard
+  for (const auto& st : s.stats)
+    if (auto [it, fresh] = stats.emplace(st.id, st); !fresh && st.updated_at >= it->second.updated_at)
+      it->second = st;
   std::map<JobId, double> attained;
   for (const auto& w : s.work) attained[w.id] += w.seconds;
   std::map<JobId, const JobInfo*> before;  // the last refresh()'s view of each job
   for (const auto& j : last.jobs) before[j.id] = &j;
-  const auto live = live_jobs(last, s, stats, options);
+  const auto live = live_jobs(last, s, options);
   for (const auto& j : live) {
     JobInfo info;
     info.id = j.id;

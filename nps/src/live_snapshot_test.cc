@@ -129,13 +129,17 @@ TEST_CASE("derive: live jobs are queued or running, with a program and a feeder 
   auto s = at(0, {job(1, 50), job(2, 10, sys::JobState::Running), job(3, 20, sys::JobState::Running),
                   job(4, 10), job(5, 5, sys::JobState::Held), job(6, 5, sys::JobState::Done),
                   job(7, 5, sys::JobState::Running), job(8, 1)});
-  s.stats = {{2, 3, 7, 0.5, kNow - 29},
-             {3, 3, 7, 0.5, kNow - 31},   // its feeder is dead
-             {4, 0, 0, 0, kNow - 1000}};  // queued: no feeder to be silent
-  s.launchable.erase(8);                  // registered without a program
+  s.stats = {{2, 3, 7, 0.5, kNow - 29},  {3, 3, 7, 0.5, kNow - 31},  // its feeder is dead
+             {4, 0, 0, 0, kNow - 1000},                              // queued: no feeder to be silent
+             {9, 1, 9, 0.5, kNow - 1},                               // heard at its newest jobstat
+             {9, 0, 10, 0, kNow - 1000}, {10, 0, 10, 0, 0}};         // its feeder has not reported yet
+  s.jobs.push_back(job(9, 60, sys::JobState::Running));
+  s.jobs.push_back(job(10, 70, sys::JobState::Running));
+  s.launchable.insert({9, 10});
+  s.launchable.erase(8);  // registered without a program
   const auto state = derive({}, s, o);
-  CHECK(ids(state) == std::vector<JobId>{7, 2, 4, 1});  // by arrival, then id
-  REQUIRE(state.jobs.size() == 4);
+  CHECK(ids(state) == std::vector<JobId>{7, 2, 4, 1, 9, 10});  // by arrival, then id
+  REQUIRE(state.jobs.size() == 6);
   CHECK(state.jobs[1].measured);
   CHECK(state.jobs[1].mean_task_time == 0.5);
   CHECK(state.jobs[1].tasks_left == 7);
@@ -143,7 +147,9 @@ TEST_CASE("derive: live jobs are queued or running, with a program and a feeder 
   CHECK_FALSE(state.jobs[2].measured);  // no task completed
   CHECK(state.jobs[3].name == "spin");
   CHECK(state.jobs[3].arrival == 50);
-  CHECK(state.live_records.size() == 4);
+  CHECK(state.jobs[4].measured);  // as its newest jobstat says
+  CHECK(state.jobs[4].tasks_left == 9);
+  CHECK(state.live_records.size() == 6);
   CHECK(state.live_records.at(2).state == sys::JobState::Running);
 }
 

@@ -12,8 +12,8 @@
 //    reported available and under no owner block at the time of the read;
 //    it has been open since the first read that found it available;
 //  - a job is live when its record says queued or running, it has a launch
-//    record, and it is not running with a jobstat older than
-//    `feeder_silence` (its feeder is dead);
+//    record, and its feeder is not silent (feeder_silence.h, with
+//    `feeder_silence`); of a job's duplicate jobstats the newest counts;
 //  - a record absent for a moment while its writer rewrites it is taken as
 //    last seen: a job's record (the jobs the snapshot's `kept_absent`
 //    names), its jobstat, its jobwork (counts only grow), a node's
@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "piranha/nps/pool.h"
+#include "piranha/runtime/feeder_silence.h"
 #include "piranha/runtime/sysspace.h"
 
 namespace piranha::nps {
@@ -48,8 +49,9 @@ struct LivePoolOptions {
   double history_step = 60;                // seconds per history step (a trace's step_seconds)
   std::int64_t history_steps = 10080 + 2;  // how far back start() reads availability (steps)
   double stale_seconds = 30;               // an agent silent this long counts as down
-  double feeder_silence = 30;  // a running job whose jobstat is this old is dead (as agents judge)
-  double slack = 0.25;         // how early a scheduler's due time may be met (seconds)
+  double feeder_silence =
+      kFeederSilence;   // a running job whose jobstat is this old is dead (as agents judge)
+  double slack = 0.25;  // how early a scheduler's due time may be met (seconds)
   // A job live at the last refresh() whose record is absent now (someone is
   // rewriting it: its feeder marking it running, a hold, a cancel) stays in
   // jobs() for this long at most, while its launch record is there, as
