@@ -382,8 +382,12 @@ TEST_CASE(
   // After the switch: a long job 3, and once it runs on both nodes a short
   // job 4. FCFS would keep ws01 on job 3 (a new job is probed on the last
   // node, ws02); SRT gives both nodes to job 4 once it is measured. What
-  // reaches the agents, under scheduler id 0, is SRT's word.
-  auto long3 = pool.spin(48, 250);
+  // reaches the agents, under scheduler id 0, is SRT's word. Job 3 has
+  // 120 s of work, so that its work left is still far above job 4's 3 s
+  // however long job 4 takes to start and be measured on a loaded host
+  // (with 12 s, job 3 could be nearly done by then: SRT then kept ws01 on it,
+  // and it ended before ws01 went to job 4); it is cancelled at the end.
+  auto long3 = pool.spin(480, 250);
   REQUIRE(wait_until([&] {
     auto r = runs(c);
     return r["ws01"].job_id == 3 && r["ws02"].job_id == 3;
@@ -397,10 +401,12 @@ TEST_CASE(
       30s));
   CHECK(end_of(c, 3) == 0);  // job 3 still had work: ws01 left it for job 4
   REQUIRE(short4->wait(60s) == 0);
-  REQUIRE(long3->wait(60s) == 0);
   // The evaluator's records agree: SRT gave ws01 job 4, FCFS never did.
   CHECK(wait_until([&] { return decided_jobs(c, "ws01")[1].count(4) == 1; }));
   CHECK(decided_jobs(c, "ws01")[0].count(4) == 0);
+  Process cancel({bin("piranha"), "cancel", "3", "--server", pool.server.endpoint()});
+  CHECK(cancel.wait() == 0);
+  CHECK(long3->wait(60s) == 130);
   nps->signal(SIGTERM);
   CHECK(nps->wait() == 0);
 }
