@@ -18,6 +18,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "pool_command.h"
 #include "piranha/runtime/child.h"
@@ -52,17 +54,16 @@ void write_demo_trace(const fs::path& path) {
 fs::path self_dir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
 
 // The latencies of the retreats an availability change caused, from an
-// agent's events file, in ms.
+// agent's events file (one JSON object per line), in ms.
 std::vector<double> retreat_latencies(const fs::path& events) {
   std::vector<double> out;
   std::ifstream in(events);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.find("\"event\":\"retreat\"") == std::string::npos ||
-        line.find("\"cause\":\"unavailable\"") == std::string::npos)
+    auto e = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!e.is_object() || e.value("event", "") != "retreat" || e.value("cause", "") != "unavailable")
       continue;
-    auto at = line.find("\"latency_ms\":");
-    if (at != std::string::npos) out.push_back(std::stod(line.substr(at + 13)));
+    if (auto at = e.find("latency_ms"); at != e.end() && at->is_number()) out.push_back(at->get<double>());
   }
   return out;
 }

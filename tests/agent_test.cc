@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,12 +18,15 @@
 #include <sstream>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "harness.h"
 #include "piranha/runtime/sysspace.h"
 #include "piranha/testing/priority_probe.h"
 
 using namespace piranha::it;
 namespace sys = piranha::sys;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -61,10 +65,36 @@ std::vector<pid_t> children_of(pid_t pid) {
   return kids;
 }
 
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
+// The events agent `node` wrote so far, one JSON object per line (a line
+// being written is left out).
+std::vector<Json> events_of(const Scratch& s, const std::string& node) {
+  std::vector<Json> events;
+  std::istringstream in(s.read(node + ".events"));
+  for (std::string line; std::getline(in, line);)
+    if (auto e = Json::parse(line, nullptr, /*allow_exceptions=*/false); e.is_object()) events.push_back(e);
+  return events;
+}
+
+// Whether `e` is an event of `kind` with every field in `fields`.
+bool is_event(const Json& e, const std::string& kind, const Json& fields = Json::object()) {
+  if (e.value("event", "") != kind) return false;
+  for (const auto& [key, value] : fields.items())
+    if (!e.contains(key) || e[key] != value) return false;
+  return true;
+}
+
+int count(const std::vector<Json>& events, const std::string& kind, const Json& fields = Json::object()) {
+  return static_cast<int>(std::count_if(events.begin(), events.end(), [&](const Json& e) {
+    return is_event(e, kind, fields);
+  }));
+}
+
+// Whether some event of `kind` has a string `field` containing `part`.
+bool mentions(const std::vector<Json>& events, const std::string& kind, const std::string& field,
+              const std::string& part) {
+  return std::any_of(events.begin(), events.end(), [&](const Json& e) {
+    return is_event(e, kind) && contains(e.value(field, ""), part);
+  });
 }
 
 }  // namespace
@@ -83,15 +113,14 @@ TEST_CASE("agent: a node that turns unavailable makes its piranha retreat, and t
   INFO("job stdout: ", job.out(), "\njob stderr: ", job.err(), "\nagent: ", agent.err());
   REQUIRE(rc == 0);
   CHECK(job.out().find("result OK") != std::string::npos);
-  std::string events = s.read("n1.events");
-  CHECK(count(events, "\"event\":\"unavailable\"") >= 1);
-  CHECK(count(events, "\"event\":\"retreat\"") >= 1);
+  auto events = events_of(s, "n1");
+  CHECK(count(events, "unavailable") >= 1);
   // A piranha that retreated ended at once (_Exit: no atexit handler ran),
   // with what it wrote as it retreated flushed.
   std::string output = s.read("n1.piranhas");
-  std::smatch m;
-  REQUIRE(std::regex_search(events, m, std::regex("\"event\":\"retreat\"[^\n]*\"pid\":([0-9]+)")));
-  const std::string pid = m[1];
+  auto retreat = std::find_if(events.begin(), events.end(), [](const Json& e) { return is_event(e, "retreat"); });
+  REQUIRE(retreat != events.end());
+  const std::string pid = std::to_string(retreat->at("pid").get<long>());
   CHECK((output.find("piranha " + pid + " retreats from task") != std::string::npos ||
          output.find("piranha " + pid + " stops") != std::string::npos));
   CHECK(output.find("piranha " + pid + " ended its ordinary way") == std::string::npos);
@@ -127,7 +156,7 @@ TEST_CASE("agent: a piranha killed with SIGKILL mid-task loses nothing and dupli
   INFO("job stdout: ", job.out(), "\njob stderr: ", job.err(), "\nagent: ", agent.err());
   REQUIRE(rc == 0);
   CHECK(job.out().find("sleepy_job: result OK (8 tasks, 0 missing, 0 twice, 0 extra)") != std::string::npos);
-  CHECK(s.read("n1.events").find("killed by signal 9") != std::string::npos);
+  CHECK(mentions(events_of(s, "n1"), "exit", "status", "killed by signal 9"));
 }
 
 TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heartbeat is stale") {
@@ -142,7 +171,7 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
   REQUIRE(wait_until([&] { return sys::list_jobs(c).size() == 1; }));
   Process second(job_argv(server, {"sleepy_job", "200", "100"}));
   REQUIRE(wait_until([&] { return sys::list_jobs(c).size() == 2; }));
-  REQUIRE(wait_until([&] { return s.read("n1.events").find("\"event\":\"start\",\"job\":1") != std::string::npos; }));
+  REQUIRE(wait_until([&] { return count(events_of(s, "n1"), "start", {{"job", 1}}) == 1; }));
   // The agent publishes what it runs and on whose word.
   auto runs = [&](std::int64_t job, const std::string& by) {
     auto t = c.rd(sys::kSpace, sys::running_template("n1"), 0);
@@ -161,19 +190,22 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
   beat();
   CHECK(wait_until([&] {
     beat();
-    return s.read("n1.events").find("\"event\":\"start\",\"job\":2") != std::string::npos;
+    return count(events_of(s, "n1"), "start", {{"job", 2}}) == 1;
   }));
   CHECK(wait_until([&] { return runs(2, "scheduler 0"); }));
   // Another scheduler's assignment is not obeyed while scheduler 0 is fresh.
   c.out(sys::kSpace, sys::Assignment{1, 5, "n1", 1}.to_tuple());
   for (auto until = Clock::now() + 1500ms; Clock::now() < until; std::this_thread::sleep_for(100ms)) beat();
-  CHECK(count(s.read("n1.events"), "\"event\":\"start\",\"job\":1") == 1);
+  CHECK(count(events_of(s, "n1"), "start", {{"job", 1}}) == 1);
   // The heartbeat stops: after stale_seconds the agent returns to FCFS.
-  CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"start\",\"job\":1") == 2; }));
+  CHECK(wait_until([&] { return count(events_of(s, "n1"), "start", {{"job", 1}}) == 2; }));
   CHECK(wait_until([&] { return runs(1, "FCFS"); }));  // published by the uplink, a moment after the start
-  std::string events = s.read("n1.events");
-  CHECK(events.find("\"by\":\"scheduler\"") != std::string::npos);
-  CHECK(events.rfind("\"by\":\"FCFS\"") > events.find("\"by\":\"scheduler\""));
+  // The job chosen: by FCFS, by the scheduler, by FCFS again.
+  std::vector<std::string> chosen_by;
+  for (const auto& e : events_of(s, "n1"))
+    if (is_event(e, "target") && (chosen_by.empty() || chosen_by.back() != e.value("by", "")))
+      chosen_by.push_back(e.value("by", ""));
+  CHECK(chosen_by == std::vector<std::string>{"FCFS", "scheduler", "FCFS"});
   INFO("agent: ", agent.err());
   CHECK(agent.err().find("stale") != std::string::npos);
   for (const auto& j : sys::list_jobs(c)) sys::set_job_state(c, j.id, sys::JobState::Cancelled);
@@ -234,11 +266,10 @@ TEST_CASE("agent: an input event on a watched device makes the piranha retreat a
   ev.code = KEY_A;
   ev.value = 1;
   REQUIRE(::write(writer_keepalive, &ev, sizeof ev) == static_cast<ssize_t>(sizeof ev));
-  REQUIRE(wait_until([&] { return s.read("n1.events").find("\"cause\":\"unavailable\"") != std::string::npos; }));
-  std::string events = s.read("n1.events");
-  CHECK(events.find("keyboard/mouse idle") != std::string::npos);
+  REQUIRE(wait_until([&] { return count(events_of(s, "n1"), "retreat", {{"cause", "unavailable"}}) >= 1; }));
+  CHECK(mentions(events_of(s, "n1"), "unavailable", "reason", "keyboard/mouse idle"));
   // Idle again after input_idle_seconds: the piranha comes back.
-  CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"start\"") >= 2; }));
+  CHECK(wait_until([&] { return count(events_of(s, "n1"), "start") >= 2; }));
   ts::Client c(server.endpoint());
   sys::set_job_state(c, 1, sys::JobState::Cancelled);
   CHECK(job.wait(30s));
@@ -256,8 +287,8 @@ TEST_CASE("agent: an owner block makes the node unavailable whatever the sensors
   // The owner blocks the node for the next two seconds.
   double now = sys::wall_now();
   c.out(sys::kSpace, sys::OwnerBlock{"n1", now, now + 2.0}.to_tuple());
-  REQUIRE(wait_until([&] { return s.read("n1.events").find("\"cause\":\"unavailable\"") != std::string::npos; }));
-  CHECK(s.read("n1.events").find("\"reason\":\"owner block\"") != std::string::npos);
+  REQUIRE(wait_until([&] { return count(events_of(s, "n1"), "retreat", {{"cause", "unavailable"}}) >= 1; }));
+  CHECK(count(events_of(s, "n1"), "unavailable", {{"reason", "owner block"}}) >= 1);
   // The node's record is absent for a moment whenever the agent rewrites it
   // (its heartbeat): read until it is there (indexing an empty list here
   // once crashed this test).
@@ -269,7 +300,7 @@ TEST_CASE("agent: an owner block makes the node unavailable whatever the sensors
   };
   CHECK(node_is(sys::NodeState::OwnerBlocked));
   // When the window ends, the node is available again and a piranha returns.
-  CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"start\"") >= 2; }));
+  CHECK(wait_until([&] { return count(events_of(s, "n1"), "start") >= 2; }));
   CHECK(node_is(sys::NodeState::Available));
   sys::set_job_state(c, 1, sys::JobState::Cancelled);
   CHECK(job.wait(30s));
@@ -287,10 +318,10 @@ TEST_CASE("agent: in suspend mode a short absence stops and continues the piranh
   INFO("job: ", job.out(), job.err(), "\nagent: ", agent.err());
   REQUIRE(rc == 0);
   CHECK(job.out().find("result OK") != std::string::npos);
-  std::string events = s.read("n1.events");
-  CHECK(events.find("\"event\":\"suspend\"") != std::string::npos);
-  CHECK(events.find("\"event\":\"resume\"") != std::string::npos);
-  CHECK(events.find("\"cause\":\"unavailable\"") == std::string::npos);
+  auto events = events_of(s, "n1");
+  CHECK(count(events, "suspend") >= 1);
+  CHECK(count(events, "resume") >= 1);
+  CHECK(count(events, "retreat", {{"cause", "unavailable"}}) == 0);
 }
 
 TEST_CASE("piranha demo: three agents on a replayed trace run cmatrix and report check, retreats and work") {
@@ -355,8 +386,8 @@ TEST_CASE("agent: a job whose piranha fails on every task is held after max_fail
   REQUIRE_MESSAGE(reaches(c, 1, sys::JobState::Held), agent.err());
   // Three failures in a row, restarted at once: no backoff of seconds.
   CHECK(ms_since(started) < 10'000);
-  CHECK(wait_until([&] { return count(s.read("n1.events"), "\"event\":\"held\"") == 1; }));
-  CHECK(count(s.read("n1.events"), "\"event\":\"start\"") == 3);
+  CHECK(wait_until([&] { return count(events_of(s, "n1"), "held") == 1; }));
+  CHECK(count(events_of(s, "n1"), "start") == 3);
 
   auto holds = sys::holds_by_job(c);
   REQUIRE(holds.count(1) == 1);
@@ -461,8 +492,7 @@ TEST_CASE("agent: piranhas killed after doing useful work are restarted at once,
   INFO("job: ", job.out(), job.err(), "\nagent: ", agent.err());
   REQUIRE(rc == 0);
   CHECK(job.out().find("result OK (60 tasks, 0 missing, 0 twice, 0 extra)") != std::string::npos);
-  std::string events = s.read("n1.events");
-  CHECK(count(events, "\"event\":\"held\"") == 0);
+  CHECK(count(events_of(s, "n1"), "held") == 0);
   // Restarted at once every time: no backoff of 2, 4, ... s, and the
   // failure count never passed 1 (the test's time is the machine's load's).
   CHECK(agent.err().find("next try in") == std::string::npos);
@@ -531,8 +561,7 @@ TEST_CASE("agent: piranhas run at SCHED_IDLE, or with piranha_priority normal at
     // Four tasks of 5 s: the piranha is there long enough to be looked at.
     Process job(job_argv(server, {"sleepy_job", "4", "5000"}));
     // The start event is written once the piranha runs at its priority.
-    REQUIRE(wait_until([&] { return s.read(c.node + ".events").find("\"event\":\"start\"") != std::string::npos; },
-                       30s));
+    REQUIRE(wait_until([&] { return count(events_of(s, c.node), "start") == 1; }, 30s));
     auto kids = children_of(agent.pid());
     REQUIRE(kids.size() == 1);
     auto [nice, policy] = piranha::testing::nice_and_policy(kids[0]);

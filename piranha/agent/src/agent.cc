@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "piranha/runtime/job.h"
 #include "piranha/agent/piranha_host.h"
 #include "piranha/runtime/endpoint.h"
@@ -22,18 +24,9 @@
 namespace piranha {
 namespace {
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else out += c;
-  }
-  return out + "\"";
-}
+// The events file's fields in the order written (time, node, event, then
+// the event's own).
+using Json = nlohmann::ordered_json;
 
 double ms(std::chrono::duration<double> d) { return d.count() * 1e3; }
 
@@ -100,12 +93,12 @@ struct Agent::Impl {
   }
 
   // One JSON object per line: {"time": ..., "node": ..., "event": ..., fields}.
-  void event(const std::string& kind, const std::string& fields = "") {
+  void event(const std::string& kind, const Json& fields = Json::object()) {
     if (!events.is_open()) return;
-    char t[32];
-    std::snprintf(t, sizeof t, "%.6f", sys::wall_now());
-    events << "{\"time\":" << t << ",\"node\":" << json_string(s.node) << ",\"event\":" << json_string(kind)
-           << (fields.empty() ? "" : ",") << fields << "}\n";
+    Json e{{"time", std::round(sys::wall_now() * 1e6) / 1e6}, {"node", s.node}, {"event", kind}};
+    for (const auto& [key, value] : fields.items()) e[key] = value;
+    // A piranha's stderr in a hold's reason need not be UTF-8.
+    events << e.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
     events.flush();
   }
 
@@ -144,8 +137,8 @@ struct Agent::Impl {
     }
     std::string by = obeying_scheduler ? "scheduler 0" : std::string(name(s.policy));
     if (chosen != target) {
-      event("target", "\"job\":" + (chosen ? std::to_string(*chosen) : std::string("null")) +
-                          ",\"by\":" + json_string(obeying_scheduler ? "scheduler" : std::string(name(s.policy))));
+      event("target", {{"job", chosen ? Json(*chosen) : Json(nullptr)},
+                       {"by", obeying_scheduler ? "scheduler" : std::string(name(s.policy))}});
       target = chosen;
       publish_run(by);
     } else if (by != run_by) {
@@ -167,14 +160,14 @@ struct Agent::Impl {
     if (available) {
       ap_start = wall;
       log("available (" + why + ")");
-      event("available", "\"reason\":" + json_string(why));
+      event("available", {{"reason", why}});
     } else {
       if (ap_start) {
         uplink->record_period(sys::AvailabilityPeriod{s.node, *ap_start, wall});
         ap_start.reset();
       }
       log("unavailable (" + why + ")");
-      event("unavailable", "\"reason\":" + json_string(why));
+      event("unavailable", {{"reason", why}});
     }
     uplink->set_state(node_state());
   }
@@ -194,7 +187,7 @@ struct Agent::Impl {
     hold_off.erase(job);
     work_seen.erase(job);
     log("holding job " + std::to_string(job) + ": " + reason);
-    event("held", "\"job\":" + std::to_string(job) + ",\"reason\":" + json_string(reason));
+    event("held", {{"job", job}, {"reason", reason}});
     uplink->hold(sys::JobHold{job, s.node, reason, sys::wall_now()});
     held[job] = ++holds_requested;
     launches.erase(job);
@@ -232,12 +225,14 @@ struct Agent::Impl {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.1f", lat);
         log("piranha of job " + job + " retreated in " + buf + " ms" + (e.killed ? " (killed after its grace)" : ""));
-        event("retreat", "\"job\":" + job + ",\"pid\":" + std::to_string(e.pid) + ",\"cause\":" +
-                             json_string(retreat_cause) + ",\"latency_ms\":" + buf +
-                             ",\"killed\":" + (e.killed ? "true" : "false"));
+        event("retreat", {{"job", e.job_id},
+                          {"pid", e.pid},
+                          {"cause", retreat_cause},
+                          {"latency_ms", std::round(lat * 10) / 10},
+                          {"killed", e.killed}});
         continue;
       }
-      event("exit", "\"job\":" + job + ",\"status\":" + json_string(e.status.describe()));
+      event("exit", {{"job", e.job_id}, {"status", e.status.describe()}});
       if (e.status.signal == 0 && e.status.code == kExitCutOff) {
         // Not the job's fault: its piranha lost the server. Another starts
         // once the server answers again.
@@ -259,7 +254,7 @@ struct Agent::Impl {
       if (s.mode == RetreatMode::Suspend && !host.suspended()) {
         host.suspend(now);
         log("suspended the piranhas of job " + std::to_string(*host.job()));
-        event("suspend", "\"job\":" + std::to_string(*host.job()));
+        event("suspend", {{"job", *host.job()}});
         return;
       }
       if (s.mode == RetreatMode::Suspend && now - *host.suspended_since() < s.suspend_max) return;
@@ -270,7 +265,7 @@ struct Agent::Impl {
     }
     if (host.suspended()) {
       host.resume();
-      event("resume", "\"job\":" + std::to_string(*host.job()));
+      event("resume", {{"job", *host.job()}});
     }
     if (host.running() > 0) {
       if (host.job() != target && !host.retreating()) {
@@ -292,7 +287,7 @@ struct Agent::Impl {
       source->set_piranha_groups(host.groups());
       log("started " + std::to_string(s.cores) + " piranha" + (s.cores == 1 ? "" : "s") + " of job " +
           std::to_string(launch.id));
-      event("start", "\"job\":" + std::to_string(launch.id) + ",\"count\":" + std::to_string(s.cores));
+      event("start", {{"job", launch.id}, {"count", s.cores}});
     } catch (const std::exception& e) {
       source->set_piranha_groups(host.groups());
       hold(launch.id, std::string("cannot start its program on ") + s.node + ": " + e.what());
