@@ -10,14 +10,14 @@
 // fresh; otherwise the native policy (FAIR or FCFS) over the live jobs.
 //
 // A piranha that exits abnormally (not told to retreat) is a failure of its
-// job on this node. The first two failures in a row are restarted at once,
-// later ones after 2, 4, ... 60 s; after max_failures in a row the agent
-// holds the job (sys::hold_job) with the last exit status and the last lines
-// of the piranha's stderr. A job whose program cannot be started here is
-// held at once. The count starts again when the job's ("jobwork", id, node,
-// ...) shows more tasks completed on this node than at the previous failure
-// (the piranha did useful work; the feeder publishes that within about a
-// second), and after a clean exit.
+// job on this node; after max_failures in a row without useful work the
+// agent holds the job (sys::hold_job) with the last exit status and the end
+// of the piranha's stderr.
+//
+// The deciding (which job, retreat, suspend, resume, failures and holds) is
+// a pure core, decide.h, where the rules are written in full; the Agent is
+// the shell that senses, reads and writes the system space, runs the
+// piranhas and carries out what decide() returns.
 //
 // The server may come and go. Sensing availability and making piranhas
 // retreat run on the agent's own thread and never wait on the server; what
