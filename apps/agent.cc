@@ -42,7 +42,7 @@ AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
   s.policy = c.policy;
   s.seed = c.seed ? *c.seed : std::random_device{}();
   s.priority = c.piranha_priority;
-  s.mode = c.retreat.mode == RetreatConfig::Mode::Suspend ? RetreatMode::Suspend : RetreatMode::Retreat;
+  s.mode = c.retreat.mode;
   s.grace = std::chrono::milliseconds(static_cast<long>(c.retreat.grace_seconds * 1000));
   s.suspend_max = std::chrono::milliseconds(static_cast<long>(c.retreat.suspend_max_seconds * 1000));
   s.scheduler_stale_seconds = c.scheduler.stale_seconds;

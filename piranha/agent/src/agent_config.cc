@@ -170,8 +170,8 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
       r.check_keys(rt, "retreat", {"mode", "grace_seconds", "suspend_max_seconds"});
       if (rt["mode"])
         c.retreat.mode = r.choice(rt, "mode", "retreat.mode", {"retreat", "suspend"}) == 0
-                             ? RetreatConfig::Mode::Retreat
-                             : RetreatConfig::Mode::Suspend;
+                             ? RetreatMode::Retreat
+                             : RetreatMode::Suspend;
       if (rt["grace_seconds"])
         c.retreat.grace_seconds =
             r.number(rt, "grace_seconds", "retreat.grace_seconds", 0, false, kMaxIntervalSeconds);

@@ -48,7 +48,7 @@ TEST_CASE("agent config: an empty file gives the documented defaults") {
   CHECK(c.availability.terminals);
   CHECK(c.availability.x11);
   CHECK_FALSE(c.availability.trace);
-  CHECK(c.retreat.mode == piranha::RetreatConfig::Mode::Retreat);
+  CHECK(c.retreat.mode == piranha::RetreatMode::Retreat);
   CHECK(c.retreat.grace_seconds == 2);
   CHECK(c.retreat.suspend_max_seconds == 30);
   CHECK(c.scheduler.stale_seconds == 10);
@@ -108,7 +108,7 @@ piranha_priority: normal
   CHECK(a.trace->start_step == 42);
   REQUIRE(a.trace->trace);
   CHECK(a.trace->trace->nodes == std::vector<std::string>{"ws01", "ws02"});
-  CHECK(c.retreat.mode == piranha::RetreatConfig::Mode::Suspend);
+  CHECK(c.retreat.mode == piranha::RetreatMode::Suspend);
   CHECK(c.retreat.grace_seconds == 0);
   CHECK(c.retreat.suspend_max_seconds == 120);
   CHECK(c.scheduler.stale_seconds == 4.5);

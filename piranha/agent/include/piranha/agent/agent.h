@@ -45,6 +45,10 @@
 
 namespace piranha {
 
+// What happens to running piranhas when the node becomes unavailable.
+// Retreat: they retreat at once (killed after the grace period). Suspend:
+// they are stopped (SIGSTOP) and continued if the node is available again
+// within suspend_max, otherwise they retreat. YAML: retreat.mode.
 enum class RetreatMode { Retreat, Suspend };
 
 // How piranhas run while the node is available. Idle (the default): nice 19

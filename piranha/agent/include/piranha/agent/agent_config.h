@@ -62,14 +62,9 @@ struct AvailabilityConfig {
 };
 
 struct RetreatConfig {
-  // What happens to a running piranha when the node becomes unavailable.
-  // (Nested, because the agent has its own RetreatMode in agent.h.)
-  enum class Mode { Retreat, Suspend };  // YAML: retreat, suspend
-  // retreat: the piranha retreats as soon as the node becomes unavailable
-  // (after the grace period). suspend: the piranha is stopped (SIGSTOP) and
-  // continued if the node is available again within suspend_max_seconds,
-  // otherwise it retreats.
-  Mode mode = Mode::Retreat;
+  // What happens to a running piranha when the node becomes unavailable
+  // (agent.h). YAML: retreat, suspend.
+  RetreatMode mode = RetreatMode::Retreat;
   double grace_seconds = 2;         // time a piranha is given to retreat before it is killed (>= 0)
   double suspend_max_seconds = 30;  // suspend mode: longest suspension before retreating (>= 0)
 };
