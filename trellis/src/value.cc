@@ -1,78 +1,32 @@
 #include "piranha/trellis/value.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <nlohmann/json.hpp>
 
 namespace piranha::trellis {
 namespace {
 
-void append_json_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
-
-void append_json(std::string& out, const Value& v) {
+// nlohmann's own map is sorted like Value::Map, so keys come out in the same order.
+nlohmann::json to_nlohmann(const Value& v) {
   struct Visitor {
-    std::string& out;
-    void operator()(std::monostate) { out += "null"; }
-    void operator()(bool b) { out += b ? "true" : "false"; }
-    void operator()(std::int64_t i) { out += std::to_string(i); }
-    void operator()(double d) {
-      if (!std::isfinite(d)) {
-        out += "null";  // JSON has no infinities
-        return;
-      }
-      // The shortest of %.15g..%.17g that reads back as the same double.
-      char buf[32];
-      for (int precision = 15; precision <= 17; ++precision) {
-        std::snprintf(buf, sizeof buf, "%.*g", precision, d);
-        if (std::strtod(buf, nullptr) == d) break;
-      }
-      std::string s = buf;
-      if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-      out += s;
+    nlohmann::json operator()(std::monostate) const { return nullptr; }
+    nlohmann::json operator()(bool b) const { return b; }
+    nlohmann::json operator()(std::int64_t i) const { return i; }
+    // nlohmann dumps a non-finite double as null (JSON has no infinities) and
+    // a finite one with a fraction or exponent, as the contract asks.
+    nlohmann::json operator()(double d) const { return d; }
+    nlohmann::json operator()(const std::string& s) const { return s; }
+    nlohmann::json operator()(const Value::List& l) const {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& x : l) out.push_back(to_nlohmann(x));
+      return out;
     }
-    void operator()(const std::string& s) { append_json_string(out, s); }
-    void operator()(const Value::List& l) {
-      out.push_back('[');
-      for (std::size_t i = 0; i < l.size(); ++i) {
-        if (i) out.push_back(',');
-        append_json(out, l[i]);
-      }
-      out.push_back(']');
-    }
-    void operator()(const Value::Map& m) {
-      out.push_back('{');
-      bool first = true;
-      for (const auto& [k, x] : m) {
-        if (!first) out.push_back(',');
-        first = false;
-        append_json_string(out, k);
-        out.push_back(':');
-        append_json(out, x);
-      }
-      out.push_back('}');
+    nlohmann::json operator()(const Value::Map& m) const {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& [k, x] : m) out[k] = to_nlohmann(x);
+      return out;
     }
   };
-  std::visit(Visitor{out}, v.variant());
+  return std::visit(Visitor{}, v.variant());
 }
 
 }  // namespace
@@ -85,9 +39,8 @@ const Value& Value::operator[](std::string_view key) const {
 }
 
 std::string to_json(const Value& v) {
-  std::string out;
-  append_json(out, v);
-  return out;
+  // Logs must not throw on a string that is not UTF-8: replace the bad bytes.
+  return to_nlohmann(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace piranha::trellis

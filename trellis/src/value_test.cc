@@ -1,5 +1,8 @@
 #include "piranha/trellis/value.h"
 
+#include <cmath>
+#include <limits>
+
 #include "test_util.h"
 
 namespace piranha::trellis {
@@ -32,6 +35,20 @@ TEST_CASE("trellis: to_json renders every kind") {
   CHECK(to_json(Value("a\"b\n")) == "\"a\\\"b\\n\"");
   CHECK(to_json(Value(Value::List{1, Value()})) == "[1,null]");
   CHECK(to_json(Value(Value::Map{{"b", 2}, {"a", "x"}})) == "{\"a\":\"x\",\"b\":2}");
+}
+
+TEST_CASE("trellis: to_json escapes what JSON strings cannot hold and keeps the rest") {
+  // Quote, backslash and every control character are escaped, in keys as in values.
+  CHECK(to_json(Value("q\"b\\n\nt\tr\r")) == R"("q\"b\\n\nt\tr\r")");
+  CHECK(to_json(Value(std::string("\x01\x1f\b\f", 4))) == R"("\u0001\u001f\b\f")");
+  CHECK(to_json(Value(std::string("nul\0", 4))) == R"("nul\u0000")");
+  CHECK(to_json(Value(Value::Map{{"a\"\n", 1}})) == R"({"a\"\n":1})");
+  // UTF-8 and DEL pass through; a byte that is not UTF-8 becomes U+FFFD.
+  CHECK(to_json(Value("caf\u00e9 \x7f")) == "\"caf\u00e9 \x7f\"");
+  CHECK(to_json(Value("a\xff")) == "\"a\xef\xbf\xbd\"");
+  // Non-finite doubles have no JSON spelling.
+  CHECK(to_json(Value(std::numeric_limits<double>::infinity())) == "null");
+  CHECK(to_json(Value(std::nan(""))) == "null");
 }
 
 }  // namespace piranha::trellis

@@ -71,8 +71,12 @@ class Value {
 };
 
 // Compact JSON, for logs and the command line: null, true, 3, 3.5, "text",
-// [1,2], {"a":1}. Doubles always show a fraction or exponent (3.0), so the
-// type survives a round trip through a reader that keeps it.
+// [1,2], {"a":1}, written by nlohmann-json. Doubles always show a fraction or
+// exponent (3.0), so the type survives a round trip through a reader that
+// keeps it, and read back as the same double; a non-finite one is null. Map
+// keys come in byte order. Control characters in strings are escaped; bytes
+// that are not UTF-8 become U+FFFD, so the result is always valid JSON.
+// Never throws but std::bad_alloc.
 std::string to_json(const Value& v);
 
 }  // namespace piranha::trellis
