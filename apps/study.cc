@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "piranha/scheduler/study_report.h"
 #include "sched_cli.h"
 
 namespace piranha::apps {
@@ -52,7 +53,8 @@ void run(const StudyArgs& a) {
   auto r = sched::run_study(trace, a.trace, o,
                             [&](const std::string& stage, double f) { progress.update(f, stage); });
   progress.finish();
-  if (!a.report.empty()) write_whole_file(a.report, sched::render_study_report(r, discussion));
+  if (!a.report.empty())
+    write_whole_file(a.report, sched::render_study_report(r, sched::judge(r), discussion));
   if (a.json) {
     nlohmann::ordered_json out;
     nlohmann::ordered_json summary = nlohmann::ordered_json::object();

@@ -1,11 +1,13 @@
+// render_study_report (study_report.h): the study's numbers and the claims
+// judged on them, as one HTML page.
+#include "piranha/scheduler/study_report.h"
+
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <sstream>
 
 #include "piranha/scheduler/html.h"
 #include "piranha/scheduler/predictor.h"
-#include "piranha/scheduler/study.h"
 
 namespace piranha::sched {
 namespace {
@@ -27,18 +29,6 @@ const StrategySummary* summary_of(const Experiment& e, const std::string& name) 
 
 std::string pct(double v) {
   return fixed(100 * v, 1) + "%";
-}
-
-std::string verdict(bool agrees) {
-  return agrees ? "agrees" : "does not agree";
-}
-
-// A quantitative claim: within 5 percentage points agrees; otherwise say
-// whether the effect has the paper's direction.
-std::string verdict_near(double here, double paper) {
-  if (std::abs(here - paper) <= 0.05) return "agrees";
-  if (here > 0 && paper > 0) return here < paper ? "same direction, weaker" : "same direction, stronger";
-  return "does not agree";
 }
 
 // Fraction matched of `predictor` at window index i, tolerance index k.
@@ -74,7 +64,8 @@ std::string summary_table(const Experiment& e, const std::vector<std::string>& n
 
 }  // namespace
 
-std::string render_study_report(const StudyResult& r, const std::string& discussion_html) {
+std::string render_study_report(const StudyResult& r, const StudyClaims& claims,
+                                const std::string& discussion_html) {
   std::ostringstream b;
   const auto& st = r.stats;
   const auto& o = r.options;
@@ -132,46 +123,20 @@ std::string render_study_report(const StudyResult& r, const std::string& discuss
         series);
   }
   // Findings on prediction.
-  auto crossover = [&](std::size_t k) -> std::int64_t {
-    for (std::size_t i = 0; i < r.prediction.size(); ++i)
-      if (fm(r, i, "DTD_HIST", k) > fm(r, i, "REC_HIST", k)) return r.prediction[i].window;
-    return -1;
-  };
-  auto best_simple_at = [&](std::size_t i, std::size_t k) {
-    std::string best;
-    double v = -1;
-    for (const auto& p : paper_predictors())
-      if (fm(r, i, p, k) > v) v = fm(r, i, p, k), best = p;
-    return best;
-  };
-  auto mean_rank = [&](const std::string& p, std::size_t k) {
-    double sum = 0;
-    for (std::size_t i = 0; i < r.prediction.size(); ++i) {
-      int rank = 1;
-      for (const auto& q : paper_predictors())
-        if (fm(r, i, q, k) > fm(r, i, p, k)) ++rank;
-      sum += rank;
-    }
-    return sum / static_cast<double>(r.prediction.size());
-  };
   {
     std::vector<std::vector<std::string>> rows;
-    for (std::size_t k = 0; k < o.tolerances.size(); ++k) {
-      const auto x = crossover(k);
-      const std::size_t i10 = std::min<std::size_t>(9, r.prediction.size() - 1);
-      std::vector<std::pair<double, std::string>> ranks;
-      for (const auto& p : paper_predictors()) ranks.emplace_back(mean_rank(p, k), p);
-      std::sort(ranks.begin(), ranks.end());
-      rows.push_back({fixed(o.tolerances[k], 1), best_simple_at(0, k) + " / " + best_simple_at(i10, k),
-                      x < 0 ? "none" : std::to_string(x), ranks[4].second + ", " + ranks[5].second,
-                      ranks[0].second + ", " + ranks[1].second + ", " + ranks[2].second});
+    for (const auto& f : claims.prediction) {
+      const auto& ranks = f.by_mean_rank;
+      rows.push_back({fixed(f.tolerance, 1), f.best_at_first + " / " + f.best_at_comparison,
+                      f.crossover ? std::to_string(*f.crossover) : "none", ranks[4] + ", " + ranks[5],
+                      ranks[0] + ", " + ranks[1] + ", " + ranks[2]});
     }
     b << html::table({"tolerance", "best at n=1 / n=10", "first n where DTD_HIST beats REC_HIST",
                       "two worst (mean rank)", "top three (mean rank)"},
                      rows);
   }
   {
-    const std::size_t i10 = std::min<std::size_t>(9, r.prediction.size() - 1);
+    const std::size_t i10 = comparison_window(r);
     std::vector<std::vector<std::string>> rows;
     for (const auto& p : preds) {
       std::vector<std::string> row{p};
@@ -211,54 +176,11 @@ std::string render_study_report(const StudyResult& r, const std::string& discuss
     << summary_table(e, figure7_strategies());
 
   // Claims, checked.
-  const double srt = norm_of(e, "SRT"), let = norm_of(e, "LET"), letfit = norm_of(e, "LETFIT"),
-               srtfit = norm_of(e, "SRTFIT");
-  double best_non_srt = INFINITY;
-  std::string best_non_srt_name;
-  for (const auto& n : {"FCFS", "SET", "LET", "ROR", "RND", "FAIR"})
-    if (norm_of(e, n) < best_non_srt) best_non_srt = norm_of(e, n), best_non_srt_name = n;
-  double best_leta = INFINITY, worst_srta = -INFINITY, best_srta = INFINITY;
-  std::string best_leta_name;
-  double min_leta = INFINITY;
-  for (const auto& n : figure7_strategies())
-    if (n.find("A(") != std::string::npos) {
-      min_leta = std::min(min_leta, norm_of(e, n));
-      if (n == "LETA(0.9)" || n == "LETA(1.0)" || n == "LETA(0.8)")
-        if (norm_of(e, n) < best_leta) best_leta = norm_of(e, n), best_leta_name = n;
-    }
-  for (const auto& n : figure6_strategies())
-    if (n.find("A(") != std::string::npos) {
-      worst_srta = std::max(worst_srta, norm_of(e, n));
-      best_srta = std::min(best_srta, norm_of(e, n));
-    }
-  const double tsk_vs_srt = 1 / srt - 1;
-  const double leta_gain = 1 - best_leta / let;
-  // FCFS and LET best among knowledge-free: both in the top two of that group.
-  std::vector<std::pair<double, std::string>> free;
-  for (const auto& n : {"FCFS", "SET", "LET", "ROR", "RND", "FAIR"}) free.emplace_back(norm_of(e, n), n);
-  std::sort(free.begin(), free.end());
-  const bool fcfs_let_best = (free[0].second == "FCFS" || free[0].second == "LET") &&
-                             (free[1].second == "FCFS" || free[1].second == "LET");
-  std::vector<std::vector<std::string>> claims{
-      {"SRT gives the best turnaround", "yes", "SRT at " + fixed(srt, 3) + " of TSK",
-       verdict(srt <= norm_of(e, "SPT") && srt < 1)},
-      {"TSK is about 22% worse than SRT", "22%", pct(tsk_vs_srt), verdict_near(tsk_vs_srt, 0.22)},
-      {"TSK beats every non-SRT strategy", "yes",
-       "best non-SRT: " + best_non_srt_name + " at " + fixed(best_non_srt, 3), verdict(best_non_srt > 1)},
-      {"FCFS and LET are the best knowledge-free strategies", "yes",
-       "best two: " + free[0].second + ", " + free[1].second, verdict(fcfs_let_best)},
-      {"no SRTA(T) improves on SRT", "yes",
-       "best SRTA at " + fixed(best_srta, 3) + " vs SRT " + fixed(srt, 3), verdict(best_srta >= srt - 1e-9)},
-      {"SRTFIT is (almost) uniformly behind the SRTA variants", "yes",
-       "SRTFIT " + fixed(srtfit, 3) + ", SRTA range " + fixed(best_srta, 3) + "–" + fixed(worst_srta, 3),
-       verdict(srtfit >= worst_srta - 0.02)},
-      {"LETA with a high threshold is about 24% better than LET", "24%",
-       best_leta_name + ": " + pct(leta_gain) + " better", verdict_near(leta_gain, 0.24)},
-      {"LETFIT is behind the LETA variants", "yes",
-       "LETFIT " + fixed(letfit, 3) + ", best LETA " + fixed(min_leta, 3), verdict(letfit > min_leta)},
-  };
+  std::vector<std::vector<std::string>> claim_rows;
+  for (const auto& c : claims.strategies)
+    claim_rows.push_back({c.statement, c.paper, c.here, verdict_text(c.verdict)});
   b << "<h3>The paper's claims, checked on this run</h3>\n"
-    << html::table({"claim (paper §7.3)", "paper", "here", "verdict"}, claims);
+    << html::table({"claim (paper §7.3)", "paper", "here", "verdict"}, claim_rows);
 
   // The worked example.
   auto completion = [](const SimResult& s, JobId id) {
@@ -317,19 +239,13 @@ std::string render_study_report(const StudyResult& r, const std::string& discuss
       rows.push_back(row);
     }
     b << html::table(head, rows);
-    std::vector<std::string> wins;
-    bool any = false;
-    for (const auto& t : r.beyond) {
-      double best = INFINITY;
-      std::string best_name;
-      for (const auto& n : {"LETMIX(1.0)", "LETMIX(2.0)", "FCFSMIX(1.0)"})
-        if (norm_of(t.experiment, n) < best) best = norm_of(t.experiment, n), best_name = n;
-      any |= best < 0.99;  // less than 1% is within the spread of 20 workloads
-      wins.push_back(t.name + ": best MIX strategy " + best_name + " at " + fixed(best, 3) + " of TSK");
-    }
     b << "<p class=\"note\"><b>Result:</b> ";
-    for (const auto& w : wins) b << escape(w) << "; ";
-    b << (any ? "a MIX-based strategy beats TSK by more than 1% on at least one trace (see the discussion)."
+    for (const auto& m : claims.mix.per_trace)
+      b << escape(m.trace + ": best MIX strategy " + m.strategy + " at " + fixed(m.normalized_turnaround, 3) +
+                  " of TSK")
+        << "; ";
+    b << (claims.mix.beats_tsk
+              ? "a MIX-based strategy beats TSK by more than 1% on at least one trace (see the discussion)."
               : "no MIX-based strategy beats TSK by more than 1% on any trace: a negative result (see the "
                 "discussion).")
       << "</p>\n";

@@ -1,6 +1,6 @@
 // The paper's study (§4 Figures 1–3, §7 Figures 5–7, the §6.1
-// example) and the comparison beyond it, run end to end on one trace, with
-// its self-contained HTML report.
+// example) and the comparison beyond it, run end to end on one trace. The
+// claims are judged by study_claims.h, the report rendered by study_report.h.
 #pragma once
 
 #include <cstdint>
@@ -63,10 +63,5 @@ StudyResult run_study(const AvailabilityTrace& trace, const std::string& trace_n
 // The paper's §6.1 example: its trace and its two jobs.
 AvailabilityTrace worked_example_trace();
 std::vector<Job> worked_example_jobs();
-
-// The report: self-contained HTML with inline SVG, readable offline.
-// `discussion_html`, if not empty, is a hand-written HTML fragment placed in
-// a closing "Discussion" section (why the findings differ from the paper's).
-std::string render_study_report(const StudyResult& result, const std::string& discussion_html = {});
 
 }  // namespace piranha::sched
