@@ -28,9 +28,9 @@ void add_sim_rigid_study(CLI::App& app) {
       schedcli::Progress progress("sim rigid-study");
       rigid::StudyOptions o;
       o.progress = [&](const std::string& what, double f) { progress.update(f, what); };
-      const std::string html = rigid::run_study(w, o);
+      const rigid::StudyResult result = rigid::run_study(w, o);
       progress.finish();
-      schedcli::write_whole_file(a->report, html);
+      schedcli::write_whole_file(a->report, rigid::render_study_report(result, rigid::judge(result)));
     });
   });
 }
