@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "piranha/rigid/learner.h"
 #include "test_util.h"
 
@@ -33,6 +35,41 @@ TEST_CASE("Random starts jobs that fit until none does, the same for the same se
   for (auto i : p) used += q[i].width;
   CHECK(used == 4);  // a 3 and the 1, in some order
   CHECK(p.size() == 2);
+}
+
+TEST_CASE("Random draws as docs/rigid.md defines it, bit for bit") {
+  // The document's generator written out afresh: std::mt19937_64 seeded with
+  // splitmix64(seed ^ splitmix64(2)); below(n) rejects draws at or above the
+  // largest multiple of n below 2^64 and takes the rest modulo n.
+  auto splitmix = [](std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  // The check value docs/rigid.md gives for --seed 0.
+  CHECK(sched::Rng(0, 2).next() == 2632384725926634961ULL);
+  for (std::uint64_t seed : {0ULL, 1ULL, 12345ULL}) {
+    CAPTURE(seed);
+    std::mt19937_64 engine(splitmix(seed ^ splitmix(2)));
+    auto below = [&](std::uint64_t n) {
+      const std::uint64_t limit = (~std::uint64_t{0} / n) * n;
+      std::uint64_t x = engine();
+      while (x >= limit) x = engine();
+      return x % n;
+    };
+    // Seven 1-wide jobs, four free nodes: draws among 7, 6, 5, 4 of them in queue order.
+    const std::vector<WaitingJob> q(7, WaitingJob{1, 5});
+    std::vector<std::size_t> left{0, 1, 2, 3, 4, 5, 6};
+    Picks expected;
+    for (int k = 0; k < 4; ++k) {
+      const auto at = static_cast<std::ptrdiff_t>(below(left.size()));
+      expected.push_back(left[static_cast<std::size_t>(at)]);
+      left.erase(left.begin() + at);
+    }
+    sched::Rng rng(seed, 2);
+    CHECK(pick_random(site(8, 4, {}, q), rng) == expected);
+  }
 }
 
 TEST_CASE("shadow: when the head fits, counting every job that ends then") {
