@@ -23,7 +23,7 @@ struct RigidArgs {
 constexpr const char* kOneSite =
     "FIFO,FirstFit,Random,LPT,SPT,Backfill,EASY,Conservative,PFCFS1,PFCFS2,PFCFS3,MTI,MCT,MNI";
 constexpr const char* kSites =
-    "Greedy,MR(2),MR(0),MR(0,CONS,COMPLETION),MR(0,CONS,COMPLETION,EFFICACY),MTI,MCT,MNI";
+    "Greedy,MR(2),MR(all),MR(all,CONS,COMPLETION),MR(all,CONS,COMPLETION,EFFICACY),MTI,MCT,MNI";
 
 nlohmann::ordered_json to_json(const rigid::Workload& w, const rigid::Machine& m, const RigidArgs& a,
                                const rigid::RunOptions& o, double load,
@@ -92,14 +92,7 @@ void run_rigid(const RigidArgs& a) {
   const std::string list =
       a.algorithms.empty() ? (machine && machine->sites.size() > 1 ? kSites : kOneSite) : a.algorithms;
   std::vector<std::unique_ptr<rigid::Algorithm>> algorithms;
-  for (const auto& name : split_list(list)) {
-    // MR(0,...) stands for MR with K = all sites.
-    std::string n = name;
-    const bool all_sites = n.size() > 4 && (n[0] == 'M' || n[0] == 'm') && (n[1] == 'R' || n[1] == 'r') &&
-                           n.compare(2, 2, "(0") == 0 && (n[4] == ',' || n[4] == ')');
-    if (all_sites) n = "MR(" + std::to_string(machine ? machine->sites.size() : 1) + n.substr(4);
-    algorithms.push_back(rigid::make_algorithm(n));
-  }
+  for (const auto& name : split_list(list)) algorithms.push_back(rigid::make_algorithm(name));
   if (algorithms.empty()) bad_input("--algorithms is empty");
   rigid::Workload w = rigid::read_swf(a.swf);
   if (!machine) {
@@ -150,7 +143,7 @@ void add_sim_rigid(CLI::App& app) {
   cmd->add_option("--sites", a->sites, "sites NODES[*F or *F1/F2/...] comma-separated, e.g. 256*1.3/2.1,256");
   cmd->add_option("--algorithms", a->algorithms,
                   std::string("comma-separated; default one site: ") + kOneSite +
-                      "; several sites: " + kSites + " (MR(0,...): K = all sites)");
+                      "; several sites: " + kSites + " (MR(all,...) or MR(0,...): K = all sites)");
   cmd->add_option("--estimates", a->estimates, "swf (requested time, else learned) | learn | exact")
       ->capture_default_str();
   cmd->add_option("--alpha", a->alpha, "runtime learning: weight of the old average")->capture_default_str();

@@ -163,7 +163,8 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
       throw AlgorithmError("algorithm \"" + std::string(text) + "\": MR takes K and up to four choices");
     SpacePolicy p;
     p.local = L::kEasy;
-    p.k = static_cast<int>(seconds(text, "K", params[0], 1));
+    // K = all sites, whatever the machine: ALL, or 0 as the command line has long accepted.
+    p.k = params[0] == "ALL" ? 0 : static_cast<int>(seconds(text, "K", params[0], 0));
     auto choose = [&](std::size_t i, const char* a, const char* b) {
       if (params.size() <= i) return false;
       if (params[i] == a) return false;
@@ -178,7 +179,7 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
     if (p.completion_decide && p.local != L::kConservative)
       throw AlgorithmError("algorithm \"" + std::string(text) + "\": completion-based decisions need CONS");
     const std::string canonical =
-        "MR(" + std::to_string(p.k) + "," + (p.local == L::kEasy ? "EASY" : "CONS") + "," +
+        "MR(" + (p.k == 0 ? std::string("all") : std::to_string(p.k)) + "," + (p.local == L::kEasy ? "EASY" : "CONS") + "," +
         (p.completion_decide ? "COMPLETION" : "START") + "," + (p.efficacy_priority ? "EFFICACY" : "FCFS") +
         "," + (p.completion_select ? "COMPLETION" : "LOAD") + ")";
     return std::make_unique<Space>(canonical, p, true);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "../../src/cli_run.h"
 
@@ -53,10 +54,22 @@ TEST_CASE("sim rigid: a table by default, --sites for several sites, --report wr
               " --sites 4,4*2 --algorithms 'Greedy,mr(0,CONS,COMPLETION),MTI' --report " + html.string());
   REQUIRE(r.status == 0);
   CHECK(lines(r.out) == 4);
-  CHECK(r.out.find("MR(2,CONS,COMPLETION,FCFS,LOAD)") != std::string::npos);
+  CHECK(r.out.find("MR(all,CONS,COMPLETION,FCFS,LOAD)") != std::string::npos);
   const auto page = cli_run::slurp(html);
   CHECK(page.find("<svg") != std::string::npos);
   CHECK(page.find("</html>") != std::string::npos);
+}
+
+TEST_CASE("sim rigid: the default list on two sites names MR(2) and MR(all) apart") {
+  const auto swf = write("three.swf", three_jobs());
+  const auto r = piranha("sim rigid --swf " + swf.string() + " --sites 4,4 --json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<std::string> names;
+  for (const auto& x : j["results"]) names.push_back(x["algorithm"]);
+  CHECK(names == std::vector<std::string>{"Greedy", "MR(2,EASY,START,FCFS,LOAD)", "MR(all,EASY,START,FCFS,LOAD)",
+                                          "MR(all,CONS,COMPLETION,FCFS,LOAD)",
+                                          "MR(all,CONS,COMPLETION,EFFICACY,LOAD)", "MTI", "MCT", "MNI"});
 }
 
 TEST_CASE("sim rigid bad input: one line naming the file, line or parameter, exit 2, nothing written") {

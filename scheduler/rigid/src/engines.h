@@ -12,7 +12,7 @@ namespace piranha::rigid {
 struct SpacePolicy {
   enum class Local { kFifo, kFirstFit, kRandom, kLpt, kSpt, kBackfill, kEasy, kConservative };
   Local local = Local::kFifo;
-  int k = 1;                       // sites each job is queued at
+  int k = 1;                       // sites each job is queued at; 0: all
   bool completion_decide = false;  // start only where the predicted completion is best (needs kConservative)
   bool efficacy_priority = false;  // queue order by efficacy, then (submit, id)
   bool completion_select = false;  // choose the K sites by predicted completion, not load

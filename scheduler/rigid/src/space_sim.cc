@@ -168,7 +168,8 @@ class SpaceSim {
     std::vector<int> cand;
     for (int s = 0; s < static_cast<int>(sites_.size()); ++s)
       if (fits(m_, job, s)) cand.push_back(s);
-    if (static_cast<int>(cand.size()) > p_.k) {
+    const int k = p_.k == 0 ? static_cast<int>(sites_.size()) : p_.k;
+    if (static_cast<int>(cand.size()) > k) {
       if (p_.completion_select) {
         std::vector<Time> c(sites_.size());
         for (int s : cand) c[static_cast<std::size_t>(s)] = completion_if_queued(j, s, t);
@@ -186,8 +187,9 @@ class SpaceSim {
           }
           for (auto r : st.running) {
             const Time pr = predict(r, s);
+            // Its predicted end, at least t + 1 (docs/rigid.md, "Predictions").
             if (pr != kUnknown)
-              l += static_cast<__int128>(std::max<Time>(0, jobs_[r].start + pr - t)) * w_.jobs[r].width;
+              l += static_cast<__int128>(std::max<Time>(1, jobs_[r].start + pr - t)) * w_.jobs[r].width;
           }
           load[static_cast<std::size_t>(s)] = l;
         }
@@ -196,7 +198,7 @@ class SpaceSim {
                  load[static_cast<std::size_t>(b)] * m_.sites[static_cast<std::size_t>(a)].nodes;
         });
       }
-      cand.resize(static_cast<std::size_t>(p_.k));
+      cand.resize(static_cast<std::size_t>(k));
       std::sort(cand.begin(), cand.end());
     }
     auto& js = jobs_[j];

@@ -133,4 +133,16 @@ TEST_CASE("MR site selection: K least loaded, or K earliest predicted completion
   CHECK(run("MR(1,CONS,START,FCFS,COMPLETION)", w, m).jobs[1].completion == 11);
 }
 
+TEST_CASE("Greedy: a running job past its prediction loads its site as if it ended in a second") {
+  // Sites 2,2. Job 1 (2 wide, 100 s, estimate 5) goes to site 0, job 2 (1 wide, 100 s, estimate 11)
+  // to site 1. At 10 job 1 has overrun: its predicted end is 11, load 2 x 1 / 2 = 1 against job 2's
+  // 1 x 1 / 2 on site 1, so job 3 goes to site 1 and starts on its free node.
+  const auto w = test::workload({{0, 100, 2, 5}, {0, 100, 1, 11}, {10, 1, 1, 1}});
+  const auto r = run("Greedy", w, parse_sites("2,2"), Estimates::kSwf);
+  CHECK(r.jobs[0].site == 0);
+  CHECK(r.jobs[1].site == 1);
+  CHECK(r.jobs[2].site == 1);
+  CHECK(r.jobs[2].completion == 11);
+}
+
 }  // namespace piranha::rigid
