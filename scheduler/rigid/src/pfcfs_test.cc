@@ -27,6 +27,17 @@ TEST_CASE("PFCFS against FIFO: the wide job preempts instead of waiting") {
   CHECK(r.jobs[0].start == 0);
 }
 
+TEST_CASE("PFCFS3: a small job behind the wide one waits until it completes and gang B has resumed") {
+  // Job 2 (3 wide) preempts job 1 at 11 and runs to 41 with one node idle beside it; job 3 (1 wide,
+  // 10 s, at 2) may not take it: the queue stays blocked until 41, when job 1 resumes (89 s left).
+  const auto w = test::workload({{0, 100, 2}, {1, 30, 3}, {2, 10, 1}});
+  const auto r = make_algorithm("PFCFS3(10,0)")->run(w, single_site(4), {});
+  CHECK(r.jobs[0].completion == 130);
+  CHECK(r.jobs[1].completion == 41);
+  CHECK(r.jobs[2].start == 41);
+  CHECK(r.jobs[2].completion == 51);
+}
+
 TEST_CASE("PFCFS1 alternates the gangs every slice until one is empty") {
   // 11..31 job 2 (10 s left); 31..51 job 1 (69 left); 51..61 job 2 ends; 61..130 job 1.
   CHECK(completions("PFCFS1(10,20,0)") == std::vector<double>{130, 61});
