@@ -51,4 +51,33 @@ TEST_CASE("time sharing: a job arriving mid-run stretches the running one (seed 
   CHECK(r.jobs[1].completion == doctest::Approx(90));
 }
 
+TEST_CASE("time sharing in whole microseconds: a placement loses the remainder of (t - l) / n") {
+  // One node, three 10 s tasks from 0; at 1 s each has had floor(10^6 / 3) = 333333 us, so
+  // 9666667 us remain. A 1 s job then shares four ways and ends at 5 s; the three resume three
+  // ways with 8666667 us each and end at 5 + 3 x 8.666667 = 31.000001 s (not 31: 1 us was lost).
+  const auto w = test::workload({{0, 10, 1}, {0, 10, 1}, {0, 10, 1}, {1, 1, 1}});
+  const auto r = make_algorithm("MCT")->run(w, single_site(1), {});
+  CHECK(r.jobs[3].completion == 5.0);
+  for (int j = 0; j < 3; ++j) CHECK(r.jobs[static_cast<std::size_t>(j)].completion == 31000001 / 1e6);
+  // Its ideal is its own projected completion then: no delay.
+  CHECK(r.jobs[3].ideal == 5.0);
+}
+
+TEST_CASE("a tie at equal remaining work: the earlier candidate, exactly") {
+  // Sites 1,1. Jobs 1 (2 s) and 3 (2 s) share site 0's node, job 2 (4 s) has site 1's: 4 s of
+  // work on each. Job 4 (5 s) then completes at 0 + 4 + 5 = 9 on either, and interferes 2 + 2
+  // there against 4 here: both MCT and MTI tie, and take site 0, the earlier candidate. Counted
+  // in whole microseconds the tie is exact whatever the order of the sums.
+  const auto w = test::workload({{0, 2, 1}, {0, 4, 1}, {0, 2, 1}, {0, 5, 1}});
+  for (const char* name : {"MCT", "MTI"}) {
+    CAPTURE(name);
+    const auto r = make_algorithm(name)->run(w, parse_sites("1,1"), {});
+    CHECK(r.jobs[1].site == 1);
+    CHECK(r.jobs[2].site == 0);
+    CHECK(r.jobs[3].site == 0);
+    CHECK(r.jobs[3].completion == 9);
+    CHECK(r.jobs[0].completion == 6);
+  }
+}
+
 }  // namespace piranha::rigid

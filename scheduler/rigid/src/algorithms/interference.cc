@@ -1,216 +1,235 @@
 // Immediate placement with time sharing: MTI, MCT, MNI (seed 004;
 // docs/rigid.md, "Interference").
+//
+// Every time and work is a whole number of microseconds (ticks) and every
+// comparison is exact: a node keeps a virtual time v (the service each of its
+// tasks has had since it last emptied) and each task the virtual time f at
+// which it finishes, so a task's remaining work is f - v and processor
+// sharing only ever advances v.
 #include <algorithm>
-#include <cmath>
 #include <limits>
+#include <queue>
+#include <tuple>
 
 #include "engines.h"
 
 namespace piranha::rigid {
 namespace {
 
-// A task whose remaining work is at most this many seconds has finished.
-constexpr double kDone = 1e-6;
+constexpr Time kTicks = 1'000'000;  // per second
+
+double seconds(Time ticks) {
+  return static_cast<double>(ticks) / static_cast<double>(kTicks);
+}
 
 struct Task {
-  double finish_v;  // the node's virtual time at which it completes
+  Time f;  // the node's virtual time at which it finishes
   std::size_t job;
 };
 
 struct Node {
-  double v = 0, last = 0;   // service each task has had; when v was last advanced
-  std::vector<Task> tasks;  // by finish_v, ties in order of placement
-  double work() const {     // the remaining work of all its tasks
-    double sum = 0;
-    for (const auto& t : tasks) sum += std::max(0.0, t.finish_v - v);
-    return sum;
-  }
-  void add(double work, std::size_t job) {
-    const double f = v + work;
-    const auto at = std::upper_bound(tasks.begin(), tasks.end(), f,
-                                     [](double x, const Task& t) { return x < t.finish_v; });
-    tasks.insert(at, Task{f, job});
-  }
-  void advance(double t) {
-    if (!tasks.empty()) v += (t - last) / static_cast<double>(tasks.size());
-    last = t;
-  }
-};
+  Time v = 0, last = 0;     // virtual time at the last change of its tasks, and when that was
+  std::vector<Task> tasks;  // by f, ties in order of placement
+  __int128 sum_f = 0;       // of the tasks' f
+  int version = 0;          // bumped at every change (stale completion events)
 
-// Processor-sharing finish times from `t` for remaining works `r`, in
-// ascending order: the k-th (from 0) of n finishes at
-// t + r[0] + ... + r[k-1] + (n - k) * r[k].
-std::vector<double> ps_finish(double t, const std::vector<double>& r) {
-  std::vector<double> out(r.size());
-  double before = 0;  // sum of the smaller remainders
-  const auto n = static_cast<double>(r.size());
-  for (std::size_t k = 0; k < r.size(); ++k) {
-    out[k] = t + before + (n - static_cast<double>(k)) * r[k];
-    before += r[k];
+  Time count() const { return static_cast<Time>(tasks.size()); }
+  // Its tasks' remaining work at t (before its next completion), exactly:
+  // processor sharing serves the node's tasks t - last in all.
+  Time work(Time t) const {
+    if (tasks.empty()) return 0;
+    return static_cast<Time>(sum_f - static_cast<__int128>(count()) * v) - (t - last);
   }
-  return out;
-}
+  // When its shortest task finishes.
+  Time next_completion() const { return last + count() * (tasks.front().f - v); }
+  // The virtual time at t with the remainder of (t - last) / n lost (docs/rigid.md).
+  Time floored_v(Time t) const { return tasks.empty() ? v : v + (t - last) / count(); }
+};
 
 class Interfere {
  public:
   Interfere(Interference p, const Workload& w, const Machine& m, const RunOptions& o)
-      : p_(p), w_(w), m_(m), o_(o), out_(w.jobs.size()), left_(w.jobs.size(), 0) {
+      : p_(p), w_(w), m_(m), o_(o), jobs_(w.jobs.size()) {
     for (const auto& s : m.sites) {
-      first_.push_back(static_cast<int>(nodes_.size()));
+      first_.push_back(nodes_.size());
       nodes_.resize(nodes_.size() + static_cast<std::size_t>(s.nodes));
     }
+    after_.assign(w.jobs.size(), -1);
   }
 
   std::vector<Outcome> run() {
     const std::size_t n = w_.jobs.size();
-    std::size_t next = 0;
-    for (;;) {
-      double done = std::numeric_limits<double>::infinity();
-      for (const auto& node : nodes_) {
-        if (node.tasks.empty()) continue;
-        const double least = node.tasks.front().finish_v;
-        done = std::min(done,
-                        node.last + std::max(0.0, least - node.v) * static_cast<double>(node.tasks.size()));
-      }
-      const double arrival =
-          next < n ? static_cast<double>(w_.jobs[next].submit) : std::numeric_limits<double>::infinity();
-      if (std::isinf(done) && std::isinf(arrival)) break;
-      const double t = std::min(done, arrival);
-      for (auto& node : nodes_) node.advance(t);
-      if (done <= arrival) {
-        complete(t);
-      } else {
-        place(next++, t);
-        if (o_.progress && next % 1000 == 0) o_.progress(static_cast<double>(next) / static_cast<double>(n));
-      }
+    for (std::size_t next = 0; next < n; ++next) {
+      const Time t = w_.jobs[next].submit * kTicks;
+      complete_until(t);  // completions before arrivals at equal times
+      place(next, t);
+      if (o_.progress && (next + 1) % 1000 == 0)
+        o_.progress(static_cast<double>(next + 1) / static_cast<double>(n));
     }
-    return out_;
+    complete_until(std::numeric_limits<Time>::max());
+    std::vector<Outcome> out(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto& js = jobs_[j];
+      out[j] = Outcome{js.site, static_cast<double>(w_.jobs[j].submit), seconds(js.completion), js.dedicated,
+                       seconds(js.ideal)};
+    }
+    return out;
   }
 
  private:
-  void complete(double t) {
-    for (std::size_t x = 0; x < nodes_.size(); ++x) {
-      auto& tasks = nodes_[x].tasks;
-      while (!tasks.empty() && tasks.front().finish_v - nodes_[x].v <= kDone) {
-        const std::size_t j = tasks.front().job;
-        tasks.erase(tasks.begin());
-        if (--left_[j] == 0) out_[j].completion = t;
-      }
-    }
-  }
+  struct JobState {
+    int site = -1;
+    int left = 0;          // tasks not finished
+    Time projected = 0;    // projected completion (ticks), with no further placement
+    Time completion = 0;   // ticks
+    Time ideal = 0;        // ticks
+    Time dedicated = 0;    // seconds at its site
+  };
 
   struct Candidate {
     int site = -1;
     std::vector<std::size_t> nodes;  // ascending
-    double completion = 0, total = 0;
-    std::size_t hit = 0;
+    Time completion = 0;             // the new job's projected completion, ticks
+    __int128 total = 0;              // MTI: interference + completion - t
+    std::size_t hit = 0;             // MNI: running jobs with interference > 0
   };
 
-  // The projected completion of `job` on `nodes` of site s, and the
-  // interference it creates for the running jobs (job_before_: each one's
-  // projected completion without it).
-  Candidate evaluate(const RigidJob& job, int s, std::vector<std::size_t> nodes, double t) const {
+  void schedule(std::size_t x) {
+    const Node& node = nodes_[x];
+    if (!node.tasks.empty()) events_.emplace(node.next_completion(), x, node.version);
+  }
+
+  // Every completion at or before `until`, in time order.
+  void complete_until(Time until) {
+    while (!events_.empty() && std::get<0>(events_.top()) <= until) {
+      const auto [t, x, version] = events_.top();
+      events_.pop();
+      Node& node = nodes_[x];
+      if (version != node.version) continue;
+      // Exact: t - last is n times the least remaining work.
+      node.v += (t - node.last) / node.count();
+      node.last = t;
+      std::size_t done = 0;
+      while (done < node.tasks.size() && node.tasks[done].f == node.v) {
+        const std::size_t j = node.tasks[done].job;
+        node.sum_f -= node.tasks[done].f;
+        if (--jobs_[j].left == 0) jobs_[j].completion = t;
+        ++done;
+      }
+      node.tasks.erase(node.tasks.begin(), node.tasks.begin() + static_cast<std::ptrdiff_t>(done));
+      ++node.version;
+      schedule(x);
+    }
+  }
+
+  // The new job's projected finish on node x if placed at t with `work`
+  // ticks, and (when `track`) the running jobs' projected completions with it
+  // in after_ (touched_ lists them).
+  Time evaluate_node(std::size_t x, Time t, Time work, bool track) {
+    const Node& node = nodes_[x];
+    const Time v = node.floored_v(t);
+    const Time n = node.count();
+    Time before = 0;  // the sum of the smaller remaining works
+    Time mine = -1;
+    for (Time i = 0; i < n; ++i) {
+      const Task& task = node.tasks[static_cast<std::size_t>(i)];
+      const Time r = task.f - v;
+      if (mine < 0 && work <= r) mine = t + before + (n - i + 1) * work;
+      if (track) {
+        // Adding a task of `work` delays this one by min(r, work).
+        const Time after = t + before + (n - i) * r + std::min(r, work);
+        const std::size_t k = task.job;
+        if (after_[k] < 0) touched_.push_back(k);
+        after_[k] = std::max(after_[k], after);
+      }
+      before += r;
+    }
+    return mine < 0 ? t + before + work : mine;
+  }
+
+  Candidate evaluate(int s, std::vector<std::size_t> nodes, Time t, Time work) {
     Candidate c;
     c.site = s;
     c.nodes = std::move(nodes);
-    const auto work = static_cast<double>(runtime_at(m_, job, s));
-    // A running job's projected completion after placement is the larger of
-    // its completion before and its new finishes on the chosen nodes (a task
-    // added to a node delays every task there, never speeds one up).
-    std::vector<std::size_t> touched;
     c.completion = t;
-    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
-      const auto& node = nodes_[c.nodes[i]];
-      std::vector<double> r;
-      std::size_t at = node.tasks.size();
-      for (std::size_t k = 0; k < node.tasks.size(); ++k) {
-        const double rk = std::max(0.0, node.tasks[k].finish_v - node.v);
-        if (at == node.tasks.size() && work < rk) {
-          at = k;
-          r.push_back(work);
-        }
-        r.push_back(rk);
-      }
-      if (at == node.tasks.size()) r.push_back(work);
-      const auto f = ps_finish(t, r);
-      c.completion = std::max(c.completion, f[at]);
-      for (std::size_t k = 0; k < node.tasks.size(); ++k) {
-        const std::size_t job_k = node.tasks[k].job;
-        if (job_after_[job_k] < 0) touched.push_back(job_k);
-        job_after_[job_k] = std::max(job_after_[job_k], f[k < at ? k : k + 1]);
-      }
-    }
-    double interference = 0;
-    for (auto k : touched) {
-      const double a = job_after_[k];
-      job_after_[k] = -1;
-      if (a > job_before_[k]) {
-        interference += a - job_before_[k];
+    if (work == 0) return c;  // completes at once and changes no node
+    const bool track = p_ != Interference::kMct;
+    for (auto x : c.nodes) c.completion = std::max(c.completion, evaluate_node(x, t, work, track));
+    __int128 interference = 0;
+    for (auto k : touched_) {
+      if (after_[k] > jobs_[k].projected) {
+        interference += after_[k] - jobs_[k].projected;
         ++c.hit;
       }
+      after_[k] = -1;
     }
+    touched_.clear();
     c.total = interference + (c.completion - t);
     return c;
   }
 
-  void place(std::size_t j, double t) {
+  // The w nodes of site s least by key, ties to the lower node, ascending.
+  template <typename Key>
+  std::vector<std::size_t> least(int s, int w, Key key) {
+    const std::size_t first = first_[static_cast<std::size_t>(s)];
+    const auto size = static_cast<std::size_t>(m_.sites[static_cast<std::size_t>(s)].nodes);
+    keyed_.clear();
+    for (std::size_t x = first; x < first + size; ++x) keyed_.emplace_back(key(x), x);
+    const auto mid = keyed_.begin() + w;
+    std::nth_element(keyed_.begin(), mid - 1, keyed_.end());
+    std::vector<std::size_t> out;
+    for (auto it = keyed_.begin(); it != mid; ++it) out.push_back(it->second);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  void place(std::size_t j, Time t) {
     const RigidJob& job = w_.jobs[j];
-    out_[j].start = t;
-    // Every node's projected finish per task, and every running job's completion.
-    std::vector<std::vector<double>> before(nodes_.size());
-    for (auto k : seen_) job_before_[k] = -1;
-    seen_.clear();
-    auto& job_before = job_before_;
-    for (std::size_t x = 0; x < nodes_.size(); ++x) {
-      std::vector<double> r;
-      for (const auto& task : nodes_[x].tasks) r.push_back(std::max(0.0, task.finish_v - nodes_[x].v));
-      before[x] = ps_finish(t, r);
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        const std::size_t k = nodes_[x].tasks[i].job;
-        if (job_before[k] < 0) seen_.push_back(k);
-        job_before[k] = std::max(job_before[k], before[x][i]);
-      }
-    }
     Candidate best;
-    double ideal = std::numeric_limits<double>::infinity();
+    Time ideal = std::numeric_limits<Time>::max();
     for (int s = 0; s < static_cast<int>(m_.sites.size()); ++s) {
       if (!fits(m_, job, s)) continue;
-      const auto first = static_cast<std::size_t>(first_[static_cast<std::size_t>(s)]);
-      std::vector<std::size_t> site_nodes(
-          static_cast<std::size_t>(m_.sites[static_cast<std::size_t>(s)].nodes));
-      for (std::size_t i = 0; i < site_nodes.size(); ++i) site_nodes[i] = first + i;
-      std::vector<double> work(nodes_.size());
-      for (auto x : site_nodes) work[x] = nodes_[x].work();
+      const Time work = runtime_at(m_, job, s) * kTicks;
       // Two candidate schedules per site: the nodes with the fewest tasks,
-      // and the nodes with the least remaining work (ties: lower node).
+      // then the nodes with the least remaining work.
       for (int kind = 0; kind < 2; ++kind) {
-        std::vector<std::size_t> order = site_nodes;
-        if (kind == 0)
-          std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return nodes_[a].tasks.size() < nodes_[b].tasks.size();
-          });
-        else
-          std::stable_sort(order.begin(), order.end(),
-                           [&](std::size_t a, std::size_t b) { return work[a] < work[b]; });
-        order.resize(static_cast<std::size_t>(job.width));
-        std::sort(order.begin(), order.end());
-        Candidate c = evaluate(job, s, std::move(order), t);
+        auto nodes = kind == 0 ? least(s, job.width, [&](std::size_t x) { return nodes_[x].count(); })
+                               : least(s, job.width, [&](std::size_t x) { return nodes_[x].work(t); });
+        Candidate c = evaluate(s, std::move(nodes), t, work);
         ideal = std::min(ideal, c.completion);
         if (best.site < 0 || better(c, best)) best = std::move(c);
       }
     }
-    out_[j].site = best.site;
-    out_[j].dedicated = runtime_at(m_, job, best.site);
-    out_[j].ideal = ideal;
-    if (out_[j].dedicated == 0) {
-      out_[j].completion = t;
-      return;
-    }
-    const auto work = static_cast<double>(out_[j].dedicated);
+    auto& js = jobs_[j];
+    js.site = best.site;
+    js.dedicated = runtime_at(m_, job, best.site);
+    js.ideal = ideal;
+    js.completion = t;
+    if (js.dedicated == 0) return;
+    const Time work = js.dedicated * kTicks;
+    js.left = job.width;
     for (auto x : best.nodes) {
-      nodes_[x].add(work, j);
+      Node& node = nodes_[x];
+      node.v = node.floored_v(t);
+      node.last = t;
+      const Task task{node.v + work, j};
+      node.tasks.insert(std::upper_bound(node.tasks.begin(), node.tasks.end(), task.f,
+                                         [](Time f, const Task& k) { return f < k.f; }),
+                        task);
+      node.sum_f += task.f;
+      ++node.version;
+      // Every task's projected finish from this change on.
+      const Time n = node.count();
+      Time before = 0;
+      for (Time i = 0; i < n; ++i) {
+        const Task& k = node.tasks[static_cast<std::size_t>(i)];
+        const Time r = k.f - node.v;
+        auto& proj = jobs_[k.job].projected;
+        proj = std::max(proj, t + before + (n - i) * r);
+        before += r;
+      }
+      schedule(x);
     }
-    left_[j] = job.width;
   }
 
   bool better(const Candidate& a, const Candidate& b) const {
@@ -223,20 +242,24 @@ class Interfere {
         break;
       case Interference::kMct: break;
     }
-    return a.completion < b.completion;  // then the lower site index: the earlier candidate stays
+    return a.completion < b.completion;  // then the earlier candidate stays
   }
 
   Interference p_;
   const Workload& w_;
   const Machine& m_;
   const RunOptions& o_;
-  std::vector<Outcome> out_;
-  std::vector<int> left_;
+  std::vector<JobState> jobs_;
   std::vector<Node> nodes_;
-  std::vector<int> first_;
-  std::vector<double> job_before_ = std::vector<double>(w_.jobs.size(), -1);
-  mutable std::vector<double> job_after_ = std::vector<double>(w_.jobs.size(), -1);  // scratch of evaluate()
-  std::vector<std::size_t> seen_;
+  std::vector<std::size_t> first_;  // each site's first node
+  // Completion events (time, node, version); stale ones are skipped.
+  std::priority_queue<std::tuple<Time, std::size_t, int>, std::vector<std::tuple<Time, std::size_t, int>>,
+                      std::greater<>>
+      events_;
+  // Scratch of evaluate(): each touched running job's projected completion with the candidate.
+  std::vector<Time> after_;
+  std::vector<std::size_t> touched_;
+  std::vector<std::pair<Time, std::size_t>> keyed_;  // scratch of least()
 };
 
 }  // namespace
