@@ -27,6 +27,8 @@ CLI::App* sim_group(CLI::App& app);
 // Rigid jobs on SWF workloads (sim_rigid.cc, rigid_study.cc): sim rigid, sim rigid-study.
 void add_sim_rigid(CLI::App& app);
 void add_sim_rigid_study(CLI::App& app);
+// Synthetic SWF workloads (swf.cc): swf synth.
+void add_swf(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_trace(CLI::App& app);
 void add_study(CLI::App& app);

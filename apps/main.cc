@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   piranha::apps::add_sim_piranha(app);
   piranha::apps::add_sim_rigid(app);
   piranha::apps::add_sim_rigid_study(app);
+  piranha::apps::add_swf(app);
   piranha::apps::add_predict(app);
   piranha::apps::add_trace(app);
   piranha::apps::add_study(app);

@@ -72,6 +72,24 @@ TEST_CASE("sim rigid: the default list on two sites names MR(2) and MR(all) apar
                                           "MR(all,CONS,COMPLETION,EFFICACY,LOAD)", "MTI", "MCT", "MNI"});
 }
 
+TEST_CASE("swf synth: the Lublin model's SWF, the same for the same seed, read back by sim rigid") {
+  const auto a = piranha("swf synth --jobs 300 --nodes 64 --seed 3");
+  const auto b = piranha("swf synth --jobs 300 --nodes 64 --seed 3");
+  REQUIRE(a.status == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out.find("; MaxNodes: 64\n") != std::string::npos);
+  CHECK(lines(a.out) == 306);  // six header lines
+  const auto swf = write("synth.swf", a.out);
+  const auto r = piranha("sim rigid --swf " + swf.string() + " --algorithms EASY --json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["workload"]["jobs"] == 300);
+  CHECK(j["machine"]["sites"][0]["nodes"] == 64);
+  const auto bad = piranha("swf synth --jobs 0");
+  CHECK(bad.status == 2);
+  CHECK(lines(bad.err) == 1);
+}
+
 TEST_CASE("sim rigid bad input: one line naming the file, line or parameter, exit 2, nothing written") {
   const auto good = write("good.swf", three_jobs());
   const auto bad = write("bad.swf", three_jobs() + "4 3 -1 x 1 -1 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n");
