@@ -1,11 +1,14 @@
 // The space-sharing simulator (docs/rigid.md, "The space-sharing simulator").
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
 #include <queue>
+#include <tuple>
 #include <unordered_map>
 
 #include "engines.h"
-#include "piranha/rigid/learner.h"
 #include "piranha/rigid/pick.h"
 
 namespace piranha::rigid {
@@ -20,11 +23,29 @@ class SpaceSim {
         w_(w),
         m_(m),
         o_(o),
-        learner_(o.alpha),
         rng_(o.seed, 2),
         jobs_(w.jobs.size()),
-        sites_(m.sites.size()) {
+        sites_(m.sites.size()),
+        multi_(m.sites.size() > 1) {
     for (std::size_t s = 0; s < sites_.size(); ++s) sites_[s].free = m.sites[s].nodes;
+    if (multi_) {
+      queued_.resize(w.jobs.size());
+      mask_.resize(w.jobs.size());
+    }
+    if (m.classes() > 1) {
+      class_count_ = static_cast<std::size_t>(m.classes());
+      class_.resize(w.jobs.size());
+      for (std::size_t j = 0; j < w.jobs.size(); ++j) class_[j] = job_class(w.jobs[j].id, m.classes());
+    }
+    // Runtime learning (learner.h's rule) with each job's key numbered once,
+    // so that a prediction is an array read.
+    std::map<std::tuple<std::int64_t, std::int64_t, int>, int> ids;
+    key_.resize(w.jobs.size());
+    for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+      const auto& job = w.jobs[j];
+      key_[j] = ids.try_emplace({job.user, job.executable, job.width}, static_cast<int>(ids.size())).first->second;
+    }
+    learned_.assign(ids.size(), std::numeric_limits<double>::quiet_NaN());
   }
 
   std::vector<Outcome> run() {
@@ -64,27 +85,72 @@ class SpaceSim {
   struct JobState {
     int site = -1;
     Time start = -1, end = -1;
-    std::vector<int> queued;  // sites whose queue holds it
-    std::vector<double> eff;  // its efficacy at each of `queued` (efficacy priority)
+  };
+  // Several sites only: where a job is queued and its efficacy there.
+  struct Queued {
+    std::vector<int> sites;   // sites whose queue holds it
+    std::vector<double> eff;  // its efficacy at each of `sites` (efficacy priority)
   };
   struct SiteState {
     int free = 0;
-    std::vector<std::size_t> running, queue;
+    std::vector<std::size_t> running;
+    // The queue in priority order from `head` on, with `stale` entries of
+    // jobs no longer queued there: removals are lazy, so that starting a job
+    // costs no copy of the queue.
+    std::vector<std::size_t> queue;
+    std::size_t head = 0, stale = 0, live = 0;
   };
+
+  bool queued_at(std::size_t j, int s) const {
+    if (!multi_) return jobs_[j].site == -1;
+    if (s < 64) return (mask_[j] >> s) & 1;
+    const auto& q = queued_[j].sites;
+    return std::find(q.begin(), q.end(), s) != q.end();
+  }
+
+  // Drops stale entries: at the front at once, elsewhere once they
+  // outnumber the live ones (every one with `all`).
+  void compact(int s, bool all = false) {
+    auto& st = sites_[static_cast<std::size_t>(s)];
+    while (st.stale > 0 && st.head < st.queue.size() && !queued_at(st.queue[st.head], s)) {
+      ++st.head;
+      --st.stale;
+    }
+    if (st.stale > 0 && (all || st.stale > st.live)) {
+      st.queue.erase(std::remove_if(st.queue.begin() + static_cast<std::ptrdiff_t>(st.head), st.queue.end(),
+                                    [&](std::size_t j) { return !queued_at(j, s); }),
+                     st.queue.end());
+      st.stale = 0;
+    }
+    if (st.head > 0 && (all || 2 * st.head >= st.queue.size())) {
+      st.queue.erase(st.queue.begin(), st.queue.begin() + static_cast<std::ptrdiff_t>(st.head));
+      st.head = 0;
+    }
+  }
 
   Time predict(std::size_t j, int s) const {
     const RigidJob& job = w_.jobs[j];
-    const double f = factor_at(m_, job, s);
+    // factor_at(), with the job's class worked out once.
+    const auto& factors = m_.sites[static_cast<std::size_t>(s)].factors;
+    const double f = factors.size() == 1 ? factors[0]
+                     : factors.size() == class_count_ ? factors[static_cast<std::size_t>(class_[j])]
+                                                      : factor_at(m_, job, s);
     if (o_.estimates == Estimates::kExact) return scaled(job.runtime, f);
     if (o_.estimates == Estimates::kSwf && job.estimate != kUnknown) return scaled(job.estimate, f);
-    const auto learned = learner_.predict(job);
-    if (!learned) return kUnknown;
-    return static_cast<Time>(std::ceil(*learned * f));
+    const double learned = learned_[static_cast<std::size_t>(key_[j])];
+    if (std::isnan(learned)) return kUnknown;
+    return static_cast<Time>(std::ceil(learned * f));
+  }
+
+  void learn(std::size_t j) {
+    double& t = learned_[static_cast<std::size_t>(key_[j])];
+    const auto runtime = static_cast<double>(w_.jobs[j].runtime);
+    t = std::isnan(t) ? runtime : o_.alpha * t + (1 - o_.alpha) * runtime;
   }
 
   double eff_at(std::size_t j, int s) const {
-    const auto& q = jobs_[j].queued;
-    return jobs_[j].eff[static_cast<std::size_t>(std::find(q.begin(), q.end(), s) - q.begin())];
+    const auto& q = queued_[j];
+    return q.eff[static_cast<std::size_t>(std::find(q.sites.begin(), q.sites.end(), s) - q.sites.begin())];
   }
 
   // The site's priority order: (submit, id) = job index, after LPT's or
@@ -104,15 +170,24 @@ class SpaceSim {
     return a < b;
   }
 
+  // The site's view; `order` gets the job of each queue position. Only the
+  // first `limit` queued jobs are in it.
   SiteView view(int s, std::vector<WaitingJob>& q, std::vector<RunningJob>& r, std::vector<std::size_t>& order,
-                Time t) const {
+                Time t, std::size_t limit = SIZE_MAX) {
+    // Several sites leave many stale entries behind; one sweep drops them.
+    compact(s, multi_);
     const SiteState& st = sites_[static_cast<std::size_t>(s)];
-    order = st.queue;
     // FIFO, FirstFit, Random, LPT and SPT read no predictions.
     const bool predicted =
         p_.local == Local::kBackfill || p_.local == Local::kEasy || p_.local == Local::kConservative;
+    order.clear();
     q.clear();
-    for (auto j : order) q.push_back({w_.jobs[j].width, predicted ? predict(j, s) : kUnknown});
+    for (std::size_t i = st.head; i < st.queue.size() && order.size() < limit; ++i) {
+      const std::size_t j = st.queue[i];
+      if (st.stale > 0 && !queued_at(j, s)) continue;
+      order.push_back(j);
+      q.push_back({w_.jobs[j].width, predicted ? predict(j, s) : kUnknown});
+    }
     r.clear();
     if (predicted)
       for (auto j : st.running) {
@@ -122,17 +197,24 @@ class SpaceSim {
     return SiteView{t, m_.sites[static_cast<std::size_t>(s)].nodes, st.free, r, q};
   }
 
+  // Several sites: j leaves site s's queue (lazily: compact() drops it).
   void unqueue(std::size_t j, int s) {
-    auto& q = sites_[static_cast<std::size_t>(s)].queue;
-    q.erase(std::find(q.begin(), q.end(), j));
-    auto& js = jobs_[j];
-    const auto at = std::find(js.queued.begin(), js.queued.end(), s) - js.queued.begin();
-    js.queued.erase(js.queued.begin() + at);
-    js.eff.erase(js.eff.begin() + at);
+    ++sites_[static_cast<std::size_t>(s)].stale;
+    --sites_[static_cast<std::size_t>(s)].live;
+    auto& q = queued_[j];
+    const auto at = std::find(q.sites.begin(), q.sites.end(), s) - q.sites.begin();
+    q.sites.erase(q.sites.begin() + at);
+    q.eff.erase(q.eff.begin() + at);
+    if (s < 64) mask_[j] &= ~(std::uint64_t{1} << s);
   }
 
   void start(std::size_t j, int s, Time t) {
-    while (!jobs_[j].queued.empty()) unqueue(j, jobs_[j].queued.front());
+    if (multi_) {
+      while (!queued_[j].sites.empty()) unqueue(j, queued_[j].sites.front());
+    } else {
+      ++sites_[0].stale;
+      --sites_[0].live;
+    }
     auto& st = sites_[static_cast<std::size_t>(s)];
     st.free -= w_.jobs[j].width;
     st.running.push_back(j);
@@ -146,12 +228,12 @@ class SpaceSim {
     auto& st = sites_[static_cast<std::size_t>(jobs_[j].site)];
     st.free += w_.jobs[j].width;
     st.running.erase(std::find(st.running.begin(), st.running.end(), j));
-    learner_.observe(w_.jobs[j], w_.jobs[j].runtime);
+    learn(j);
   }
 
   // The predicted completion of job j appended to site s's queue, under
   // conservative backfilling.
-  Time completion_if_queued(std::size_t j, int s, Time t) const {
+  Time completion_if_queued(std::size_t j, int s, Time t) {
     std::vector<WaitingJob> q;
     std::vector<RunningJob> r;
     std::vector<std::size_t> order;
@@ -179,9 +261,12 @@ class SpaceSim {
       } else {
         std::vector<__int128> load(sites_.size(), 0);
         for (int s : cand) {
+          compact(s);
           const auto& st = sites_[static_cast<std::size_t>(s)];
           __int128 l = 0;
-          for (auto q : st.queue) {
+          for (std::size_t i = st.head; i < st.queue.size(); ++i) {
+            const std::size_t q = st.queue[i];
+            if (st.stale > 0 && !queued_at(q, s)) continue;
             const Time pr = predict(q, s);
             if (pr != kUnknown) l += static_cast<__int128>(pr) * w_.jobs[q].width;
           }
@@ -201,14 +286,22 @@ class SpaceSim {
       cand.resize(static_cast<std::size_t>(k));
       std::sort(cand.begin(), cand.end());
     }
-    auto& js = jobs_[j];
-    js.queued = cand;
-    for (int s : cand) js.eff.push_back(efficacy(m_, job, s, cand));
+    if (multi_) {
+      auto& q = queued_[j];
+      q.sites = cand;
+      for (int s : cand) {
+        q.eff.push_back(efficacy(m_, job, s, cand));
+        if (s < 64) mask_[j] |= std::uint64_t{1} << s;
+      }
+    }
     for (int s : cand) {
-      auto& q = sites_[static_cast<std::size_t>(s)].queue;
-      q.insert(std::upper_bound(q.begin(), q.end(), j,
-                                [&](std::size_t a, std::size_t b) { return before(a, b, s); }),
-               j);
+      // Efficacy is known only where a job is still queued.
+      compact(s, p_.efficacy_priority);
+      auto& st = sites_[static_cast<std::size_t>(s)];
+      st.queue.insert(std::upper_bound(st.queue.begin() + static_cast<std::ptrdiff_t>(st.head), st.queue.end(), j,
+                                       [&](std::size_t a, std::size_t b) { return before(a, b, s); }),
+                      j);
+      ++st.live;
     }
   }
 
@@ -233,14 +326,20 @@ class SpaceSim {
     for (bool changed = true; changed;) {
       changed = false;
       for (int s = 0; s < static_cast<int>(sites_.size()); ++s) {
-        if (sites_[static_cast<std::size_t>(s)].queue.empty()) continue;
-        const SiteView v = view(s, q, r, order, t);
+        const auto& st = sites_[static_cast<std::size_t>(s)];
+        if (st.live == 0) continue;
+        // FIFO (and LPT, SPT) starts at most one job per free node.
+        const bool fifo = p_.local == Local::kFifo || p_.local == Local::kLpt || p_.local == Local::kSpt;
+        const SiteView v = view(s, q, r, order, t, fifo ? static_cast<std::size_t>(st.free) : SIZE_MAX);
         const auto picked = pick(v);
         std::vector<std::size_t> chosen;
         for (auto i : picked) chosen.push_back(order[i]);
         for (auto j : chosen) start(j, s, t);
         changed = changed || !chosen.empty();
       }
+      // On one site a second sweep starts nothing: every rule has already
+      // taken all it would with the nodes left.
+      if (!multi_) return;
     }
   }
 
@@ -255,7 +354,7 @@ class SpaceSim {
       std::vector<std::vector<Time>> res(n);
       std::vector<std::unordered_map<std::size_t, std::size_t>> where(n);
       for (std::size_t s = 0; s < n; ++s) {
-        if (sites_[s].queue.empty()) continue;
+        if (sites_[s].live == 0) continue;
         const SiteView v = view(static_cast<int>(s), q, r, order, t);
         queue[s] = order;
         res[s] = reservations(v);
@@ -274,7 +373,7 @@ class SpaceSim {
           const int si = static_cast<int>(s);
           const Time mine = completion(j, si);
           bool best = true;
-          for (int k : jobs_[j].queued) {
+          for (int k : queued_[j].sites) {
             if (k == si) continue;
             const Time other = completion(j, k);
             if (other < mine || (other == mine && k < si)) best = false;
@@ -292,10 +391,16 @@ class SpaceSim {
   const Workload& w_;
   const Machine& m_;
   const RunOptions& o_;
-  RuntimeLearner learner_;
   sched::Rng rng_;
   std::vector<JobState> jobs_;
   std::vector<SiteState> sites_;
+  bool multi_;
+  std::vector<Queued> queued_;       // several sites only
+  std::vector<std::uint64_t> mask_;  // several sites: bit s set while queued at site s < 64
+  std::size_t class_count_ = 0;  // the machine's classes when more than one
+  std::vector<int> class_;       // each job's class then
+  std::vector<int> key_;        // each job's learning key, numbered
+  std::vector<double> learned_;  // per key; NaN before any job of it finished
   std::priority_queue<std::pair<Time, std::size_t>, std::vector<std::pair<Time, std::size_t>>, std::greater<>>
       ends_;
   std::size_t last_progress_ = 0;

@@ -3,12 +3,18 @@
 #include "piranha/rigid/pick.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "prediction.h"
 
 namespace piranha::rigid {
 
-std::vector<Time> reservations(const SiteView& v) {
+namespace {
+
+// The reservations in queue order; with `only_now`, it stops once no later
+// job could be reserved at v.now (the nodes free at now are fewer than any
+// later job's width), leaving kNever for those.
+std::vector<Time> reserve(const SiteView& v, bool only_now) {
   // The profile: free nodes from each breakpoint on; the last lasts for ever.
   struct Step {
     Time at;
@@ -28,7 +34,13 @@ std::vector<Time> reservations(const SiteView& v) {
       profile.push_back({at, profile.back().free + width});
   }
   std::vector<Time> out(v.queue.size(), kNever);
+  // The narrowest width from each position on.
+  std::vector<int> narrowest(v.queue.size() + 1, INT32_MAX);
+  if (only_now)
+    for (std::size_t q = v.queue.size(); q-- > 0;) narrowest[q] = std::min(narrowest[q + 1], v.queue[q].width);
   for (std::size_t q = 0; q < v.queue.size(); ++q) {
+    // Reservations after now never take nodes from the first step.
+    if (only_now && profile.front().free < narrowest[q]) break;
     const int width = v.queue[q].width;
     // A predicted length of 0 holds its nodes for one second.
     const Time p = v.queue[q].predicted;
@@ -53,9 +65,15 @@ std::vector<Time> reservations(const SiteView& v) {
   return out;
 }
 
+}  // namespace
+
+std::vector<Time> reservations(const SiteView& v) {
+  return reserve(v, false);
+}
+
 std::vector<std::size_t> pick_conservative(const SiteView& v) {
   std::vector<std::size_t> out;
-  const auto r = reservations(v);
+  const auto r = reserve(v, true);
   for (std::size_t i = 0; i < r.size(); ++i)
     if (r[i] == v.now) out.push_back(i);
   return out;

@@ -47,7 +47,7 @@ std::vector<std::size_t> pick_backfill(const SiteView& v, bool extra) {
   const Shadow s = shadow_of(rest, v.queue[head].width);
   if (s.time == kNever) return out;
   int spare = s.extra;
-  for (std::size_t i = head + 1; i < v.queue.size(); ++i) {
+  for (std::size_t i = head + 1; i < v.queue.size() && free > 0; ++i) {
     const auto& q = v.queue[i];
     if (q.width > free) continue;
     const bool before_shadow = q.predicted != kUnknown && finish(v.now, q.predicted) <= s.time;

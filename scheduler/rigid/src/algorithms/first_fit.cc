@@ -6,7 +6,7 @@ namespace piranha::rigid {
 std::vector<std::size_t> pick_first_fit(const SiteView& v) {
   std::vector<std::size_t> out;
   int free = v.free;
-  for (std::size_t i = 0; i < v.queue.size(); ++i)
+  for (std::size_t i = 0; i < v.queue.size() && free > 0; ++i)
     if (v.queue[i].width <= free) {
       free -= v.queue[i].width;
       out.push_back(i);
