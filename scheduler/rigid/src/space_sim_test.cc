@@ -145,4 +145,22 @@ TEST_CASE("Greedy: a running job past its prediction loads its site as if it end
   CHECK(r.jobs[2].completion == 11);
 }
 
+TEST_CASE("EFFICACY: a job's efficacy is among the sites of its arrival, even after it leaves some") {
+  // Sites 1*1.5/2/1 and 1: jobs 1, 2, 3 are of classes 2, 1, 0 (splitmix64(id) mod 3), so on
+  // site 0 job 1 runs at factor 1, job 2 at 2 and job 3 at 1.5; on site 1 all at 1. With nothing
+  // learned yet, jobs 2 and 3 leave site 1 at 1 (never completing there as on site 0, the lower
+  // site). Among their arrival's sites their efficacies on site 0 are 1/2 and 1/1.5, so job 3 goes
+  // first when job 1 ends at 10; among the sites still holding them both would be 1 and job 2,
+  // the earlier, would go first.
+  const auto w = test::workload({{0, 10, 1}, {1, 10, 1}, {1, 10, 1}});
+  const auto r = run("MR(all,CONS,COMPLETION,EFFICACY)", w, parse_sites("1*1.5/2/1,1"), Estimates::kLearn);
+  CHECK(r.jobs[0].site == 0);
+  CHECK(r.jobs[1].site == 0);
+  CHECK(r.jobs[2].site == 0);
+  CHECK(r.jobs[2].start == 10);
+  CHECK(r.jobs[2].completion == 25);
+  CHECK(r.jobs[1].start == 25);
+  CHECK(r.jobs[1].completion == 45);
+}
+
 }  // namespace piranha::rigid
