@@ -115,13 +115,13 @@ void run_rigid(const RigidArgs& a) {
     std::cout << to_json(w, *machine, a, o, load, results).dump() << "\n";
     return;
   }
-  std::cout << std::left << std::setw(34) << "algorithm" << std::right << std::setw(12) << "makespan"
+  std::cout << std::left << std::setw(40) << "algorithm" << std::right << std::setw(12) << "makespan"
             << std::setw(12) << "mean flow" << std::setw(12) << "mean wait" << std::setw(12) << "max wait"
             << std::setw(10) << "bsld" << std::setw(8) << "util" << std::setw(8) << "eff"
             << "\n";
   for (const auto& r : results) {
     const auto& x = r.metrics;
-    std::cout << std::left << std::setw(34) << r.algorithm << std::right << std::fixed << std::setprecision(0)
+    std::cout << std::left << std::setw(40) << r.algorithm << std::right << std::fixed << std::setprecision(0)
               << std::setw(12) << x.makespan << std::setw(12) << x.mean_flow << std::setw(12) << x.mean_wait
               << std::setw(12) << x.max_wait << std::setprecision(2) << std::setw(10)
               << x.mean_bounded_slowdown << std::setprecision(3) << std::setw(8) << x.utilization
