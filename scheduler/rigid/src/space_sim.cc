@@ -91,13 +91,19 @@ class SpaceSim {
     std::vector<int> sites;   // sites whose queue holds it
     std::vector<double> eff;  // its efficacy at each of `sites` (efficacy priority)
   };
+  // A queue entry; its width is read without the job's record, and on one
+  // site a started job's entry is marked by width 0.
+  struct Entry {
+    std::size_t job;
+    int width;
+  };
   struct SiteState {
     int free = 0;
     std::vector<std::size_t> running;
     // The queue in priority order from `head` on, with `stale` entries of
     // jobs no longer queued there: removals are lazy, so that starting a job
     // costs no copy of the queue.
-    std::vector<std::size_t> queue;
+    std::vector<Entry> queue;
     std::size_t head = 0, stale = 0, live = 0;
   };
 
@@ -108,17 +114,19 @@ class SpaceSim {
     return std::find(q.begin(), q.end(), s) != q.end();
   }
 
+  bool stale(const Entry& e, int s) const { return multi_ ? !queued_at(e.job, s) : e.width == 0; }
+
   // Drops stale entries: at the front at once, elsewhere once they
   // outnumber the live ones (every one with `all`).
   void compact(int s, bool all = false) {
     auto& st = sites_[static_cast<std::size_t>(s)];
-    while (st.stale > 0 && st.head < st.queue.size() && !queued_at(st.queue[st.head], s)) {
+    while (st.stale > 0 && st.head < st.queue.size() && stale(st.queue[st.head], s)) {
       ++st.head;
       --st.stale;
     }
     if (st.stale > 0 && (all || st.stale > st.live)) {
       st.queue.erase(std::remove_if(st.queue.begin() + static_cast<std::ptrdiff_t>(st.head), st.queue.end(),
-                                    [&](std::size_t j) { return !queued_at(j, s); }),
+                                    [&](const Entry& e) { return stale(e, s); }),
                      st.queue.end());
       st.stale = 0;
     }
@@ -170,23 +178,31 @@ class SpaceSim {
     return a < b;
   }
 
-  // The site's view; `order` gets the job of each queue position. Only the
-  // first `limit` queued jobs are in it.
+  // The site's view; `order` gets the job of each queue position (and `at`
+  // its index in the site's queue). Only the first `limit` queued jobs are
+  // in it. `reserving`: for conservative reservations, whatever the rule.
   SiteView view(int s, std::vector<WaitingJob>& q, std::vector<RunningJob>& r, std::vector<std::size_t>& order,
-                Time t, std::size_t limit = SIZE_MAX) {
+                Time t, std::size_t limit = SIZE_MAX, std::vector<std::size_t>* at = nullptr,
+                bool reserving = false) {
     // Several sites leave many stale entries behind; one sweep drops them.
     compact(s, multi_);
     const SiteState& st = sites_[static_cast<std::size_t>(s)];
     // FIFO, FirstFit, Random, LPT and SPT read no predictions.
-    const bool predicted =
-        p_.local == Local::kBackfill || p_.local == Local::kEasy || p_.local == Local::kConservative;
+    const bool predicted = reserving || p_.local == Local::kBackfill || p_.local == Local::kEasy ||
+                           p_.local == Local::kConservative;
+    // Backfill and EASY read the prediction of no job wider than the free
+    // nodes (such a job neither starts nor backfills); conservative
+    // backfilling reserves every job.
+    const bool all_predicted = reserving || p_.local == Local::kConservative;
     order.clear();
     q.clear();
+    if (at) at->clear();
     for (std::size_t i = st.head; i < st.queue.size() && order.size() < limit; ++i) {
-      const std::size_t j = st.queue[i];
-      if (st.stale > 0 && !queued_at(j, s)) continue;
-      order.push_back(j);
-      q.push_back({w_.jobs[j].width, predicted ? predict(j, s) : kUnknown});
+      const Entry& e = st.queue[i];
+      if (st.stale > 0 && stale(e, s)) continue;
+      order.push_back(e.job);
+      if (at) at->push_back(i);
+      q.push_back({e.width, predicted && (all_predicted || e.width <= st.free) ? predict(e.job, s) : kUnknown});
     }
     r.clear();
     if (predicted)
@@ -237,7 +253,7 @@ class SpaceSim {
     std::vector<WaitingJob> q;
     std::vector<RunningJob> r;
     std::vector<std::size_t> order;
-    SiteView v = view(s, q, r, order, t);
+    SiteView v = view(s, q, r, order, t, SIZE_MAX, nullptr, true);
     q.push_back({w_.jobs[j].width, predict(j, s)});
     v.queue = q;
     const Time at = reservations(v).back();
@@ -265,7 +281,7 @@ class SpaceSim {
           const auto& st = sites_[static_cast<std::size_t>(s)];
           __int128 l = 0;
           for (std::size_t i = st.head; i < st.queue.size(); ++i) {
-            const std::size_t q = st.queue[i];
+            const std::size_t q = st.queue[i].job;
             if (st.stale > 0 && !queued_at(q, s)) continue;
             const Time pr = predict(q, s);
             if (pr != kUnknown) l += static_cast<__int128>(pr) * w_.jobs[q].width;
@@ -299,8 +315,8 @@ class SpaceSim {
       compact(s, p_.efficacy_priority);
       auto& st = sites_[static_cast<std::size_t>(s)];
       st.queue.insert(std::upper_bound(st.queue.begin() + static_cast<std::ptrdiff_t>(st.head), st.queue.end(), j,
-                                       [&](std::size_t a, std::size_t b) { return before(a, b, s); }),
-                      j);
+                                       [&](std::size_t a, const Entry& b) { return before(a, b.job, s); }),
+                      Entry{j, job.width});
       ++st.live;
     }
   }
@@ -320,22 +336,25 @@ class SpaceSim {
   }
 
   void pass_by_start(Time t) {
-    std::vector<WaitingJob> q;
-    std::vector<RunningJob> r;
-    std::vector<std::size_t> order;
+    auto& q = scratch_q_;
+    auto& r = scratch_r_;
+    auto& order = scratch_order_;
+    auto& at = scratch_at_;
     for (bool changed = true; changed;) {
       changed = false;
       for (int s = 0; s < static_cast<int>(sites_.size()); ++s) {
-        const auto& st = sites_[static_cast<std::size_t>(s)];
+        auto& st = sites_[static_cast<std::size_t>(s)];
         if (st.live == 0) continue;
         // FIFO (and LPT, SPT) starts at most one job per free node.
         const bool fifo = p_.local == Local::kFifo || p_.local == Local::kLpt || p_.local == Local::kSpt;
-        const SiteView v = view(s, q, r, order, t, fifo ? static_cast<std::size_t>(st.free) : SIZE_MAX);
+        const SiteView v =
+            view(s, q, r, order, t, fifo ? static_cast<std::size_t>(st.free) : SIZE_MAX, multi_ ? nullptr : &at);
         const auto picked = pick(v);
-        std::vector<std::size_t> chosen;
-        for (auto i : picked) chosen.push_back(order[i]);
-        for (auto j : chosen) start(j, s, t);
-        changed = changed || !chosen.empty();
+        for (auto i : picked) {
+          if (!multi_) st.queue[at[i]].width = 0;  // stale from now on
+          start(order[i], s, t);
+        }
+        changed = changed || !picked.empty();
       }
       // On one site a second sweep starts nothing: every rule has already
       // taken all it would with the nodes left.
@@ -395,6 +414,10 @@ class SpaceSim {
   std::vector<JobState> jobs_;
   std::vector<SiteState> sites_;
   bool multi_;
+  // Scratch of the passes, kept to spare an allocation per pass.
+  std::vector<WaitingJob> scratch_q_;
+  std::vector<RunningJob> scratch_r_;
+  std::vector<std::size_t> scratch_order_, scratch_at_;
   std::vector<Queued> queued_;       // several sites only
   std::vector<std::uint64_t> mask_;  // several sites: bit s set while queued at site s < 64
   std::size_t class_count_ = 0;  // the machine's classes when more than one
