@@ -163,4 +163,17 @@ TEST_CASE("EFFICACY: a job's efficacy is among the sites of its arrival, even af
   CHECK(r.jobs[1].completion == 45);
 }
 
+TEST_CASE("MR's COMPLETION select reserves every queued job, also one too wide to start now") {
+  // Sites 2,2, K = 1. Job 1 (2 wide, 10 s) runs on site 0 from 0, job 2 (2 wide, 50 s) on site 1
+  // from 1, job 3 (2 wide, 5 s) waits on site 0 from 2. Job 4 (1 wide, 100 s) at 3 would complete
+  // at 15 + 100 on site 0 (behind job 3's reservation 10..15) and at 51 + 100 on site 1: site 0.
+  const auto w = test::workload({{0, 10, 2}, {1, 50, 2}, {2, 5, 2}, {3, 100, 1}});
+  const auto r = run("MR(1,EASY,START,FCFS,COMPLETION)", w, parse_sites("2,2"));
+  CHECK(r.jobs[1].site == 1);
+  CHECK(r.jobs[2].site == 0);
+  CHECK(r.jobs[3].site == 0);
+  CHECK(r.jobs[3].start == 15);
+  CHECK(r.jobs[3].completion == 115);
+}
+
 }  // namespace piranha::rigid
