@@ -15,6 +15,7 @@ packages=(
   libsqlite3-dev
   libhiredis-dev redis-server
   clang libclang-rt-14-dev
+  clang-format-14   # scripts/check-format.sh: pinned to Debian 12's version
   iproute2
   libcpp-httplib-dev
   chromium

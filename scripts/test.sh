@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Sets up (Debian packages), builds, and runs every test: first the regular
-# build, then the same tests in an AddressSanitizer + UndefinedBehaviorSanitizer
-# build. Exits nonzero on the first failure.
+# Sets up (Debian packages), checks the formatting, builds, and runs every
+# test: first the regular build, then the same tests in an AddressSanitizer +
+# UndefinedBehaviorSanitizer build. Exits nonzero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+
+echo "== format (clang-format 14) =="
+./scripts/check-format.sh
 
 # Both builds are unity builds (CMAKE_UNITY_BUILD: a few sources compiled as
 # one), some 40 % less time from scratch (12 minutes for each build instead
