@@ -24,7 +24,7 @@ ts::Server* g_server = nullptr;
 // other thread once it is done. With glibc's defaults each free hands the
 // top of its heap back to the kernel (above 128 KB) and the next request's
 // buffer faults its pages in again: with cmatrix's 80-KB tasks, some 20 page
-// faults per task and a sixth of the server's CPU (docs/performance.md,
+// faults per task and a sixth of the server's CPU (docs/performance-history.md,
 // 2026-11-27). Kept instead, up to 64 MB per heap (so the server's resident
 // size may stay that much above what it holds); buffers up to 4 MB come from
 // the heaps (beyond, mmap as before).

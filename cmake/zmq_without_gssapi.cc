@@ -7,7 +7,7 @@
 // Linking the real libgssapi_krb5 for them loads it and six more shared
 // libraries (krb5, k5crypto, com_err, krb5support, keyutils, resolv) into
 // every Piranha process: 1.6-1.8 ms of a bare libzmq program's start on the
-// machine measured (docs/performance.md, "Job start"). These stand in.
+// machine measured (docs/performance-history.md, "Job start"). These stand in.
 //
 // Only linked with the static libzmq (CMakeLists.txt, PIRANHA_STATIC_ZMQ);
 // never installed. If something did select GSSAPI, its handshake would fail

@@ -16,6 +16,7 @@ packages=(
   libhiredis-dev redis-server
   clang libclang-rt-14-dev
   clang-format-14   # scripts/check-format.sh: pinned to Debian 12's version
+  python3           # scripts/perf-summary.py (docs/performance.md's opening figures)
   iproute2
   libcpp-httplib-dev
   chromium

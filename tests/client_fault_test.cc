@@ -4,7 +4,7 @@
 // what happened; calls that can safely be re-issued survive a restart.
 //
 // The figures a test prints with MESSAGE (time from the fault's end to the
-// client's next successful call) are the ones in docs/performance.md.
+// client's next successful call) are the ones in docs/performance-history.md.
 #include <doctest/doctest.h>
 
 #include <boost/fiber/all.hpp>

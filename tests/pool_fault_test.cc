@@ -6,7 +6,7 @@
 // Every case bounds its own run time, stops only the processes it started
 // (by PID, through Process) and removes the namespace it made. The figures
 // printed with MESSAGE (time from the end of the fault to the job making
-// progress again, retreat latency) are the ones in docs/performance.md.
+// progress again, retreat latency) are the ones in docs/performance-history.md.
 #include <doctest/doctest.h>
 #include <unistd.h>
 

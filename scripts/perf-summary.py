@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Writes the opening section of docs/performance.md from the benchmarks' JSON.
+
+    scripts/perf-summary.py            # rewrite the section between the markers
+    scripts/perf-summary.py --check    # exit 1 if the section is not what the JSON gives
+    scripts/perf-summary.py --stdout   # print the section instead
+
+Reads every docs/perf/*.json: each is one run's JSON object as `piranha ts bench
+--json`, `bench/runtime.sh --json` or `bench/nps.sh --json` prints it, so a new run
+is added by saving its output there. An optional "provenance" object says which
+benchmark it is (otherwise the keys tell), names the run ("run"), its commit, and,
+for a run measured before its JSON was kept, the section of
+docs/performance-history.md its figures were transcribed from; a figure that
+section does not give is absent from the file.
+
+Each figure is taken from the latest run of its benchmark that measured it, with its
+anchor from that same run; the table says which run, and gives the same figure in the
+other runs of that day. Python 3's standard library only.
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "performance.md")
+BEGIN = "<!-- perf-summary: begin (scripts/perf-summary.py writes this section from docs/perf/*.json) -->"
+END = "<!-- perf-summary: end -->"
+
+BENCHMARKS = {
+    "ts_bench": "`piranha ts bench`",
+    "runtime": "`bench/runtime.sh`",
+    "nps": "`bench/nps.sh`",
+}
+
+
+def kind_of(run):
+    p = run.get("provenance", {})
+    if "benchmark" in p:
+        return p["benchmark"]
+    if "rtt_us_p50" in run or "farm_tasks_per_s" in run or "durable_farm2_tasks_per_s_always" in run:
+        return "ts_bench"
+    if "cmatrix500_s" in run or "grain10_speedup_1" in run:
+        return "runtime"
+    if "overhead_ratio" in run or "batch_ratio" in run:
+        return "nps"
+    raise SystemExit(f"perf-summary.py: {run['_file']}: not the output of a known benchmark")
+
+
+def sort_key(run):
+    # "2026-11-27T06:46:00Z", "2026-11-21T18:40:55+0000", "2026-11-23 08:52:00 UTC": the
+    # first 19 characters order them; the file name breaks ties.
+    return (run.get("date", "").replace(" ", "T")[:19], run["_file"])
+
+
+def get(run, key):
+    v = run
+    for part in key.split("."):
+        if not isinstance(v, dict) or part not in v:
+            return None
+        v = v[part]
+    return v
+
+
+def num(v, digits=None):
+    if v is None:
+        return "—"
+    if digits is None:
+        digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2
+    return f"{v:,.{digits}f}"
+
+
+# A figure: its name, how to show the value and its anchor from one run, the ratio, the
+# aim and whether it is met. Each lambda gets the run; a missing figure is None.
+def ratio_of(run, key, num_key, den_key):
+    r = get(run, key)
+    if r is None and get(run, num_key) is not None and get(run, den_key):
+        r = get(run, num_key) / get(run, den_key)
+    return r
+
+
+def both(a, b, sep="; "):
+    return sep.join(x for x in (a, b) if x)
+
+
+def aside(*parts):
+    shown = [p for p in parts if p]
+    return f" ({', '.join(shown)})" if shown else ""
+
+
+def labelled(label, v, unit, digits=None):
+    return f"{label} {num(v, digits)}{unit}" if v is not None else ""
+
+
+def ts_figures():
+    def farm(k):
+        suffix = "" if k == 1 else "2"
+        key = f"farm{suffix}_tasks_per_s"
+        return {
+            "name": f"task farm, k = {k} worker{'s' if k > 1 else ''}",
+            "key": key,
+            "value": lambda r: f"{num(get(r, key))} tasks/s",
+            "anchor": lambda r: both(
+                labelled("Redis", get(r, f"redis_farm{suffix}_tasks_per_s"), " tasks/s"),
+                f"ZeroMQ queue farm (the floor) {num(get(r, f'zmq_farm{suffix}_tasks_per_s'))} tasks/s, "
+                f"its ratio to Redis {num(get(r, f'zmq_farm{suffix}_vs_redis'))}"
+                if get(r, f"zmq_farm{suffix}_tasks_per_s") is not None
+                else (f"ZeroMQ queue farm (the floor): tuple space ÷ floor {num(get(r, f'farm{suffix}_vs_zmq_farm'))}, "
+                      f"floor ÷ Redis {num(get(r, f'zmq_farm{suffix}_vs_redis'))}"
+                      if get(r, f"farm{suffix}_vs_zmq_farm") is not None else "")),
+            "ratio": lambda r: ratio_of(r, f"farm{suffix}_vs_redis", key, f"redis_farm{suffix}_tasks_per_s"),
+            "aim": "≥ 1.0 × Redis",
+            "met": lambda r, x: get(r, f"targets.farm{suffix}_vs_redis_ge_1") if x is not None else None,
+        }
+
+    def durable(policy):
+        key = f"durable_farm2_tasks_per_s_{policy}"
+        return {
+            "name": f"task farm k = 2, durable, `--fsync {policy}`",
+            "key": key,
+            "value": lambda r: f"{num(get(r, key))} tasks/s",
+            "anchor": lambda r: labelled(f"Redis AOF `appendfsync {policy}`",
+                                         get(r, f"redis_aof_farm2_tasks_per_s_{policy}"), " tasks/s"),
+            "ratio": lambda r: ratio_of(r, f"durable_farm2_vs_redis_aof_{policy}", key,
+                                        f"redis_aof_farm2_tasks_per_s_{policy}"),
+            "aim": "≥ 1.0 × Redis AOF",
+            "met": lambda r, x: get(r, f"targets.durable_farm2_vs_redis_aof_{policy}_ge_1"),
+        }
+
+    return [
+        {
+            "name": "round trip p50 (posted `out` + `in`)",
+            "key": "rtt_us_p50",
+            "value": lambda r: f"{num(get(r, 'rtt_us_p50'), 1)} µs",
+            "anchor": lambda r: both(labelled("Redis", get(r, "redis_rtt_us_p50"), " µs", 1),
+                                     labelled("ZeroMQ 2-frame floor", get(r, "zmq_pair_us_p50"), " µs", 1)),
+            "ratio": lambda r: ratio_of(r, "rtt_vs_redis", "rtt_us_p50", "redis_rtt_us_p50"),
+            "aim": "≤ 1.5 × Redis",
+            "met": lambda r, x: get(r, "targets.rtt_vs_redis_le_1_5"),
+        },
+        farm(1),
+        farm(2),
+        {
+            "name": "bulk write (`out_many`, 1,000 a request)",
+            "key": "bulk_out_per_s",
+            "value": lambda r: f"{num(get(r, 'bulk_out_per_s'))} tuples/s",
+            "anchor": lambda r: labelled("Redis pipelined `LPUSH`", get(r, "redis_pipelined_per_s"), "/s"),
+            "ratio": lambda r: ratio_of(r, "bulk_vs_redis", "bulk_out_per_s", "redis_pipelined_per_s"),
+            "aim": "",
+            "met": lambda r, x: None,
+        },
+        {
+            "name": "`in` p50 with 1,000,000 other tuples resident",
+            "key": "in_us_p50_1m",
+            "value": lambda r: f"{num(get(r, 'in_us_p50_1m'), 1)} µs",
+            "anchor": lambda r: labelled("the same in an empty space", get(r, "in_us_p50_empty"), " µs", 1),
+            "ratio": lambda r: ratio_of(r, "in_1m_vs_empty", "in_us_p50_1m", "in_us_p50_empty"),
+            "aim": "≤ 1.25 × empty",
+            "met": lambda r, x: get(r, "targets.in_1m_vs_empty_le_1_25"),
+        },
+        {
+            "name": "resident bytes per tuple, beyond its payload",
+            "key": "bytes_per_tuple",
+            "value": lambda r: f"{num(get(r, 'bytes_per_tuple'), 1)} B (of {num(get(r, 'rss_bytes_per_tuple'), 1)} B)",
+            "anchor": lambda r: labelled("Redis, per list item", get(r, "redis_rss_bytes_per_item"), " B", 1),
+            "ratio": lambda r: None,
+            "aim": "< 100 B",
+            "met": lambda r, x: get(r, "targets.bytes_per_tuple_lt_100"),
+        },
+        durable("always"),
+        durable("everysec"),
+    ]
+
+
+def runtime_figures():
+    def at_most(key, bound):
+        return lambda r, x: (get(r, key) <= bound) if get(r, key) is not None else None
+
+    def below(key, bound):
+        return lambda r, x: (get(r, key) < bound) if get(r, key) is not None else None
+
+    def retreat(prefix, name):
+        return {
+            "name": name,
+            "key": f"{prefix}_ms_p99",
+            "value": lambda r: f"p99 {num(get(r, prefix + '_ms_p99'), 1)} ms" + aside(
+                labelled("p50", get(r, prefix + "_ms_p50"), "", 1), labelled("max", get(r, prefix + "_ms_max"), "", 1)),
+            "anchor": lambda r: (f"piranhas killed after their grace: {get(r, prefix + '_killed')}"
+                                 if get(r, prefix + "_killed") is not None else ""),
+            "ratio": lambda r: None,
+            "aim": "p99 < 20 ms",
+            "met": below(f"{prefix}_ms_p99", 20),
+        }
+
+    return [
+        {
+            "name": "cmatrix 500 on two agents (250,000 tasks)",
+            "key": "cmatrix500_s",
+            "value": lambda r: f"{num(get(r, 'cmatrix500_s'), 3)} s",
+            "anchor": lambda r: "",
+            "ratio": lambda r: None,
+            "aim": "≤ 2 s",
+            "met": at_most("cmatrix500_s", 2),
+        },
+        {
+            "name": "cmatrix 1000 `--grain 10`, one agent: speedup",
+            "key": "grain10_speedup_1",
+            "value": lambda r: num(get(r, "grain10_speedup_1"), 3),
+            "anchor": lambda r: both(
+                "each run's own sequential multiply, timed by the same cmatrix"
+                + aside(labelled("median", get(r, "sequential_s"), " s", 3)),
+                labelled("the piranhas at the normal priority", get(r, "grain10_speedup_1_normal"), "", 3)),
+            "ratio": lambda r: None,
+            "aim": "≥ 0.9",
+            "met": lambda r, x: get(r, "grain10_speedup_1") >= 0.9,
+        },
+        {
+            "name": "the same, two agents: speedup",
+            "key": "grain10_speedup_2",
+            "value": lambda r: num(get(r, "grain10_speedup_2"), 3),
+            "anchor": lambda r: both(
+                "each run's own sequential multiply",
+                both(labelled("the speedup had the CPUs been busy throughout (the run's CPU bound)",
+                              get(r, "grain10_cpu_bound_2"), "", 3),
+                     labelled("two multiplies alone at once", get(r, "kernel_two_core_bound"), "×", 3))),
+            "ratio": lambda r: None,
+            "aim": "≥ 1.8",
+            "met": lambda r, x: get(r, "grain10_speedup_2") >= 1.8,
+        },
+        {
+            "name": "job start, submission → first task",
+            "key": "job_start_ms_p50",
+            "value": lambda r: f"p50 {num(get(r, 'job_start_ms_p50'), 2)} ms" + aside(
+                labelled("p99", get(r, "job_start_ms_p99"), "", 2)),
+            "anchor": lambda r: labelled("of which the agent starting the piranha, p50", get(r, "agent_start_ms_p50"),
+                                         " ms", 2),
+            "ratio": lambda r: None,
+            "aim": "p50 ≤ 10 ms",
+            "met": at_most("job_start_ms_p50", 10),
+        },
+        retreat("retreat", "retreat, idle machine"),
+        retreat("retreat_loaded", "retreat, a CPU-bound owner on every core"),
+    ]
+
+
+def nps_figures():
+    def overhead(period, suffix):
+        return {
+            "name": f"NPS overhead: cmatrix 500 alone, TSK every {period} s",
+            "key": f"overhead_ratio{suffix}",
+            "value": lambda r: (f"{num(get(r, f'overhead_nps{suffix}_s'), 3)} ± "
+                                f"{num(get(r, f'overhead_nps{suffix}_sd'), 3)} s"),
+            "anchor": lambda r: (f"native FAIR {num(get(r, 'overhead_native_s'), 3)} ± "
+                                 f"{num(get(r, 'overhead_native_sd'), 3)} s; the paper 1.097×"),
+            "ratio": lambda r: get(r, f"overhead_ratio{suffix}"),
+            "aim": "< 1.02 × native",
+            "met": lambda r, x: get(r, f"targets.overhead_ratio{suffix}_lt_1_02"),
+        }
+
+    return [
+        overhead(10, ""),
+        overhead(1, "_1s"),
+        {
+            "name": "the NPS's own CPU, TSK every 10 s",
+            "key": "overhead_nps_cpu_share.nps",
+            "value": lambda r: f"{num(100 * get(r, 'overhead_nps_cpu_share.nps'), 2)} % of a core",
+            "anchor": lambda r: "",
+            "ratio": lambda r: None,
+            "aim": "",
+            "met": lambda r, x: None,
+        },
+        {
+            "name": "batch (Figure 10): cmatrix 300–600 together, EXT (TSK every 10 s)",
+            "key": "batch_ratio",
+            "value": lambda r: f"{num(get(r, 'batch_ext_mean_s'), 2)} s",
+            "anchor": lambda r: f"NAT (native FAIR) {num(get(r, 'batch_nat_mean_s'), 2)} s",
+            "ratio": lambda r: get(r, "batch_ratio"),
+            "aim": "< 1 × NAT (the paper: EXT below NAT)",
+            "met": lambda r, x: get(r, "targets.batch_ext_lt_nat"),
+        },
+    ]
+
+
+FIGURES = {"ts_bench": ts_figures(), "runtime": runtime_figures(), "nps": nps_figures()}
+TITLES = {
+    "ts_bench": "The tuple space against Redis and raw ZeroMQ",
+    "runtime": "The Piranha runtime: cmatrix, job start, retreats",
+    "nps": "The Network Piranha Scheduler against the agents' native policy",
+}
+
+
+def describe(run):
+    p = run.get("provenance", {})
+    text = p.get("run") or f"{run.get('date', '?')}"
+    if p.get("commit"):
+        text += f", code at {p['commit']}"
+    cpu = get(run, "machine.cpu")
+    if cpu and not p.get("run"):
+        text += f", {cpu}"
+    if get(run, "config.quick") or get(run, "quick"):
+        text += ", **a --quick smoke run**"
+    if p.get("transcribed_from"):
+        text += f"; figures transcribed from {p['transcribed_from']}"
+    return text
+
+
+def load():
+    runs = []
+    for f in sorted(glob.glob(os.path.join(ROOT, "docs", "perf", "*.json"))):
+        with open(f, encoding="utf-8") as fh:
+            run = json.load(fh)
+        run["_file"] = os.path.relpath(f, ROOT)
+        runs.append(run)
+    return runs
+
+
+def section(runs):
+    by_kind = {k: [] for k in BENCHMARKS}
+    for r in runs:
+        by_kind[kind_of(r)].append(r)
+    out = [BEGIN, "", "## Today's figures", ""]
+    out.append("Each figure is the latest measured, next to its anchor measured in the same run and its aim. "
+               "The letter says which run; the last column has the same figure (its ratio, where it has one) "
+               "in the other runs of that day. The runs' JSON is in `docs/perf/`; "
+               "`scripts/perf-summary.py` writes this section from it (see \"Adding a run\" below), and "
+               "[performance-history.md](performance-history.md) has every measurement before, with what "
+               "was changed and why.")
+    for kind in BENCHMARKS:
+        ordered = sorted(by_kind[kind], key=sort_key)
+        if not ordered:
+            continue
+        letters = {}
+        used = []
+        out += ["", f"### {TITLES[kind]} ({BENCHMARKS[kind]})", "",
+                "| figure | measured | anchor, same run | ratio | aim | met | run | other runs that day |",
+                "|---|---|---|---|---|---|---|---|"]
+        for fig in FIGURES[kind]:
+            having = [r for r in ordered if get(r, fig["key"]) is not None]
+            if not having:
+                continue
+            run = having[-1]
+            if run["_file"] not in letters:
+                letters[run["_file"]] = chr(ord("a") + len(letters))
+                used.append(run)
+            ratio = fig["ratio"](run)
+            met = fig["met"](run, ratio)
+            day = sort_key(run)[0][:10]
+            others = []
+            for o in reversed(having[:-1]):
+                if sort_key(o)[0][:10] != day:
+                    continue
+                if o["_file"] not in letters:
+                    letters[o["_file"]] = chr(ord("a") + len(letters))
+                    used.append(o)
+                v = fig["ratio"](o)
+                shown = num(v) if v is not None else fig["value"](o)
+                others.append(f"{shown} ({letters[o['_file']]})")
+            out.append("| " + " | ".join([
+                fig["name"],
+                fig["value"](run),
+                fig["anchor"](run) or "",
+                num(ratio) if ratio is not None else "",
+                fig["aim"],
+                "" if met is None else ("yes" if met else "**no**"),
+                letters[run["_file"]],
+                ", ".join(others),
+            ]) + " |")
+        out.append("")
+        for r in used:
+            out.append(f"- ({letters[r['_file']]}) `{r['_file']}`: {describe(r)}")
+    out += ["", END]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if docs/performance.md's section is stale")
+    ap.add_argument("--stdout", action="store_true", help="print the section instead of writing it")
+    args = ap.parse_args()
+    new = section(load())
+    if args.stdout:
+        sys.stdout.write(new)
+        return 0
+    with open(DOC, encoding="utf-8") as fh:
+        text = fh.read()
+    if BEGIN not in text or END not in text:
+        print(f"perf-summary.py: {DOC} has no section between the markers", file=sys.stderr)
+        return 2
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    updated = head + new.rstrip("\n") + tail
+    if args.check:
+        if updated != text:
+            print("perf-summary.py: docs/performance.md's opening section is not what docs/perf/*.json gives; "
+                  "run scripts/perf-summary.py", file=sys.stderr)
+            return 1
+        return 0
+    with open(DOC, "w", encoding="utf-8") as fh:
+        fh.write(updated)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
