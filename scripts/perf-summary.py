@@ -29,10 +29,11 @@ DOC = os.path.join(ROOT, "docs", "performance.md")
 BEGIN = "<!-- perf-summary: begin (scripts/perf-summary.py writes this section from docs/perf/*.json) -->"
 END = "<!-- perf-summary: end -->"
 
+# Each benchmark: the command that makes its JSON, and the title of its table.
 BENCHMARKS = {
-    "ts_bench": "`piranha ts bench`",
-    "runtime": "`bench/runtime.sh`",
-    "nps": "`bench/nps.sh`",
+    "ts_bench": ("`piranha ts bench`", "The tuple space against Redis and raw ZeroMQ"),
+    "runtime": ("`bench/runtime.sh`", "The Piranha runtime: cmatrix, job start, retreats"),
+    "nps": ("`bench/nps.sh`", "The Network Piranha Scheduler against the agents' native policy"),
 }
 
 
@@ -284,11 +285,6 @@ def nps_figures():
 
 
 FIGURES = {"ts_bench": ts_figures(), "runtime": runtime_figures(), "nps": nps_figures()}
-TITLES = {
-    "ts_bench": "The tuple space against Redis and raw ZeroMQ",
-    "runtime": "The Piranha runtime: cmatrix, job start, retreats",
-    "nps": "The Network Piranha Scheduler against the agents' native policy",
-}
 
 
 def describe(run):
@@ -299,7 +295,7 @@ def describe(run):
     cpu = get(run, "machine.cpu")
     if cpu and not p.get("run"):
         text += f", {cpu}"
-    if get(run, "config.quick") or get(run, "quick"):
+    if get(run, "config.quick") or get(run, "quick") or any("quick" in n for n in run.get("notes", [])):
         text += ", **a --quick smoke run**"
     if p.get("transcribed_from"):
         text += f"; figures transcribed from {p['transcribed_from']}"
@@ -333,7 +329,8 @@ def section(runs):
             continue
         letters = {}
         used = []
-        out += ["", f"### {TITLES[kind]} ({BENCHMARKS[kind]})", "",
+        command, title = BENCHMARKS[kind]
+        out += ["", f"### {title} ({command})", "",
                 "| figure | measured | anchor, same run | ratio | aim | met | run | other runs that day |",
                 "|---|---|---|---|---|---|---|---|"]
         for fig in FIGURES[kind]:
