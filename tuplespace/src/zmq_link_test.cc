@@ -11,6 +11,9 @@
 #include <string>
 #include <zmq.hpp>
 
+// Only with the stand-ins linked in; with libzmq.so (PIRANHA_STATIC_ZMQ off,
+// or the TSan build) there is nothing here to check.
+#ifdef PIRANHA_ZMQ_WITHOUT_GSSAPI
 namespace {
 
 // The next event on `monitor` within `ms`, or 0.
@@ -42,7 +45,6 @@ bool loaded(const char* part) {
 
 }  // namespace
 
-#ifdef PIRANHA_ZMQ_WITHOUT_GSSAPI
 TEST_CASE("a ZeroMQ socket that asks for GSS-API is refused at the handshake, and plain sockets go on") {
   // Linked as CMakeLists.txt says: neither libzmq.so nor the real GSS-API.
   CHECK(loaded("libc.so"));  // the search itself works
