@@ -21,6 +21,7 @@ class ScriptedPool : public Pool {
   std::vector<JobInfo> job_list;
   std::map<std::string, std::vector<Complaint>, std::less<>> complaint_list;
   std::vector<EvalRecord> kept;  // the evaluator's records
+  bool background = false;       // background_work(): replays on a thread, as live
   struct Write {
     std::int64_t scheduler, epoch;
     std::string node;
@@ -61,6 +62,7 @@ class ScriptedPool : public Pool {
     return it == complaint_list.end() ? std::vector<Complaint>{} : it->second;
   }
   bool keeps_records() const override { return true; }
+  bool background_work() const override { return background; }
   std::vector<EvalRecord> records() const override { return kept; }
   void record(EvalRecord r) override { kept.push_back(std::move(r)); }
   void forget(std::span<const std::size_t> indices) override {
