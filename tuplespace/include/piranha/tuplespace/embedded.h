@@ -3,7 +3,8 @@
 // The server runs its usual event loop on a background thread, bound to a
 // private inproc:// endpoint (plus any endpoints you add), so clients in this
 // process use the same Client/FiberClient API and the same wire protocol as
-// with a remote server.
+// with a remote server. A ThreadSanitizer build binds a loopback TCP port
+// instead (embedded.cc says why).
 #pragma once
 
 #include <string>
