@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "piranha/agent/agent_config.h"
+#include "piranha/base/input_error.h"
 #include "piranha/runtime/sysspace.h"
 #include "piranha/tuplespace/curve.h"
 #include "pool_command.h"
@@ -66,7 +67,7 @@ int run_agent(const AgentArgs& a) {
     else if (std::getenv("PIRANHA_SERVER") && config.server == sys::kDefaultServer)
       config.server = sys::server_from_env();  // like every other command
     if (auto problem = endpoint_problem(config.server))
-      throw ConfigError((a.server.empty() ? "server ($PIRANHA_SERVER or the YAML): " : "--server: ") + *problem);
+      throw InputError(a.server.empty() ? "server ($PIRANHA_SERVER or the YAML)" : "--server", *problem);
     // The YAML's keys, unless --key or --server-key said otherwise; in the
     // environment, where the agent's client and its piranhas find them.
     std::string from = a.config.empty() ? "the configuration" : a.config;
@@ -78,7 +79,7 @@ int run_agent(const AgentArgs& a) {
     if (a.cores > 0) config.cores = a.cores;
     if (!a.policy.empty()) {
       auto p = native_policy_from(a.policy);
-      if (!p) throw ConfigError("--policy: unknown policy \"" + a.policy + "\" (expected FAIR or FCFS)");
+      if (!p) throw InputError("--policy", "unknown policy \"" + a.policy + "\" (expected FAIR or FCFS)");
       config.policy = *p;
     }
     if (!a.priority.empty()) config.piranha_priority =
@@ -90,7 +91,7 @@ int run_agent(const AgentArgs& a) {
       if (a.time_scale > 0) t.time_scale = a.time_scale;
       t.trace = std::make_shared<const AvailabilityTrace>(read_trace(a.trace));
       if (!t.trace->index_of(t.node))
-        throw ConfigError(a.trace + ": the trace has no node \"" + t.node + "\"");
+        throw InputError(a.trace, "the trace has no node \"" + t.node + "\"");
       config.availability.sensor = SensorKind::Trace;
       config.availability.trace = t;
     } else if (a.time_scale > 0 && config.availability.trace) {

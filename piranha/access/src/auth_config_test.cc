@@ -13,7 +13,7 @@ namespace {
 std::string error_of(const std::string& text, const std::string& name) {
   try {
     parse_auth_config(text, name);
-  } catch (const ConfigError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "(no error)";

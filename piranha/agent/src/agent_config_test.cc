@@ -8,7 +8,7 @@
 #include "piranha/testing/temp_dir.h"
 
 using piranha::AgentConfig;
-using piranha::ConfigError;
+using piranha::InputError;
 using piranha::parse_agent_config;
 using piranha::testing::TempDir;
 
@@ -17,7 +17,7 @@ namespace {
 std::string error_of(const std::string& text, const std::string& name = "agent.yaml") {
   try {
     parse_agent_config(text, name);
-  } catch (const ConfigError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "no error";
@@ -242,7 +242,7 @@ TEST_CASE("agent config: a file that cannot be read") {
   try {
     piranha::load_agent_config(dir / "missing.yaml");
     FAIL("no error");
-  } catch (const ConfigError& e) {
+  } catch (const InputError& e) {
     CHECK(std::string(e.what()) == dir / "missing.yaml" + ": cannot open the agent configuration");
   }
 }

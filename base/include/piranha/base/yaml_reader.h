@@ -1,5 +1,5 @@
 // Strict YAML reading for configuration files (internal to piranha/): every
-// problem becomes a ConfigError "FILE:LINE: problem" naming the key, unknown
+// problem becomes an InputError "FILE:LINE: problem" naming the key, unknown
 // and duplicate keys are errors. Used by the agent's configuration
 // (agent_config.cc) and the server's auth file (auth_config.cc).
 #pragma once
@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string>
 
-#include "piranha/base/config_error.h"
+#include "piranha/base/input_error.h"
 
 namespace piranha::yaml {
 
@@ -31,15 +31,14 @@ inline std::string fmt(double v) {
   return o.str();
 }
 
-// Reads one document strictly, turning every problem into a ConfigError that
+// Reads one document strictly, turning every problem into an InputError that
 // names the file, the 1-based line and the key.
 class Reader {
  public:
   explicit Reader(std::string name) : name_(std::move(name)) {}
 
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& problem) const {
-    if (mark.is_null()) throw ConfigError(name_ + ": " + problem);
-    throw ConfigError(name_ + ":" + std::to_string(mark.line + 1) + ": " + problem);
+    throw InputError(name_, mark.is_null() ? 0 : mark.line + 1, problem);
   }
   [[noreturn]] void fail(const YAML::Node& at, const std::string& problem) const { fail(at.Mark(), problem); }
 
@@ -162,13 +161,13 @@ inline YAML::Node parse_yaml(const Reader& r, const std::string& text) {
 }
 
 // The whole file at `path`; `what` names it in errors ("the agent
-// configuration"). Throws ConfigError when it cannot be read.
+// configuration"). Throws InputError when it cannot be read.
 inline std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw ConfigError(path + ": cannot open " + what);
+  if (!in) throw InputError(path, "cannot open " + what);
   std::stringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw ConfigError(path + ": cannot read " + what);
+  if (in.bad()) throw InputError(path, "cannot read " + what);
   return text.str();
 }
 

@@ -16,13 +16,13 @@
 // extra spaces the client may use as its own: exact names, or a prefix
 // followed by '*'. Parsing is strict: unknown keys, duplicate names,
 // duplicate keys, unknown roles and unreadable key files are errors
-// (ConfigError, "FILE:LINE: problem").
+// (InputError, "FILE:LINE: problem").
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "piranha/base/config_error.h"
+#include "piranha/base/input_error.h"
 #include "piranha/access/rights.h"
 
 namespace piranha {
@@ -37,10 +37,10 @@ struct AuthConfig {
 };
 
 // Parses `text`; `name` is the file name used in messages and the base for
-// relative key paths. Throws ConfigError.
+// relative key paths. Throws InputError.
 AuthConfig parse_auth_config(const std::string& text, const std::string& name);
 
-// Reads and parses the file at `path`. Throws ConfigError.
+// Reads and parses the file at `path`. Throws InputError.
 AuthConfig load_auth_config(const std::string& path);
 
 }  // namespace piranha

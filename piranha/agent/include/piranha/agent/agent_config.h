@@ -32,7 +32,7 @@
 #include "piranha/scheduler/avail_trace.h"
 #include "piranha/agent/agent.h"
 #include "piranha/agent/availability.h"
-#include "piranha/base/config_error.h"
+#include "piranha/base/input_error.h"
 #include "piranha/agent/native_policy.h"
 
 namespace piranha {
@@ -115,10 +115,10 @@ struct AgentConfig {
 // Parses `text`; `name` is the file name used in error messages and the base
 // for relative trace paths (its directory; the current directory when it has
 // none). An empty document gives all defaults. Reads the trace file when the
-// trace sensor is configured. Throws ConfigError.
+// trace sensor is configured. Throws InputError.
 AgentConfig parse_agent_config(const std::string& text, const std::string& name);
 
-// Reads and parses the file at `path`. Throws ConfigError, also when the file
+// Reads and parses the file at `path`. Throws InputError, also when the file
 // cannot be read.
 AgentConfig load_agent_config(const std::string& path);
 
