@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "piranha/base/input_error.h"
 #include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/job_list.h"
 #include "piranha/scheduler/predictor.h"
@@ -31,9 +32,7 @@ void bad_input(const std::string& message) {
 void guarded(const std::function<void()>& body) {
   try {
     body();
-  } catch (const TraceError& e) {
-    bad_input(e.what());
-  } catch (const sched::JobError& e) {
+  } catch (const InputError& e) {
     bad_input(e.what());
   } catch (const std::invalid_argument& e) {  // StrategyError, PredictorError, bad options
     bad_input(e.what());

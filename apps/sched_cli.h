@@ -14,7 +14,7 @@ namespace piranha::apps::schedcli {
 // Prints "piranha: <message>" on stderr and exits with status 2.
 [[noreturn]] void bad_input(const std::string& message);
 
-// Runs `body`; a TraceError, JobError, StrategyError, PredictorError or
+// Runs `body`; an InputError, StrategyError, PredictorError or
 // std::invalid_argument it throws becomes bad_input(what()).
 void guarded(const std::function<void()>& body);
 

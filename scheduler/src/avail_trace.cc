@@ -14,7 +14,7 @@ using csv::split;
 using csv::trim;
 
 [[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
-  throw TraceError(name + ":" + std::to_string(line) + ": " + problem);
+  throw InputError(name, static_cast<int>(line), problem);
 }
 
 std::int64_t parse_int(const std::string& text, const std::string& what, const std::string& name,
@@ -143,7 +143,7 @@ AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
 
 AvailabilityTrace read_trace(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw TraceError(path + ": cannot open the trace file");
+  if (!in) throw InputError(path, "cannot open the trace file");
   return parse_trace(in, path);
 }
 

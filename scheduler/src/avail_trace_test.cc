@@ -6,7 +6,7 @@
 
 using piranha::AvailabilityTrace;
 using piranha::parse_trace;
-using piranha::TraceError;
+using piranha::InputError;
 
 namespace {
 
@@ -18,7 +18,7 @@ AvailabilityTrace parse(const std::string& text) {
 std::string error_of(const std::string& text) {
   try {
     parse(text);
-  } catch (const TraceError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "no error";
@@ -78,5 +78,5 @@ TEST_CASE("trace: every defect is named with its line") {
   CHECK(error_of(std::string(kHeader) + "a,0\n") == "t.avail.csv:5: expected 3 fields (node,start,end), got 2");
   CHECK(error_of("# length: zero\n") == "t.avail.csv:1: length \"zero\" is not an integer");
   CHECK(error_of("# length: 10\n") == "t.avail.csv:1: missing the header \"node,start,end\"");
-  CHECK_THROWS_AS(piranha::read_trace("/nonexistent/x.avail.csv"), TraceError);
+  CHECK_THROWS_AS(piranha::read_trace("/nonexistent/x.avail.csv"), InputError);
 }

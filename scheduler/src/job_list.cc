@@ -19,7 +19,7 @@ using csv::split;
 using csv::trim;
 
 [[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
-  throw JobError(name + ":" + std::to_string(line) + ": " + problem);
+  throw InputError(name, static_cast<int>(line), problem);
 }
 
 constexpr std::array<const char*, 4> kColumns{"id", "arrival", "task_time", "tasks"};
@@ -86,7 +86,7 @@ std::vector<Job> parse_jobs(std::istream& in, const std::string& name) {
 
 std::vector<Job> read_jobs(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw JobError(path + ": cannot open the job file");
+  if (!in) throw InputError(path, "cannot open the job file");
   return parse_jobs(in, path);
 }
 

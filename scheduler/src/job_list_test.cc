@@ -12,7 +12,7 @@ std::string error_of(const std::string& text) {
   std::istringstream in(text);
   try {
     parse_jobs(in, "w.jobs.csv");
-  } catch (const JobError& e) {
+  } catch (const piranha::InputError& e) {
     return e.what();
   }
   return "no error";
@@ -41,7 +41,7 @@ TEST_CASE("jobs.csv: columns in any order") {
 
 TEST_CASE("jobs.csv: every defect names the file, the line and the problem") {
   const std::string h = "id,arrival,task_time,tasks\n";
-  CHECK(error_of("") == "w.jobs.csv:0: missing the header \"id,arrival,task_time,tasks\"");
+  CHECK(error_of("") == "w.jobs.csv: missing the header \"id,arrival,task_time,tasks\"");
   CHECK(error_of("1,0,3,250\n") == "w.jobs.csv:1: missing the header \"id,arrival,task_time,tasks\"");
   CHECK(error_of("id,arrival,task_time,tasks,color\n") == "w.jobs.csv:1: unknown column \"color\"");
   CHECK(error_of("id,arrival,tasks\n") == "w.jobs.csv:1: missing column \"task_time\"");

@@ -11,7 +11,7 @@ namespace piranha::sched {
 namespace {
 
 [[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
-  throw TraceError(name + ":" + std::to_string(line) + ": " + problem);
+  throw InputError(name, static_cast<int>(line), problem);
 }
 
 using csv::trim;
@@ -77,7 +77,7 @@ AvailabilityTrace import_ap_tuples(std::istream& in, const std::string& name, st
     if (r.end < r.start) fail(name, line, "end is before start");
     rows.push_back(r);
   }
-  if (rows.empty()) throw TraceError(name + ": no (\"ap\", ...) tuples");
+  if (rows.empty()) throw InputError(name, "no (\"ap\", ...) tuples");
   if (origin < 0) {
     origin = rows[0].start;
     for (const auto& r : rows) origin = std::min(origin, r.start);
@@ -150,8 +150,8 @@ AvailabilityTrace import_matrix(std::istream& in, const std::string& name, std::
     }
     ++s;
   }
-  if (!header) throw TraceError(name + ": missing the header of node names");
-  if (s == 0) throw TraceError(name + ": no rows");
+  if (!header) throw InputError(name, "missing the header of node names");
+  if (s == 0) throw InputError(name, "no rows");
   t.length = s;
   return t;
 }

@@ -86,7 +86,7 @@ TraceSensorConfig read_trace_sensor(const Reader& r, const YAML::Node& tr, const
   AvailabilityTrace trace;
   try {
     trace = read_trace(t.file);
-  } catch (const TraceError& e) {
+  } catch (const InputError& e) {
     r.fail(Reader::mark_of(tr, "file"), std::string("availability.trace.file: ") + e.what());
   }
   if (!trace.index_of(t.node)) {

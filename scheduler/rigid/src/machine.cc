@@ -126,9 +126,9 @@ void check_fits(const Workload& w, const Machine& m) {
   const int widest = m.widest();
   for (const auto& j : w.jobs)
     if (j.width > widest)
-      throw sched::JobError(w.source + ":" + std::to_string(j.line) + ": job " + std::to_string(j.id) +
-                            " needs " + std::to_string(j.width) + " nodes; the largest site has " +
-                            std::to_string(widest));
+      throw InputError(w.source, j.line,
+                       "job " + std::to_string(j.id) + " needs " + std::to_string(j.width) +
+                           " nodes; the largest site has " + std::to_string(widest));
 }
 
 }  // namespace piranha::rigid

@@ -49,7 +49,7 @@ TEST_CASE("a job wider than every site is named by file and line") {
   auto w = test::workload({{0, 10, 2}, {0, 10, 5}});
   CHECK_NOTHROW(check_fits(w, single_site(5)));
   CHECK_THROWS_WITH_AS(check_fits(w, parse_sites("4,3")),
-                       "test.swf:2: job 2 needs 5 nodes; the largest site has 4", sched::JobError);
+                       "test.swf:2: job 2 needs 5 nodes; the largest site has 4", InputError);
 }
 
 }  // namespace piranha::rigid

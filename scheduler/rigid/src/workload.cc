@@ -13,7 +13,7 @@ namespace piranha::rigid {
 namespace {
 
 [[noreturn]] void fail(const std::string& name, int line, const std::string& problem) {
-  throw sched::JobError(name + ":" + std::to_string(line) + ": " + problem);
+  throw InputError(name, line, problem);
 }
 
 // SWF fields that must be integers (1-based): job, submit, run time,
@@ -93,7 +93,7 @@ Workload parse_swf(std::istream& in, const std::string& name) {
     j.executable = static_cast<std::int64_t>(v[14]);
     w.jobs.push_back(j);
   }
-  if (w.jobs.empty()) throw sched::JobError(name + ": no jobs");
+  if (w.jobs.empty()) throw InputError(name, "no jobs");
   std::sort(w.jobs.begin(), w.jobs.end(), [](const RigidJob& a, const RigidJob& b) {
     return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
   });
@@ -102,7 +102,7 @@ Workload parse_swf(std::istream& in, const std::string& name) {
 
 Workload read_swf(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw sched::JobError(path + ": cannot open");
+  if (!in) throw InputError(path, "cannot open");
   return parse_swf(in, path);
 }
 

@@ -15,7 +15,7 @@ Workload parse(const std::string& text) {
 std::string error_of(const std::string& text) {
   try {
     parse(text);
-  } catch (const sched::JobError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "no error";
@@ -56,7 +56,7 @@ TEST_CASE("SWF defects are named by file and line") {
   CHECK(error_of("2 -1 -1 30 4 -1 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n") ==
         "w.swf:1: job 2 has no submit time");
   CHECK(error_of("; only comments\n") == "w.swf: no jobs");
-  CHECK_THROWS_WITH_AS(read_swf("/nonexistent.swf"), "/nonexistent.swf: cannot open", sched::JobError);
+  CHECK_THROWS_WITH_AS(read_swf("/nonexistent.swf"), "/nonexistent.swf: cannot open", InputError);
 }
 
 TEST_CASE("SWF: load factor rounds run times and estimates up, width filter") {

@@ -15,18 +15,12 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace piranha {
+#include "piranha/base/input_error.h"
 
-// A malformed trace. what() is "FILE:LINE: problem" (LINE omitted when the
-// problem is the file as a whole, e.g. it cannot be opened).
-class TraceError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace piranha {
 
 // One availability period of one node, in steps: available on [start, end).
 struct StepPeriod {
@@ -59,13 +53,13 @@ struct AvailabilityTrace {
 };
 
 // Parses a trace. `name` is used in error messages (usually the file path).
-// Throws TraceError naming the line and problem for: a missing `length`
+// Throws InputError naming the line and problem for: a missing `length`
 // metadata line, a missing or wrong `node,start,end` header, an unknown or
 // missing column, a non-integer field, start >= end, end > length, start < 0,
 // overlapping rows of one node, a bad metadata value.
 AvailabilityTrace parse_trace(std::istream& in, const std::string& name);
 
-// Reads a trace file; throws TraceError (also when it cannot be opened).
+// Reads a trace file; throws InputError (also when it cannot be opened).
 AvailabilityTrace read_trace(const std::string& path);
 
 // Writes `t` in the canonical form (metadata, header, rows node by node in

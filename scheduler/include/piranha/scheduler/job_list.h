@@ -13,9 +13,10 @@
 #include <cstdint>
 #include <iosfwd>
 #include <limits>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "piranha/base/input_error.h"
 
 namespace piranha::sched {
 
@@ -37,21 +38,14 @@ inline bool queue_before(const Job& a, const Job& b) {
   return a.arrival != b.arrival ? a.arrival < b.arrival : a.id < b.id;
 }
 
-// A malformed job list. what() is "FILE:LINE: problem" (LINE omitted when the
-// problem is the file as a whole).
-class JobError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // Parses a job list; `name` is used in messages. The header names the four
-// columns in any order. Throws JobError for: a missing header, an unknown,
+// columns in any order. Throws InputError for: a missing header, an unknown,
 // missing or repeated column, a wrong number of fields, a non-integer field,
 // arrival < 0, task_time < 1, tasks < 1, a repeated id, no jobs at all.
 // The result is sorted in queue order.
 std::vector<Job> parse_jobs(std::istream& in, const std::string& name);
 
-// Reads a job list file; throws JobError (also when it cannot be opened).
+// Reads a job list file; throws InputError (also when it cannot be opened).
 std::vector<Job> read_jobs(const std::string& path);
 
 // Writes jobs in the canonical column order; parse_jobs reads them back.

@@ -44,12 +44,12 @@ AvailabilityTrace synthesize_trace(const SynthOptions& options);
 // seconds), into a trace. A step is available when it lies wholly inside an
 // AP; `origin` (default: the earliest start) is step 0; length is the last
 // end's step unless `length` > 0. Overlapping periods of a node merge.
-// Throws TraceError naming the line for a malformed tuple or end < start.
+// Throws InputError naming the line for a malformed tuple or end < start.
 AvailabilityTrace import_ap_tuples(std::istream& in, const std::string& name, std::int64_t step_seconds,
                                    double origin = -1, std::int64_t length = 0);
 
 // Converts a per-step 0/1 matrix (header: node names, comma-separated; then
-// one row per step, one 0/1 per node) into a trace. Throws TraceError naming
+// one row per step, one 0/1 per node) into a trace. Throws InputError naming
 // the line for a wrong field count or a value other than 0 and 1.
 AvailabilityTrace import_matrix(std::istream& in, const std::string& name, std::int64_t step_seconds);
 

@@ -50,7 +50,7 @@ Time runtime_at(const Machine& m, const RigidJob& j, int site);
 double factor_at(const Machine& m, const RigidJob& j, int site);
 bool fits(const Machine& m, const RigidJob& j, int site);
 
-// Throws sched::JobError "SOURCE:LINE: job ID needs W nodes; the largest site
+// Throws InputError "SOURCE:LINE: job ID needs W nodes; the largest site
 // has N" for the first job that fits no site.
 void check_fits(const Workload& w, const Machine& m);
 

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "piranha/scheduler/job_list.h"  // sched::JobError, the project's FILE:LINE error for job lists
+#include "piranha/base/input_error.h"
+#include "piranha/scheduler/job_list.h"
 
 namespace piranha::rigid {
 
@@ -42,13 +43,13 @@ struct Workload {
 
 // Parses SWF text; `name` is used in messages. Comment lines start with ';'
 // (a "; MaxNodes: N" header is kept); blank lines are ignored. Throws
-// sched::JobError "NAME:LINE: problem" for: a line without exactly 18 fields,
+// InputError "NAME:LINE: problem" for: a line without exactly 18 fields,
 // a field that is not a number (fields 1, 2, 4, 5, 8, 9, 12, 14 must be
 // integers), a value below -1, a negative submit time, a repeated job number,
 // no jobs at all ("NAME: no jobs").
 Workload parse_swf(std::istream& in, const std::string& name);
 
-// Reads an SWF file; throws sched::JobError (also when it cannot be opened).
+// Reads an SWF file; throws InputError (also when it cannot be opened).
 Workload read_swf(const std::string& path);
 
 // The workload with every run time and estimate multiplied by `factor` > 0
