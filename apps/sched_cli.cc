@@ -34,7 +34,7 @@ void guarded(const std::function<void()>& body) {
     body();
   } catch (const InputError& e) {
     bad_input(e.what());
-  } catch (const std::invalid_argument& e) {  // StrategyError, PredictorError, bad options
+  } catch (const std::invalid_argument& e) {  // bad options
     bad_input(e.what());
   }
 }

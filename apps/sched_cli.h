@@ -14,8 +14,8 @@ namespace piranha::apps::schedcli {
 // Prints "piranha: <message>" on stderr and exits with status 2.
 [[noreturn]] void bad_input(const std::string& message);
 
-// Runs `body`; an InputError, StrategyError, PredictorError or
-// std::invalid_argument it throws becomes bad_input(what()).
+// Runs `body`; an InputError or std::invalid_argument it throws becomes
+// bad_input(what()).
 void guarded(const std::function<void()>& body);
 
 // Parses the value of `option`; bad_input unless it is an integer >= min

@@ -14,7 +14,7 @@ Monitor::Monitor(Environment env, const trellis::Params& p)
     try {
       m.predictor = sched::make_predictor(predictor, window,
                                           sched::Calendar::for_step_seconds(env_.pool->step_seconds()), 1);
-    } catch (const sched::PredictorError& e) {
+    } catch (const InputError& e) {
       throw trellis::BadParameter("predictor", e.what());
     }
     m.predictor_name = predictor;

@@ -97,7 +97,7 @@ Scheduler::Scheduler(Environment env, const trellis::Params& p)
       m.strategy_name = canonical;
       m.rng = std::make_unique<sched::Rng>(seed, 2);  // the simulator's stream for strategies
     }
-  } catch (const sched::StrategyError& e) {
+  } catch (const InputError& e) {
     throw trellis::BadParameter("strategy", e.what());
   }
   memory_ = &m;

@@ -149,7 +149,7 @@ TEST_CASE("bad input: one line naming the input, exit status 2, nothing written"
       {"sim piranha --trace /nonexistent.avail.csv", "/nonexistent.avail.csv: cannot open the trace file"},
       {"predict --trace " + trace.string() + " --window 101",
        "--window 101 is longer than the trace (100 steps)"},
-      {"predict --trace " + trace.string() + " --predictors NOPE", "unknown predictor \"NOPE\""},
+      {"predict --trace " + trace.string() + " --predictors NOPE", "predictor \"NOPE\": unknown predictor"},
       {"trace import --from matrix --input " + write("bad.csv", "a,b\n1,2\n").string(),
        "bad.csv:2: value \"2\" is neither 0 nor 1"},
   };

@@ -79,7 +79,7 @@ std::unique_ptr<Predictor> make_predictor(std::string_view name, std::int64_t wi
   if (upper == "MIX") return std::make_unique<MixPredictor>(window, calendar, nodes);
   std::string known;
   for (const auto& n : all_predictors()) known += (known.empty() ? "" : ", ") + n;
-  throw PredictorError("unknown predictor \"" + std::string(name) + "\" (known: " + known + ")");
+  throw InputError("predictor \"" + std::string(name) + "\"", "unknown predictor (known: " + known + ")");
 }
 
 }  // namespace piranha::sched

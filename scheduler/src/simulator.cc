@@ -40,7 +40,7 @@ void validate(const SimOptions& o, const AvailabilityTrace& trace) {
                                 std::to_string(trace.length - 1) + ")");
   if (o.max_steps < 0) throw std::invalid_argument("--max-steps must not be negative");
   if (trace.nodes.empty()) throw std::invalid_argument("the trace has no nodes");
-  make_predictor(o.predictor, o.window, Calendar{}, 0);  // throws PredictorError for an unknown name
+  make_predictor(o.predictor, o.window, Calendar{}, 0);  // throws InputError for an unknown name
 }
 
 SimResult simulate(const AvailabilityTrace& trace, const std::vector<Job>& jobs, Strategy& strategy,

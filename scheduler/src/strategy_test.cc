@@ -7,6 +7,7 @@
 #include <map>
 
 using namespace piranha::sched;
+using piranha::InputError;
 
 namespace {
 
@@ -174,18 +175,18 @@ TEST_CASE("spill: a global job holds at most tasks_left nodes, nodes keep their 
 
 TEST_CASE("bad strategy names and parameters are errors naming the input") {
   CHECK_THROWS_WITH_AS(make_strategy("SRTA(1.5)"),
-                       "strategy \"SRTA(1.5)\": threshold 1.5 is not between 0 and 1", StrategyError);
+                       "strategy \"SRTA(1.5)\": threshold 1.5 is not between 0 and 1", InputError);
   CHECK_THROWS_WITH_AS(make_strategy("ROR(0)"), "strategy \"ROR(0)\": quantum 0 must be at least 1",
-                       StrategyError);
+                       InputError);
   CHECK_THROWS_WITH_AS(make_strategy("ROR(2.5)"), "strategy \"ROR(2.5)\": quantum \"2.5\" is not an integer",
-                       StrategyError);
-  CHECK_THROWS_WITH_AS(make_strategy("FCFS(3)"), "strategy \"FCFS(3)\": takes no parameter", StrategyError);
-  CHECK_THROWS_AS(make_strategy("SRTA(x)"), StrategyError);
-  CHECK_THROWS_AS(make_strategy("SRTA("), StrategyError);
-  CHECK_THROWS_AS(make_strategy("SRTA()"), StrategyError);
-  CHECK_THROWS_AS(make_strategy("BOGUS"), StrategyError);
-  CHECK_THROWS_AS(make_strategy("FAIRFIT"), StrategyError);
-  CHECK_THROWS_AS(make_strategy(""), StrategyError);
+                       InputError);
+  CHECK_THROWS_WITH_AS(make_strategy("FCFS(3)"), "strategy \"FCFS(3)\": takes no parameter", InputError);
+  CHECK_THROWS_AS(make_strategy("SRTA(x)"), InputError);
+  CHECK_THROWS_AS(make_strategy("SRTA("), InputError);
+  CHECK_THROWS_AS(make_strategy("SRTA()"), InputError);
+  CHECK_THROWS_AS(make_strategy("BOGUS"), InputError);
+  CHECK_THROWS_AS(make_strategy("FAIRFIT"), InputError);
+  CHECK_THROWS_AS(make_strategy(""), InputError);
 }
 
 TEST_CASE("strategy lists split at top-level commas only") {

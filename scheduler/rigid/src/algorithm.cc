@@ -21,7 +21,7 @@ std::pair<std::string, std::vector<std::string>> split_name(std::string_view tex
   const auto open = text.find('(');
   if (open == std::string_view::npos) return {upper(text), {}};
   if (text.back() != ')')
-    throw AlgorithmError("algorithm \"" + std::string(text) + "\": unbalanced parentheses");
+    throw InputError("algorithm \"" + std::string(text) + "\"", "unbalanced parentheses");
   std::vector<std::string> params;
   std::string inner(text.substr(open + 1, text.size() - open - 2));
   std::size_t p = 0;
@@ -39,8 +39,8 @@ Time seconds(std::string_view name, const std::string& what, const std::string& 
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || end != text.c_str() + text.size() || v < min)
-    throw AlgorithmError("algorithm \"" + std::string(name) + "\": " + what + " \"" + text +
-                         "\" is not a whole number >= " + std::to_string(min));
+    throw InputError("algorithm \"" + std::string(name) + "\"",
+                     what + " \"" + text + "\" is not a whole number >= " + std::to_string(min));
   return v;
 }
 
@@ -49,8 +49,8 @@ class SingleSite : public Algorithm {
   using Algorithm::Algorithm;
   void check(const Machine& m) const override {
     if (m.sites.size() != 1)
-      throw AlgorithmError("algorithm " + name() + " schedules one site; --sites gives " +
-                           std::to_string(m.sites.size()));
+      throw InputError("algorithm \"" + name() + "\"",
+                       "schedules one site; --sites gives " + std::to_string(m.sites.size()));
   }
 };
 
@@ -100,7 +100,7 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
   const auto [name, params] = split_name(text);
   auto no_params = [&, n = name, ps = params](const std::string& canonical) {
     if (!ps.empty())
-      throw AlgorithmError("algorithm \"" + std::string(text) + "\": " + canonical + " takes no parameters");
+      throw InputError("algorithm \"" + std::string(text) + "\"", canonical + " takes no parameters");
     (void)n;
   };
   struct Simple {
@@ -134,8 +134,8 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
     p.slice = p.variant == 2 ? 60 : 600;
     const std::size_t max = p.variant == 3 ? 2 : 3;
     if (params.size() > max)
-      throw AlgorithmError("algorithm \"" + std::string(text) + "\": " + name + " takes at most " +
-                           std::to_string(max) + " parameters");
+      throw InputError("algorithm \"" + std::string(text) + "\"",
+                       name + " takes at most " + std::to_string(max) + " parameters");
     if (params.size() > 0) p.wait = seconds(text, "wait", params[0], 0);
     if (p.variant == 3) {
       if (params.size() > 1) p.penalty = seconds(text, "penalty", params[1], 0);
@@ -146,8 +146,8 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
     if (params.size() > 2) p.penalty = seconds(text, "penalty", params[2], 0);
     // Alternating turns that each cost their whole length would never end.
     if (p.variant == 1 && p.penalty >= p.slice)
-      throw AlgorithmError("algorithm \"" + std::string(text) +
-                           "\": PFCFS1's penalty must be shorter than its slice");
+      throw InputError("algorithm \"" + std::string(text) + "\"",
+                       "PFCFS1's penalty must be shorter than its slice");
     return std::make_unique<Pfcfs>(name + "(" + std::to_string(p.wait) + "," + std::to_string(p.slice) + "," +
                                        std::to_string(p.penalty) + ")",
                                    p);
@@ -160,7 +160,7 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
   }
   if (name == "MR") {
     if (params.empty() || params.size() > 5)
-      throw AlgorithmError("algorithm \"" + std::string(text) + "\": MR takes K and up to four choices");
+      throw InputError("algorithm \"" + std::string(text) + "\"", "MR takes K and up to four choices");
     SpacePolicy p;
     p.local = L::kEasy;
     // K = all sites, whatever the machine: ALL, or 0 as the command line has long accepted.
@@ -169,15 +169,15 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
       if (params.size() <= i) return false;
       if (params[i] == a) return false;
       if (params[i] == b) return true;
-      throw AlgorithmError("algorithm \"" + std::string(text) + "\": \"" + params[i] + "\" is neither " + a +
-                           " nor " + b);
+      throw InputError("algorithm \"" + std::string(text) + "\"",
+                       "\"" + params[i] + "\" is neither " + a + " nor " + b);
     };
     if (choose(1, "EASY", "CONS")) p.local = L::kConservative;
     p.completion_decide = choose(2, "START", "COMPLETION");
     p.efficacy_priority = choose(3, "FCFS", "EFFICACY");
     p.completion_select = choose(4, "LOAD", "COMPLETION");
     if (p.completion_decide && p.local != L::kConservative)
-      throw AlgorithmError("algorithm \"" + std::string(text) + "\": completion-based decisions need CONS");
+      throw InputError("algorithm \"" + std::string(text) + "\"", "completion-based decisions need CONS");
     const std::string canonical =
         "MR(" + (p.k == 0 ? std::string("all") : std::to_string(p.k)) + "," + (p.local == L::kEasy ? "EASY" : "CONS") + "," +
         (p.completion_decide ? "COMPLETION" : "START") + "," + (p.efficacy_priority ? "EFFICACY" : "FCFS") +
@@ -191,10 +191,9 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
       no_params(n);
       return std::make_unique<Interferer>(n, p);
     }
-  throw AlgorithmError(
-      "unknown algorithm \"" + std::string(text) +
-      "\"; known: FIFO FirstFit Random LPT SPT Backfill EASY Conservative PFCFS1 PFCFS2 PFCFS3 "
-      "Greedy MR(K,...) MTI MCT MNI");
+  throw InputError("algorithm \"" + std::string(text) + "\"",
+                   "unknown algorithm; known: FIFO FirstFit Random LPT SPT Backfill EASY Conservative PFCFS1 "
+                   "PFCFS2 PFCFS3 Greedy MR(K,...) MTI MCT MNI");
 }
 
 Metrics measure(const Workload& w, const Machine& m, const std::vector<Outcome>& jobs, Time bound) {

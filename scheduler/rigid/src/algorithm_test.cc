@@ -25,13 +25,13 @@ TEST_CASE("MR(all) is printed as such whatever the machine, MR(0) being the same
 }
 
 TEST_CASE("bad algorithm names and parameters say what is wrong") {
-  CHECK_THROWS_AS(make_algorithm("SJF"), AlgorithmError);
+  CHECK_THROWS_AS(make_algorithm("SJF"), InputError);
   CHECK_THROWS_WITH(make_algorithm("FIFO(3)"), "algorithm \"FIFO(3)\": FIFO takes no parameters");
   CHECK_THROWS_WITH(make_algorithm("PFCFS1(x)"),
                     "algorithm \"PFCFS1(x)\": wait \"X\" is not a whole number >= 0");
   CHECK_THROWS_WITH(make_algorithm("PFCFS1(1,0)"),
                     "algorithm \"PFCFS1(1,0)\": slice \"0\" is not a whole number >= 1");
-  CHECK_THROWS_AS(make_algorithm("PFCFS3(1,2,3)"), AlgorithmError);
+  CHECK_THROWS_AS(make_algorithm("PFCFS3(1,2,3)"), InputError);
   CHECK_THROWS_WITH(make_algorithm("PFCFS1(0,60,60)"),
                     "algorithm \"PFCFS1(0,60,60)\": PFCFS1's penalty must be shorter than its slice");
   CHECK_NOTHROW(make_algorithm("PFCFS2(0,60,60)"));
@@ -39,15 +39,15 @@ TEST_CASE("bad algorithm names and parameters say what is wrong") {
                     "algorithm \"MR(2,EASY,COMPLETION)\": completion-based decisions need CONS");
   CHECK_THROWS_WITH(make_algorithm("MR(2,FAST)"),
                     "algorithm \"MR(2,FAST)\": \"FAST\" is neither EASY nor CONS");
-  CHECK_THROWS_AS(make_algorithm("MR"), AlgorithmError);
-  CHECK_THROWS_AS(make_algorithm("EASY("), AlgorithmError);
+  CHECK_THROWS_AS(make_algorithm("MR"), InputError);
+  CHECK_THROWS_AS(make_algorithm("EASY("), InputError);
 }
 
 TEST_CASE("single-site algorithms refuse several sites, the others take any") {
   const auto two = parse_sites("4,4");
   CHECK_THROWS_WITH_AS(make_algorithm("EASY")->check(two),
-                       "algorithm EASY schedules one site; --sites gives 2", AlgorithmError);
-  CHECK_THROWS_AS(make_algorithm("PFCFS1")->check(two), AlgorithmError);
+                       "algorithm \"EASY\": schedules one site; --sites gives 2", InputError);
+  CHECK_THROWS_AS(make_algorithm("PFCFS1")->check(two), InputError);
   CHECK_NOTHROW(make_algorithm("Greedy")->check(two));
   CHECK_NOTHROW(make_algorithm("MTI")->check(two));
   CHECK_NOTHROW(make_algorithm("EASY")->check(single_site(4)));

@@ -100,11 +100,11 @@ TEST_CASE("sim rigid bad input: one line naming the file, line or parameter, exi
   const Case cases[] = {
       {"--swf " + bad.string(), "bad.swf:5: field 4 \"x\" is not an integer"},
       {"--swf " + good.string() + " --nodes 3", "good.swf:3: job 2 needs 4 nodes; the largest site has 3"},
-      {"--swf " + good.string() + " --algorithms FIFO,SJF", "unknown algorithm \"SJF\""},
+      {"--swf " + good.string() + " --algorithms FIFO,SJF", "algorithm \"SJF\": unknown algorithm"},
       {"--swf " + good.string() + " --algorithms 'PFCFS1(x)'", "wait \"X\" is not a whole number"},
       {"--swf " + good.string() + " --nodes 0", "--nodes 0 must be at least 1"},
       {"--swf " + good.string() + " --sites 4,4 --algorithms EASY",
-       "EASY schedules one site; --sites gives 2"},
+       "algorithm \"EASY\": schedules one site; --sites gives 2"},
       {"--swf " + good.string() + " --sites 4,zero", "--sites: \"zero\""},
       {"--swf " + good.string() + " --estimates psychic", "--estimates \"psychic\""},
       {"--swf " + good.string() + " --nodes 4 --sites 4", "give --nodes or --sites, not both"},

@@ -19,7 +19,7 @@ struct Parsed {
 };
 
 [[noreturn]] void fail(std::string_view name, const std::string& problem) {
-  throw StrategyError("strategy \"" + std::string(name) + "\": " + problem);
+  throw InputError("strategy \"" + std::string(name) + "\"", problem);
 }
 
 Parsed parse(std::string_view name) {

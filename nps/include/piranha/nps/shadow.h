@@ -77,7 +77,7 @@ struct ShadowPlan {
 
 // The mean turnaround (seconds) the plan gives the replay's ended jobs;
 // nullopt when none ended. The replay stops at twice the observation's
-// length; an ended job unfinished by then counts as finishing then. Throws sched::StrategyError for a bad
+// length; an ended job unfinished by then counts as finishing then. Throws InputError for a bad
 // strategy.
 std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan& plan,
                                                std::uint64_t seed = 0);

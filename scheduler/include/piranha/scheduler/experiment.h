@@ -43,7 +43,7 @@ using RunFunction = std::function<SimResult(const AvailabilityTrace& trace, cons
 // the normalization needs it. Runs are spread over `threads` threads (0: the
 // hardware's); the result does not depend on the thread count. `progress`, if
 // set, is called from the calling thread as runs finish (done, total).
-// Throws StrategyError / std::invalid_argument before running anything.
+// Throws InputError / std::invalid_argument before running anything.
 Experiment run_experiment(const AvailabilityTrace& trace, const std::vector<std::string>& strategies,
                           const std::vector<Workload>& workloads, const SimOptions& options,
                           unsigned threads = 0,

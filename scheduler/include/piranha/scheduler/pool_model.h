@@ -27,7 +27,7 @@ class PoolModel {
  public:
   // A pool on `trace` with `jobs` (any order; queued by (arrival, id)).
   // Validates `options` like simulate() (throws std::invalid_argument or
-  // PredictorError). `strategy_name` and `seed` are only copied into result().
+  // InputError). `strategy_name` and `seed` are only copied into result().
   // The trace must outlive the model.
   PoolModel(const AvailabilityTrace& trace, std::vector<Job> jobs, const SimOptions& options,
             std::string strategy_name, std::uint64_t seed);

@@ -6,20 +6,14 @@
 
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "piranha/base/input_error.h"
 #include "piranha/scheduler/node_history.h"
 
 namespace piranha::sched {
-
-// A bad predictor name or parameter; what() names it.
-class PredictorError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 // Day and week lengths in steps for a trace of `step_seconds`: 86400 /
 // step_seconds and 604800 / step_seconds, rounded to the nearest integer.
@@ -65,7 +59,8 @@ const std::vector<std::string>& paper_predictors();
 const std::vector<std::string>& all_predictors();
 
 // Makes a predictor for windows of `window` >= 1 steps over `nodes` nodes.
-// Names are case-insensitive. Throws PredictorError for an unknown name.
+// Names are case-insensitive. Throws InputError for an unknown name, its
+// source `predictor "NAME"`.
 std::unique_ptr<Predictor> make_predictor(std::string_view name, std::int64_t window,
                                           const Calendar& calendar, std::size_t nodes);
 

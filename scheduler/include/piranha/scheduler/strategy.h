@@ -23,11 +23,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "piranha/base/input_error.h"
 #include "piranha/scheduler/job_list.h"
 #include "piranha/scheduler/random.h"
 
@@ -81,12 +81,6 @@ struct Invocation {
   std::span<const std::int64_t> arrival_queue_length = {};
 };
 
-// A bad strategy name or parameter; what() names it.
-class StrategyError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
-
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -125,8 +119,9 @@ class Strategy {
 //                                   MIX-predicted AP length >= c × its task time, else TSK
 // A parameterized name without its parameter takes the default (ROR: q = 10,
 // xA: T = 0.5, xMIX: c = 1); the canonical name keeps exactly the parameters given.
-// Throws StrategyError naming the input and the problem for an unknown name
-// or a malformed parameter (SRTA(1.5), ROR(0), FCFS(3)).
+// Throws InputError naming the input and the problem for an unknown name
+// or a malformed parameter (SRTA(1.5), ROR(0), FCFS(3)): its source is
+// `strategy "NAME"`, e.g. `strategy "ROR(0)": quantum 0 must be at least 1`.
 std::unique_ptr<Strategy> make_strategy(std::string_view name);
 
 // The canonical name make_strategy would give, without building it.

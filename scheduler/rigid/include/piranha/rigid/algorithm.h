@@ -13,11 +13,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "piranha/base/input_error.h"
 #include "piranha/rigid/machine.h"
 #include "piranha/rigid/workload.h"
 
@@ -68,20 +68,14 @@ struct RunResult {
   Metrics metrics;
 };
 
-// A bad algorithm name or parameter, or an algorithm that cannot run on the
-// machine given; what() names it.
-class AlgorithmError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
-
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
   const std::string& name() const { return name_; }  // canonical, e.g. "MR(2,CONS,COMPLETION,FCFS,LOAD)"
 
-  // Throws AlgorithmError if the machine does not suit (a single-site
-  // algorithm on several sites). The workload must fit (check_fits).
+  // Throws InputError (source `algorithm "NAME"`) if the machine does not
+  // suit (a single-site algorithm on several sites). The workload must fit
+  // (check_fits).
   virtual void check(const Machine& m) const;
   virtual RunResult run(const Workload& w, const Machine& m, const RunOptions& o) const = 0;
 
@@ -97,7 +91,9 @@ class Algorithm {
 //   PFCFS1(wait,slice,penalty)  PFCFS2(wait,slice,penalty)  PFCFS3(wait,penalty)
 //   Greedy  MR(K[,EASY|CONS[,START|COMPLETION[,FCFS|EFFICACY[,LOAD|COMPLETION]]]])
 //   MTI  MCT  MNI
-// Throws AlgorithmError for an unknown name or a bad parameter.
+// Throws InputError for an unknown name or a bad parameter, its source
+// `algorithm "NAME"` (NAME as given), e.g.
+// `algorithm "PFCFS1(x)": wait "X" is not a whole number >= 0`.
 std::unique_ptr<Algorithm> make_algorithm(std::string_view name);
 
 // The metrics of finished outcomes (docs/rigid.md, "Metrics").
