@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "piranha/base/input_error.h"
 #include "piranha/nps/live.h"
 #include "piranha/nps/live_page.h"
 #include "piranha/nps/node_types.h"
@@ -36,7 +37,7 @@ trellis::Program load_nps_program(const std::string& file) {
     trellis::Program p = trellis::load_program(file, checking_types());
     nps::check_nps_program(p);
     return p;
-  } catch (const trellis::ProgramError& e) {
+  } catch (const InputError& e) {
     schedcli::bad_input(e.what());
   }
 }
@@ -150,12 +151,7 @@ void add_run(CLI::App& nps) {
       }
       g_stop = false;
       StopOnSignals signals(g_stop);
-      int rc = 0;
-      try {
-        rc = nps::run_live(o, g_stop, std::cerr);
-      } catch (const trellis::ProgramError& e) {
-        schedcli::bad_input(e.what());
-      }
+      const int rc = nps::run_live(o, g_stop, std::cerr);  // guarded reports an InputError
       if (rc != 0) throw CLI::RuntimeError(rc);
     });
   });
@@ -249,14 +245,10 @@ void add_simulate(CLI::App& nps) {
     schedcli::guarded([&] {
       std::optional<trellis::Program> p;
       if (!program->empty()) p = load_nps_program(*program);
-      try {
-        run_sim(*a, [p](const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
-                        const std::string& strategy, const sched::SimOptions& options, std::uint64_t seed) {
-          return nps::simulate_program(p, trace, jobs, strategy, options, seed);
-        });
-      } catch (const trellis::ProgramError& e) {
-        schedcli::bad_input(e.what());
-      }
+      run_sim(*a, [p](const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
+                      const std::string& strategy, const sched::SimOptions& options, std::uint64_t seed) {
+        return nps::simulate_program(p, trace, jobs, strategy, options, seed);
+      });
     });
   });
 }

@@ -224,26 +224,26 @@ TEST_CASE("switching: a rule that names no scheduler, or one the evaluator does 
   ScriptedPool pool;
   pool.add_node("ws01");
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {after_jobs: 1}")),
-                       doctest::Contains("names no scheduler"), trellis::ProgramError);
+                       doctest::Contains("names no scheduler"), InputError);
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {among: [7]}")),
                        doctest::Contains("scheduler 7, which is not among its inferiors"),
-                       trellis::ProgramError);
+                       InputError);
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {among: [1], after_dayz: 2}")),
-                       doctest::Contains("unknown key"), trellis::ProgramError);
+                       doctest::Contains("unknown key"), InputError);
 }
 
 TEST_CASE("retention: an unknown key, no days or no records is refused") {
   ScriptedPool pool;
   pool.add_node("ws01");
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "retention: {weeks: 2}")),
-                       doctest::Contains("retention: unknown key \"weeks\""), trellis::ProgramError);
+                       doctest::Contains("retention: unknown key \"weeks\""), InputError);
   for (const std::string bad : {"0", "2.5", "90001"})
     CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "retention: {records: " + bad + "}")),
-                         doctest::Contains("records an integer from 1 to 90000"), trellis::ProgramError);
+                         doctest::Contains("records an integer from 1 to 90000"), InputError);
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "retention: {days: 0}")),
-                       doctest::Contains("days must be positive"), trellis::ProgramError);
+                       doctest::Contains("days must be positive"), InputError);
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "retention: 30")),
-                       doctest::Contains("retention must be a map"), trellis::ProgramError);
+                       doctest::Contains("retention must be a map"), InputError);
 }
 
 // After long_then_short (job 1 still live), `jobs` more short jobs, one

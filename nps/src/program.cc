@@ -37,7 +37,7 @@ std::string param_text(const trellis::Value& v) {
 }
 
 [[noreturn]] void fail(const trellis::Program& p, int line, const std::string& message) {
-  throw trellis::ProgramError(p.source, line, message);
+  throw InputError(p.source, line, message);
 }
 
 }  // namespace

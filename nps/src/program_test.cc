@@ -23,7 +23,7 @@ std::string error_of(const std::string& yaml) {
     auto p = trellis::parse_program(yaml, types(), "p.yaml");
     check_nps_program(p);
     return "";
-  } catch (const trellis::ProgramError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
 }

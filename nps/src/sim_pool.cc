@@ -83,7 +83,7 @@ void check_covers(const trellis::Program& p, const std::vector<std::string>& nod
     const auto it = n.params.find("node");
     const std::string node = it != n.params.end() && it->second.is_string() ? it->second.as_string() : "";
     if (std::find(nodes.begin(), nodes.end(), node) == nodes.end())
-      throw trellis::ProgramError(
+      throw InputError(
           p.source, n.line,
           "monitor \"" + n.name + "\" watches node \"" + node + "\", which the trace does not have");
     watched.insert(node);
@@ -92,7 +92,7 @@ void check_covers(const trellis::Program& p, const std::vector<std::string>& nod
   for (const auto& n : nodes)
     if (!watched.count(n)) missing += (missing.empty() ? "" : ", ") + n;
   if (!missing.empty())
-    throw trellis::ProgramError(p.source, 0,
+    throw InputError(p.source, 0,
                                 "no monitor watches the trace's node(s) " + missing +
                                     ": their availability would go unused (piranha nps init --nodes ... "
                                     "writes a program with one monitor per node)");

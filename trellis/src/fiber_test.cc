@@ -98,10 +98,10 @@ TEST_CASE("FiberTrellis: wrong host choices are program errors") {
   Registry types = standard_registry();
   Program hosts = parse_program(
       "hosts: {a: 'tcp://127.0.0.1:1'}\nnodes:\n  - {name: c, type: counter, host: a}\n", types);
-  CHECK_THROWS_AS(FiberTrellis(hosts, types), ProgramError);
-  CHECK_THROWS_AS(FiberTrellis(hosts, types, on("b")), ProgramError);
+  CHECK_THROWS_AS(FiberTrellis(hosts, types), InputError);
+  CHECK_THROWS_AS(FiberTrellis(hosts, types, on("b")), InputError);
   Program none = parse_program("nodes:\n  - {name: c, type: counter}\n", types);
-  CHECK_THROWS_AS(FiberTrellis(none, types, on("a")), ProgramError);
+  CHECK_THROWS_AS(FiberTrellis(none, types, on("a")), InputError);
   FiberTrellis t(none, types);
   CHECK_THROWS_AS(t.probe("ghost"), std::out_of_range);
 }

@@ -93,12 +93,12 @@ struct FiberTrellis::Impl : detail::Sink {
     validate(program, types);
     if (!program.hosts.empty()) {
       if (options.host.empty())
-        throw ProgramError(program.source, 0, "the program places nodes on hosts; say which host runs here");
+        throw InputError(program.source, 0, "the program places nodes on hosts; say which host runs here");
       self = program.host_index(options.host);
       if (self < 0)
-        throw ProgramError(program.source, 0, "no host named \"" + options.host + "\" in the program");
+        throw InputError(program.source, 0, "no host named \"" + options.host + "\" in the program");
     } else if (!options.host.empty()) {
-      throw ProgramError(program.source, 0,
+      throw InputError(program.source, 0,
                          "the program has no hosts, so none can be named \"" + options.host + "\"");
     }
     core = std::make_unique<detail::Core>(

@@ -24,7 +24,7 @@ class Reader {
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const {
-    throw ProgramError(source_, line_of(at), message);
+    throw InputError(source_, line_of(at), message);
   }
 
   std::string text(const YAML::Node& n, const std::string& what) const {
@@ -95,7 +95,7 @@ class Reader {
     try {
       root = YAML::Load(std::string(yaml));
     } catch (const YAML::ParserException& e) {
-      throw ProgramError(source_, e.mark.is_null() ? 0 : e.mark.line + 1, "malformed YAML: " + e.msg);
+      throw InputError(source_, e.mark.is_null() ? 0 : e.mark.line + 1, "malformed YAML: " + e.msg);
     }
     if (!root.IsMap()) fail(root, "a trellis program is a map with at least \"nodes\"");
     only_keys(root, {"program", "deadline_ms", "heartbeat_ms", "link_timeout_ms", "hosts", "nodes"},
@@ -169,10 +169,6 @@ class Reader {
   std::string source_;
 };
 
-std::string line_prefix(const std::string& source, int line) {
-  return source + ":" + (line > 0 ? std::to_string(line) + ":" : std::string()) + " ";
-}
-
 // Finds a cycle in the inferior graph and names it, or returns an empty list.
 std::vector<int> find_cycle(const Program& p, const std::vector<std::vector<int>>& inferiors) {
   enum Colour { kWhite, kGrey, kBlack };
@@ -202,9 +198,6 @@ std::vector<int> find_cycle(const Program& p, const std::vector<std::vector<int>
 
 }  // namespace
 
-ProgramError::ProgramError(const std::string& source, int line, const std::string& message)
-    : std::runtime_error(line_prefix(source, line) + message), line_(line), message_(message) {}
-
 int Program::node_index(std::string_view name) const {
   for (std::size_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].name == name) return static_cast<int>(i);
@@ -218,7 +211,7 @@ int Program::host_index(std::string_view name) const {
 }
 
 void validate(const Program& p, const Registry& types) {
-  auto fail = [&](int line, const std::string& message) { throw ProgramError(p.source, line, message); };
+  auto fail = [&](int line, const std::string& message) { throw InputError(p.source, line, message); };
   std::set<std::string, std::less<>> host_names;
   for (const auto& h : p.hosts) {
     if (h.name.empty()) fail(h.line, "a host has an empty name");
@@ -289,7 +282,7 @@ Program parse_program(std::string_view yaml, const Registry& types, std::string 
 
 Program load_program(const std::string& path, const Registry& types) {
   std::ifstream in(path);
-  if (!in) throw ProgramError(path, 0, "cannot read the program file");
+  if (!in) throw InputError(path, 0, "cannot read the program file");
   std::stringstream s;
   s << in.rdbuf();
   return parse_program(s.str(), types, path);

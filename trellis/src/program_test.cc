@@ -15,15 +15,15 @@ Registry standard() {
   return r;
 }
 
-// The ProgramError that parsing `yaml` throws (fails the test if none).
-ProgramError error_of(const std::string& yaml) {
+// The InputError that parsing `yaml` throws (fails the test if none).
+InputError error_of(const std::string& yaml) {
   try {
     parse_program(yaml, standard(), "test.yaml");
-  } catch (const ProgramError& e) {
+  } catch (const InputError& e) {
     return e;
   }
   FAIL("no error for:\n" << yaml);
-  return ProgramError("", 0, "");
+  return InputError("", 0, "");
 }
 
 }  // namespace
@@ -69,14 +69,14 @@ nodes:
 }
 
 TEST_CASE("trellis: an unknown type is named with its line") {
-  ProgramError e = error_of("nodes:\n  - name: a\n    type: counter\n  - name: b\n    type: countr\n");
+  InputError e = error_of("nodes:\n  - name: a\n    type: counter\n  - name: b\n    type: countr\n");
   CHECK(e.line() == 4);
   CHECK(e.message().find("unknown type \"countr\"") != std::string::npos);
   CHECK(std::string(e.what()).rfind("test.yaml:4: ", 0) == 0);
 }
 
 TEST_CASE("trellis: a missing inferior is named with its line") {
-  ProgramError e = error_of(
+  InputError e = error_of(
       "nodes:\n  - name: a\n    type: sum\n    inferiors:\n      - b\n      - ghost\n"
       "  - name: b\n    type: counter\n");
   CHECK(e.line() == 6);
@@ -84,24 +84,24 @@ TEST_CASE("trellis: a missing inferior is named with its line") {
 }
 
 TEST_CASE("trellis: a duplicate node name is named with both lines") {
-  ProgramError e = error_of("nodes:\n  - name: a\n    type: counter\n  - name: a\n    type: sum\n");
+  InputError e = error_of("nodes:\n  - name: a\n    type: counter\n  - name: a\n    type: sum\n");
   CHECK(e.line() == 4);
   CHECK(e.message().find("duplicate node name \"a\" (first defined on line 2)") != std::string::npos);
 }
 
 TEST_CASE("trellis: a bad parameter is named with the parameter's line") {
   SUBCASE("wrong type") {
-    ProgramError e = error_of("nodes:\n  - name: a\n    type: counter\n    params:\n      step: fast\n");
+    InputError e = error_of("nodes:\n  - name: a\n    type: counter\n    params:\n      step: fast\n");
     CHECK(e.line() == 5);
     CHECK(e.message().find("\"step\" must be an integer") != std::string::npos);
   }
   SUBCASE("missing") {
-    ProgramError e = error_of("nodes:\n  - name: a\n    type: limit\n");
+    InputError e = error_of("nodes:\n  - name: a\n    type: limit\n");
     CHECK(e.line() == 2);
     CHECK(e.message().find("missing parameter \"limit\"") != std::string::npos);
   }
   SUBCASE("unknown (a typo is not a default)") {
-    ProgramError e =
+    InputError e =
         error_of("nodes:\n  - name: a\n    type: counter\n    params:\n      step: 1\n      stpe: 2\n");
     CHECK(e.line() == 6);
     CHECK(e.message().find("unknown parameter \"stpe\"") != std::string::npos);
@@ -109,7 +109,7 @@ TEST_CASE("trellis: a bad parameter is named with the parameter's line") {
 }
 
 TEST_CASE("trellis: a cycle is rejected and named") {
-  ProgramError e = error_of(R"(nodes:
+  InputError e = error_of(R"(nodes:
   - name: top
     type: sum
     inferiors: [a]
@@ -126,43 +126,43 @@ TEST_CASE("trellis: a cycle is rejected and named") {
   CHECK(e.message().find("cycle in the inferior graph: a -> b -> c -> a") != std::string::npos);
   CHECK(e.line() == 5);
   SUBCASE("a node that is its own inferior") {
-    ProgramError self = error_of("nodes:\n  - name: me\n    type: sum\n    inferiors: [me]\n");
+    InputError self = error_of("nodes:\n  - name: me\n    type: sum\n    inferiors: [me]\n");
     CHECK(self.message().find("cycle in the inferior graph: me -> me") != std::string::npos);
   }
 }
 
 TEST_CASE("trellis: hosts are checked") {
   SUBCASE("unknown host") {
-    ProgramError e =
+    InputError e =
         error_of("hosts:\n  a: tcp://127.0.0.1:1\nnodes:\n  - name: x\n    type: counter\n    host: b\n");
     CHECK(e.line() == 4);
     CHECK(e.message().find("unknown host \"b\"") != std::string::npos);
   }
   SUBCASE("host missing when there are hosts") {
-    ProgramError e = error_of("hosts:\n  a: tcp://127.0.0.1:1\nnodes:\n  - name: x\n    type: counter\n");
+    InputError e = error_of("hosts:\n  a: tcp://127.0.0.1:1\nnodes:\n  - name: x\n    type: counter\n");
     CHECK(e.message().find("has no host") != std::string::npos);
   }
   SUBCASE("bad endpoint") {
-    ProgramError e =
+    InputError e =
         error_of("hosts:\n  a: localhost\nnodes:\n  - name: x\n    type: counter\n    host: a\n");
     CHECK(e.line() == 2);
   }
 }
 
 TEST_CASE("trellis: malformed YAML and unknown keys name the line") {
-  ProgramError bad = error_of("nodes:\n  - name: a\n    type: [counter\n");
+  InputError bad = error_of("nodes:\n  - name: a\n    type: [counter\n");
   CHECK(bad.message().find("malformed YAML") != std::string::npos);
   CHECK(bad.line() > 0);
-  ProgramError key = error_of("nodes:\n  - name: a\n    type: counter\n    inferrors: [b]\n");
+  InputError key = error_of("nodes:\n  - name: a\n    type: counter\n    inferrors: [b]\n");
   CHECK(key.line() == 4);
   CHECK(key.message().find("unknown key \"inferrors\"") != std::string::npos);
-  ProgramError none = error_of("program: empty\n");
+  InputError none = error_of("program: empty\n");
   CHECK(none.message().find("no \"nodes\"") != std::string::npos);
 }
 
-TEST_CASE("trellis: a missing file is a ProgramError naming it") {
+TEST_CASE("trellis: a missing file is a InputError naming it") {
   CHECK_THROWS_WITH_AS(load_program("/nonexistent/trellis.yaml", standard()),
-                       "/nonexistent/trellis.yaml: cannot read the program file", ProgramError);
+                       "/nonexistent/trellis.yaml: cannot read the program file", InputError);
 }
 
 }  // namespace piranha::trellis

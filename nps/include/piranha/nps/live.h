@@ -51,7 +51,7 @@ struct LiveOptions {
 };
 
 // Runs until stopped. Returns 0 after a clean stop, 1 when the server could
-// not be reached before `stop`. Throws trellis::ProgramError for a bad
+// not be reached before `stop`. Throws InputError for a bad
 // program, std::runtime_error when a host's endpoint cannot be bound.
 int run_live(const LiveOptions& options, const std::atomic<bool>& stop, std::ostream& log);
 

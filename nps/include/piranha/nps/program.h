@@ -51,11 +51,11 @@ struct StandardOptions {
 std::string standard_program_yaml(const StandardOptions& options);
 
 // The standard program, parsed against `types` (which must hold the NPS
-// types). Throws ProgramError, e.g. for a bad strategy name.
+// types). Throws InputError, e.g. for a bad strategy name.
 trellis::Program standard_program(const StandardOptions& options, const trellis::Registry& types);
 
 // The NPS rules a valid trellis program may still break, each reported as
-// ProgramError naming the offending node's line: two schedulers with one
+// InputError naming the offending node's line: two schedulers with one
 // id; a scheduler without a jobs inferior or without monitors; a monitor
 // without an enabler below it; two monitors of one node; a scheduler whose
 // strategy reads predictions while its predictor or window differs from a

@@ -62,7 +62,7 @@ struct Overrides {
   std::optional<bool> on_events;
 };
 
-// Throws ProgramError unless every monitor of `program` watches one of
+// Throws InputError unless every monitor of `program` watches one of
 // `nodes` and every one of `nodes` has a monitor.
 void check_covers(const trellis::Program& program, const std::vector<std::string>& nodes);
 
@@ -72,8 +72,8 @@ void apply_overrides(trellis::Program& program, const Overrides& o);
 // One simulated run of `program` (nullopt: the standard program for the
 // trace's nodes with `strategy`, options.period, options.window,
 // options.predictor, options.spill and options.on_events) with scheduler 0
-// running `strategy`. Throws trellis::ProgramError for a bad program and
-// std::invalid_argument / sched::StrategyError as simulate() does.
+// running `strategy`. Throws InputError for a bad program and
+// std::invalid_argument / InputError as simulate() does.
 sched::SimResult simulate_program(const std::optional<trellis::Program>& program,
                                   const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
                                   const std::string& strategy, const sched::SimOptions& options,

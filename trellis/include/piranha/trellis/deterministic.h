@@ -52,7 +52,7 @@ class DeterministicTrellis {
  public:
   // Builds every node of `program` (hosts are ignored: all nodes are local).
   // `clock`, when given, must outlive this object; otherwise one is owned.
-  // Throws ProgramError when the program is invalid.
+  // Throws InputError when the program is invalid.
   DeterministicTrellis(const Program& program, const Registry& types, ManualClock* clock = nullptr);
   ~DeterministicTrellis();
   DeterministicTrellis(const DeterministicTrellis&) = delete;

@@ -72,7 +72,7 @@ struct FiberOptions {
 class FiberTrellis {
  public:
   // Validates the program, builds the local nodes, binds this host's
-  // endpoint and starts the threads. Throws ProgramError for an invalid
+  // endpoint and starts the threads. Throws InputError for an invalid
   // program or unknown host, std::runtime_error when the endpoint cannot be
   // bound.
   FiberTrellis(const Program& program, const Registry& types, FiberOptions options = {});

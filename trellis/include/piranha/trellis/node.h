@@ -142,7 +142,7 @@ class Node {
 
 // Thrown by a node type's constructor (through Params) for a parameter that
 // is missing, of the wrong type or out of range. The program loader turns it
-// into a ProgramError naming the parameter's line.
+// into an InputError naming the parameter's line.
 class BadParameter : public std::runtime_error {
  public:
   BadParameter(std::string key, const std::string& message)

@@ -18,8 +18,8 @@
 //       host: beta
 //       inferiors: [load_alpha] # the nodes it watches (and may command)
 //
-// Loading validates everything and reports the first error as ProgramError
-// naming the line: malformed YAML, unknown keys, unknown type, duplicate node
+// Loading validates everything and reports the first error as an InputError
+// (piranha/base/input_error.h) naming the line: malformed YAML, unknown keys, unknown type, duplicate node
 // name, missing inferior, unknown host, bad or unknown parameter, and cycles
 // in the inferior-superior graph (the cycle is named: a -> b -> a).
 #pragma once
@@ -27,31 +27,17 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "piranha/base/input_error.h"
 #include "piranha/trellis/node.h"
 #include "piranha/trellis/value.h"
 
 namespace piranha::trellis {
 
 class Registry;
-
-// A program that cannot run. line() is 1-based, 0 when unknown; what() reads
-// "SOURCE:LINE: message".
-class ProgramError : public std::runtime_error {
- public:
-  ProgramError(const std::string& source, int line, const std::string& message);
-  int line() const { return line_; }
-  // The message without the "SOURCE:LINE: " prefix.
-  const std::string& message() const { return message_; }
-
- private:
-  int line_;
-  std::string message_;
-};
 
 struct NodeSpec {
   std::string name;
@@ -88,12 +74,12 @@ struct Program {
 };
 
 // Parses and validates YAML text. `source` names it in messages.
-// Throws ProgramError.
+// Throws InputError.
 Program parse_program(std::string_view yaml, const Registry& types, std::string source = "<program>");
-// Reads and parses a file. Throws ProgramError (also when it cannot be read).
+// Reads and parses a file. Throws InputError (also when it cannot be read).
 Program load_program(const std::string& path, const Registry& types);
 // Checks a program built in code (or edited after parsing); parse_program
-// already calls it. Throws ProgramError.
+// already calls it. Throws InputError.
 void validate(const Program& program, const Registry& types);
 
 }  // namespace piranha::trellis

@@ -36,7 +36,7 @@ struct RunOptions {
 };
 
 // Runs until stopped; returns 0. Installs SIGINT and SIGTERM handlers while
-// it runs. Throws ProgramError for an unknown host, std::runtime_error when
+// it runs. Throws InputError for an unknown host, std::runtime_error when
 // an endpoint cannot be bound.
 int run_program(const Program& program, const Registry& types, const RunOptions& options, std::ostream& out);
 
