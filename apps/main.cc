@@ -3,6 +3,7 @@
 #include <string>
 
 #include "commands.h"
+#include "piranha/base/input_error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Piranha: adaptive master-worker parallelism over a Linda tuple space"};
@@ -55,6 +56,10 @@ int main(int argc, char** argv) {
     // error exits 2, as an unknown command word does, not CLI11's 105..
     int rc = app.exit(e);
     return rc == 0 || e.get_name() == "RuntimeError" ? rc : 2;
+  } catch (const piranha::InputError& e) {
+    // Bad input is exit status 2 whichever command read it.
+    std::cerr << "piranha: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "piranha: " << e.what() << "\n";
     return 1;
