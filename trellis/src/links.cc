@@ -199,7 +199,7 @@ void Links::loop() {
       wire::Message m;
       try {
         m = wire::decode(body.to_string_view());
-      } catch (const wire::DecodeError&) {
+      } catch (const WireError&) {
         continue;
       }
       if (m.kind == wire::Kind::Ping) {
@@ -227,7 +227,7 @@ void Links::loop() {
         wire::Message m;
         try {
           m = wire::decode(body.to_string_view());
-        } catch (const wire::DecodeError&) {
+        } catch (const WireError&) {
           continue;
         }
         if (m.kind != wire::Kind::Pong) continue;

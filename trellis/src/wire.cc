@@ -60,13 +60,13 @@ void pack_value(std::string& out, const Value& v) {
 }
 
 Value value_of(const msgpack::object& o, int depth = 0) {
-  if (depth > 64) throw DecodeError("value nested too deeply");
+  if (depth > 64) throw WireError("value nested too deeply");
   switch (o.type) {
     case msgpack::type::NIL: return Value{};
     case msgpack::type::BOOLEAN: return o.via.boolean;
     case msgpack::type::POSITIVE_INTEGER:
       if (o.via.u64 > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        throw DecodeError("integer out of range");
+        throw WireError("integer out of range");
       return Value(static_cast<long long>(o.via.u64));
     case msgpack::type::NEGATIVE_INTEGER: return Value(static_cast<long long>(o.via.i64));
     case msgpack::type::FLOAT32:
@@ -83,12 +83,12 @@ Value value_of(const msgpack::object& o, int depth = 0) {
       Value::Map m;
       for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
         const auto& kv = o.via.map.ptr[i];
-        if (kv.key.type != msgpack::type::STR) throw DecodeError("map key is not a string");
+        if (kv.key.type != msgpack::type::STR) throw WireError("map key is not a string");
         m[std::string(kv.key.via.str.ptr, kv.key.via.str.size)] = value_of(kv.val, depth + 1);
       }
       return m;
     }
-    default: throw DecodeError("unsupported msgpack type");
+    default: throw WireError("unsupported msgpack type");
   }
 }
 
@@ -96,7 +96,7 @@ msgpack::object_handle unpack(std::string_view bytes) {
   try {
     return msgpack::unpack(bytes.data(), bytes.size());
   } catch (const std::exception& e) {
-    throw DecodeError(std::string("not msgpack: ") + e.what());
+    throw WireError(std::string("not msgpack: ") + e.what());
   }
 }
 
@@ -104,11 +104,11 @@ std::int64_t int_at(const msgpack::object& o) {
   if (o.type == msgpack::type::POSITIVE_INTEGER && o.via.u64 <= static_cast<std::uint64_t>(INT64_MAX))
     return static_cast<std::int64_t>(o.via.u64);
   if (o.type == msgpack::type::NEGATIVE_INTEGER) return o.via.i64;
-  throw DecodeError("expected an integer");
+  throw WireError("expected an integer");
 }
 
 std::string str_at(const msgpack::object& o) {
-  if (o.type != msgpack::type::STR) throw DecodeError("expected a string");
+  if (o.type != msgpack::type::STR) throw WireError("expected a string");
   return std::string(o.via.str.ptr, o.via.str.size);
 }
 
@@ -147,7 +147,7 @@ void encode(std::string& out, const Message& m) {
 Message decode(std::string_view bytes) {
   auto h = unpack(bytes);
   const msgpack::object& o = h.get();
-  if (o.type != msgpack::type::ARRAY || o.via.array.size < 2) throw DecodeError("a message is an array");
+  if (o.type != msgpack::type::ARRAY || o.via.array.size < 2) throw WireError("a message is an array");
   const msgpack::object* f = o.via.array.ptr;
   Message m;
   std::int64_t kind = int_at(f[0]);
@@ -156,10 +156,10 @@ Message decode(std::string_view bytes) {
     m.sent_ns = int_at(f[1]);
     return m;
   }
-  if (kind != 2 || o.via.array.size != 8) throw DecodeError("unknown message kind");
+  if (kind != 2 || o.via.array.size != 8) throw WireError("unknown message kind");
   m.kind = Kind::Activation;
   std::int64_t cause = int_at(f[1]);
-  if (cause != 1 && cause != 2 && cause != 4 && cause != 8 && cause != 16) throw DecodeError("unknown cause");
+  if (cause != 1 && cause != 2 && cause != 4 && cause != 8 && cause != 16) throw WireError("unknown cause");
   m.cause = static_cast<Cause>(cause);
   m.from = str_at(f[2]);
   m.to = str_at(f[3]);

@@ -16,10 +16,10 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "piranha/base/wire_error.h"
 #include "piranha/trellis/node.h"
 #include "piranha/trellis/value.h"
 
@@ -37,13 +37,8 @@ struct Message {
   std::int64_t elapsed_ns = 0;
 };
 
-class DecodeError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 void encode(std::string& out, const Message& m);
-// Throws DecodeError for anything that is not a well-formed message.
+// Throws WireError for anything that is not a well-formed message.
 Message decode(std::string_view bytes);
 
 // Values alone (also used by tests).

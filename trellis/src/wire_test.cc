@@ -47,17 +47,17 @@ TEST_CASE("trellis: messages round-trip") {
   CHECK(decode(bytes).sent_ns == 99);
 }
 
-TEST_CASE("trellis: garbage is a DecodeError, never a crash") {
-  CHECK_THROWS_AS(decode(""), DecodeError);
-  CHECK_THROWS_AS(decode("\xc1"), DecodeError);
+TEST_CASE("trellis: garbage is a WireError, never a crash") {
+  CHECK_THROWS_AS(decode(""), WireError);
+  CHECK_THROWS_AS(decode("\xc1"), WireError);
   std::string not_array;
   encode_value(not_array, Value(5));
-  CHECK_THROWS_AS(decode(not_array), DecodeError);
+  CHECK_THROWS_AS(decode(not_array), WireError);
   std::string bad_cause;
   encode_value(bad_cause, Value(Value::List{2, 3, "a", "b", Value(), 0, "", 0}));
-  CHECK_THROWS_AS(decode(bad_cause), DecodeError);
+  CHECK_THROWS_AS(decode(bad_cause), WireError);
   std::string bad_key = "\x81\x01\x02";  // {1: 2}
-  CHECK_THROWS_AS(decode_value(bad_key), DecodeError);
+  CHECK_THROWS_AS(decode_value(bad_key), WireError);
 }
 
 }  // namespace piranha::trellis::wire

@@ -32,7 +32,7 @@ struct Element {
 
 Element read_element(const unsigned char* p, std::size_t avail) {
   auto need = [&](std::size_t n) {
-    if (avail < n) throw DecodeError("truncated field");
+    if (avail < n) throw WireError("truncated field");
   };
   need(1);
   unsigned char b = p[0];
@@ -71,16 +71,16 @@ Element read_element(const unsigned char* p, std::size_t avail) {
     case 0xd4: {
       need(3);
       if (static_cast<std::int8_t>(p[1]) != kFormalExtType || p[2] >= kTypeCount)
-        throw DecodeError("bad formal field");
+        throw WireError("bad formal field");
       return {static_cast<Type>(p[2]), true, 3};
     }
-    default: throw DecodeError("unsupported field encoding");
+    default: throw WireError("unsupported field encoding");
   }
 }
 
 // Reads the array header; returns the element count and advances `p`.
 std::size_t read_array_header(const unsigned char*& p, std::size_t& avail) {
-  if (avail < 1) throw DecodeError("empty image");
+  if (avail < 1) throw WireError("empty image");
   unsigned char b = p[0];
   std::size_t n;
   if (b >= 0x90 && b <= 0x9f) {
@@ -90,7 +90,7 @@ std::size_t read_array_header(const unsigned char*& p, std::size_t& avail) {
     n = read_be(p + 1, 2);
     p += 3, avail -= 3;
   } else {
-    throw DecodeError("image is not an array");
+    throw WireError("image is not an array");
   }
   return n;
 }
@@ -143,13 +143,13 @@ std::size_t split_fields(std::string_view bytes, std::string_view* out, std::siz
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   std::size_t avail = bytes.size();
   std::size_t n = read_array_header(p, avail);
-  if (n < 1 || n > kMaxFields || n > capacity) throw DecodeError("bad arity");
+  if (n < 1 || n > kMaxFields || n > capacity) throw WireError("bad arity");
   for (std::size_t i = 0; i < n; ++i) {
     Element e = read_element(p, avail);
     out[i] = std::string_view(reinterpret_cast<const char*>(p), e.length);
     p += e.length, avail -= e.length;
   }
-  if (avail != 0) throw DecodeError("trailing bytes after tuple");
+  if (avail != 0) throw WireError("trailing bytes after tuple");
   return n;
 }
 
@@ -159,7 +159,7 @@ TupleImage describe_tuple(std::string_view bytes) {
   Signature sig = n;
   for (std::size_t i = 0; i < n; ++i) {
     Element e = read_element(reinterpret_cast<const unsigned char*>(fields[i].data()), fields[i].size());
-    if (e.is_formal) throw DecodeError("a tuple may not hold a formal");
+    if (e.is_formal) throw WireError("a tuple may not hold a formal");
     sig = add_field(sig, i, e.type);
   }
   TupleImage img;
@@ -174,7 +174,7 @@ namespace {
 Value value_from_object(const msgpack::object& f) {
   switch (f.type) {
     case msgpack::type::POSITIVE_INTEGER:
-      if (f.via.u64 > static_cast<std::uint64_t>(INT64_MAX)) throw DecodeError("integer out of int64 range");
+      if (f.via.u64 > static_cast<std::uint64_t>(INT64_MAX)) throw WireError("integer out of int64 range");
       return Value(std::in_place_index<0>, static_cast<std::int64_t>(f.via.u64));
     case msgpack::type::NEGATIVE_INTEGER: return Value(std::in_place_index<0>, f.via.i64);
     case msgpack::type::FLOAT32:
@@ -183,14 +183,14 @@ Value value_from_object(const msgpack::object& f) {
     case msgpack::type::BIN:
       return Value(std::in_place_index<3>, Blob(std::string(f.via.bin.ptr, f.via.bin.size)));
     case msgpack::type::BOOLEAN: return Value(std::in_place_index<4>, f.via.boolean);
-    default: throw DecodeError("unsupported field type in tuple");
+    default: throw WireError("unsupported field type in tuple");
   }
 }
 
 void check_fields(const msgpack::object& o, const char* what) {
-  if (o.type != msgpack::type::ARRAY) throw DecodeError(std::string(what) + " is not an array");
+  if (o.type != msgpack::type::ARRAY) throw WireError(std::string(what) + " is not an array");
   if (o.via.array.size < 1 || o.via.array.size > kMaxFields)
-    throw DecodeError(std::string(what) + " has a bad arity");
+    throw WireError(std::string(what) + " has a bad arity");
 }
 
 }  // namespace
@@ -208,7 +208,7 @@ Template decode_template(std::string_view bytes) {
   try {
     std::size_t off = 0;
     msgpack::object_handle oh = msgpack::unpack(bytes.data(), bytes.size(), off);
-    if (off != bytes.size()) throw DecodeError("trailing bytes after template");
+    if (off != bytes.size()) throw WireError("trailing bytes after template");
     const msgpack::object& o = oh.get();
     check_fields(o, "template");
     std::vector<Field> fields;
@@ -220,14 +220,14 @@ Template decode_template(std::string_view bytes) {
         continue;
       }
       const auto code = f.via.ext.size == 1 ? static_cast<unsigned char>(f.via.ext.data()[0]) : kTypeCount;
-      if (f.via.ext.type() != kFormalExtType || code >= kTypeCount) throw DecodeError("bad formal field");
+      if (f.via.ext.type() != kFormalExtType || code >= kTypeCount) throw WireError("bad formal field");
       fields.push_back(Field::formal(static_cast<Type>(code)));
     }
     return Template(std::move(fields));
   } catch (const msgpack::unpack_error& e) {
-    throw DecodeError(std::string("malformed template: ") + e.what());
+    throw WireError(std::string("malformed template: ") + e.what());
   } catch (const msgpack::type_error& e) {
-    throw DecodeError(std::string("malformed template: ") + e.what());
+    throw WireError(std::string("malformed template: ") + e.what());
   }
 }
 
@@ -235,10 +235,10 @@ Tuple decode_tuple(std::string_view bytes) {
   try {
     std::size_t off = 0;
     msgpack::object_handle oh = msgpack::unpack(bytes.data(), bytes.size(), off);
-    if (off != bytes.size()) throw DecodeError("trailing bytes after tuple");
+    if (off != bytes.size()) throw WireError("trailing bytes after tuple");
     return detail::tuple_from_object(oh.get());
   } catch (const msgpack::unpack_error& e) {
-    throw DecodeError(std::string("malformed tuple: ") + e.what());
+    throw WireError(std::string("malformed tuple: ") + e.what());
   }
 }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 using namespace piranha::ts;
+using piranha::WireError;
 
 TEST_CASE("a tuple survives its canonical image") {
   Tuple t = Tuple::of("task", 42, -7, 2.5, Blob(std::string("\x00\x01", 2)), true, std::string(300, 'x'));
@@ -47,12 +48,12 @@ TEST_CASE("the template's image agrees with Template::matches") {
   }
 }
 
-TEST_CASE("malformed images are rejected with DecodeError") {
-  CHECK_THROWS_AS(describe_tuple(std::string("\x92\xa5" "ab", 4)), DecodeError);  // truncated string
-  CHECK_THROWS_AS(describe_tuple(std::string("\x01", 1)), DecodeError);           // not an array
-  CHECK_THROWS_AS(describe_tuple(std::string("\x91\xc0", 2)), DecodeError);       // nil field
-  CHECK_THROWS_AS(describe_tuple(std::string("\x91\x01\x02", 3)), DecodeError);   // trailing bytes
-  CHECK_THROWS_AS(describe_tuple(std::string("\x90", 1)), DecodeError);           // empty tuple
+TEST_CASE("malformed images are rejected with WireError") {
+  CHECK_THROWS_AS(describe_tuple(std::string("\x92\xa5" "ab", 4)), WireError);  // truncated string
+  CHECK_THROWS_AS(describe_tuple(std::string("\x01", 1)), WireError);           // not an array
+  CHECK_THROWS_AS(describe_tuple(std::string("\x91\xc0", 2)), WireError);       // nil field
+  CHECK_THROWS_AS(describe_tuple(std::string("\x91\x01\x02", 3)), WireError);   // trailing bytes
+  CHECK_THROWS_AS(describe_tuple(std::string("\x90", 1)), WireError);           // empty tuple
 }
 
 TEST_CASE("to_string renders tuples and templates readably") {
@@ -66,7 +67,7 @@ TEST_CASE("a template's image decodes back to the template") {
               Field::of(true), Field::formal(Type::Bool), Field::formal(Type::Double),
               Field::formal(Type::Int)});
   CHECK(decode_template(image_of(t).bytes) == t);
-  CHECK_THROWS_AS(decode_template(std::string("\x91\xd4\x02\x00", 4)), DecodeError);  // another ext type
-  CHECK_THROWS_AS(decode_template(std::string("\x91\xd4\x01\x07", 4)), DecodeError);  // no such type code
-  CHECK_THROWS_AS(decode_template(std::string("\x90", 1)), DecodeError);
+  CHECK_THROWS_AS(decode_template(std::string("\x91\xd4\x02\x00", 4)), WireError);  // another ext type
+  CHECK_THROWS_AS(decode_template(std::string("\x91\xd4\x01\x07", 4)), WireError);  // no such type code
+  CHECK_THROWS_AS(decode_template(std::string("\x90", 1)), WireError);
 }

@@ -441,7 +441,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         next_deadline_check = now + kDeadlineCheckMs;
         expire(now);
       }
-    } catch (const DecodeError& e) {
+    } catch (const WireError& e) {
       fail_all(TupleSpaceError("bad_reply",
                                std::string("bad_reply: undecodable reply from the server: ") + e.what()));
     } catch (const zmq::error_t& e) {

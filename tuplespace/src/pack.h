@@ -88,7 +88,7 @@ inline void append_template(std::string& out, const Template& t) {
   }
 }
 
-// A Tuple from a msgpack array object. Throws DecodeError.
+// A Tuple from a msgpack array object. Throws WireError.
 Tuple tuple_from_object(const msgpack::object& o);
 
 inline Signature add_field(Signature sig, std::size_t i, Type t) {

@@ -557,7 +557,7 @@ namespace {
 Tuple tuple_from(const msgpack::object& o) { return detail::tuple_from_object(o); }
 
 std::string str_of(const msgpack::object& o) {
-  if (o.type != msgpack::type::STR) throw DecodeError("reply: expected a str");
+  if (o.type != msgpack::type::STR) throw WireError("reply: expected a str");
   return std::string(o.via.str.ptr, o.via.str.size);
 }
 
@@ -577,7 +577,7 @@ Reply decode_reply(std::string_view frame) {
         frame.data(), frame.size(), off, [](msgpack::type::object_type, std::size_t, void*) { return true; },
         nullptr, limit);
     const msgpack::object& top = oh.get();
-    if (top.type != msgpack::type::ARRAY || top.via.array.size < 3) throw DecodeError("reply is not [v, rid, status, ...]");
+    if (top.type != msgpack::type::ARRAY || top.via.array.size < 3) throw WireError("reply is not [v, rid, status, ...]");
     const msgpack::object* a = top.via.array.ptr;
     std::uint32_t n = top.via.array.size;
     Reply r;
@@ -591,7 +591,7 @@ Reply decode_reply(std::string_view frame) {
       } else if (n == 5 && a[3].type == msgpack::type::ARRAY && a[4].type == msgpack::type::ARRAY) {
         // in_many under a lease: tuples and their lease ids, in step.
         if (a[3].via.array.size != a[4].via.array.size)
-          throw DecodeError("reply: " + std::to_string(a[3].via.array.size) + " tuples but " +
+          throw WireError("reply: " + std::to_string(a[3].via.array.size) + " tuples but " +
                             std::to_string(a[4].via.array.size) + " lease ids");
         for (std::uint32_t i = 0; i < a[3].via.array.size; ++i) {
           r.tuples.push_back(tuple_from(a[3].via.array.ptr[i]));
@@ -633,19 +633,19 @@ Reply decode_reply(std::string_view frame) {
       }
     } else if (status == "event") {
       r.status = Reply::Status::Event;
-      if (n != 7) throw DecodeError("event has " + std::to_string(n) + " items, expected 7");
+      if (n != 7) throw WireError("event has " + std::to_string(n) + " items, expected 7");
       r.number = a[3].as<std::uint64_t>();
       r.event = str_of(a[4]) == "taken" ? WatchEventKind::Taken : WatchEventKind::Written;
       r.space = str_of(a[5]);
       r.tuples.push_back(tuple_from(a[6]));
     } else {
-      throw DecodeError("reply has unknown status \"" + status + "\"");
+      throw WireError("reply has unknown status \"" + status + "\"");
     }
     return r;
-  } catch (const DecodeError&) {
+  } catch (const WireError&) {
     throw;
   } catch (const std::exception& e) {
-    throw DecodeError(std::string("malformed reply: ") + e.what());
+    throw WireError(std::string("malformed reply: ") + e.what());
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 using namespace piranha::ts;
+using piranha::WireError;
 using namespace std::literals;
 
 namespace {
@@ -654,8 +655,8 @@ TEST_CASE("the leased in_many reply round-trips, and a lopsided one is refused")
   Frame lopsided;
   lopsided.array(5).i(1).u(33).str("ok").array(1).array(1).i(1).array(0);
   CHECK_THROWS_WITH_AS(decode_reply(lopsided.bytes()), doctest::Contains("1 tuples but 0 lease ids"),
-                       DecodeError);
+                       WireError);
   Frame bad_id;
   bad_id.array(5).i(1).u(34).str("ok").array(1).array(1).i(1).array(1).str("x");
-  CHECK_THROWS_AS(decode_reply(bad_id.bytes()), DecodeError);
+  CHECK_THROWS_AS(decode_reply(bad_id.bytes()), WireError);
 }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "piranha/base/wire_error.h"
 #include "piranha/tuplespace/tuple.h"
 
 namespace piranha::ts {
@@ -25,12 +26,6 @@ inline constexpr std::int8_t kFormalExtType = 1;
 // then 3 bits per field hold its Type. Equal signatures mean a template and a
 // tuple have the same shape.
 using Signature = std::uint64_t;
-
-// Thrown when bytes are not a valid image.
-class DecodeError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // A validated tuple in canonical form. `key` is the index key: the signature's
 // 8 bytes followed by field 0's bytes.
@@ -62,13 +57,13 @@ std::string index_key(Signature sig, std::string_view field0);
 TupleImage image_of(const Tuple& t);
 TemplateImage image_of(const Template& t);
 
-// Tuple from canonical bytes. Throws DecodeError on malformed input.
+// Tuple from canonical bytes. Throws WireError on malformed input.
 Tuple decode_tuple(std::string_view bytes);
 // Template from canonical template bytes (TemplateImage::bytes). Throws
-// DecodeError on malformed input.
+// WireError on malformed input.
 Template decode_template(std::string_view bytes);
 
-// Image from canonical tuple bytes (e.g. a stored record). Throws DecodeError.
+// Image from canonical tuple bytes (e.g. a stored record). Throws WireError.
 TupleImage describe_tuple(std::string_view bytes);
 
 // True when the canonical tuple bytes match the template (same signature
@@ -76,7 +71,7 @@ TupleImage describe_tuple(std::string_view bytes);
 bool matches(const TemplateImage& tmpl, std::string_view tuple_bytes);
 
 // Splits canonical tuple bytes into its fields' byte ranges. Returns the
-// number of fields; throws DecodeError on malformed bytes.
+// number of fields; throws WireError on malformed bytes.
 std::size_t split_fields(std::string_view bytes, std::string_view* out, std::size_t capacity);
 
 }  // namespace piranha::ts

@@ -151,7 +151,7 @@ struct Reply {
   std::string space;                // Event
 };
 
-// Decodes a reply frame. Throws DecodeError when the server sent garbage.
+// Decodes a reply frame. Throws WireError when the server sent garbage.
 Reply decode_reply(std::string_view frame);
 
 }  // namespace piranha::ts
