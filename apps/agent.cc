@@ -90,8 +90,7 @@ int run_agent(const AgentArgs& a) {
       t.node = a.trace_node.empty() ? config.node : a.trace_node;
       if (a.time_scale > 0) t.time_scale = a.time_scale;
       t.trace = std::make_shared<const AvailabilityTrace>(read_trace(a.trace));
-      if (!t.trace->index_of(t.node))
-        throw InputError(a.trace, "the trace has no node \"" + t.node + "\"");
+      if (!t.trace->index_of(t.node)) throw InputError(a.trace, "the trace has no node \"" + t.node + "\"");
       config.availability.sensor = SensorKind::Trace;
       config.availability.trace = t;
     } else if (a.time_scale > 0 && config.availability.trace) {

@@ -20,7 +20,8 @@ TEST_CASE("input error: without a line, what() is SOURCE: message") {
   CHECK(whole.line() == 0);
   CHECK(whole.message() == "cannot open the job file");
   // Line 0 means the same as no line.
-  CHECK(std::string(InputError("--strategy", 0, "unknown strategy").what()) == "--strategy: unknown strategy");
+  CHECK(std::string(InputError("--strategy", 0, "unknown strategy").what()) ==
+        "--strategy: unknown strategy");
 }
 
 TEST_CASE("input error: caught as a std::runtime_error, what() unchanged") {

@@ -226,8 +226,7 @@ TEST_CASE("switching: a rule that names no scheduler, or one the evaluator does 
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {after_jobs: 1}")),
                        doctest::Contains("names no scheduler"), InputError);
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {among: [7]}")),
-                       doctest::Contains("scheduler 7, which is not among its inferiors"),
-                       InputError);
+                       doctest::Contains("scheduler 7, which is not among its inferiors"), InputError);
   CHECK_THROWS_WITH_AS(EvaluatorRig(pool, program("TSK", "SRT", "switch: {among: [1], after_dayz: 2}")),
                        doctest::Contains("unknown key"), InputError);
 }

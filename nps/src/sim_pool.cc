@@ -93,9 +93,9 @@ void check_covers(const trellis::Program& p, const std::vector<std::string>& nod
     if (!watched.count(n)) missing += (missing.empty() ? "" : ", ") + n;
   if (!missing.empty())
     throw InputError(p.source, 0,
-                                "no monitor watches the trace's node(s) " + missing +
-                                    ": their availability would go unused (piranha nps init --nodes ... "
-                                    "writes a program with one monitor per node)");
+                     "no monitor watches the trace's node(s) " + missing +
+                         ": their availability would go unused (piranha nps init --nodes ... "
+                         "writes a program with one monitor per node)");
 }
 
 void apply_overrides(trellis::Program& p, const Overrides& o) {

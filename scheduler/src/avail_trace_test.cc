@@ -5,8 +5,8 @@
 #include "piranha/scheduler/avail_trace.h"
 
 using piranha::AvailabilityTrace;
-using piranha::parse_trace;
 using piranha::InputError;
+using piranha::parse_trace;
 
 namespace {
 

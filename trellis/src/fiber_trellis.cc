@@ -99,7 +99,7 @@ struct FiberTrellis::Impl : detail::Sink {
         throw InputError(program.source, 0, "no host named \"" + options.host + "\" in the program");
     } else if (!options.host.empty()) {
       throw InputError(program.source, 0,
-                         "the program has no hosts, so none can be named \"" + options.host + "\"");
+                       "the program has no hosts, so none can be named \"" + options.host + "\"");
     }
     core = std::make_unique<detail::Core>(
         program, types, options.host, [] { return Clock::now(); }, *this);

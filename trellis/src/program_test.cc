@@ -143,8 +143,7 @@ TEST_CASE("trellis: hosts are checked") {
     CHECK(e.message().find("has no host") != std::string::npos);
   }
   SUBCASE("bad endpoint") {
-    InputError e =
-        error_of("hosts:\n  a: localhost\nnodes:\n  - name: x\n    type: counter\n    host: a\n");
+    InputError e = error_of("hosts:\n  a: localhost\nnodes:\n  - name: x\n    type: counter\n    host: a\n");
     CHECK(e.line() == 2);
   }
 }

@@ -49,11 +49,14 @@ TEST_CASE("the template's image agrees with Template::matches") {
 }
 
 TEST_CASE("malformed images are rejected with WireError") {
-  CHECK_THROWS_AS(describe_tuple(std::string("\x92\xa5" "ab", 4)), WireError);  // truncated string
-  CHECK_THROWS_AS(describe_tuple(std::string("\x01", 1)), WireError);           // not an array
-  CHECK_THROWS_AS(describe_tuple(std::string("\x91\xc0", 2)), WireError);       // nil field
-  CHECK_THROWS_AS(describe_tuple(std::string("\x91\x01\x02", 3)), WireError);   // trailing bytes
-  CHECK_THROWS_AS(describe_tuple(std::string("\x90", 1)), WireError);           // empty tuple
+  CHECK_THROWS_AS(describe_tuple(std::string("\x92\xa5"
+                                             "ab",
+                                             4)),
+                  WireError);                                                  // truncated string
+  CHECK_THROWS_AS(describe_tuple(std::string("\x01", 1)), WireError);          // not an array
+  CHECK_THROWS_AS(describe_tuple(std::string("\x91\xc0", 2)), WireError);      // nil field
+  CHECK_THROWS_AS(describe_tuple(std::string("\x91\x01\x02", 3)), WireError);  // trailing bytes
+  CHECK_THROWS_AS(describe_tuple(std::string("\x90", 1)), WireError);          // empty tuple
 }
 
 TEST_CASE("to_string renders tuples and templates readably") {

@@ -577,7 +577,8 @@ Reply decode_reply(std::string_view frame) {
         frame.data(), frame.size(), off, [](msgpack::type::object_type, std::size_t, void*) { return true; },
         nullptr, limit);
     const msgpack::object& top = oh.get();
-    if (top.type != msgpack::type::ARRAY || top.via.array.size < 3) throw WireError("reply is not [v, rid, status, ...]");
+    if (top.type != msgpack::type::ARRAY || top.via.array.size < 3)
+      throw WireError("reply is not [v, rid, status, ...]");
     const msgpack::object* a = top.via.array.ptr;
     std::uint32_t n = top.via.array.size;
     Reply r;
@@ -592,7 +593,7 @@ Reply decode_reply(std::string_view frame) {
         // in_many under a lease: tuples and their lease ids, in step.
         if (a[3].via.array.size != a[4].via.array.size)
           throw WireError("reply: " + std::to_string(a[3].via.array.size) + " tuples but " +
-                            std::to_string(a[4].via.array.size) + " lease ids");
+                          std::to_string(a[4].via.array.size) + " lease ids");
         for (std::uint32_t i = 0; i < a[3].via.array.size; ++i) {
           r.tuples.push_back(tuple_from(a[3].via.array.ptr[i]));
           r.leases.push_back(a[4].via.array.ptr[i].as<std::uint64_t>());

@@ -33,7 +33,8 @@ class InputError : public std::runtime_error {
         line_(line),
         message_(std::move(message)) {}
   // An error of the input as a whole: line() is 0.
-  InputError(std::string source, std::string message) : InputError(std::move(source), 0, std::move(message)) {}
+  InputError(std::string source, std::string message)
+      : InputError(std::move(source), 0, std::move(message)) {}
 
   // The file, "--option", "<stdin>" or description the problem is in.
   const std::string& source() const noexcept { return source_; }

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "piranha/base/input_error.h"
 #include "piranha/access/rights.h"
+#include "piranha/base/input_error.h"
 
 namespace piranha {
 

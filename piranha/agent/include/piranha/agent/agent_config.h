@@ -29,11 +29,11 @@
 #include <string>
 #include <vector>
 
-#include "piranha/scheduler/avail_trace.h"
 #include "piranha/agent/agent.h"
 #include "piranha/agent/availability.h"
-#include "piranha/base/input_error.h"
 #include "piranha/agent/native_policy.h"
+#include "piranha/base/input_error.h"
+#include "piranha/scheduler/avail_trace.h"
 
 namespace piranha {
 
