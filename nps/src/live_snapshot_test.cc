@@ -96,7 +96,7 @@ TEST_CASE("derive: a node is open since the first read that found it available, 
   CHECK_FALSE(state.nodes.at("ws01").open_since);
 }
 
-TEST_CASE("derive: new nodes join the order by name; one not listed keeps its last state") {
+TEST_CASE("derive: new nodes join the order by name, and one not listed keeps its last state") {
   auto s = at(0);
   s.nodes = {node("ws02", sys::NodeState::Available, kNow), node("ws01", sys::NodeState::Available, kNow)};
   s.running = {{"ws01", 7, "scheduler 0", kNow - 5}, {"ws02", 0, "FAIR", kNow - 5}};

@@ -250,7 +250,7 @@ TEST_CASE("retreat: the piranhas of a job the policy no longer chooses give way"
         std::vector{act::Retreat{2, at(4).steady, "policy", std::nullopt}});
 }
 
-TEST_CASE("retreat: in suspend mode piranhas are suspended; resumed if the node is back within suspend_max") {
+TEST_CASE("retreat: in suspend mode piranhas are suspended, resumed if the node is back within suspend_max") {
   AgentSettings s = fcfs();
   s.mode = RetreatMode::Suspend;
   s.suspend_max = std::chrono::seconds(30);
@@ -269,7 +269,7 @@ TEST_CASE("retreat: in suspend mode piranhas are suspended; resumed if the node 
   }
 }
 
-TEST_CASE("failures: a clean exit waits a second before another start, a cut-off two; neither counts") {
+TEST_CASE("failures: a clean exit waits a second before another start, a cut-off two, and neither counts") {
   Node n = idle_node(jobs({1}));
   n.piranhas = {};
   CHECK(n.exited(exit_of(1, kClean), 10) == Actions{act::NoteExit{1, "exit status 0"}});
@@ -360,7 +360,7 @@ TEST_CASE("failures: a job whose program cannot be started is held at once") {
   CHECK(n.tick(2).empty());
 }
 
-TEST_CASE("stopping: every piranha retreats and none starts; once none runs the node is marked down") {
+TEST_CASE("stopping: every piranha retreats and none starts, and once none runs the node is marked down") {
   Node n = idle_node(jobs({1}));
   n.piranhas = running(1);
   Observations stop;
