@@ -91,8 +91,8 @@ std::unique_ptr<ts::Client> connect(const std::string& server) {
   try {
     return std::make_unique<ts::Client>(server, o);
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::errc::kUnreachable) throw unreachable(server);
-    if (e.code() == ts::errc::kAuthFailed) throw CommandFailure(1, e.what());
+    if (e.code() == ts::Code::Unreachable) throw unreachable(server);
+    if (e.code() == ts::Code::AuthFailed) throw CommandFailure(1, e.what());
     throw;
   }
 }
@@ -106,9 +106,9 @@ void run_command(const std::string& command, const std::string& server, const st
     status = e.status;
   } catch (const ts::TupleSpaceError& e) {
     std::cerr << "piranha " << command << ": "
-              << (e.code() == ts::errc::kUnreachable  ? unreachable(server).what()
-                  : e.code() == ts::errc::kAuthFailed ? std::string(e.what())
-                  : e.code() == ts::errc::kNotPermitted
+              << (e.code() == ts::Code::Unreachable  ? unreachable(server).what()
+                  : e.code() == ts::Code::AuthFailed ? std::string(e.what())
+                  : e.code() == ts::Code::NotPermitted
                       ? "the tuple-space server at " + server + " refused: " + e.what()
                       : "the tuple-space server at " + server + " answered: " + e.what())
               << "\n";

@@ -25,7 +25,7 @@ std::string error_code(const std::function<void()>& f) {
   try {
     f();
   } catch (const ts::TupleSpaceError& e) {
-    return e.code();
+    return std::string(ts::code_to_wire(e.code()));
   }
   return "(none)";
 }
@@ -143,7 +143,7 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
         ws01.flush();
         FAIL("the server took another node's record");
       } catch (const ts::TupleSpaceError& e) {
-        CHECK(e.code() == "not_permitted");
+        CHECK(e.code() == ts::Code::NotPermitted);
         CHECK(contains(e.what(), "agent ws01 may not write (\"node\", \"ws02\""));
         CHECK(contains(e.what(), "an agent writes only node ws01's records"));
       }
@@ -242,7 +242,7 @@ TEST_CASE(
     while (dealer.recv(msg, zmq::recv_flags::dontwait)) {
       ts::Reply r = ts::decode_reply(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
       ++answered;
-      if (r.status == ts::Reply::Status::Error && r.code == "not_permitted") ++refused;
+      if (r.status == ts::Reply::Status::Error && r.code == ts::Code::NotPermitted) ++refused;
       if (r.request_id == kLast && r.status == ts::Reply::Status::Ok) done = true;
     }
   }

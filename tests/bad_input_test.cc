@@ -78,9 +78,9 @@ std::string encoded(void (*encode)(std::string&, std::uint64_t, std::string_view
 }
 
 void check_error(const ts::Reply& r, std::string_view code, std::uint64_t rid, std::string_view words = "") {
-  INFO("reply: code=", r.code, " message=", r.message);
+  INFO("reply: code=", ts::code_to_wire(r.code), " message=", r.message);
   CHECK(r.status == ts::Reply::Status::Error);
-  CHECK(r.code == code);
+  CHECK(ts::code_to_wire(r.code) == code);
   CHECK(r.request_id == rid);
   CHECK_FALSE(r.message.empty());
   if (!words.empty()) CHECK(r.message.find(words) != std::string::npos);

@@ -39,7 +39,7 @@ std::string code_of(F&& f) {
     f();
     return "";
   } catch (const ts::TupleSpaceError& e) {
-    return e.code();
+    return std::string(ts::code_to_wire(e.code()));
   }
 }
 

@@ -252,7 +252,7 @@ TEST_CASE("a leased tuple is back after a restart and the old lease is refused")
     c.ack(before);
     FAIL("the ack of a lease from before the restart was accepted");
   } catch (const ts::TupleSpaceError& e) {
-    CHECK(e.code() == "unknown_lease");
+    CHECK(e.code() == ts::Code::UnknownLease);
     CHECK(std::string(e.what()).find("before the server restarted") != std::string::npos);
   }
   CHECK(c.complete(again.lease, "jobs", {ts::Tuple::of("result", 1)}));

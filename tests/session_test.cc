@@ -94,7 +94,7 @@ TEST_CASE("a client leaving never revokes the lease of a client that connected j
     auto acked = receive(worker, kPatience);
     REQUIRE(acked.has_value());
     if (acked->status != ts::Reply::Status::Ok) {
-      if (!revoked++) first_error = acked->code + ": " + acked->message;
+      if (!revoked++) first_error = std::string(ts::code_to_wire(acked->code)) + ": " + acked->message;
       // The revoked tuple went back to the space; take it out again.
       REQUIRE(control.space("jobs").in_for(kPatience, "task", ts::formal<std::int64_t>).has_value());
     }

@@ -261,8 +261,8 @@ void check_request(const ts::Request& r) {
 
 void check_failure(const ts::DecodeFailure& f) {
   // The decoder itself produces only these; the others come from the server.
-  REQUIRE(f.code == ts::errc::kBadRequest || f.code == ts::errc::kUnsupportedVersion ||
-          f.code == ts::errc::kUnknownOp);
+  REQUIRE(f.code == ts::Code::BadRequest || f.code == ts::Code::UnsupportedVersion ||
+          f.code == ts::Code::UnknownOp);
   REQUIRE(!f.message.empty());
   std::string frame;
   ts::encode_error(frame, f.request_id, f.code, f.message);

@@ -61,10 +61,9 @@ bool interrupt_signalled(short revents) {
 }
 
 TupleSpaceError interrupted() {
-  return TupleSpaceError(
-      std::string(errc::kInterrupted),
-      std::string(errc::kInterrupted) +
-          ": the call was interrupted (options.interrupt_fd); whether it was carried out is "
+  return TupleSpaceError::of(
+      Code::Interrupted,
+      "the call was interrupted (options.interrupt_fd); whether it was carried out is "
           "unknown");
 }
 
@@ -111,8 +110,8 @@ void Client::open_session(Millis deadline) {
       socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
       got = receive_until(wid, r, deadline, true);
       if (got == Received::Reply && r.status == Reply::Status::Error)
-        throw TupleSpaceError(
-            r.code, r.code + ": re-watching " + it->second.space + " after a reconnect: " + r.message);
+        throw TupleSpaceError::of(r.code,
+                                  "re-watching " + it->second.space + " after a reconnect: " + r.message);
       it->second.server_id = r.number;
     }
     if (got == Received::Reply) {
@@ -121,15 +120,13 @@ void Client::open_session(Millis deadline) {
     }
     if (got == Received::Interrupted) throw interrupted();
     if (const auto& why = socket_->refusal())
-      throw TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why);
+      throw TupleSpaceError::of(Code::AuthFailed, *why);
     failed_handshakes += socket_->handshake_failures();
     if (failed_handshakes >= 2)
-      throw TupleSpaceError(std::string(errc::kAuthFailed),
-                            std::string(errc::kAuthFailed) + ": " + socket_->refused_twice());
+      throw TupleSpaceError::of(Code::AuthFailed, socket_->refused_twice());
     Millis left = deadline - now_ms();
     if (got == Received::Timeout || left <= 0)
-      throw TupleSpaceError(std::string(errc::kUnreachable),
-                            std::string(errc::kUnreachable) + ": no tuple-space server answered at " +
+      throw TupleSpaceError::of(Code::Unreachable, "no tuple-space server answered at " +
                                 endpoint_ + (after_loss ? " after the connection was lost" : "") +
                                 " within " + ms_text(deadline - began));
     // Connected and dropped again at once: pause before the next try.
@@ -187,8 +184,7 @@ void Client::session_lost() {
       ++outs;
   }
   if (outs > 0 && !deferred_)
-    deferred_.emplace(std::string(errc::kUnknownOutcome),
-                      std::string(errc::kUnknownOutcome) + ": the connection to " + endpoint_ +
+    deferred_ = TupleSpaceError::of(Code::UnknownOutcome, "the connection to " + endpoint_ +
                           " was lost with " + std::to_string(outs) +
                           " posted out(s) unacknowledged; they may or may not have been stored");
   posted_.clear();
@@ -196,7 +192,7 @@ void Client::session_lost() {
 
 void Client::send_frame() {
   if (frame_.size() > max_message_bytes_)
-    throw TupleSpaceError(std::string(errc::kTooLarge), std::string(errc::kTooLarge) + ": request of " +
+    throw TupleSpaceError::of(Code::TooLarge, "request of " +
                                                             std::to_string(frame_.size()) +
                                                             " bytes exceeds the server's limit of " +
                                                             std::to_string(max_message_bytes_) + " bytes");
@@ -267,7 +263,7 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
       pollfd fds[] = {{dealer_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {interrupt, POLLIN, 0}};
       int timeout = left < 0 ? -1 : static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max()));
       if (::poll(fds, interrupt >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
-        throw TupleSpaceError(std::string(errc::kUnreachable), std::string("poll: ") + std::strerror(errno));
+        throw TupleSpaceError(Code::Unreachable, std::string("poll: ") + std::strerror(errno));
       if (interrupt >= 0 && interrupt_signalled(fds[2].revents)) return Received::Interrupted;
       if (interrupt >= 0 && (fds[2].revents & POLLNVAL)) interrupt = -1;  // closed: no interrupt can come
       monitor_readable = (fds[1].revents & POLLIN) != 0;
@@ -296,13 +292,14 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
           prefetched_ = Leased{std::move(r.tuples[0]), r.number};
       }
       if (r.status == Reply::Status::Error) {
-        if (p.completion && r.code == errc::kUnknownLease)
+        if (p.completion && r.code == Code::UnknownLease)
           lose(p);
         else if (!deferred_)
           deferred_.emplace(r.code, std::string(p.completion ? "complete"
                                                 : p.prefetch ? "prefetch"
                                                              : "out") +
-                                        " (posted earlier): " + r.code + ": " + r.message);
+                                        " (posted earlier): " + std::string(code_to_wire(r.code)) + ": " +
+                                        r.message);
       }
       if (r.request_id == rid) {
         out = std::move(r);
@@ -339,14 +336,12 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
     auto* req = std::get_if<Request>(&decoded);
     std::string op = req ? std::string(op_name(req->op)) : "request";
     if (got == Received::Timeout)
-      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
-                            std::string(errc::kDeadlineExceeded) + ": " + op + " to " + endpoint_ +
+      throw TupleSpaceError::of(Code::DeadlineExceeded, op + " to " + endpoint_ +
                                 " got no answer within " + ms_text(deadline - start) +
                                 "; whether it was carried out is unknown");
     session_lost();
     if (retry == Retry::Fail)
-      throw TupleSpaceError(std::string(errc::kUnknownOutcome),
-                            std::string(errc::kUnknownOutcome) + ": the connection to " + endpoint_ +
+      throw TupleSpaceError::of(Code::UnknownOutcome, "the connection to " + endpoint_ +
                                 " was lost before the answer to a " + op +
                                 " that changes the space; it may or may not have been carried out");
     Millis lost_at = now_ms();
@@ -357,7 +352,7 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
                      std::max<Millis>(0, blocking->timeout - (now_ms() - start)), blocking->lease, blocking->max);
     send_frame();
   }
-  if (r.status == Reply::Status::Error) throw TupleSpaceError(r.code, r.code + ": " + r.message);
+  if (r.status == Reply::Status::Error) throw TupleSpaceError::of(r.code, r.message);
   // A posted out's error that arrived with this reply is thrown now, unless
   // throwing would drop tuples this call took; then the next call throws it.
   if (!takes || r.tuples.empty()) throw_deferred();
@@ -382,8 +377,7 @@ void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bo
     Received got = receive_until(posted_[kPostWindow / 2].request_id, r, deadline);
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
-      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
-                            std::string(errc::kDeadlineExceeded) + ": " + endpoint_ +
+      throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ +
                                 " acknowledged no posted out within " +
                                 ms_text(options_.request_timeout.count()));
   }
@@ -401,8 +395,7 @@ void Client::flush() {
     Received got = receive_until(posted_.back().request_id, r, now_ms() + options_.request_timeout.count());
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
-      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
-                            std::string(errc::kDeadlineExceeded) + ": " + endpoint_ + " acknowledged " +
+      throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ + " acknowledged " +
                                 std::to_string(posted_.size()) + " posted request(s) not within " +
                                 ms_text(options_.request_timeout.count()));
   }
@@ -425,7 +418,7 @@ bool Client::call_completion() {
     call(Retry::Fail);
     return true;
   } catch (const TupleSpaceError& e) {
-    if (e.code() == errc::kUnknownLease) return false;
+    if (e.code() == Code::UnknownLease) return false;
     throw;
   }
 }
@@ -450,7 +443,7 @@ void Client::complete_posted(LeaseId lease, std::string_view space, const std::v
 void Client::complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
                                  const std::vector<Tuple>& ts) {
   if (leases.empty())
-    throw TupleSpaceError(std::string(errc::kBadRequest), "bad_request: complete_all_posted: no lease");
+    throw TupleSpaceError::of(Code::BadRequest, "complete_all_posted: no lease");
   throw_deferred();
   encode_complete_all(frame_, next_id_++, leases, space, ts);
   post(true, leases.front(), leases);
@@ -459,7 +452,7 @@ void Client::complete_all_posted(const std::vector<LeaseId>& leases, std::string
 void Client::prefetch(std::string_view space, const Template& t, Millis lease) {
   if (prefetching()) throw std::logic_error("prefetch: the last prefetch was not taken");
   if (lease <= 0)
-    throw TupleSpaceError(std::string(errc::kBadRequest), "bad_request: prefetch: lease must be > 0 ms");
+    throw TupleSpaceError::of(Code::BadRequest, "prefetch: lease must be > 0 ms");
   throw_deferred();
   std::uint64_t rid = next_id_++;
   encode_in(frame_, rid, Op::In, space, t, 0, lease);
@@ -479,8 +472,7 @@ std::optional<Leased> Client::take_prefetched(std::chrono::milliseconds limit) {
     if (got == Received::Interrupted) throw interrupted();
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
-      throw TupleSpaceError(std::string(errc::kDeadlineExceeded),
-                            std::string(errc::kDeadlineExceeded) + ": " + endpoint_ +
+      throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ +
                                 " did not answer a prefetch within " + ms_text(limit.count()));
   }
   prefetch_rid_ = 0;
@@ -529,13 +521,12 @@ std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, st
 std::vector<Leased> Client::in_many_leased(std::string_view space, const Template& t, std::size_t max,
                                            Millis lease, Millis timeout) {
   if (lease <= 0)
-    throw TupleSpaceError(std::string(errc::kBadRequest),
-                          "bad_request: in_many_leased: lease must be > 0 ms");
+    throw TupleSpaceError::of(Code::BadRequest, "in_many_leased: lease must be > 0 ms");
   encode_in_many(frame_, next_id_++, space, t, max, lease, timeout);
   Blocking b{Op::InMany, space, &t, timeout, lease, max};
   Reply r = call(Retry::Resend, true, &b);
   if (r.leases.size() != r.tuples.size())
-    throw TupleSpaceError("bad_reply", "bad_reply: in_many under a lease answered without lease ids");
+    throw TupleSpaceError::of(Code::BadReply, "in_many under a lease answered without lease ids");
   std::vector<Leased> taken;
   taken.reserve(r.tuples.size());
   for (std::size_t i = 0; i < r.tuples.size(); ++i)
@@ -569,7 +560,7 @@ WatchId Client::watch(std::string_view space, const Template& t) {
 void Client::unwatch(WatchId id) {
   auto it = watches_.find(id);
   if (it == watches_.end())
-    throw TupleSpaceError(std::string(errc::kUnknownWatch), std::string(errc::kUnknownWatch) + ": watch " +
+    throw TupleSpaceError::of(Code::UnknownWatch, "watch " +
                                                                 std::to_string(id) +
                                                                 " is not one of this client's watches");
   encode_unwatch(frame_, next_id_++, it->second.server_id);
@@ -600,7 +591,7 @@ bool Client::remove(std::string_view space) {
     call(Retry::Fail);
     return true;
   } catch (const TupleSpaceError& e) {
-    if (e.code() == errc::kUnknownSpace) return false;
+    if (e.code() == Code::UnknownSpace) return false;
     throw;
   }
 }
@@ -617,7 +608,7 @@ std::optional<SpaceStats> Client::stats(std::string_view space) {
     if (all.empty()) return std::nullopt;
     return all.front();
   } catch (const TupleSpaceError& e) {
-    if (e.code() == errc::kUnknownSpace) return std::nullopt;
+    if (e.code() == Code::UnknownSpace) return std::nullopt;
     throw;
   }
 }
@@ -678,7 +669,7 @@ std::optional<Leased> Client::take_safely(std::string_view space, const Template
     try {
       kept = complete(got->lease, taken_space(), {taken_marker(n)});
     } catch (const TupleSpaceError& e) {
-      if (e.code() != errc::kUnknownOutcome && e.code() != errc::kDeadlineExceeded) throw;
+      if (e.code() != Code::UnknownOutcome && e.code() != Code::DeadlineExceeded) throw;
       kept = marker_written(n, sessions, lease_end);
     }
     if (kept) {
@@ -726,7 +717,7 @@ std::vector<Tuple> Client::take_batch_safely(std::string_view space, const Templ
       // All of the batch's leases and one marker, in one step.
       kept = complete_all(leases, taken_space(), {taken_marker(n)});
     } catch (const TupleSpaceError& e) {
-      if (e.code() != errc::kUnknownOutcome && e.code() != errc::kDeadlineExceeded) throw;
+      if (e.code() != Code::UnknownOutcome && e.code() != Code::DeadlineExceeded) throw;
       kept = marker_written(n, sessions, lease_end);
     }
     if (kept) {

@@ -37,12 +37,12 @@ Connection::Connection(const std::string& endpoint, const ClientOptions& o, int 
   static std::atomic<std::uint64_t> next_monitor{0};
   std::string monitor_ep = "inproc://piranha-client-monitor-" + std::to_string(next_monitor++);
   if (zmq_socket_monitor(dealer.handle(), monitor_ep.c_str(), ZMQ_EVENT_DISCONNECTED | kHandshakeFailed) != 0)
-    throw TupleSpaceError(std::string(errc::kUnreachable), "cannot monitor the connection to " + endpoint);
+    throw TupleSpaceError(Code::Unreachable, "cannot monitor the connection to " + endpoint);
   monitor.connect(monitor_ep);
   try {
     dealer.connect(endpoint);
   } catch (const zmq::error_t& e) {
-    throw TupleSpaceError(std::string(errc::kUnreachable), "cannot connect to " + endpoint + ": " + e.what());
+    throw TupleSpaceError(Code::Unreachable, "cannot connect to " + endpoint + ": " + e.what());
   }
 }
 

@@ -22,7 +22,7 @@ struct Connection {
 
   // Connects (asynchronously: ZeroMQ retries a refused connect with
   // options.reconnect_backoff, doubling up to reconnect_backoff_max). Throws
-  // TupleSpaceError("unreachable") when the endpoint is malformed.
+  // TupleSpaceError(Code::Unreachable) when the endpoint is malformed.
   Connection(const std::string& endpoint, const ClientOptions& options, int linger_ms);
   ~Connection();
   Connection(const Connection&) = delete;

@@ -201,7 +201,7 @@ TEST_CASE("a CURVE server admits listed keys under their names, and refuses the 
       c.out_many("s", {Tuple::of(std::string("t"), 1)});
       FAIL("no error");
     } catch (const TupleSpaceError& e) {
-      CHECK(e.code() == "not_permitted");
+      CHECK(e.code() == Code::NotPermitted);
       CHECK(contains(e.what(), "reader may only read"));
     }
     Client a(server.endpoint(), keyed(alice, server_keys.public_key));

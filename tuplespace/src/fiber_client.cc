@@ -35,11 +35,11 @@ constexpr microseconds kMaxPause{1000};
 constexpr int kBatch = 256;
 
 TupleSpaceError error_of(const Reply& r) {
-  return TupleSpaceError(r.code, r.code + ": " + r.message);
+  return TupleSpaceError::of(r.code, r.message);
 }
 
-TupleSpaceError client_error(std::string_view code, const std::string& message) {
-  return TupleSpaceError(std::string(code), std::string(code) + ": " + message);
+TupleSpaceError client_error(Code code, const std::string& message) {
+  return TupleSpaceError::of(code, message);
 }
 
 // How often the dispatcher looks for requests past their deadline.
@@ -194,7 +194,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         if (failure) throw *failure;
       }
     } catch (const zmq::error_t& e) {
-      throw client_error(errc::kUnreachable, std::string("cannot send a request: ") + e.what());
+      throw client_error(Code::Unreachable, std::string("cannot send a request: ") + e.what());
     }
   }
 
@@ -204,7 +204,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     if (connected) lost_at = detail::steady_now_ms();
     connected = false;
     auto unknown = std::make_exception_ptr(client_error(
-        errc::kUnknownOutcome, "the connection to " + endpoint +
+        Code::UnknownOutcome, "the connection to " + endpoint +
                                    " was lost before the answer to a request that changes the space; it may "
                                    "or may not have been carried out"));
     for (auto it = pending.begin(); it != pending.end();) {
@@ -277,10 +277,10 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
       }
       TupleSpaceError e =
           connected
-              ? client_error(errc::kDeadlineExceeded, "a request to " + endpoint + " got no answer within " +
+              ? client_error(Code::DeadlineExceeded, "a request to " + endpoint + " got no answer within " +
                                                           std::to_string(now - p.since) +
                                                           " ms; whether it was carried out is unknown")
-              : client_error(errc::kUnreachable, "no tuple-space server answered at " + endpoint +
+              : client_error(Code::Unreachable, "no tuple-space server answered at " + endpoint +
                                                      " after the connection was lost, within " +
                                                      std::to_string(rt) + " ms");
       if (p.posted)
@@ -296,7 +296,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         continue;
       }
       it->second.event.set_exception(std::make_exception_ptr(client_error(
-          errc::kUnreachable, "no tuple-space server answered at " + endpoint +
+          Code::Unreachable, "no tuple-space server answered at " + endpoint +
                                   " after the connection was lost, within " + std::to_string(rt) + " ms")));
       it = event_waiters.erase(it);
     }
@@ -304,7 +304,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
 
   // Records the answer to a posted completion.
   void settle(const Pending& p, const Reply* r, const TupleSpaceError* failed) {
-    if (r && r->status == Reply::Status::Error && r->code == errc::kUnknownLease)
+    if (r && r->status == Reply::Status::Error && r->code == Code::UnknownLease)
       lost_leases.push_back(p.lease);
     else if (r && r->status == Reply::Status::Error && !deferred)
       deferred = error_of(*r);
@@ -343,7 +343,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     boost::fibers::future<Reply> f = submit(rid, Retry::Resend);
     if (f.wait_for(options.connect_timeout) == boost::fibers::future_status::timeout) {
       pending.erase(rid);  // a late answer is dropped as stale
-      throw TupleSpaceError("unreachable", "no tuple-space server answered at " + endpoint + " within " +
+      throw TupleSpaceError::of(Code::Unreachable, "no tuple-space server answered at " + endpoint + " within " +
                                                std::to_string(options.connect_timeout.count()) + " ms");
     }
     Reply r = f.get();
@@ -398,7 +398,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   void close() {
     if (stopping) return;
     stopping = true;
-    fail_all(TupleSpaceError("closed", "closed: the FiberClient was destroyed"));
+    fail_all(TupleSpaceError::of(Code::Closed, "the FiberClient was destroyed"));
     wake.notify_all();
     if (dispatcher.joinable()) dispatcher.join();
     // Best effort: lets the server drop this session at once, which an
@@ -429,10 +429,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         failed_handshakes += conn->handshake_failures();
         if (const auto& why = conn->refusal())
           fail_all(
-              TupleSpaceError(std::string(errc::kAuthFailed), std::string(errc::kAuthFailed) + ": " + *why));
+              TupleSpaceError::of(Code::AuthFailed, *why));
         else if (failed_handshakes >= 2)
-          fail_all(TupleSpaceError(std::string(errc::kAuthFailed),
-                                   std::string(errc::kAuthFailed) + ": " + conn->refused_twice()));
+          fail_all(TupleSpaceError::of(Code::AuthFailed, conn->refused_twice()));
         else
           lose_session();
       }
@@ -442,10 +441,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         expire(now);
       }
     } catch (const WireError& e) {
-      fail_all(TupleSpaceError("bad_reply",
-                               std::string("bad_reply: undecodable reply from the server: ") + e.what()));
+      fail_all(TupleSpaceError::of(Code::BadReply, std::string("undecodable reply from the server: ") + e.what()));
     } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) fail_all(TupleSpaceError("unreachable", std::string("unreachable: ") + e.what()));
+      if (e.num() != EINTR) fail_all(TupleSpaceError::of(Code::Unreachable, e.what()));
     }
     return n;
   }
@@ -502,7 +500,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     try {
       zmq::poll(items, 2, std::chrono::duration_cast<std::chrono::milliseconds>(limit));
     } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) fail_all(TupleSpaceError("unreachable", std::string("unreachable: ") + e.what()));
+      if (e.num() != EINTR) fail_all(TupleSpaceError::of(Code::Unreachable, e.what()));
     }
   }
 
@@ -602,13 +600,12 @@ std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& 
 std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Template& t, std::size_t max,
                                                 Millis lease, Millis timeout) {
   if (lease <= 0)
-    throw TupleSpaceError(std::string(errc::kBadRequest),
-                          "bad_request: in_many_leased: lease must be > 0 ms");
+    throw TupleSpaceError::of(Code::BadRequest, "in_many_leased: lease must be > 0 ms");
   std::uint64_t rid = impl_->begin();
   encode_in_many(impl_->frame, rid, space, t, max, lease, timeout);
   Reply r = impl_->call(rid, Impl::Retry::Resend, timeout, Impl::blocking(Op::InMany, space, t, timeout, lease, max));
   if (r.leases.size() != r.tuples.size())
-    throw TupleSpaceError("bad_reply", "bad_reply: in_many under a lease answered without lease ids");
+    throw TupleSpaceError::of(Code::BadReply, "in_many under a lease answered without lease ids");
   std::vector<Leased> taken;
   taken.reserve(r.tuples.size());
   for (std::size_t i = 0; i < r.tuples.size(); ++i)
@@ -629,7 +626,7 @@ bool FiberClient::complete(LeaseId lease, std::string_view space, const std::vec
     impl_->call(rid, Impl::Retry::Fail);
     return true;
   } catch (const TupleSpaceError& e) {
-    if (e.code() == errc::kUnknownLease) return false;
+    if (e.code() == Code::UnknownLease) return false;
     throw;
   }
 }
@@ -682,7 +679,7 @@ void FiberClient::unwatch(WatchId id) {
   std::uint64_t rid = impl_->begin();
   auto it = impl_->watches.find(id);
   if (it == impl_->watches.end())
-    throw client_error(errc::kUnknownWatch,
+    throw client_error(Code::UnknownWatch,
                        "watch " + std::to_string(id) + " is not one of this client's watches");
   encode_unwatch(impl_->frame, rid, it->second.server_id);
   // The watch ends with a lost session and is not re-established.
@@ -701,7 +698,7 @@ bool FiberClient::remove(std::string_view space) {
     impl_->call(rid, Impl::Retry::Fail);
     return true;
   } catch (const TupleSpaceError& e) {
-    if (e.code() == errc::kUnknownSpace) return false;
+    if (e.code() == Code::UnknownSpace) return false;
     throw;
   }
 }
@@ -720,7 +717,7 @@ std::optional<SpaceStats> FiberClient::stats(std::string_view space) {
     if (all.empty()) return std::nullopt;
     return all.front();
   } catch (const TupleSpaceError& e) {
-    if (e.code() == errc::kUnknownSpace) return std::nullopt;
+    if (e.code() == Code::UnknownSpace) return std::nullopt;
     throw;
   }
 }
@@ -731,7 +728,7 @@ boost::fibers::future<void> FiberClient::eval(std::string space, std::function<T
       [client = std::weak_ptr<Impl>(impl_), space = std::move(space), fn = std::move(fn)] {
         Tuple result = fn();
         auto impl = client.lock();
-        if (!impl) throw TupleSpaceError("closed", "closed: the FiberClient was destroyed");
+        if (!impl) throw TupleSpaceError::of(Code::Closed, "the FiberClient was destroyed");
         std::uint64_t rid = impl->begin();
         encode_out(impl->frame, rid, space, result);
         impl->call(rid, Impl::Retry::Fail);

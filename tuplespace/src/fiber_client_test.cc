@@ -107,7 +107,7 @@ std::string error_code(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const ts::TupleSpaceError& e) {
-    return e.code();
+    return std::string(ts::code_to_wire(e.code()));
   }
   return "no error";
 }

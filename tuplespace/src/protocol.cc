@@ -12,11 +12,11 @@ using detail::add_field;
 
 // A request that can be read but not accepted; carries the error code.
 struct Reject {
-  std::string_view code;
+  Code code;
   std::string message;
 };
 
-[[noreturn]] void reject(std::string message, std::string_view code = errc::kBadRequest) {
+[[noreturn]] void reject(std::string message, Code code = Code::BadRequest) {
   throw Reject{code, std::move(message)};
 }
 
@@ -211,13 +211,13 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
   if (version != kProtocolVersion)
     reject("protocol version " + std::to_string(version) + " is not supported; this server speaks " +
                std::to_string(kProtocolVersion),
-           errc::kUnsupportedVersion);
+           Code::UnsupportedVersion);
   if (a.ptr[2].type != msgpack::type::STR) reject("op must be a str");
   std::string_view name(a.ptr[2].via.str.ptr, a.ptr[2].via.str.size);
   const OpInfo* info = nullptr;
   for (const auto& o : kOps)
     if (o.name == name) info = &o;
-  if (!info) reject("unknown op \"" + std::string(name.substr(0, 64)) + "\"", errc::kUnknownOp);
+  if (!info) reject("unknown op \"" + std::string(name.substr(0, 64)) + "\"", Code::UnknownOp);
   r.op = info->op;
   std::uint32_t nargs = a.size - 3;
   if (r.op == Op::Ack && nargs == 2)
@@ -341,17 +341,17 @@ std::variant<Request, DecodeFailure> decode_request(std::string_view frame) {
         zone, frame.data(), frame.size(), off,
         [](msgpack::type::object_type, std::size_t, void*) { return true; }, nullptr, limit);
     if (off != frame.size())
-      return DecodeFailure{0, errc::kBadRequest,
+      return DecodeFailure{0, Code::BadRequest,
                            "trailing " + std::to_string(frame.size() - off) + " bytes after the request"};
     return parse(top, rid);
   } catch (const Reject& r) {
     return DecodeFailure{rid, r.code, r.message};
   } catch (const msgpack::insufficient_bytes&) {
-    return DecodeFailure{0, errc::kBadRequest, "malformed msgpack: truncated"};
+    return DecodeFailure{0, Code::BadRequest, "malformed msgpack: truncated"};
   } catch (const msgpack::unpack_error& e) {
-    return DecodeFailure{0, errc::kBadRequest, std::string("malformed msgpack: ") + e.what()};
+    return DecodeFailure{0, Code::BadRequest, std::string("malformed msgpack: ") + e.what()};
   } catch (const std::exception& e) {
-    return DecodeFailure{0, errc::kBadRequest, std::string("undecodable request: ") + e.what()};
+    return DecodeFailure{0, Code::BadRequest, std::string("undecodable request: ") + e.what()};
   }
 }
 
@@ -432,10 +432,10 @@ void encode_timeout(std::string& out, std::uint64_t rid) {
   begin(out, st, rid, "timeout", 0);
 }
 
-void encode_error(std::string& out, std::uint64_t rid, std::string_view code, std::string_view message) {
+void encode_error(std::string& out, std::uint64_t rid, Code code, std::string_view message) {
   detail::StringStream st{&out};
   begin(out, st, rid, "error", 2);
-  detail::append_str(out, code);
+  detail::append_str(out, code_to_wire(code));
   detail::append_str(out, message);
 }
 
@@ -628,9 +628,13 @@ Reply decode_reply(std::string_view frame) {
       r.status = Reply::Status::Timeout;
     } else if (status == "error") {
       r.status = Reply::Status::Error;
+      r.code = Code::Unrecognized;
       if (n >= 5) {
-        r.code = str_of(a[3]);
+        std::string word = str_of(a[3]);
+        r.code = code_from_wire(word);
         r.message = str_of(a[4]);
+        // A newer server's code: the word is kept for whoever reads the message.
+        if (r.code == Code::Unrecognized) r.message = word + ": " + r.message;
       }
     } else if (status == "event") {
       r.status = Reply::Status::Event;

@@ -399,13 +399,13 @@ struct Server::Impl {
     }
   }
 
-  void reject(const std::string& routing_id, std::uint64_t rid, std::string_view code,
+  void reject(const std::string& routing_id, std::uint64_t rid, Code code,
               const std::string& message) {
     ++counters.rejected;
     reply.clear();
     encode_error(reply, rid, code, message);
     send(routing_id, reply);
-    log("rejected request " + std::to_string(rid) + ": " + std::string(code) + ": " + message);
+    log("rejected request " + std::to_string(rid) + ": " + std::string(code_to_wire(code)) + ": " + message);
   }
 
   // What the access policy says of a request of `session`; allowed when the
@@ -430,7 +430,7 @@ struct Server::Impl {
   void handle(const std::string& routing_id, int fd, std::string_view identity, std::string_view frame) {
     ++counters.requests;
     if (frame.size() > opt.max_message_bytes) {
-      reject(routing_id, 0, errc::kTooLarge,
+      reject(routing_id, 0, Code::TooLarge,
              "request of " + std::to_string(frame.size()) + " bytes exceeds the limit of " +
                  std::to_string(opt.max_message_bytes) + " bytes");
       return;
@@ -452,7 +452,7 @@ struct Server::Impl {
     }
     Session& session = session_for(routing_id, fd, identity);
     AccessVerdict verdict = verdict_on(session, r);
-    if (!verdict.allowed) return reject(routing_id, r.id, errc::kNotPermitted, verdict.reason);
+    if (!verdict.allowed) return reject(routing_id, r.id, Code::NotPermitted, verdict.reason);
     Millis now = deadline_base_ms();
     reply.clear();
     bool parked = false;
@@ -499,7 +499,7 @@ struct Server::Impl {
           auto missing = store.complete_all(r.leases, session.id, r.completes ? r.space : std::string_view(),
                                             std::move(r.tuples), now);
           if (missing)
-            return reject(routing_id, r.id, errc::kUnknownLease,
+            return reject(routing_id, r.id, Code::UnknownLease,
                           unknown_lease(*missing, true, lease_before_restart(*missing)) +
                               " (no lease of the " + std::to_string(r.leases.size()) + " was ended)");
           encode_ok(reply, r.id);
@@ -508,27 +508,27 @@ struct Server::Impl {
         bool held = r.completes ? store.complete(r.handle, session.id, r.space, std::move(r.tuples), now)
                                 : store.ack(r.handle, session.id);
         if (!held)
-          return reject(routing_id, r.id, errc::kUnknownLease,
+          return reject(routing_id, r.id, Code::UnknownLease,
                         unknown_lease(r.handle, r.completes, lease_before_restart(r.handle)));
         encode_ok(reply, r.id);
         break;
       }
       case Op::Renew:
         if (!store.renew(r.handle, r.lease, session.id, now))
-          return reject(routing_id, r.id, errc::kUnknownLease,
+          return reject(routing_id, r.id, Code::UnknownLease,
                         unknown_lease(r.handle, false, lease_before_restart(r.handle)));
         encode_ok(reply, r.id);
         break;
       case Op::Watch: encode_ok_count(reply, r.id, store.watch(r.space, r.tmpl, session.id)); break;
       case Op::Unwatch:
         if (!store.unwatch(r.handle, session.id))
-          return reject(routing_id, r.id, errc::kUnknownWatch,
+          return reject(routing_id, r.id, Code::UnknownWatch,
                         "watch " + std::to_string(r.handle) + " is not one of this client's watches");
         encode_ok(reply, r.id);
         break;
       case Op::Remove:
         if (!store.remove(r.space))
-          return reject(routing_id, r.id, errc::kUnknownSpace, "no space named \"" + r.space + "\"");
+          return reject(routing_id, r.id, Code::UnknownSpace, "no space named \"" + r.space + "\"");
         encode_ok(reply, r.id);
         break;
       case Op::Stats:
@@ -537,7 +537,7 @@ struct Server::Impl {
         } else if (auto s = store.stats(r.space)) {
           encode_ok_stats(reply, r.id, {*s});
         } else {
-          return reject(routing_id, r.id, errc::kUnknownSpace, "no space named \"" + r.space + "\"");
+          return reject(routing_id, r.id, Code::UnknownSpace, "no space named \"" + r.space + "\"");
         }
         break;
     }
@@ -565,7 +565,7 @@ struct Server::Impl {
             else encode_ok_leased_tuples(reply, d.request_id, {});
             break;
           case Delivery::Kind::SpaceRemoved:
-            encode_error(reply, d.request_id, errc::kSpaceRemoved, "the space was removed while waiting");
+            encode_error(reply, d.request_id, Code::SpaceRemoved, "the space was removed while waiting");
             break;
           case Delivery::Kind::Event: encode_event(reply, d.watch, d.event, d.space, d.tuple); break;
         }
@@ -592,7 +592,7 @@ struct Server::Impl {
       if (body.more()) {
         zmq::message_t extra;
         while (body.more() && router.recv(extra, zmq::recv_flags::dontwait)) body.swap(extra);
-        reject(routing_id, 0, errc::kBadRequest, "a request is exactly one frame");
+        reject(routing_id, 0, Code::BadRequest, "a request is exactly one frame");
         continue;
       }
       handle(routing_id, fd, user ? std::string_view(user) : std::string_view(),

@@ -118,7 +118,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     opts.safe_takes = true;
     client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::errc::kAuthFailed)
+    if (e.code() == ts::Code::AuthFailed)
       std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
     else
       std::fprintf(stderr,
@@ -267,9 +267,9 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   try {
     client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::errc::kInterrupted) return 0;  // told to retreat before it connected
+    if (e.code() == ts::Code::Interrupted) return 0;  // told to retreat before it connected
     std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
-    return e.code() == ts::errc::kUnreachable ? kExitCutOff : 1;
+    return e.code() == ts::Code::Unreachable ? kExitCutOff : 1;
   }
   // A short wait: the record is briefly absent while somebody rewrites it
   // (the feeder marks the job running just as agents start its piranhas).
@@ -285,9 +285,9 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   try {
     if (fns.piranha) fns.piranha(worker);
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::errc::kUnreachable) {
+    if (e.code() == ts::Code::Unreachable) {
       ws.cut_off = true;
-    } else if (e.code() != ts::errc::kSpaceRemoved && e.code() != ts::errc::kInterrupted) {
+    } else if (e.code() != ts::Code::SpaceRemoved && e.code() != ts::Code::Interrupted) {
       std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
       rc = 1;
     }
@@ -372,7 +372,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   } catch (const ts::TupleSpaceError& e) {
     // The job ended meanwhile, or the server went away: the held tasks'
     // leases return them in either case.
-    if (e.code() != ts::errc::kSpaceRemoved)
+    if (e.code() != ts::Code::SpaceRemoved)
       std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
   }
   if (retreating) {

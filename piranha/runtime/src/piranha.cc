@@ -123,11 +123,11 @@ std::optional<Task> Piranha::take(const ts::Template& tmpl) {
       end_lease(s_, next->lease, {next->tuple});  // of another template: back for others
     }
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::errc::kUnreachable) {
+    if (e.code() == ts::Code::Unreachable) {
       s_.cut_off = true;
       return std::nullopt;
     }
-    if (e.code() == ts::errc::kInterrupted) return std::nullopt;  // retreating
+    if (e.code() == ts::Code::Interrupted) return std::nullopt;  // retreating
     throw;
   }
   while (!s_.job_ended) {
@@ -147,15 +147,15 @@ std::optional<Task> Piranha::take(const ts::Template& tmpl) {
       detail::settle_completions(s_, true);
     } catch (const ts::TupleSpaceError& e) {
       // The feeder removes the job's space when the job ends.
-      if (e.code() == ts::errc::kSpaceRemoved) {
+      if (e.code() == ts::Code::SpaceRemoved) {
         s_.job_ended = true;
         return std::nullopt;
       }
-      if (e.code() == ts::errc::kUnreachable) {
+      if (e.code() == ts::Code::Unreachable) {
         s_.cut_off = true;
         return std::nullopt;
       }
-      if (e.code() == ts::errc::kInterrupted) return std::nullopt;  // retreating
+      if (e.code() == ts::Code::Interrupted) return std::nullopt;  // retreating
       throw;
     }
     if (got) return take_one(std::move(*got));
@@ -188,9 +188,9 @@ bool end_lease(detail::PiranhaState& s, ts::LeaseId lease, const std::vector<ts:
   try {
     if (s.client->complete(lease, s.space->name(), outs)) return true;
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::errc::kUnreachable) s.cut_off = true;
-    else if (e.code() != ts::errc::kUnknownOutcome && e.code() != ts::errc::kDeadlineExceeded &&
-             e.code() != ts::errc::kInterrupted)
+    if (e.code() == ts::Code::Unreachable) s.cut_off = true;
+    else if (e.code() != ts::Code::UnknownOutcome && e.code() != ts::Code::DeadlineExceeded &&
+             e.code() != ts::Code::Interrupted)
       throw;
   }
   ++s.lost;
@@ -221,9 +221,9 @@ void put_back_prefetched(detail::PiranhaState& s) {
   try {
     if (s.client->complete_all(leases, s.space->name(), tuples)) return;
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::errc::kUnreachable) s.cut_off = true;  // their leases return them
-    else if (e.code() != ts::errc::kUnknownOutcome && e.code() != ts::errc::kDeadlineExceeded &&
-             e.code() != ts::errc::kInterrupted)
+    if (e.code() == ts::Code::Unreachable) s.cut_off = true;  // their leases return them
+    else if (e.code() != ts::Code::UnknownOutcome && e.code() != ts::Code::DeadlineExceeded &&
+             e.code() != ts::Code::Interrupted)
       throw;
     return;
   }
@@ -354,7 +354,7 @@ bool Piranha::should_retreat() {
       // Refused: the lease already ended, and complete() will say so. Not
       // answered: the server is away; once the lease has surely run out,
       // the work is somebody else's and this piranha stops.
-      if (e.code() == ts::errc::kUnknownLease) st->renewed = now;
+      if (e.code() == ts::Code::UnknownLease) st->renewed = now;
       else if (now - st->renewed >= s_.lease) s_.cut_off = true;
     }
     next = std::min(next, std::max(st->renewed + s_.lease / 2, st->renew_tried + std::chrono::seconds(1)));

@@ -74,12 +74,12 @@ std::int64_t next_job_id(ts::Client& c) {
     c.out_many(kSpace, {ts::Tuple::of("jobseq", first), ts::Tuple::of("jobseq.created")});
   }
   auto t = c.in(kSpace, seq, 10'000, 10'000);
-  if (!t) throw ts::TupleSpaceError("timeout", "the job id counter was not returned within 10 s");
+  if (!t) throw ts::TupleSpaceError(ts::Code::Timeout, "the job id counter was not returned within 10 s");
   std::int64_t next = t->tuple.get<std::int64_t>(1);
   // Taken under a lease and put back in one atomic step: a submitter that
   // dies in between loses no counter.
   if (!c.complete(t->lease, kSpace, {ts::Tuple::of("jobseq", next + 1)}))
-    throw ts::TupleSpaceError("unknown_lease", "the job id counter's lease ended before it was advanced");
+    throw ts::TupleSpaceError(ts::Code::UnknownLease, "the job id counter's lease ended before it was advanced");
   return next;
 }
 

@@ -106,37 +106,28 @@
 #include "piranha/tuplespace/curve.h"
 #include "piranha/tuplespace/fields.h"
 #include "piranha/tuplespace/protocol.h"
+#include "piranha/tuplespace/status.h"
 
 namespace piranha::ts {
 
-// Codes of errors the client raises itself (the server's are in protocol.h).
-namespace errc {
-// No server answered within the deadline (constructor, or reconnecting).
-inline constexpr std::string_view kUnreachable = "unreachable";
-// The connection was lost with the request sent and unanswered, and
-// re-issuing it could do it twice: it may or may not have been carried out.
-inline constexpr std::string_view kUnknownOutcome = "unknown_outcome";
-// The server stayed connected but did not answer within the deadline.
-inline constexpr std::string_view kDeadlineExceeded = "deadline_exceeded";
-// options.interrupt_fd became readable while the call waited for its answer.
-inline constexpr std::string_view kInterrupted = "interrupted";
-// The server refused this client during the CURVE handshake: its key is not
-// in the server's auth file, it has no key and the server requires one (or
-// the other way round), or the server's public key it was given is wrong.
-// The message says which; nothing was sent.
-inline constexpr std::string_view kAuthFailed = "auth_failed";
-}  // namespace errc
-
-// An error reply from the server, or a failure to reach it. code() is the
-// wire error code ("unknown_lease", ...) or one of the client's codes above.
+// An error reply from the server, or a failure to reach it: code() says
+// which (status.h), and what() says in English what and where, usually
+// starting with the code's wire word ("unknown_lease: lease 7 is not held").
 class TupleSpaceError : public std::runtime_error {
  public:
-  TupleSpaceError(std::string code, const std::string& message)
-      : std::runtime_error(message), code_(std::move(code)) {}
-  const std::string& code() const { return code_; }
+  // what() is `message` as given.
+  TupleSpaceError(Code code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  // An error whose what() is the code's wire word, ": " and `detail`.
+  static TupleSpaceError of(Code code, std::string_view detail) {
+    std::string what(code_to_wire(code));
+    what += ": ";
+    what += detail;
+    return TupleSpaceError(code, what);
+  }
+  Code code() const { return code_; }
 
  private:
-  std::string code_;
+  Code code_;
 };
 
 // A tuple taken under a lease: ack() it when done, or it returns to the space
@@ -174,7 +165,7 @@ struct ClientOptions {
   // An fd (an eventfd, a pipe) that, while readable (or hung up), makes every
   // call that waits for an answer, an event (next_event), a new session (the
   // constructor, a reconnection, and the pause between two tries) or a safe
-  // take's lease to end throw TupleSpaceError("interrupted") at once (not
+  // take's lease to end throw TupleSpaceError(Code::Interrupted) at once (not
   // flush, flush_within or the destructor); whether the request was carried
   // out is then unknown, as for unknown_outcome. -1: none. A retreating
   // piranha uses it so as not to wait on a server that is cut off.
@@ -190,7 +181,7 @@ struct ClientOptions {
   // std::invalid_argument when they cannot be read); a plain connection when
   // those are unset too. A server that refuses the keys (or wants keys this
   // client has not) makes the constructor, or the call that reconnects,
-  // throw TupleSpaceError("auth_failed") at once rather than "unreachable"
+  // throw TupleSpaceError(Code::AuthFailed) at once rather than "unreachable"
   // after the deadline.
   CurveClientKeys curve;
   bool curve_from_environment = true;
@@ -226,7 +217,7 @@ class Client {
   // The untyped operations behind Space. timeout: kForever waits for ever,
   // 0 never waits. lease > 0 takes under a lease (in only).
   //
-  // out posts (see above); throws TupleSpaceError("too_large") at once when
+  // out posts (see above); throws TupleSpaceError(Code::TooLarge) at once when
   // the request exceeds the server's limit.
   void out(std::string_view space, const Tuple& t);
   // Waits until the server has handled every posted out and posted
@@ -248,7 +239,7 @@ class Client {
   std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max, Millis timeout = 0);
   // in_many under leases: takes up to `max` matching tuples, oldest first,
   // waiting for the first as in_many does; each is held under its own lease
-  // of `lease` ms (> 0; TupleSpaceError("bad_request") otherwise), to be
+  // of `lease` ms (> 0; TupleSpaceError(Code::BadRequest) otherwise), to be
   // acked, renewed or completed one by one. Empty when nothing matched (in
   // time), or the space does not exist and timeout is 0.
   std::vector<Leased> in_many_leased(std::string_view space, const Template& t, std::size_t max,
@@ -257,7 +248,7 @@ class Client {
   // waiting and leaving them in the space. Empty when nothing matches or the
   // space does not exist. max is 1..kMaxBatch.
   std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
-  // Throw TupleSpaceError("unknown_lease") when the lease already ended.
+  // Throw TupleSpaceError(Code::UnknownLease) when the lease already ended.
   void ack(LeaseId lease);
   void renew(LeaseId lease, Millis duration);
   // Atomic completion: if this client still holds `lease`, ends it and writes
@@ -274,7 +265,7 @@ class Client {
   // flush(), returns only after the server has handled it). A refusal
   // (unknown_lease) is never thrown: the lease is recorded for
   // take_lost_leases(). Other errors are reported as a posted out's are.
-  // Throws TupleSpaceError("too_large") at once, posting nothing, when the
+  // Throws TupleSpaceError(Code::TooLarge) at once, posting nothing, when the
   // request exceeds the server's limit.
   void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
   // The posted form of complete_all(): one request that ends every lease and
@@ -298,9 +289,9 @@ class Client {
   bool prefetching() const { return prefetch_rid_ != 0; }
   // The prefetch's answer, waiting for it at most `limit`: the tuple under
   // its lease, or nullopt when nothing matched, the connection was lost, or
-  // none is outstanding. Throws TupleSpaceError("deadline_exceeded") when no
+  // none is outstanding. Throws TupleSpaceError(Code::DeadlineExceeded) when no
   // answer came within `limit` (the prefetch stays outstanding; a tuple it
-  // took returns when this client closes), TupleSpaceError("interrupted")
+  // took returns when this client closes), TupleSpaceError(Code::Interrupted)
   // when the interrupt fd became readable while it waited (the same), and
   // an error the request got as a posted out's is thrown.
   std::optional<Leased> take_prefetched(std::chrono::milliseconds limit);

@@ -36,11 +36,11 @@
 // without safe_takes).
 //
 // Errors: an error reply throws TupleSpaceError(code, message) in the fiber
-// that made the request; other fibers are unaffected. This client adds these
-// codes: "unreachable" (the constructor got no answer), "closed" (the client
-// was destroyed while the call waited), "bad_reply" (the server sent a
-// frame that could not be decoded; the connection can no longer be trusted,
-// so every waiting and later call throws it too).
+// that made the request; other fibers are unaffected. Besides Client's, this
+// client raises Code::Closed (the client was destroyed while the call
+// waited) and Code::BadReply (the server sent a frame that could not be
+// decoded; the connection can no longer be trusted, so every waiting and
+// later call throws it too).
 //
 // How replies are received, and what it costs. A dispatcher fiber reads the
 // socket and hands each reply to the fiber that waits for it. ZeroMQ cannot
@@ -92,7 +92,7 @@ class FiberClient {
   explicit FiberClient(std::string endpoint, ClientOptions options = {});
 
   // Closes the connection. Fibers still waiting in a call wake up with
-  // TupleSpaceError("closed"); the server forgets their requests when it
+  // TupleSpaceError(Code::Closed); the server forgets their requests when it
   // notices the disconnection. Joins the dispatcher fiber, so the calling
   // fiber may briefly yield. Must run on the owning thread.
   ~FiberClient();
@@ -125,7 +125,7 @@ class FiberClient {
                                      Millis lease, Millis timeout = 0);
   // As Client::rd_many: copies of up to `max` matching tuples now, oldest first.
   std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
-  // Throw TupleSpaceError("unknown_lease") when the lease already ended.
+  // Throw TupleSpaceError(Code::UnknownLease) when the lease already ended.
   void ack(LeaseId lease);
   void renew(LeaseId lease, Millis duration);
   // As Client::complete: ends `lease` and writes `ts` to `space` in one step
@@ -146,7 +146,7 @@ class FiberClient {
   // destructor waits the same way (at most connect_timeout).
   void flush();
   WatchId watch(std::string_view space, const Template& t);
-  // Throws TupleSpaceError("unknown_watch") when `id` is not this client's.
+  // Throws TupleSpaceError(Code::UnknownWatch) when `id` is not this client's.
   void unwatch(WatchId id);
 
   // The next watch event of any of this client's watches, waiting up to
@@ -163,7 +163,7 @@ class FiberClient {
   // thread, then writes its result to `space` through this connection. fn
   // starts when the caller next blocks or yields. The future becomes ready
   // once the tuple is written and rethrows fn's exception, or
-  // TupleSpaceError("closed") when the client was destroyed first. fn shares
+  // TupleSpaceError(Code::Closed) when the client was destroyed first. fn shares
   // the thread, so a long computation should yield now and then (or use
   // Client::eval, which runs on its own thread). The thread cannot exit while
   // fn runs.

@@ -14,15 +14,16 @@
 #include <vector>
 
 #include "piranha/tuplespace/codec.h"
+#include "piranha/tuplespace/status.h"
 #include "piranha/tuplespace/store.h"
 
 namespace piranha::ts {
 
 // Bumped on any incompatible change; a server answers other versions with
-// error "unsupported_version".
+// error Code::UnsupportedVersion.
 inline constexpr std::int64_t kProtocolVersion = 1;
 
-// Requests larger than this are answered with error "too_large" (the server's
+// Requests larger than this are answered with error Code::TooLarge (the server's
 // --max-message option changes it).
 inline constexpr std::size_t kDefaultMaxMessageBytes = 16u << 20;
 
@@ -39,20 +40,8 @@ enum class Op : std::uint8_t {
 
 std::string_view op_name(Op op);
 
-// Error codes carried in error replies.
-namespace errc {
-inline constexpr std::string_view kBadRequest = "bad_request";
-inline constexpr std::string_view kUnsupportedVersion = "unsupported_version";
-inline constexpr std::string_view kUnknownOp = "unknown_op";
-inline constexpr std::string_view kTooLarge = "too_large";
-inline constexpr std::string_view kUnknownSpace = "unknown_space";
-inline constexpr std::string_view kUnknownLease = "unknown_lease";
-inline constexpr std::string_view kUnknownWatch = "unknown_watch";
-inline constexpr std::string_view kSpaceRemoved = "space_removed";
-// An authenticated client asked for something its role does not allow
-// (docs/security.md); nothing was done.
-inline constexpr std::string_view kNotPermitted = "not_permitted";
-}  // namespace errc
+// The codes of error replies are ts::Code (status.h), written as their wire
+// words by encode_error and read back by decode_reply.
 
 // A decoded, validated request. Which members are meaningful depends on `op`.
 struct Request {
@@ -74,7 +63,7 @@ struct Request {
 // be read, else 0.
 struct DecodeFailure {
   std::uint64_t request_id = 0;
-  std::string_view code;
+  Code code = Code::BadRequest;  // BadRequest, UnsupportedVersion or UnknownOp
   std::string message;
 };
 
@@ -96,7 +85,8 @@ void encode_ok_one_of_many(std::string& out, std::uint64_t rid, std::string_view
 void encode_ok_stats(std::string& out, std::uint64_t rid, const std::vector<SpaceStats>& stats);
 void encode_ok_hello(std::string& out, std::uint64_t rid, std::size_t max_message_bytes);
 void encode_timeout(std::string& out, std::uint64_t rid);
-void encode_error(std::string& out, std::uint64_t rid, std::string_view code, std::string_view message);
+// `code` is one a server sends (sent_by_server).
+void encode_error(std::string& out, std::uint64_t rid, Code code, std::string_view message);
 void encode_event(std::string& out, WatchId watch, WatchEventKind kind, std::string_view space,
                   std::string_view tuple);
 
@@ -141,7 +131,8 @@ struct Reply {
   enum class Status : std::uint8_t { Ok, Timeout, Error, Event };
   std::uint64_t request_id = 0;
   Status status = Status::Ok;
-  std::string code, message;        // Error
+  Code code = Code::BadRequest;     // Error; Unrecognized for a word this version does not know
+  std::string message;              // Error; for an Unrecognized code it starts with the word sent
   std::vector<Tuple> tuples;        // Ok for in/rd (one), in_many and rd_many; Event (one)
   std::vector<LeaseId> leases;      // Ok for in_many under a lease: one per tuple, in step
   std::uint64_t number = 0;         // lease id (in), count (out_many), watch id (watch, Event)
