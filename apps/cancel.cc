@@ -7,6 +7,8 @@
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
+using namespace std::chrono_literals;
+
 namespace piranha::apps {
 namespace {
 
@@ -18,12 +20,12 @@ struct CancelArgs {
 int cancel(const CancelArgs& a) {
   if (a.id <= 0) throw CommandFailure(2, "ID must be a job id (1, 2, ...), not " + std::to_string(a.id));
   auto client = connect(*a.server);
-  if (!client->rd(sys::kSpace, sys::job_template(a.id), 0))
+  if (!client->rd(sys::kSpace, sys::job_template(a.id), 0ms))
     throw CommandFailure(1, "no job " + std::to_string(a.id) + " (see `piranha jobs --all`)");
   // Take, check and rewrite the record in one hand, so a job that ends right
   // now keeps its real end. The wait covers a moment when another process
   // holds the record to rewrite it.
-  auto t = client->in(sys::kSpace, sys::job_template(a.id), 5000);
+  auto t = client->in(sys::kSpace, sys::job_template(a.id), 5s);
   if (!t) throw CommandFailure(1, "job " + std::to_string(a.id) + " vanished from the system space");
   auto job = sys::JobRecord::from_tuple(t->tuple);
   if (!job || sys::is_finished(job->state)) {

@@ -10,6 +10,8 @@
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
+using namespace std::chrono_literals;
+
 namespace piranha::apps {
 namespace {
 
@@ -33,13 +35,13 @@ struct NodeRow {
 
 NodeRow row_of(ts::Client& c, const sys::NodeRecord& n, double now) {
   NodeRow r{n, n.updated_at, false, std::nullopt, std::nullopt};
-  if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0))
+  if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0ms))
     if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) r.heard_at = std::max(r.heard_at, h->time);
   r.stale = now - r.heard_at > kStaleSeconds;
   for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
     if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now))
       r.blocked_until = std::max(r.blocked_until.value_or(0.0), b->end);
-  if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0)) r.run = sys::NodeRun::from_tuple(*t);
+  if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0ms)) r.run = sys::NodeRun::from_tuple(*t);
   return r;
 }
 

@@ -8,6 +8,8 @@
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
+using namespace std::chrono_literals;
+
 namespace piranha::apps {
 namespace {
 
@@ -55,11 +57,11 @@ int report(const ReportArgs& a) {
   // Only while an NPS runs (scheduler 0 beats) do the agents' records
   // continue what its evaluator recorded.
   bool nps_running = false;
-  if (auto t = c->rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0))
+  if (auto t = c->rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms))
     if (auto hb = sys::SchedulerHeartbeat::from_tuple(*t)) nps_running = in.now - hb->time < 30;
   for (const auto& n : nps_running ? sys::list_nodes(*c) : std::vector<sys::NodeRecord>{}) {
     nps::ReportInput::Current now{n.name, std::string(sys::name(n.state)), std::nullopt};
-    if (auto t = c->rd(sys::kSpace, sys::running_template(n.name), 0))
+    if (auto t = c->rd(sys::kSpace, sys::running_template(n.name), 0ms))
       if (auto r = sys::NodeRun::from_tuple(*t); r && r->job_id != 0) now.job = r->job_id;
     in.current.push_back(now);
   }

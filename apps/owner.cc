@@ -13,6 +13,8 @@
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
+using namespace std::chrono_literals;
+
 namespace piranha::apps {
 namespace {
 
@@ -67,7 +69,7 @@ int block(const OwnerArgs& a) {
   std::cerr << "node " << a.node << " blocked for piranhas from "
             << (b.start <= now ? "now" : local_time(b.start, now)) << " until " << until_text(b.end, now)
             << (b.end >= kForeverSeconds ? " (`piranha owner allow " + a.node + "`)" : std::string()) << "\n";
-  if (!client->rd(sys::kSpace, sys::node_template(a.node), 0))
+  if (!client->rd(sys::kSpace, sys::node_template(a.node), 0ms))
     std::cerr << "note: no agent has registered a node named " << a.node << " yet\n";
   return 0;
 }
@@ -85,7 +87,7 @@ int complain(const OwnerArgs& a) {
   client->out(sys::kSpace, c.to_tuple());
   client->flush();
   std::cerr << "complaint about node " << a.node << " stored (piranha nps report lists it)\n";
-  if (!client->rd(sys::kSpace, sys::node_template(a.node), 0))
+  if (!client->rd(sys::kSpace, sys::node_template(a.node), 0ms))
     std::cerr << "note: no agent has registered a node named " << a.node << " yet\n";
   return 0;
 }

@@ -9,6 +9,8 @@
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
+using namespace std::chrono_literals;
+
 namespace piranha::apps {
 namespace {
 
@@ -20,13 +22,13 @@ struct ReleaseArgs {
 int release(const ReleaseArgs& a) {
   if (a.id <= 0) throw CommandFailure(2, "ID must be a job id (1, 2, ...), not " + std::to_string(a.id));
   auto client = connect(*a.server);
-  auto t = client->rd(sys::kSpace, sys::job_template(a.id), 0);
+  auto t = client->rd(sys::kSpace, sys::job_template(a.id), 0ms);
   auto job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
   if (!job) throw CommandFailure(1, "no job " + std::to_string(a.id) + " (see `piranha jobs --all`)");
-  bool fed = client->rd(sys::kSpace, sys::jobstat_template(a.id), 0).has_value();
+  bool fed = client->rd(sys::kSpace, sys::jobstat_template(a.id), 0ms).has_value();
   auto state = fed ? sys::JobState::Running : sys::JobState::Queued;
   if (!sys::release_job(*client, a.id, state)) {
-    auto now = client->rd(sys::kSpace, sys::job_template(a.id), 0);
+    auto now = client->rd(sys::kSpace, sys::job_template(a.id), 0ms);
     auto rec = now ? sys::JobRecord::from_tuple(*now) : std::nullopt;
     throw CommandFailure(1, "job " + std::to_string(a.id) + " is not held (it is " +
                                 (rec ? std::string(sys::name(rec->state)) : std::string("gone")) + ")");

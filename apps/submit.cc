@@ -23,6 +23,8 @@
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
+using namespace std::chrono_literals;
+
 extern char** environ;
 
 namespace piranha::apps {
@@ -83,7 +85,7 @@ bool settle(ts::Client& c, const sys::JobRecord& job, const std::string& name, c
   // Wait a little: a concurrent set_job_state (cancel) may hold the tuple.
   // Taken under a lease and rewritten by completing it, so that a server
   // restart in between cannot lose the record.
-  auto t = c.in(sys::kSpace, sys::job_template(job.id), 2000, 10'000);
+  auto t = c.in(sys::kSpace, sys::job_template(job.id), 2s, 10s);
   if (!t) {
     std::cerr << "piranha submit: job " << job.id << " is no longer in the system space\n";
     return false;
@@ -151,7 +153,7 @@ int submit(const SubmitArgs& a) {
 
   sys::JobRecord job;
   if (a.registered > 0) {
-    auto t = client->rd(sys::kSpace, sys::job_template(a.registered), 0);
+    auto t = client->rd(sys::kSpace, sys::job_template(a.registered), 0ms);
     auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
     if (!rec) throw CommandFailure(1, "--registered " + std::to_string(a.registered) + ": no such job");
     job = *rec;

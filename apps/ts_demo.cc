@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "piranha/base/clock.h"
 #include "piranha/tuplespace/client.h"
 #include "piranha/tuplespace/curve.h"
 #include "piranha/tuplespace/embedded.h"
@@ -41,7 +42,6 @@ struct DemoOptions {
 };
 
 int run_demo(const DemoOptions& o) {
-  using clock = std::chrono::steady_clock;
   std::unique_ptr<ts::EmbeddedServer> embedded;
   std::string endpoint = o.connect;
   if (endpoint.empty()) {
@@ -56,7 +56,7 @@ int run_demo(const DemoOptions& o) {
   std::cout << "piranha demo: counting primes below " << o.limit << " in " << o.tasks << " tasks with "
             << o.workers << " workers over " << (embedded ? "an embedded tuple space" : endpoint) << "\n";
 
-  auto start = clock::now();
+  auto start = piranha::Clock::now();
   std::vector<ts::Tuple> tasks;
   std::int64_t step = (o.limit + o.tasks - 1) / o.tasks;
   for (std::int64_t lo = 0; lo < o.limit; lo += step) tasks.push_back(ts::Tuple::of("task", lo, std::min(lo + step, o.limit)));
@@ -94,11 +94,11 @@ int run_demo(const DemoOptions& o) {
     std::cout << "  worker " << worker << " completed " << done << " tasks\n";
   }
   for (auto& f : workers) f.get();
-  double parallel_s = std::chrono::duration<double>(clock::now() - start).count();
+  double parallel_s = std::chrono::duration<double>(piranha::Clock::now() - start).count();
 
-  start = clock::now();
+  start = piranha::Clock::now();
   std::int64_t expected = count_primes(0, o.limit);
-  double sequential_s = std::chrono::duration<double>(clock::now() - start).count();
+  double sequential_s = std::chrono::duration<double>(piranha::Clock::now() - start).count();
 
   std::cout << "  result: " << total << " primes below " << o.limit << "\n"
             << "  check:  sequential count " << expected << (total == expected ? " (match)" : " (MISMATCH)") << "\n"

@@ -26,6 +26,7 @@
 #include "piranha/testing/priority_probe.h"
 
 using namespace piranha::it;
+using piranha::Clock;
 namespace sys = piranha::sys;
 using Json = nlohmann::json;
 
@@ -198,7 +199,7 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
   REQUIRE(wait_until([&] { return count(events_of(s, "n1"), "start", {{"job", 1}}) == 1; }));
   // The agent publishes what it runs and on whose word.
   auto runs = [&](std::int64_t job, const std::string& by) {
-    auto t = c.rd(sys::kSpace, sys::running_template("n1"), 0);
+    auto t = c.rd(sys::kSpace, sys::running_template("n1"), 0ms);
     auto r = t ? sys::NodeRun::from_tuple(*t) : std::nullopt;
     return r && r->job_id == job && r->by == by;
   };
@@ -339,7 +340,7 @@ namespace {
 
 // Job `id`'s record now, if any.
 std::optional<sys::JobRecord> job_record(ts::Client& c, std::int64_t id) {
-  auto t = c.rd(sys::kSpace, sys::job_template(id), 500);
+  auto t = c.rd(sys::kSpace, sys::job_template(id), 500ms);
   return t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
 }
 

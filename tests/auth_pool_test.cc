@@ -18,7 +18,7 @@ namespace sys = piranha::sys;
 namespace {
 
 std::optional<sys::JobRecord> job_record(ts::Client& c, std::int64_t id) {
-  auto t = c.rd(sys::kSpace, sys::job_template(id), 0);
+  auto t = c.rd(sys::kSpace, sys::job_template(id), 0ms);
   return t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
 }
 
@@ -47,7 +47,7 @@ TEST_CASE("auth pool: two agents, the NPS and submitted jobs work with authentic
   ts::Client admin(pool.endpoint(), pool.as("admin"));
   REQUIRE_MESSAGE(wait_until([&] { return sys::list_nodes(admin).size() == 2; }), ws01.err(), ws02.err());
   REQUIRE_MESSAGE(
-      wait_until([&] { return admin.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0).has_value(); }),
+      wait_until([&] { return admin.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms).has_value(); }),
       nps.err());
 
   // alice's job runs on the pool and finishes with its result.
@@ -61,7 +61,7 @@ TEST_CASE("auth pool: two agents, the NPS and submitted jobs work with authentic
   std::int64_t tasks = 0;
   for (const auto& w : work) tasks += w.tasks;
   CHECK(tasks == 24);
-  CHECK(sys::JobOwner::from_tuple(*admin.rd(sys::kSpace, sys::jobowner_template(1), 0))->name == "alice");
+  CHECK(sys::JobOwner::from_tuple(*admin.rd(sys::kSpace, sys::jobowner_template(1), 0ms))->name == "alice");
 
   // bob's job fails on every node until its flag goes: an agent holds it,
   // and bob (its owner) releases it.
@@ -90,7 +90,7 @@ TEST_CASE("auth pool: two agents, the NPS and submitted jobs work with authentic
   // ws01 prunes ended jobs' records, the server's ownership records too.
   CHECK(wait_until([&] { return !job_record(admin, 1) && !job_record(admin, 2); }, 30s));
   CHECK(admin.rd_many(sys::kSpace, sys::jobowner_template(1), 10).empty());
-  CHECK(admin.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0).has_value());
+  CHECK(admin.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0ms).has_value());
 
   // Nothing any of them did was refused.
   std::string log = pool.log();

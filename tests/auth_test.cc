@@ -16,6 +16,7 @@
 #include "secured_pool.h"
 
 using namespace piranha::it;
+using piranha::Clock;
 namespace sys = piranha::sys;
 
 namespace {
@@ -41,7 +42,7 @@ std::int64_t register_job(ts::Client& c) {
 }
 
 sys::JobState state_of(ts::Client& c, std::int64_t id) {
-  auto t = c.rd(sys::kSpace, sys::job_template(id), 2000);
+  auto t = c.rd(sys::kSpace, sys::job_template(id), 2s);
   REQUIRE(t);
   return sys::JobRecord::from_tuple(*t)->state;
 }
@@ -105,7 +106,7 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
   ts::Client alice(pool.endpoint(), pool.as("alice"));
   std::int64_t id = register_job(alice);
   // The server wrote down who took the id.
-  auto owner = admin.rd(sys::kSpace, sys::jobowner_template(id), 0);
+  auto owner = admin.rd(sys::kSpace, sys::jobowner_template(id), 0ms);
   REQUIRE(owner);
   CHECK(sys::JobOwner::from_tuple(*owner)->name == "alice");
 
@@ -159,7 +160,7 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
     ts::Client nps(pool.endpoint(), pool.as("nps"));
     sys::supersede(nps, sys::assign_template(0, "ws01"), sys::Assignment{0, 1, "ws01", id}.to_tuple());
     nps.flush();
-    CHECK(admin.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0).has_value());
+    CHECK(admin.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0ms).has_value());
     CHECK(error_code([&] { sys::set_job_state(nps, id, sys::JobState::Cancelled); }) == "not_permitted");
     CHECK(state_of(admin, id) == sys::JobState::Queued);
   }

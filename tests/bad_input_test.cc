@@ -225,7 +225,7 @@ TEST_CASE_FIXTURE(PreloadedServer, "a client that disconnects while blocked in `
     RawPeer raw(server.endpoint());
     std::string frame;
     ts::encode_in(frame, 51, ts::Op::In, "jobs", ts::detail::template_of("task", ts::formal<std::int64_t>),
-                  ts::kForever, 60000);
+                  ts::kForever.count(), 60000);
     raw.send(frame);
     REQUIRE(wait_until([&] { return stats_of(bystander, "jobs").waiters == 1; }));
     raw.close();

@@ -259,14 +259,14 @@ TEST_CASE("watches keep delivering after the server restarts") {
     ts::Client w(endpoint);
     w.space("jobs").out("task", 1);
   }
-  auto first = watcher.next_event(15000);
+  auto first = watcher.next_event(15s);
   REQUIRE(first.has_value());
   CHECK(first->watch == id);
 
   kill_server(*server);
   server = serve_on(endpoint);
   auto restarted_at = Clock::now();
-  auto next = std::async(std::launch::async, [&] { return watcher.next_event(20000); });
+  auto next = std::async(std::launch::async, [&] { return watcher.next_event(20s); });
   ts::Client writer(endpoint);
   REQUIRE(wait_until([&] { return stats_of(writer, "jobs").watches == 1; }));
   double rewatched = ms_since(restarted_at);
@@ -297,15 +297,15 @@ TEST_CASE("FiberClient: blocked fibers survive a server restart as a Client's ca
   boost::fibers::fiber plain(
       [&] { plain_code = code_of([&] { jobs.in("task", ts::formal<std::int64_t>); }); });
   boost::fibers::fiber watcher([&] {
-    while (!event || event->tuple != ts::Tuple::of("task", 7)) event = c.next_event(20000);
+    while (!event || event->tuple != ts::Tuple::of("task", 7)) event = c.next_event(20s);
   });
   // A waiting in_many under leases is re-issued with what is left of its
   // wait; one without leases has an unknown outcome, as the plain in.
   const ts::Template task_t({ts::Field::of(ts::Value(std::string("task"))), ts::Field::formal(ts::Type::Int)});
   std::vector<ts::Leased> collected;
   std::string many_code;
-  boost::fibers::fiber collector([&] { collected = c.in_many_leased("jobs", task_t, 5, 60'000, 30'000); });
-  boost::fibers::fiber plain_many([&] { many_code = code_of([&] { c.in_many("jobs", task_t, 5, 30'000); }); });
+  boost::fibers::fiber collector([&] { collected = c.in_many_leased("jobs", task_t, 5, 30s, 60s); });
+  boost::fibers::fiber plain_many([&] { many_code = code_of([&] { c.in_many("jobs", task_t, 5, 30s); }); });
   boost::fibers::fiber driver([&] {
     ts::Client probe(endpoint);
     REQUIRE(wait_until([&] {

@@ -303,7 +303,7 @@ TEST_CASE("safe takes return every tuple exactly once through SIGKILLs and resta
             ++seen[t.get<std::int64_t>(1)];
         } else {
           // The form that waits for the first one, re-issued after a restart.
-          for (const auto& t : consumer.space("log").in_many_for(30s, 7, "n", ts::formal<std::int64_t>))
+          for (const auto& t : consumer.space("log").in_many_for(7, 30s, "n", ts::formal<std::int64_t>))
             ++seen[t.get<std::int64_t>(1)];
         }
       } catch (const ts::TupleSpaceError& e) {

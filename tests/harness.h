@@ -18,13 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "piranha/base/clock.h"
 #include "piranha/tuplespace/client.h"
 
 namespace piranha::it {
 
 namespace ts = piranha::ts;
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 
 // How long a test waits for something that should happen "promptly".
 inline constexpr std::chrono::milliseconds kPatience = 15s;

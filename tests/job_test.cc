@@ -433,7 +433,7 @@ TEST_CASE("jobstat shows a job's first completed tasks and their mean time withi
   double seen_at = 0;
   REQUIRE(wait_until(
       [&] {
-        auto t = c.rd(sys::kSpace, sys::jobstat_template(id), 0);
+        auto t = c.rd(sys::kSpace, sys::jobstat_template(id), 0ms);
         auto st = t ? sys::JobStat::from_tuple(*t) : std::nullopt;
         if (!st || st->tasks_done == 0 || st->mean_task_seconds <= 0) return false;
         seen = st;

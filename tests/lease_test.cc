@@ -29,7 +29,7 @@ TEST_CASE("a leased tuple that is not acked returns to the space when the lease 
 
   // The lease is over: the late worker can neither ack nor renew it.
   CHECK_THROWS_WITH_AS(worker.ack(task.lease), doctest::Contains("unknown_lease"), ts::TupleSpaceError);
-  CHECK_THROWS_AS(worker.renew(task.lease, 1000), ts::TupleSpaceError);
+  CHECK_THROWS_AS(worker.renew(task.lease, 1s), ts::TupleSpaceError);
 }
 
 TEST_CASE("an acked tuple never returns") {

@@ -16,6 +16,7 @@
 #include "piranha/runtime/sysspace.h"
 
 using namespace piranha::it;
+using piranha::Clock;
 namespace sys = piranha::sys;
 
 namespace {
@@ -69,7 +70,7 @@ struct Pool {
 std::map<std::string, sys::NodeRun> runs(ts::Client& c) {
   std::map<std::string, sys::NodeRun> out;
   for (const auto& n : sys::list_nodes(c))
-    if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0))
+    if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0ms))
       if (auto r = sys::NodeRun::from_tuple(*t)) out[n.name] = *r;
   return out;
 }
@@ -134,7 +135,7 @@ TEST_CASE(
   // before the job comes, so its evaluator closes a span on each when the
   // job starts there.
   REQUIRE(wait_until([&] {
-    return c.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0) && c.rd(sys::kSpace, sys::assign_template(0, "ws02"), 0);
+    return c.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0ms) && c.rd(sys::kSpace, sys::assign_template(0, "ws02"), 0ms);
   }));
   auto job = pool.spin(300, 50);  // 15 s of work
   REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 2); }));
@@ -187,7 +188,7 @@ TEST_CASE(
   auto job = pool.spin(40, 50);                       // 2 s of work: job 1
   auto assigned = [&](std::int64_t id) -> std::optional<sys::Assignment> {
     for (const char* n : {"ws01", "ws02"})
-      if (auto t = c.rd(sys::kSpace, sys::assign_template(0, n), 0))
+      if (auto t = c.rd(sys::kSpace, sys::assign_template(0, n), 0ms))
         if (auto a = sys::Assignment::from_tuple(*t); a && a->job_id == id) return a;
     return std::nullopt;
   };
@@ -298,7 +299,7 @@ namespace {
 // The job scheduler `scheduler`'s assignment (the `assign` tuple agents
 // read) names for `node`; 0 for none or no tuple.
 std::int64_t assigned(ts::Client& c, std::int64_t scheduler, const std::string& node) {
-  if (auto t = c.rd(sys::kSpace, sys::assign_template(scheduler, node), 0))
+  if (auto t = c.rd(sys::kSpace, sys::assign_template(scheduler, node), 0ms))
     if (auto a = sys::Assignment::from_tuple(*t)) return a->job_id;
   return 0;
 }

@@ -19,6 +19,7 @@
 #include "piranha/runtime/sysspace.h"
 
 using namespace piranha::it;
+using piranha::Clock;
 using json = nlohmann::json;
 namespace sys = piranha::sys;
 

@@ -81,7 +81,7 @@ TEST_CASE("a client leaving never revokes the lease of a client that connected j
     zmq::socket_t worker = dealer(server.endpoint());
     std::string frame;
     ts::encode_in(frame, 2, ts::Op::In, "jobs", ts::detail::template_of("task", ts::formal<std::int64_t>),
-                  ts::kForever, 60000);
+                  ts::kForever.count(), 60000);
     worker.send(zmq::buffer(frame), zmq::send_flags::none);
     auto taken = receive(worker, kPatience);
     REQUIRE(taken.has_value());

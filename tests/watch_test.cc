@@ -11,7 +11,7 @@ namespace {
 
 // The next event, or a failed check when none arrives in good time.
 ts::WatchEvent next(ts::Client& watcher) {
-  auto e = watcher.next_event(kPatience.count());
+  auto e = watcher.next_event(kPatience);
   REQUIRE_MESSAGE(e.has_value(), "no watch event arrived");
   return *e;
 }
@@ -57,7 +57,7 @@ TEST_CASE("a watcher receives written and taken events for matching tuples only"
   check_event(next(watcher), id, K::Written, ts::Tuple::of("task", 3));
   check_event(next(watcher), id, K::Taken, ts::Tuple::of("task", 3));
   // Nothing else: the non-matching tuples raised no events.
-  CHECK_FALSE(watcher.next_event(300).has_value());
+  CHECK_FALSE(watcher.next_event(300ms).has_value());
 }
 
 TEST_CASE("a tuple returned by a killed worker's lease is reported as written again") {
@@ -84,7 +84,7 @@ TEST_CASE("unwatch stops events and a departed watcher's watches are dropped") {
   watcher.unwatch(id);
   CHECK_THROWS_WITH_AS(watcher.unwatch(id), doctest::Contains("unknown_watch"), ts::TupleSpaceError);
   writer.space("jobs").out("task", 1);
-  CHECK_FALSE(watcher.next_event(300).has_value());
+  CHECK_FALSE(watcher.next_event(300ms).has_value());
   CHECK(stats_of(writer, "jobs").watches == 0);
 
   {

@@ -5,9 +5,10 @@
 #include <cstddef>
 #include <vector>
 
+#include "piranha/base/clock.h"
+
 namespace piranha::bench {
 
-using Clock = std::chrono::steady_clock;
 
 inline double micros(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();

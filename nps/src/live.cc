@@ -12,10 +12,10 @@
 #include "piranha/trellis/fiber_trellis.h"
 #include "values.h"
 
+using namespace std::chrono_literals;
+
 namespace piranha::nps {
 namespace {
-
-using Clock = Ticker::Clock;
 
 // Event ticks (ticker.h) at most this often: a flood of news (many jobs
 // submitted at once) costs at most one refresh of the pool per gap.
@@ -141,7 +141,7 @@ class Shell {
       std::optional<std::pair<std::int64_t, double>> beating;
       try {
         for (std::int64_t id : local_schedulers())
-          if (auto t = client_->rd(sys::kSpace, sys::scheduler_heartbeat_template(id), 0))
+          if (auto t = client_->rd(sys::kSpace, sys::scheduler_heartbeat_template(id), 0ms))
             if (auto hb = sys::SchedulerHeartbeat::from_tuple(*t); hb && sys::wall_now() - hb->time < quiet)
               beating = std::pair(id, sys::wall_now() - hb->time);
       } catch (const ts::TupleSpaceError& e) {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+using namespace std::chrono_literals;
+
 namespace piranha::nps {
 namespace {
 
@@ -65,9 +67,9 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
   // what is already there is read.
   const auto deadline = std::chrono::steady_clock::now() + wait;
   auto left = [&] {
-    if (news) return std::int64_t{0};
+    if (news) return 0ms;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    return std::max<std::int64_t>(0, ms.count());
+    return std::max(0ms, ms);
   };
   for (auto e = c.next_event(left()); e; e = c.next_event(left())) {
     if (e->kind != ts::WatchEventKind::Written) continue;
@@ -111,12 +113,12 @@ void LivePool::read_absent_jobs(ts::Client& c, LiveSnapshot& s) {
   absent_jobs_.begin_read();
   for (const auto& [id, record] : state_.live_records) {
     if (std::any_of(s.jobs.begin(), s.jobs.end(), [&](const auto& j) { return j.id == id; })) continue;
-    if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
+    if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0ms)) {
       // Written back since the listing: as it says now.
       if (auto j = sys::JobRecord::from_tuple(*t)) s.jobs.push_back(*j);
       continue;
     }
-    if (absent_jobs_.absent(id, now).count() > 0 && c.rd(sys::kSpace, sys::launch_template(id), 0))
+    if (absent_jobs_.absent(id, now).count() > 0 && c.rd(sys::kSpace, sys::launch_template(id), 0ms))
       s.kept_absent.push_back(id);
   }
   absent_jobs_.end_read();
@@ -127,14 +129,14 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   s.time = sys::wall_now();
   s.nodes = sys::list_nodes(c);
   for (const auto& n : s.nodes)
-    if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0))
+    if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0ms))
       if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) s.heartbeats.push_back(*h);
   for (const auto& n : s.nodes)
     for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
       if (auto b = sys::OwnerBlock::from_tuple(t)) s.owner_blocks.push_back(*b);
   s.complaints = sys::list_complaints(c);
   for (const auto& n : s.nodes)
-    if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0))
+    if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0ms))
       if (auto r = sys::NodeRun::from_tuple(*t)) s.running.push_back(*r);
   s.stats = sys::list_jobstats(c);
   s.jobs = sys::list_jobs(c);

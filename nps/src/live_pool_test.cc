@@ -136,7 +136,7 @@ TEST_CASE(
   };
   // Job 1's feeder is marking it running: its record is taken, not yet
   // written back.
-  auto taken = c.in(sys::kSpace, sys::job_template(1), 0, 10'000);
+  auto taken = c.in(sys::kSpace, sys::job_template(1), 0ms, 10s);
   REQUIRE(taken);
   pool.refresh(c);
   impatient.refresh(c);
@@ -157,7 +157,7 @@ TEST_CASE(
   brief.refresh(c);
   CHECK(ids(pool) == std::vector<JobId>{1, 2});
   CHECK(ids(brief) == std::vector<JobId>{1, 2});
-  taken = c.in(sys::kSpace, sys::job_template(1), 0, 10'000);
+  taken = c.in(sys::kSpace, sys::job_template(1), 0ms, 10s);
   REQUIRE(taken);
   brief.refresh(c);
   CHECK(ids(brief) == std::vector<JobId>{1, 2});
@@ -176,8 +176,8 @@ TEST_CASE(
   CHECK(pool.jobs()[0].measured);
   CHECK(pool.jobs()[0].tasks_left == 96);
   CHECK(pool.jobs()[0].attained == doctest::Approx(0.04));
-  auto stat = c.in(sys::kSpace, sys::jobstat_template(1), 0, 10'000);
-  auto work = c.in(sys::kSpace, sys::jobwork_template(1), 0, 10'000);
+  auto stat = c.in(sys::kSpace, sys::jobstat_template(1), 0ms, 10s);
+  auto work = c.in(sys::kSpace, sys::jobwork_template(1), 0ms, 10s);
   REQUIRE(stat);
   REQUIRE(work);
   pool.refresh(c);
@@ -190,13 +190,13 @@ TEST_CASE(
   CHECK(pool.jobs()[0].tasks_left == 94);
   CHECK(pool.jobs()[0].attained == doctest::Approx(0.06));
   // Taken again, and its launch record gone too (a cancel's cleanup): let go.
-  taken = c.in(sys::kSpace, sys::job_template(1), 0, 10'000);
+  taken = c.in(sys::kSpace, sys::job_template(1), 0ms, 10s);
   REQUIRE(taken);
-  REQUIRE(c.in(sys::kSpace, sys::launch_template(1), 0));
+  REQUIRE(c.in(sys::kSpace, sys::launch_template(1), 0ms));
   pool.refresh(c);
   CHECK(ids(pool) == std::vector<JobId>{2});
   // Job 2 taken and written back ended: gone at once.
-  taken = c.in(sys::kSpace, sys::job_template(2), 0, 10'000);
+  taken = c.in(sys::kSpace, sys::job_template(2), 0ms, 10s);
   REQUIRE(taken);
   pool.refresh(c);
   CHECK(ids(pool) == std::vector<JobId>{2});

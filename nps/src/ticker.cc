@@ -26,7 +26,7 @@ Ticker::Tick Ticker::take(Clock::time_point now) {
   return Tick::None;
 }
 
-Ticker::Clock::time_point Ticker::next() const {
+Clock::time_point Ticker::next() const {
   return news_ ? std::min(grid_, last_ + gap_) : grid_;
 }
 

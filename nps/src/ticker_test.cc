@@ -10,7 +10,7 @@ namespace {
 using namespace std::chrono_literals;
 using Tick = Ticker::Tick;
 
-const Ticker::Clock::time_point t0{};
+const Clock::time_point t0{};
 
 TEST_CASE("ticker: grid ticks every period from the first, and a late tick does not shift the grid") {
   Ticker t(t0, 1s, 20ms);
@@ -53,7 +53,7 @@ TEST_CASE("ticker: news within the gap after a tick waits for the gap's end, not
 }
 
 TEST_CASE("ticker: a period under a millisecond counts as a millisecond, never a division by zero") {
-  Ticker t(t0, Ticker::Clock::duration(0), 20ms);
+  Ticker t(t0, Clock::duration(0), 20ms);
   CHECK(t.take(t0) == Ticker::Tick::Grid);
   CHECK(t.next() == t0 + 1ms);
   CHECK(t.take(t0 + 500us) == Ticker::Tick::None);

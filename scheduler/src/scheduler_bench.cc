@@ -7,13 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "piranha/base/clock.h"
 #include "piranha/scheduler/node_history.h"
 #include "piranha/scheduler/predictor.h"
 #include "piranha/scheduler/simulator.h"
 #include "piranha/scheduler/trace_tools.h"
 
 using namespace piranha::sched;
-using Clock = std::chrono::steady_clock;
+using piranha::Clock;
 
 namespace {
 

@@ -203,7 +203,7 @@ bool reencode(const ts::Request& r, std::string& out) {
       ts::encode_in(out, r.id, r.op, r.space, template_of(r.tmpl, c), r.timeout, r.lease);
       break;
     case ts::Op::InMany:
-      ts::encode_in_many(out, r.id, r.space, template_of(r.tmpl, c), r.max, r.lease, r.timeout);
+      ts::encode_in_many(out, r.id, r.space, template_of(r.tmpl, c), r.max, r.timeout, r.lease);
       break;
     case ts::Op::RdMany: ts::encode_rd_many(out, r.id, r.space, template_of(r.tmpl, c), r.max); break;
     case ts::Op::Bye: ts::encode_bye(out, r.id); break;
@@ -237,7 +237,7 @@ void check_request(const ts::Request& r) {
   REQUIRE(r.space.size() <= ts::kMaxSpaceNameBytes);
   REQUIRE(r.tuples.size() <= ts::kMaxBatch);
   REQUIRE(r.op == ts::Op::Out ? r.tuples.size() == 1 : true);
-  REQUIRE(r.timeout >= ts::kForever && r.lease >= 0);
+  REQUIRE(r.timeout >= ts::kForever.count() && r.lease >= 0);
   REQUIRE(r.op == ts::Op::Rd ? r.lease == 0 : true);
 
   for (const auto& img : r.tuples) check_tuple_image(img);

@@ -13,13 +13,10 @@
 
 #include "connection.h"
 #include "piranha/tuplespace/server.h"
+#include "piranha/base/clock.h"
 
 namespace piranha::ts {
 namespace {
-
-Millis now_ms() {
-  return detail::steady_now_ms();
-}
 
 std::string ms_text(Millis ms) {
   return std::to_string(ms) + " ms";
@@ -85,11 +82,11 @@ ClientOptions with_environment_keys(ClientOptions options) {
 
 Client::Client(std::string endpoint, ClientOptions options)
     : endpoint_(std::move(endpoint)), options_(with_environment_keys(std::move(options))) {
-  open_session(now_ms() + options_.connect_timeout.count());
+  open_session(steady_ms() + options_.connect_timeout.count());
 }
 
 void Client::open_session(Millis deadline) {
-  Millis began = now_ms();
+  Millis began = steady_ms();
   bool after_loss = socket_ != nullptr;
   Millis backoff = options_.reconnect_backoff.count();
   int failed_handshakes = 0;  // of this call's connections (connection.h)
@@ -124,7 +121,7 @@ void Client::open_session(Millis deadline) {
     failed_handshakes += socket_->handshake_failures();
     if (failed_handshakes >= 2)
       throw TupleSpaceError::of(Code::AuthFailed, socket_->refused_twice());
-    Millis left = deadline - now_ms();
+    Millis left = deadline - steady_ms();
     if (got == Received::Timeout || left <= 0)
       throw TupleSpaceError::of(Code::Unreachable, "no tuple-space server answered at " +
                                 endpoint_ + (after_loss ? " after the connection was lost" : "") +
@@ -147,13 +144,13 @@ bool Client::dropped() {
 }
 
 bool Client::interrupted_during(Millis ms) {
-  const Millis until = now_ms() + ms;
+  const Millis until = steady_ms() + ms;
   const auto sleep_out = [&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(until - now_ms()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(until - steady_ms()));
     return false;
   };
   if (options_.interrupt_fd < 0) return sleep_out();
-  for (Millis left = ms; left > 0; left = until - now_ms()) {
+  for (Millis left = ms; left > 0; left = until - steady_ms()) {
     pollfd p{options_.interrupt_fd, POLLIN, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max())));
     if (n > 0 && interrupt_signalled(p.revents)) return true;
@@ -212,7 +209,7 @@ Client::~Client() {
   if (!posted_.empty()) {
     Reply r;
     try {
-      if (receive_until(posted_.back().request_id, r, now_ms() + options_.close_timeout.count()) ==
+      if (receive_until(posted_.back().request_id, r, steady_ms() + options_.close_timeout.count()) ==
           Received::Lost)
         session_lost();
     } catch (const std::exception&) {
@@ -258,7 +255,7 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
   while (true) {
     if (!socket_->dealer.recv(msg, zmq::recv_flags::dontwait)) {
       if (monitor_readable && socket_->dropped()) return Received::Lost;
-      Millis left = deadline < 0 ? -1 : deadline - now_ms();
+      Millis left = deadline < 0 ? -1 : deadline - steady_ms();
       if (deadline >= 0 && left <= 0) return Received::Timeout;
       pollfd fds[] = {{dealer_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {interrupt, POLLIN, 0}};
       int timeout = left < 0 ? -1 : static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max()));
@@ -321,9 +318,9 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   throw_deferred();
   // The request id sits in the frame already; read it back from next_id_.
   std::uint64_t rid = next_id_ - 1;
-  Millis start = now_ms();
+  Millis start = steady_ms();
   Millis wait = blocking ? blocking->timeout : 0;
-  Millis deadline = wait == kForever ? -1 : start + wait + options_.request_timeout.count();
+  Millis deadline = wait == kForever.count() ? -1 : start + wait + options_.request_timeout.count();
   ensure_session(deadline < 0 ? start + options_.request_timeout.count() : deadline);
   send_frame();
   Reply r;
@@ -344,12 +341,12 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
       throw TupleSpaceError::of(Code::UnknownOutcome, "the connection to " + endpoint_ +
                                 " was lost before the answer to a " + op +
                                 " that changes the space; it may or may not have been carried out");
-    Millis lost_at = now_ms();
+    Millis lost_at = steady_ms();
     ensure_session(deadline < 0 ? lost_at + options_.request_timeout.count() : deadline);
     if (retry == Retry::Done) return Reply{};
     if (blocking && blocking->timeout > 0)
       encode_waiting(frame_, rid, blocking->op, blocking->space, *blocking->tmpl,
-                     std::max<Millis>(0, blocking->timeout - (now_ms() - start)), blocking->lease, blocking->max);
+                     std::max<Millis>(0, blocking->timeout - (steady_ms() - start)), blocking->lease, blocking->max);
     send_frame();
   }
   if (r.status == Reply::Status::Error) throw TupleSpaceError::of(r.code, r.message);
@@ -368,12 +365,12 @@ void Client::lose(const Posted& p) {
 
 void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bool prefetch) {
   std::uint64_t rid = next_id_ - 1;  // encoded in frame_ already
-  ensure_session(now_ms() + options_.request_timeout.count());
+  ensure_session(steady_ms() + options_.request_timeout.count());
   send_frame();
   posted_.push_back(Posted{rid, completion, lease, std::move(batch), prefetch});
   if (posted_.size() > kPostWindow) {
     Reply r;
-    Millis deadline = now_ms() + options_.request_timeout.count();
+    Millis deadline = steady_ms() + options_.request_timeout.count();
     Received got = receive_until(posted_[kPostWindow / 2].request_id, r, deadline);
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
@@ -392,7 +389,7 @@ void Client::out(std::string_view space, const Tuple& t) {
 void Client::flush() {
   if (!posted_.empty()) {
     Reply r;
-    Received got = receive_until(posted_.back().request_id, r, now_ms() + options_.request_timeout.count());
+    Received got = receive_until(posted_.back().request_id, r, steady_ms() + options_.request_timeout.count());
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
       throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ + " acknowledged " +
@@ -405,7 +402,7 @@ void Client::flush() {
 bool Client::flush_within(std::chrono::milliseconds limit) {
   if (!posted_.empty()) {
     Reply r;
-    Received got = receive_until(posted_.back().request_id, r, now_ms() + limit.count());
+    Received got = receive_until(posted_.back().request_id, r, steady_ms() + limit.count());
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout) return false;
   }
@@ -449,13 +446,13 @@ void Client::complete_all_posted(const std::vector<LeaseId>& leases, std::string
   post(true, leases.front(), leases);
 }
 
-void Client::prefetch(std::string_view space, const Template& t, Millis lease) {
+void Client::prefetch(std::string_view space, const Template& t, std::chrono::milliseconds lease) {
   if (prefetching()) throw std::logic_error("prefetch: the last prefetch was not taken");
-  if (lease <= 0)
+  if (lease.count() <= 0)
     throw TupleSpaceError::of(Code::BadRequest, "prefetch: lease must be > 0 ms");
   throw_deferred();
   std::uint64_t rid = next_id_++;
-  encode_in(frame_, rid, Op::In, space, t, 0, lease);
+  encode_in(frame_, rid, Op::In, space, t, 0, lease.count());
   prefetch_answered_ = false;
   prefetched_.reset();
   post(false, 0, {}, true);
@@ -466,7 +463,7 @@ std::optional<Leased> Client::take_prefetched(std::chrono::milliseconds limit) {
   if (!prefetching()) return std::nullopt;
   if (!prefetch_answered_) {
     Reply r;
-    Received got = receive_until(prefetch_rid_, r, now_ms() + limit.count(), true);
+    Received got = receive_until(prefetch_rid_, r, steady_ms() + limit.count(), true);
     // Still outstanding: its answer is read with the next request's, and a
     // tuple it took returns with the session if nobody takes it.
     if (got == Received::Interrupted) throw interrupted();
@@ -494,36 +491,38 @@ void Client::out_many(std::string_view space, const std::vector<Tuple>& ts) {
   call(Retry::Fail);
 }
 
-std::optional<Leased> Client::in(std::string_view space, const Template& t, Millis timeout, Millis lease) {
-  if (lease == 0 && options_.safe_takes) return take_safely(space, t, timeout);
-  encode_in(frame_, next_id_++, Op::In, space, t, timeout, lease);
-  Blocking b{Op::In, space, &t, timeout, lease};
-  Reply r = call(lease > 0 ? Retry::Resend : Retry::Fail, true, &b);
+std::optional<Leased> Client::in(std::string_view space, const Template& t, std::chrono::milliseconds timeout,
+                                 std::chrono::milliseconds lease) {
+  if (lease.count() == 0 && options_.safe_takes) return take_safely(space, t, timeout.count());
+  encode_in(frame_, next_id_++, Op::In, space, t, timeout.count(), lease.count());
+  Blocking b{Op::In, space, &t, timeout.count(), lease.count()};
+  Reply r = call(lease.count() > 0 ? Retry::Resend : Retry::Fail, true, &b);
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return Leased{std::move(r.tuples.at(0)), r.number};
 }
 
-std::optional<Tuple> Client::rd(std::string_view space, const Template& t, Millis timeout) {
-  encode_in(frame_, next_id_++, Op::Rd, space, t, timeout, 0);
-  Blocking b{Op::Rd, space, &t, timeout, 0};
+std::optional<Tuple> Client::rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout) {
+  encode_in(frame_, next_id_++, Op::Rd, space, t, timeout.count(), 0);
+  Blocking b{Op::Rd, space, &t, timeout.count(), 0};
   Reply r = call(Retry::Resend, false, &b);
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return std::move(r.tuples.at(0));
 }
 
-std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max, Millis timeout) {
-  if (options_.safe_takes) return take_many_safely(space, t, max, timeout);
-  encode_in_many(frame_, next_id_++, space, t, max, 0, timeout);
-  Blocking b{Op::InMany, space, &t, timeout, 0, max};
+std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max,
+                                   std::chrono::milliseconds timeout) {
+  if (options_.safe_takes) return take_many_safely(space, t, max, timeout.count());
+  encode_in_many(frame_, next_id_++, space, t, max, timeout.count(), 0);
+  Blocking b{Op::InMany, space, &t, timeout.count(), 0, max};
   return call(Retry::Fail, true, &b).tuples;
 }
 
 std::vector<Leased> Client::in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                           Millis lease, Millis timeout) {
-  if (lease <= 0)
+                                           std::chrono::milliseconds timeout, std::chrono::milliseconds lease) {
+  if (lease.count() <= 0)
     throw TupleSpaceError::of(Code::BadRequest, "in_many_leased: lease must be > 0 ms");
-  encode_in_many(frame_, next_id_++, space, t, max, lease, timeout);
-  Blocking b{Op::InMany, space, &t, timeout, lease, max};
+  encode_in_many(frame_, next_id_++, space, t, max, timeout.count(), lease.count());
+  Blocking b{Op::InMany, space, &t, timeout.count(), lease.count(), max};
   Reply r = call(Retry::Resend, true, &b);
   if (r.leases.size() != r.tuples.size())
     throw TupleSpaceError::of(Code::BadReply, "in_many under a lease answered without lease ids");
@@ -544,8 +543,8 @@ void Client::ack(LeaseId lease) {
   call(Retry::Fail);
 }
 
-void Client::renew(LeaseId lease, Millis duration) {
-  encode_renew(frame_, next_id_++, lease, duration);
+void Client::renew(LeaseId lease, std::chrono::milliseconds duration) {
+  encode_renew(frame_, next_id_++, lease, duration.count());
   call(Retry::Fail);
 }
 
@@ -569,11 +568,11 @@ void Client::unwatch(WatchId id) {
   call(Retry::Done);
 }
 
-std::optional<WatchEvent> Client::next_event(Millis timeout) {
-  Millis deadline = timeout < 0 ? -1 : now_ms() + timeout;
+std::optional<WatchEvent> Client::next_event(std::chrono::milliseconds timeout) {
+  Millis deadline = timeout.count() < 0 ? -1 : steady_ms() + timeout.count();
   while (events_.empty()) {
     Reply r;
-    ensure_session(now_ms() + options_.request_timeout.count());
+    ensure_session(steady_ms() + options_.request_timeout.count());
     Received got = receive_until(0, r, deadline, true);
     if (got == Received::Interrupted) throw interrupted();
     if (got != Received::Lost) break;
@@ -631,14 +630,14 @@ Tuple Client::taken_marker(std::uint64_t n) const {
 bool Client::marker_written(std::uint64_t n, std::uint64_t sessions, Millis lease_end) {
   DeferredAside aside(deferred_);
   Template tmpl = detail::template_of(std::string("taken"), static_cast<std::int64_t>(n));
-  if (rd(taken_space(), tmpl, 0)) return true;
+  if (rd(taken_space(), tmpl, std::chrono::milliseconds(0))) return true;
   // On the same session the completion was handled before this rd: it was
   // refused. On a new one, the old session may still hold the lease on the
   // server, its completion not yet handled; once the lease has surely
   // ended, it never will be, and the marker says what happened.
   if (reconnects_ == sessions) return false;
-  if (Millis wait = lease_end - now_ms(); wait > 0 && interrupted_during(wait)) throw interrupted();
-  return rd(taken_space(), tmpl, 0).has_value();
+  if (Millis wait = lease_end - steady_ms(); wait > 0 && interrupted_during(wait)) throw interrupted();
+  return rd(taken_space(), tmpl, std::chrono::milliseconds(0)).has_value();
 }
 
 void Client::count_markers(std::size_t n) {
@@ -656,12 +655,12 @@ void Client::count_markers(std::size_t n) {
 
 std::optional<Leased> Client::take_safely(std::string_view space, const Template& t, Millis timeout) {
   Millis lease = options_.safe_take_lease.count();
-  Millis end = timeout == kForever ? kForever : now_ms() + timeout;
+  Millis end = timeout == kForever.count() ? kForever.count() : steady_ms() + timeout;
   while (true) {
-    Millis left = end == kForever ? kForever : std::max<Millis>(0, end - now_ms());
-    auto got = in(space, t, left, lease);
+    Millis left = end == kForever.count() ? kForever.count() : std::max<Millis>(0, end - steady_ms());
+    auto got = in(space, t, std::chrono::milliseconds(left), std::chrono::milliseconds(lease));
     if (!got) return std::nullopt;
-    Millis lease_end = now_ms() + lease + kLeaseEndMargin;
+    Millis lease_end = steady_ms() + lease + kLeaseEndMargin;
     std::uint64_t n = ++taken_seq_;
     std::uint64_t sessions = reconnects_;
     bool kept = false;
@@ -700,12 +699,13 @@ std::vector<Tuple> Client::take_many_safely(std::string_view space, const Templa
 std::vector<Tuple> Client::take_batch_safely(std::string_view space, const Template& t, std::size_t max,
                                              Millis timeout) {
   Millis lease = options_.safe_take_lease.count();
-  Millis end = timeout > 0 ? now_ms() + timeout : timeout;
+  Millis end = timeout > 0 ? steady_ms() + timeout : timeout;
   while (true) {
-    Millis left = end > 0 ? std::max<Millis>(0, end - now_ms()) : end;
-    std::vector<Leased> got = in_many_leased(space, t, max, lease, left);
+    Millis left = end > 0 ? std::max<Millis>(0, end - steady_ms()) : end;
+    std::vector<Leased> got =
+        in_many_leased(space, t, max, std::chrono::milliseconds(left), std::chrono::milliseconds(lease));
     if (got.empty()) return {};
-    Millis lease_end = now_ms() + lease + kLeaseEndMargin;
+    Millis lease_end = steady_ms() + lease + kLeaseEndMargin;
     std::uint64_t n = ++taken_seq_;
     std::uint64_t sessions = reconnects_;
     std::vector<LeaseId> leases;

@@ -13,6 +13,7 @@
 #include "piranha/tuplespace/embedded.h"
 
 using namespace piranha::ts;
+using namespace std::chrono_literals;
 
 TEST_CASE("a posted out is stored by the time the next call returns") {
   EmbeddedServer server;
@@ -155,7 +156,7 @@ TEST_CASE("take_many takes several tasks, each under its own lease") {
   CHECK_FALSE(other.space("jobs").rdp("result", 2).has_value());
   CHECK(other.space("jobs").rdp("result", 1).has_value());
   CHECK(jobs.take_many(10, std::chrono::seconds(1), "nothing", formal<std::int64_t>).empty());
-  CHECK_THROWS_WITH_AS(worker.in_many_leased("jobs", Template({Field::formal(Type::Int)}), 3, 0),
+  CHECK_THROWS_WITH_AS(worker.in_many_leased("jobs", Template({Field::formal(Type::Int)}), 3, 0ms, 0ms),
                        doctest::Contains("lease must be > 0"), TupleSpaceError);
 }
 
@@ -173,7 +174,6 @@ bool parked_in(Client& c, std::string_view space, std::uint64_t n) {
 }  // namespace
 
 TEST_CASE("in_many_wait takes what is there at once, or else waits for the first tuple written") {
-  using namespace std::chrono_literals;
   EmbeddedServer server;
   Client writer(server.endpoint());
   Client master(server.endpoint());
@@ -188,7 +188,7 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
   // Nothing there: it waits, and is answered by the first tuple written,
   // alone; what follows stays for the next request. (20 s rather than for
   // ever in the other threads, so that a failure ends the test.)
-  auto waiting = std::async(std::launch::async, [&] { return in.in_many_for(20s, 10, "r", formal<std::int64_t>); });
+  auto waiting = std::async(std::launch::async, [&] { return in.in_many_for(10, 20s, "r", formal<std::int64_t>); });
   REQUIRE(parked_in(writer, "results", 1));
   CHECK(waiting.wait_for(0s) == std::future_status::timeout);
   out.out_many({Tuple::of("r", 7), Tuple::of("r", 8)});
@@ -200,14 +200,14 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
 
   // A bounded wait that runs out answers nothing, not an error.
   auto started = std::chrono::steady_clock::now();
-  CHECK(in.in_many_for(60ms, 10, "r", formal<std::int64_t>).empty());
+  CHECK(in.in_many_for(10, 60ms, "r", formal<std::int64_t>).empty());
   CHECK(std::chrono::steady_clock::now() - started >= 50ms);  // the server keeps whole milliseconds
   CHECK(master.stats("results")->waiters == 0);
 
   // Under leases: the tuple comes with its own lease.
   auto leased = std::async(std::launch::async, [&] {
     return master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>),
-                                 5, 30'000, 20'000);
+                                 5, 20s, 30s);
   });
   REQUIRE(parked_in(writer, "results", 1));
   out.out("r", 9);
@@ -218,12 +218,11 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
   CHECK(held[0].lease != 0);
   CHECK(master.stats("results")->leases == 1);
   CHECK(master.space("results").complete(held[0], Tuple::of("done", 9)));
-  CHECK(master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>), 5,
-                              30'000, 50)
+  CHECK(master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>), 5, 50ms, 30s)
             .empty());
 
   // The space removed under a waiting in_many ends it, as it ends an in.
-  auto removed = std::async(std::launch::async, [&] { return in.in_many_for(20s, 10, "r", formal<std::int64_t>); });
+  auto removed = std::async(std::launch::async, [&] { return in.in_many_for(10, 20s, "r", formal<std::int64_t>); });
   REQUIRE(parked_in(writer, "results", 1));
   writer.remove("results");
   REQUIRE(removed.wait_for(20s) == std::future_status::ready);
@@ -231,14 +230,13 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
 }
 
 TEST_CASE("with safe takes, in_many_wait waits, then takes each tuple exactly once") {
-  using namespace std::chrono_literals;
   EmbeddedServer server;
   Client writer(server.endpoint());
   ClientOptions o;
   o.safe_takes = true;
   Client master(server.endpoint(), o);
   Space in = master.space("results");
-  auto waiting = std::async(std::launch::async, [&] { return in.in_many_for(20s, 100, "r", formal<std::int64_t>); });
+  auto waiting = std::async(std::launch::async, [&] { return in.in_many_for(100, 20s, "r", formal<std::int64_t>); });
   REQUIRE(parked_in(writer, "results", 1));
   writer.space("results").out("r", 1);
   REQUIRE(waiting.wait_for(20s) == std::future_status::ready);
@@ -246,7 +244,7 @@ TEST_CASE("with safe takes, in_many_wait waits, then takes each tuple exactly on
   for (int i = 2; i < 6; ++i) writer.space("results").out("r", i);
   writer.flush();
   CHECK(in.in_many_wait(100, "r", formal<std::int64_t>).size() == 4);
-  CHECK(in.in_many_for(30ms, 100, "r", formal<std::int64_t>).empty());
+  CHECK(in.in_many_for(100, 30ms, "r", formal<std::int64_t>).empty());
   auto stats = master.stats("results");
   REQUIRE(stats.has_value());
   CHECK(stats->tuples == 0);
@@ -348,16 +346,16 @@ TEST_CASE("a prefetch takes a tuple under a lease without waiting, and hands it 
   CHECK_FALSE(worker.prefetching());
   CHECK_FALSE(worker.take_prefetched(std::chrono::seconds(5)).has_value());  // none outstanding
 
-  worker.prefetch("jobs", task, 30000);  // nothing there: answered "nothing" at once
+  worker.prefetch("jobs", task, 30s);  // nothing there: answered "nothing" at once
   CHECK(worker.prefetching());
-  CHECK_THROWS_AS(worker.prefetch("jobs", task, 30000), std::logic_error);
+  CHECK_THROWS_AS(worker.prefetch("jobs", task, 30s), std::logic_error);
   worker.flush();  // answered before the task below is written
   other.space("jobs").out("task", 1);
   other.flush();
   CHECK_FALSE(worker.take_prefetched(std::chrono::seconds(5)).has_value());
   CHECK_FALSE(worker.prefetching());
 
-  worker.prefetch("jobs", task, 30000);
+  worker.prefetch("jobs", task, 30s);
   worker.space("jobs").out("note", 1);  // other requests go on meanwhile
   CHECK(worker.space("jobs").rdp("note", formal<std::int64_t>).has_value());
   auto got = worker.take_prefetched(std::chrono::seconds(5));
@@ -371,13 +369,13 @@ TEST_CASE("a prefetch takes a tuple under a lease without waiting, and hands it 
     Client quitter(server.endpoint());
     other.space("jobs").out("task", 2);
     other.flush();
-    quitter.prefetch("jobs", task, 30000);
+    quitter.prefetch("jobs", task, 30s);
     quitter.flush();
   }
   auto back = other.space("jobs").in_for(std::chrono::seconds(20), "task", formal<std::int64_t>);
   REQUIRE(back.has_value());
   CHECK(*back == Tuple::of("task", 2));
-  CHECK_THROWS_AS(worker.prefetch("jobs", task, 0), TupleSpaceError);
+  CHECK_THROWS_AS(worker.prefetch("jobs", task, 0ms), TupleSpaceError);
 }
 
 TEST_CASE("flush waits for posted completions, other errors are thrown, refusals are not") {

@@ -100,10 +100,4 @@ std::string Connection::refused_twice() const {
          "(docs/security.md)";
 }
 
-Millis steady_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace piranha::ts::detail

@@ -52,7 +52,4 @@ struct Connection {
   std::optional<std::string> refusal_;
 };
 
-// Milliseconds on the steady clock.
-Millis steady_now_ms();
-
 }  // namespace piranha::ts::detail

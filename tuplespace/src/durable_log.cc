@@ -13,6 +13,7 @@
 #include "log_file.h"
 #include "log_format.h"
 #include "log_recovery.h"
+#include "piranha/base/clock.h"
 
 namespace piranha::ts {
 
@@ -52,12 +53,6 @@ int open_log(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(path + ": cannot open: " + errno_text());
   return fd;
-}
-
-std::int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace

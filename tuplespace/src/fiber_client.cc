@@ -16,6 +16,7 @@
 
 #include "connection.h"
 #include "piranha/tuplespace/server.h"
+#include "piranha/base/clock.h"
 
 namespace piranha::ts {
 namespace {
@@ -156,14 +157,14 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   boost::fibers::future<Reply> submit(std::uint64_t rid, Retry retry, Millis wait = 0,
                                       std::optional<LeaseId> posted_lease = std::nullopt,
                                       std::optional<Blocking> blocking = std::nullopt) {
-    Millis now = detail::steady_now_ms();
+    Millis now = steady_ms();
     Pending& p = pending[rid];
     p.may_park = wait != 0;
     p.retry = retry;
     p.posted = posted_lease.has_value();
     p.lease = posted_lease.value_or(0);
     p.since = now;
-    p.deadline = wait == kForever ? -1 : now + wait + options.request_timeout.count();
+    p.deadline = wait == kForever.count() ? -1 : now + wait + options.request_timeout.count();
     p.blocking = std::move(blocking);
     boost::fibers::future<Reply> reply = p.reply.get_future();
     // A drop noticed now means this request was never sent on the lost
@@ -201,7 +202,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   // The connection dropped: settle what was in flight on it (client.h,
   // "Faults") and open a new one. Requests to re-issue wait unsent.
   void lose_session() {
-    if (connected) lost_at = detail::steady_now_ms();
+    if (connected) lost_at = steady_ms();
     connected = false;
     auto unknown = std::make_exception_ptr(client_error(
         Code::UnknownOutcome, "the connection to " + endpoint +
@@ -251,7 +252,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
       send(control);
       rewatching[rid] = id;
     }
-    Millis now = detail::steady_now_ms();
+    Millis now = steady_ms();
     for (auto& [rid, p] : pending) {
       if (p.sent) continue;
       if (p.blocking)
@@ -363,7 +364,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     if (timeout == 0) return std::nullopt;
     std::uint64_t id = next_waiter++;
     EventWaiter& w = event_waiters[id];
-    w.since = detail::steady_now_ms();
+    w.since = steady_ms();
     boost::fibers::future<WatchEvent> f = w.event.get_future();
     kick();
     if (timeout > 0 &&
@@ -435,7 +436,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         else
           lose_session();
       }
-      Millis now = detail::steady_now_ms();
+      Millis now = steady_ms();
       if (now >= next_deadline_check) {
         next_deadline_check = now + kDeadlineCheckMs;
         expire(now);
@@ -505,7 +506,6 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void dispatch() {
-    using Clock = std::chrono::steady_clock;
     std::unique_lock<boost::fibers::mutex> lock(mutex);
     Clock::time_point last_activity = Clock::now();
     microseconds pause{0};
@@ -572,38 +572,43 @@ void FiberClient::out_many(std::string_view space, const std::vector<Tuple>& ts)
   impl_->call(rid, Impl::Retry::Fail);
 }
 
-std::optional<Leased> FiberClient::in(std::string_view space, const Template& t, Millis timeout,
-                                      Millis lease) {
+std::optional<Leased> FiberClient::in(std::string_view space, const Template& t,
+                                      std::chrono::milliseconds timeout, std::chrono::milliseconds lease) {
   std::uint64_t rid = impl_->begin();
-  encode_in(impl_->frame, rid, Op::In, space, t, timeout, lease);
-  Reply r = impl_->call(rid, lease > 0 ? Impl::Retry::Resend : Impl::Retry::Fail, timeout,
-                        Impl::blocking(Op::In, space, t, timeout, lease));
+  encode_in(impl_->frame, rid, Op::In, space, t, timeout.count(), lease.count());
+  Reply r = impl_->call(rid, lease.count() > 0 ? Impl::Retry::Resend : Impl::Retry::Fail, timeout.count(),
+                        Impl::blocking(Op::In, space, t, timeout.count(), lease.count()));
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return Leased{std::move(r.tuples.at(0)), r.number};
 }
 
-std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, Millis timeout) {
+std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout) {
   std::uint64_t rid = impl_->begin();
-  encode_in(impl_->frame, rid, Op::Rd, space, t, timeout, 0);
-  Reply r = impl_->call(rid, Impl::Retry::Resend, timeout, Impl::blocking(Op::Rd, space, t, timeout, 0));
+  encode_in(impl_->frame, rid, Op::Rd, space, t, timeout.count(), 0);
+  Reply r = impl_->call(rid, Impl::Retry::Resend, timeout.count(),
+                        Impl::blocking(Op::Rd, space, t, timeout.count(), 0));
   if (r.status == Reply::Status::Timeout) return std::nullopt;
   return std::move(r.tuples.at(0));
 }
 
 std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& t, std::size_t max,
-                                        Millis timeout) {
+                                        std::chrono::milliseconds timeout) {
   std::uint64_t rid = impl_->begin();
-  encode_in_many(impl_->frame, rid, space, t, max, 0, timeout);
-  return impl_->call(rid, Impl::Retry::Fail, timeout, Impl::blocking(Op::InMany, space, t, timeout, 0, max)).tuples;
+  encode_in_many(impl_->frame, rid, space, t, max, timeout.count(), 0);
+  return impl_
+      ->call(rid, Impl::Retry::Fail, timeout.count(),
+             Impl::blocking(Op::InMany, space, t, timeout.count(), 0, max))
+      .tuples;
 }
 
 std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                                Millis lease, Millis timeout) {
-  if (lease <= 0)
+                                                std::chrono::milliseconds timeout, std::chrono::milliseconds lease) {
+  if (lease.count() <= 0)
     throw TupleSpaceError::of(Code::BadRequest, "in_many_leased: lease must be > 0 ms");
   std::uint64_t rid = impl_->begin();
-  encode_in_many(impl_->frame, rid, space, t, max, lease, timeout);
-  Reply r = impl_->call(rid, Impl::Retry::Resend, timeout, Impl::blocking(Op::InMany, space, t, timeout, lease, max));
+  encode_in_many(impl_->frame, rid, space, t, max, timeout.count(), lease.count());
+  Reply r = impl_->call(rid, Impl::Retry::Resend, timeout.count(),
+                        Impl::blocking(Op::InMany, space, t, timeout.count(), lease.count(), max));
   if (r.leases.size() != r.tuples.size())
     throw TupleSpaceError::of(Code::BadReply, "in_many under a lease answered without lease ids");
   std::vector<Leased> taken;
@@ -660,9 +665,9 @@ void FiberClient::ack(LeaseId lease) {
   impl_->call(rid, Impl::Retry::Fail);
 }
 
-void FiberClient::renew(LeaseId lease, Millis duration) {
+void FiberClient::renew(LeaseId lease, std::chrono::milliseconds duration) {
   std::uint64_t rid = impl_->begin();
-  encode_renew(impl_->frame, rid, lease, duration);
+  encode_renew(impl_->frame, rid, lease, duration.count());
   impl_->call(rid, Impl::Retry::Fail);
 }
 
@@ -687,8 +692,8 @@ void FiberClient::unwatch(WatchId id) {
   impl_->call(rid, Impl::Retry::Done);
 }
 
-std::optional<WatchEvent> FiberClient::next_event(Millis timeout) {
-  return impl_->next_event(timeout);
+std::optional<WatchEvent> FiberClient::next_event(std::chrono::milliseconds timeout) {
+  return impl_->next_event(timeout.count());
 }
 
 bool FiberClient::remove(std::string_view space) {

@@ -14,12 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "piranha/base/clock.h"
 #include "piranha/tuplespace/embedded.h"
 #include "piranha/tuplespace/server.h"
 
 namespace ts = piranha::ts;
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
+using piranha::Clock;
 using ts::formal;
 
 namespace {
@@ -172,7 +173,7 @@ TEST_CASE("FiberClient: in_many_wait blocks only its own fiber, and takes what p
   f.spawn([&] {
     std::size_t got = 0;
     while (got < 6) {
-      auto rs = s.in_many_for(20s, 10, "r", formal<std::int64_t>);
+      auto rs = s.in_many_for(10, 20s, "r", formal<std::int64_t>);
       if (rs.empty()) break;  // 20 s and nothing: fails below
       batches.push_back(rs.size());
       got += rs.size();
@@ -189,9 +190,9 @@ TEST_CASE("FiberClient: in_many_wait blocks only its own fiber, and takes what p
   // The first tuple alone, then the five that piled up, in one request.
   CHECK(batches == std::vector<std::size_t>{1, 5});
   auto t0 = Clock::now();
-  CHECK(s.in_many_for(80ms, 10, "r", formal<std::int64_t>).empty());
+  CHECK(s.in_many_for(10, 80ms, "r", formal<std::int64_t>).empty());
   CHECK(ms_since(t0) >= 70);
-  auto leased = client.in_many_leased("collect", ts::detail::template_of("r", formal<std::int64_t>), 5, 10'000, 50);
+  auto leased = client.in_many_leased("collect", ts::detail::template_of("r", formal<std::int64_t>), 5, 50ms, 10s);
   CHECK(leased.empty());
 }
 
@@ -248,7 +249,7 @@ TEST_CASE("FiberClient: bounded waits return nullopt after their timeout") {
   for (int i = 0; i < 5; ++i) CHECK(timed_out_after[i] >= 50 * (i + 1) - 10);
 
   t0 = Clock::now();
-  CHECK_FALSE(client.next_event(60));
+  CHECK_FALSE(client.next_event(60ms));
   CHECK(ms_since(t0) >= 55);
 }
 
@@ -360,7 +361,7 @@ TEST_CASE("FiberClient: watch events reach a fiber waiting in next_event") {
   Fibers f;
   f.spawn([&] {
     for (int i = 0; i < 2; ++i)
-      if (auto e = client.next_event(20000)) events.push_back(std::move(*e));
+      if (auto e = client.next_event(20s)) events.push_back(std::move(*e));
   });
   f.spawn([&] {
     ts::FiberSpace o = other.space("watched");
@@ -380,14 +381,14 @@ TEST_CASE("FiberClient: watch events reach a fiber waiting in next_event") {
 
   // An event that arrives while nobody waits is kept for the next caller.
   other.space("watched").out("ev", 2);
-  auto e = client.next_event(20000);
+  auto e = client.next_event(20s);
   REQUIRE(e);
   CHECK(e->tuple == ts::Tuple::of("ev", 2));
 
   client.unwatch(w);
   CHECK(error_code([&] { client.unwatch(w); }) == "unknown_watch");
   other.space("watched").out("ev", 3);
-  CHECK_FALSE(client.next_event(50));
+  CHECK_FALSE(client.next_event(50ms));
 }
 
 TEST_CASE("FiberClient: eval runs fn on a fiber of this thread and writes its result") {
@@ -549,7 +550,7 @@ TEST_CASE("FiberClient: rd_many, take_many and completion") {
   CHECK(error_code([&] { client.flush(); }) == "bad_request");
   CHECK(error_code([&] { client.flush(); }) == "no error");
   CHECK(error_code([&] {
-          client.in_many_leased("complete", ts::Template({ts::Field::formal(ts::Type::Int)}), 1, 0);
+          client.in_many_leased("complete", ts::Template({ts::Field::formal(ts::Type::Int)}), 1, 0ms, 0ms);
         }) == "bad_request");
 }
 

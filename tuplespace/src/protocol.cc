@@ -478,7 +478,7 @@ void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view spac
 }
 
 void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
-                    std::uint64_t max, Millis lease, Millis timeout) {
+                    std::uint64_t max, Millis timeout, Millis lease) {
   begin_request(out, rid, "in_many", timeout != 0 ? 5 : lease > 0 ? 4 : 3);
   detail::append_str(out, space);
   detail::append_template(out, t);
@@ -489,7 +489,7 @@ void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space,
 
 void encode_waiting(std::string& out, std::uint64_t rid, Op op, std::string_view space, const Template& t,
                     Millis timeout, Millis lease, std::uint64_t max) {
-  if (op == Op::InMany) encode_in_many(out, rid, space, t, max, lease, timeout);
+  if (op == Op::InMany) encode_in_many(out, rid, space, t, max, timeout, lease);
   else encode_in(out, rid, op, space, t, timeout, lease);
 }
 

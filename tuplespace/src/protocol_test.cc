@@ -175,12 +175,12 @@ TEST_CASE("client encoders round-trip through decode_request") {
   }
   SUBCASE("rd forever with a formal field 0") {
     Template t({Field::formal(Type::String), Field::of(std::int64_t{3})});
-    encode_in(f, 6, Op::Rd, "jobs", t, kForever, 0);
+    encode_in(f, 6, Op::Rd, "jobs", t, kForever.count(), 0);
     Request r = decoded(f);
     CHECK(r.op == Op::Rd);
     same_template(r.tmpl, t);
     CHECK_FALSE(r.tmpl.field0_actual);
-    CHECK(r.timeout == kForever);
+    CHECK(r.timeout == kForever.count());
     CHECK(r.lease == 0);
   }
   SUBCASE("in_many") {
@@ -508,7 +508,7 @@ TEST_CASE("rd_many, leased in_many and the completing ack round-trip through dec
     CHECK(op_name(Op::RdMany) == "rd_many");
   }
   SUBCASE("in_many with and without a lease") {
-    encode_in_many(f, 21, "jobs", kTaskTemplate, 8, 1500);
+    encode_in_many(f, 21, "jobs", kTaskTemplate, 8, 0, 1500);
     Request r = decoded(f);
     CHECK(r.op == Op::InMany);
     CHECK(r.max == 8);
@@ -526,17 +526,17 @@ TEST_CASE("rd_many, leased in_many and the completing ack round-trip through dec
     CHECK(r.timeout == 0);  // never waits
   }
   SUBCASE("an in_many that waits, with and without a lease") {
-    encode_in_many(f, 26, "jobs", kTaskTemplate, 8, 0, kForever);
+    encode_in_many(f, 26, "jobs", kTaskTemplate, 8, kForever.count(), 0);
     Request r = decoded(f);
     CHECK(r.max == 8);
     CHECK(r.lease == 0);
-    CHECK(r.timeout == kForever);
+    CHECK(r.timeout == kForever.count());
     CHECK(static_cast<unsigned char>(f[0]) == 0x98);  // lease_ms 0 sent before timeout_ms
-    encode_in_many(f, 27, "jobs", kTaskTemplate, 8, 1500, 250);
+    encode_in_many(f, 27, "jobs", kTaskTemplate, 8, 250, 1500);
     Request leased = decoded(f);
     CHECK(leased.lease == 1500);
     CHECK(leased.timeout == 250);
-    encode_in_many(f, 28, "jobs", kTaskTemplate, 8, 1500, 0);
+    encode_in_many(f, 28, "jobs", kTaskTemplate, 8, 0, 1500);
     CHECK(static_cast<unsigned char>(f[0]) == 0x97);  // timeout 0: the four-argument form
     CHECK(decoded(f).timeout == 0);
   }

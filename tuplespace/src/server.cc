@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <zmq.hpp>
 
+#include "piranha/base/clock.h"
 #include "piranha/tuplespace/curve.h"
 
 namespace piranha::ts {
@@ -24,18 +25,12 @@ zmq::context_t& default_context() {
 
 namespace {
 
-Millis now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // The current time rounded up to the next whole millisecond. Deadlines start
-// from it while advance() is given now_ms() (rounded down), so a timeout or a
+// from it while advance() is given steady_ms() (rounded down), so a timeout or a
 // lease never ends before its full length has passed.
 Millis deadline_base_ms() {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                std::chrono::steady_clock::now().time_since_epoch())
+                Clock::now().time_since_epoch())
                 .count();
   return (us + 999) / 1000;
 }
@@ -234,7 +229,7 @@ struct Server::Impl {
   // was logged within kRefusalLogEvery.
   void log_refusal(const std::string& line) {
     ++counters.handshakes_refused;
-    Millis now = now_ms();
+    Millis now = steady_ms();
     // Many different keys or addresses: forget the old lines rather than grow.
     if (refusals_logged.size() >= kRefusalLinesKept) refusals_logged.clear();
     auto [it, fresh] = refusals_logged.try_emplace(line, now, 0);
@@ -367,7 +362,7 @@ struct Server::Impl {
     std::vector<std::string> gone;
     for (auto& [rid, s] : sessions)
       if (s.fd == fd) gone.push_back(rid);
-    Millis now = now_ms();
+    Millis now = steady_ms();
     for (const auto& rid : gone) {
       drop_session(rid, "disconnected");
       closed[rid] = now;
@@ -630,7 +625,7 @@ struct Server::Impl {
     drain_monitor();
     while (true) {
       long timeout = 1000;
-      if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - now_ms()));
+      if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - steady_ms()));
       bool waiting = !router_quiet && (router.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
       // Handshakes wait on the ZAP handler; asked every turn (a getsockopt),
       // since answering at most kBatch may leave requests its fd will not
@@ -654,12 +649,12 @@ struct Server::Impl {
       // Leases past their deadline end before any request handled now, even
       // requests sent in time that waited (a stopped server): a lease's
       // holder may count on it being over once its deadline has passed.
-      store.advance(now_ms());
+      store.advance(steady_ms());
       if (waiting || (fds[0].revents & POLLIN)) drain_router();
-      store.advance(now_ms());
+      store.advance(steady_ms());
       flush_deliveries();
       publish();
-      if (durable) durable->sync_if_due(now_ms());
+      if (durable) durable->sync_if_due(steady_ms());
     }
   }
 };

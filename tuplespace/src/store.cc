@@ -48,7 +48,7 @@ struct Store::Waiter {
   SpaceState* space = nullptr;
   TemplateImage tmpl;
   WaitSpec spec;
-  Millis deadline = kForever;
+  Millis deadline = kForever.count();
   std::list<Waiter*>* list = nullptr;
   std::list<Waiter*>::iterator pos;
   // Its entry in waiter_deadlines_ (when deadline != kForever), erased with it.
@@ -422,7 +422,7 @@ void Store::remove_waiter(std::uint64_t id) {
     else s.waiters_by_signature.erase(w->tmpl.signature);
   }
   --s.waiters;
-  if (w->deadline != kForever) waiter_deadlines_.erase(w->due);
+  if (w->deadline != kForever.count()) waiter_deadlines_.erase(w->due);
   waiters_.erase(it);
   delete w;
 }

@@ -36,7 +36,7 @@ WaitSpec read_now() {
   s.take = false;
   return s;
 }
-WaitSpec blocking(ClientId c, std::uint64_t rid, bool take = true, Millis timeout = kForever) {
+WaitSpec blocking(ClientId c, std::uint64_t rid, bool take = true, Millis timeout = kForever.count()) {
   WaitSpec s;
   s.client = c;
   s.request_id = rid;

@@ -56,7 +56,7 @@ struct Agent::Impl {
   int wake_fd = -1;               // written by the uplink after each read
   std::unique_ptr<Uplink> uplink;  // the system space, on its own thread
 
-  SteadyClock::time_point next_eval{};
+  Clock::time_point next_eval{};
   std::uint64_t view_seen = 0;  // generation of the last view decided on
 
   Impl(AgentSettings settings, std::unique_ptr<AvailabilitySource> src)
@@ -177,7 +177,7 @@ struct Agent::Impl {
   }
 
   // The piranhas that ended since the last call.
-  std::vector<PiranhaExit> reap(SteadyClock::time_point now) {
+  std::vector<PiranhaExit> reap(Clock::time_point now) {
     auto exits = host.reap(now);
     if (!exits.empty()) source->set_piranha_groups(host.groups());
     return exits;
@@ -194,11 +194,11 @@ struct Agent::Impl {
     log("serving " + s.server + " with " + plural(s.cores, "core") + ", native policy " +
         std::string(name(s.policy)) +
         (s.priority == PiranhaPriority::Normal ? ", piranhas at the agent's own priority" : ""));
-    auto now = SteadyClock::now();
+    auto now = Clock::now();
     next_eval = now;
     bool input_event = false;
     while (!stop.load()) {
-      now = SteadyClock::now();
+      now = Clock::now();
       Observations seen;
       if (input_event || now >= next_eval) {
         // A scheduled re-evaluation (a trace step) changed at its deadline,
@@ -232,7 +232,7 @@ struct Agent::Impl {
       for (int fd : host.fds()) fds.push_back({fd, POLLIN, 0});
       // To the nanosecond: a trace step's deadline met a millisecond late
       // would be a millisecond more of every retreat it causes.
-      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - SteadyClock::now());
+      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now());
       // Without pidfds, exits are noticed by polling.
       bool poll_exits = host.exits_need_polling();
       left = std::clamp<std::chrono::nanoseconds>(left, std::chrono::nanoseconds(0),
@@ -242,7 +242,7 @@ struct Agent::Impl {
       timespec timeout{static_cast<time_t>(secs.count()), static_cast<long>((left - secs).count())};
       int n = ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
       if (n > 0) {
-        auto t = SteadyClock::now();
+        auto t = Clock::now();
         for (std::size_t i = 0; i < source_fds; ++i)
           if (fds[i].revents) {
             source->on_readable(fds[i].fd, t);
@@ -264,9 +264,9 @@ struct Agent::Impl {
   // hold the agent up.
   int shutdown() {
     log("stopping");
-    auto now = SteadyClock::now();
+    auto now = Clock::now();
     // Three quarters of the grace period leave time to exit within it.
-    auto give_up = now + std::max<SteadyClock::duration>(s.grace * 3 / 4, std::chrono::milliseconds(500));
+    auto give_up = now + std::max<Clock::duration>(s.grace * 3 / 4, std::chrono::milliseconds(500));
     Observations seen;
     seen.stopping = true;
     for (;;) {
@@ -276,10 +276,10 @@ struct Agent::Impl {
       carry_out(decide(seen, state, at), at);
       if (state.down) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      now = SteadyClock::now();
+      now = Clock::now();
       seen.exits = reap(now);
     }
-    if (!uplink->drain(std::max(give_up, SteadyClock::now() + std::chrono::milliseconds(100))))
+    if (!uplink->drain(std::max(give_up, Clock::now() + std::chrono::milliseconds(100))))
       log("could not record the node going down: the tuple-space server did not answer in time");
     bool reached = uplink->ever_connected();
     uplink.reset();

@@ -138,8 +138,8 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
   }
 }
 
-void PiranhaHost::retreat(SteadyClock::time_point change, std::chrono::milliseconds grace,
-                          SteadyClock::time_point now) {
+void PiranhaHost::retreat(Clock::time_point change, std::chrono::milliseconds grace,
+                          Clock::time_point now) {
   if (suspended_since_) resume();
   for (auto& p : procs_) {
     if (p.kill_at) continue;  // already retreating
@@ -154,7 +154,7 @@ void PiranhaHost::retreat(SteadyClock::time_point change, std::chrono::milliseco
   }
 }
 
-void PiranhaHost::suspend(SteadyClock::time_point now) {
+void PiranhaHost::suspend(Clock::time_point now) {
   if (suspended_since_) return;
   for (auto& p : procs_)
     if (!p.kill_at) p.child->signal(SIGSTOP);
@@ -166,12 +166,12 @@ void PiranhaHost::resume() {
   suspended_since_.reset();
 }
 
-std::vector<PiranhaExit> PiranhaHost::reap(SteadyClock::time_point now) {
+std::vector<PiranhaExit> PiranhaHost::reap(Clock::time_point now) {
   std::vector<PiranhaExit> exits;
   for (auto it = procs_.begin(); it != procs_.end();) {
     drain(*it);
     if (auto st = it->child->poll()) {
-      auto ended = SteadyClock::now();
+      auto ended = Clock::now();
       drain(*it);
       PiranhaExit e{it->job_id, it->child->pid(), *st, it->change.has_value(), it->killed, std::nullopt, {}};
       if (it->change) e.retreat_latency = ended - *it->change;
@@ -224,8 +224,8 @@ bool PiranhaHost::exits_need_polling() const {
   return false;
 }
 
-std::optional<SteadyClock::time_point> PiranhaHost::next_deadline() const {
-  std::optional<SteadyClock::time_point> d;
+std::optional<Clock::time_point> PiranhaHost::next_deadline() const {
+  std::optional<Clock::time_point> d;
   for (const auto& p : procs_)
     if (p.kill_at && !p.killed && (!d || *p.kill_at < *d)) d = p.kill_at;
   return d;

@@ -27,7 +27,7 @@ TEST_CASE("piranha host: a piranha runs at nice 19 under SCHED_IDLE and retreats
   REQUIRE(groups.size() == 1);
   pid_t pid = groups[0];
   CHECK(nice_and_policy(pid) == std::pair<int, int>(19, SCHED_IDLE));
-  auto now = SteadyClock::now();
+  auto now = Clock::now();
   host.retreat(now, std::chrono::milliseconds(10'000), now);
   CHECK(host.retreating());
   CHECK(nice_and_policy(pid) == std::pair<int, int>(0, SCHED_OTHER));

@@ -9,6 +9,8 @@
 
 #include "piranha/runtime/feeder_silence.h"
 
+using namespace std::chrono_literals;
+
 namespace piranha {
 namespace {
 
@@ -238,7 +240,7 @@ void Uplink::step(ts::Client& c) {
     lock.unlock();
     // Written at most once even when an earlier attempt's answer was lost.
     auto t = ap.to_tuple();
-    if (!c.rd(sys::kSpace, exactly(t), 0)) c.out(sys::kSpace, t);
+    if (!c.rd(sys::kSpace, exactly(t), 0ms)) c.out(sys::kSpace, t);
     c.flush();
     lock.lock();
     periods_.pop_front();
@@ -299,7 +301,7 @@ void Uplink::step(ts::Client& c) {
   busy_ = false;
 }
 
-Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_written) {
+Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_written) {
   auto steady = Clock::now();
   double now = sys::wall_now();
   // The next moment the View changes by itself: an owner block begins or
@@ -331,7 +333,7 @@ Uplink::Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_writte
   }
 }
 
-Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point steady, double now,
+Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point steady, double now,
                                             double next_change, const std::set<std::int64_t>& written) {
   std::map<std::int64_t, std::int64_t> tasks_before;
   {
@@ -353,14 +355,14 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
   absent_jobs_.begin_read();
   for (std::int64_t id : candidates) {
     if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
-    if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0)) {
+    if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0ms)) {
       // Written again since the listing: as it says now.
       if (auto j = sys::JobRecord::from_tuple(*t); j && sys::is_live(j->state)) live.push_back(*j);
       else ended.insert(id);
       continue;
     }
     const auto left = absent_jobs_.absent(id, steady);
-    if (left.count() > 0 && c.rd(sys::kSpace, sys::launch_template(id), 0)) {
+    if (left.count() > 0 && c.rd(sys::kSpace, sys::launch_template(id), 0ms)) {
       live.push_back(sys::JobRecord{id, "", "", 0, sys::JobState::Queued});
       // Read again when its grace ends, should nothing else prompt a read.
       next_change = std::min(next_change, now + left.count());
@@ -386,7 +388,7 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
     if (!l) continue;  // registered without a program: nothing to start
     still.emplace(j.id, *l);
     v.live.push_back(*l);
-    auto w = c.rd(sys::kSpace, sys::jobwork_template(j.id, s_.node), 0);
+    auto w = c.rd(sys::kSpace, sys::jobwork_template(j.id, s_.node), 0ms);
     auto work = w ? sys::JobWork::from_tuple(*w) : std::nullopt;
     // Counts only grow; the record may be absent for a moment while its
     // writer replaces it, or newer in an event already noted.
@@ -398,7 +400,7 @@ Uplink::Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_
   for (const auto& t : c.rd_many(sys::kSpace, sys::assign_template(0, s_.node), 1000))
     if (auto a = sys::Assignment::from_tuple(t); a && (!v.assignment || a->epoch > v.assignment->epoch))
       v.assignment = a;
-  if (auto hb = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0))
+  if (auto hb = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms))
     v.scheduler = sys::SchedulerHeartbeat::from_tuple(*hb);
 
   {
@@ -515,9 +517,9 @@ void Uplink::watch() {
       }
       // A second at most, so that a reconnection (whose gap's events are
       // lost) is noticed soon.
-      auto e = c->next_event(1000);
+      auto e = c->next_event(1s);
       bool read = false;
-      for (; e; e = c->next_event(0)) read = on_event(*e) || read;
+      for (; e; e = c->next_event(0ms)) read = on_event(*e) || read;
       note_new_jobs(*c);
       if (c->reconnects() != reconnects) {
         reconnects = c->reconnects();

@@ -51,6 +51,7 @@
 #include <thread>
 #include <vector>
 
+#include "piranha/base/clock.h"
 #include "piranha/runtime/absent_jobs.h"
 #include "piranha/agent/agent.h"
 #include "piranha/runtime/sysspace.h"
@@ -91,7 +92,6 @@ std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(const std::optional<
 
 class Uplink {
  public:
-  using Clock = std::chrono::steady_clock;
 
   // What the agent last learnt from the system space.
   struct View {

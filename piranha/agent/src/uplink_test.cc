@@ -93,13 +93,13 @@ TEST_CASE("uplink: a job whose record is absent stays live while its launch reco
   c.out(sys::kSpace, sys::JobRecord{4, "true", "job.4", sys::wall_now(), sys::JobState::Queued}.to_tuple());
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1; }));
   // The record taken, as a rewrite takes it; an assignment prompts a read.
-  REQUIRE(c.in(sys::kSpace, sys::job_template(4), 0));
+  REQUIRE(c.in(sys::kSpace, sys::job_template(4), 0ms));
   c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 99}.to_tuple());
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 1; }));
   CHECK(uplink.view().live.size() == 1);
   // Gone for good: the launch record too (a server restarted without its
   // data). The next read lets the job go.
-  REQUIRE(c.in(sys::kSpace, sys::launch_template(4), 0));
+  REQUIRE(c.in(sys::kSpace, sys::launch_template(4), 0ms));
   c.out(sys::kSpace, sys::Assignment{0, 2, "n1", 99}.to_tuple());
   CHECK(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 2 && v.live.empty(); }));
 }
@@ -116,7 +116,7 @@ TEST_CASE("uplink: a new job whose record is being rewritten when the agent read
   // were that lost, the next tick: an hour here).
   c.out(sys::kSpace, sys::JobLaunch{5, "/bin/true", {}, "/"}.to_tuple());
   c.out(sys::kSpace, sys::JobRecord{5, "true", "job.5", sys::wall_now(), sys::JobState::Queued}.to_tuple());
-  REQUIRE(c.in(sys::kSpace, sys::job_template(5), 0));
+  REQUIRE(c.in(sys::kSpace, sys::job_template(5), 0ms));
   CHECK(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1 && v.live[0].id == 5; }));
   // A full read (an assignment prompts one) while the record is still
   // absent keeps it.
@@ -255,7 +255,7 @@ TEST_CASE("uplink: a read that finds the old copy of a heartbeat being rewritten
       quiet_since = std::chrono::steady_clock::now();
     }
   }
-  auto taken = c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0);  // the oldest
+  auto taken = c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms);  // the oldest
   REQUIRE(taken);
   REQUIRE(sys::SchedulerHeartbeat::from_tuple(taken->tuple)->time == t0);
   const auto until = std::chrono::steady_clock::now() + 300ms;
@@ -290,6 +290,6 @@ TEST_CASE("uplink: scheduler 0's heartbeat beaten at every tick costs no reads, 
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment.has_value(); }));
   CHECK(uplink.view().generation - before <= 3);
   // Withdrawn, as a stopping NPS does: read at once, and gone from the view.
-  REQUIRE(c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0));
+  REQUIRE(c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms));
   CHECK(view_becomes(uplink, [](const auto& v) { return !v.scheduler; }));
 }

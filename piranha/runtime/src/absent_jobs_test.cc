@@ -4,9 +4,10 @@
 
 using namespace std::chrono_literals;
 using piranha::AbsentJobs;
+using piranha::Clock;
 
 namespace {
-const AbsentJobs::Clock::time_point t0{};
+const Clock::time_point t0{};
 }
 
 TEST_CASE("AbsentJobs: a job's grace runs from the first read that missed it") {

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <map>
 
+using namespace std::chrono_literals;
+
 namespace piranha {
 namespace {
 
@@ -64,7 +66,7 @@ void JobReporter::run() {
       }
       ts::Client& c = *client;
       if (!cancelled_) {
-        auto t = c.rd(sys::kSpace, sys::job_template(job_.id), 0);
+        auto t = c.rd(sys::kSpace, sys::job_template(job_.id), 0ms);
         auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
         if (rec && rec->state == sys::JobState::Cancelled) cancelled_ = true;
       }

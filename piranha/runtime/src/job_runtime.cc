@@ -19,6 +19,8 @@
 #include "piranha/tuplespace/embedded.h"
 #include "runtime_state.h"
 
+using namespace std::chrono_literals;
+
 namespace piranha {
 namespace detail {
 
@@ -30,8 +32,6 @@ struct Runtime {
 }  // namespace detail
 
 namespace {
-
-using detail::SteadyClock;
 
 // How long a retreating piranha waits in all for the server's
 // acknowledgements of its put-backs before it exits (a server that answers
@@ -73,7 +73,7 @@ sys::JobRecord adopt_or_register(ts::Client& c, const std::string& name, const s
                                  const std::vector<std::string>& args) {
   if (auto id = env("PIRANHA_JOB_ID")) {
     long long n = env_int("PIRANHA_JOB_ID", 0);
-    auto t = c.rd(sys::kSpace, sys::job_template(n), 0);
+    auto t = c.rd(sys::kSpace, sys::job_template(n), 0ms);
     auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
     if (!rec) throw std::runtime_error("PIRANHA_JOB_ID=" + *id + ": no such job in the system space");
     return *rec;
@@ -163,7 +163,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     piranhas.push_back(std::make_unique<ChildProcess>(o));
   }
 
-  auto started = SteadyClock::now();
+  auto started = Clock::now();
   int rc = 0;
   std::string failure;
   try {
@@ -173,7 +173,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     rc = 1;
     failure = e.what();
   }
-  double elapsed = std::chrono::duration<double>(SteadyClock::now() - started).count();
+  double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   reporter.stop();
   sys::JobState final_state = reporter.cancelled() ? sys::JobState::Cancelled
                               : rc == 0           ? sys::JobState::Done
@@ -273,7 +273,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   }
   // A short wait: the record is briefly absent while somebody rewrites it
   // (the feeder marks the job running just as agents start its piranhas).
-  auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 500);
+  auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 500ms);
   auto job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
   if (!job || !sys::is_live(job->state)) return 0;  // nothing to do any more
   ws.client = client.get();
@@ -315,10 +315,10 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   std::int64_t interrupted = 0;  // tasks the piranha had started
   // A retreat must be quick, even with the server slow or cut off: what is
   // not acknowledged by then is in leases that return it anyway.
-  auto quick_until = SteadyClock::now() + kQuickExit;
+  auto quick_until = Clock::now() + kQuickExit;
   auto settle = [&] {
     if (!retreating) return client->flush();
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(quick_until - SteadyClock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(quick_until - Clock::now());
     if (!client->flush_within(std::max(left, std::chrono::milliseconds(0))))
       std::fprintf(stderr, "%s (piranha on %s): the server did not acknowledge the put-backs within %lld ms; "
                    "their leases return the tasks\n", name.c_str(), ws.node.c_str(),

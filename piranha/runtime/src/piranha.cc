@@ -7,9 +7,9 @@
 #include "runtime_state.h"
 #include "take_plan.h"
 
-namespace piranha {
+using namespace std::chrono_literals;
 
-using detail::SteadyClock;
+namespace piranha {
 
 const ts::Tuple& Task::tuple() const { return s_->tuple; }
 const ts::Tuple& Task::progress() const { return s_->progress; }
@@ -25,7 +25,7 @@ namespace {
 
 // How long a piranha waits for a task before checking whether its job is
 // still live.
-constexpr ts::Millis kTakeSlice = 250;
+constexpr std::chrono::milliseconds kTakeSlice{250};
 constexpr auto kJobCheckEvery = std::chrono::seconds(1);
 
 // The completions of a batch's tasks are sent as one request once the batch
@@ -52,7 +52,7 @@ std::shared_ptr<detail::TaskState> hold(detail::PiranhaState& s, ts::Leased&& l,
   auto st = std::make_shared<detail::TaskState>();
   st->tuple = std::move(l.tuple);
   st->lease = l.lease;
-  st->renewed = st->renew_tried = SteadyClock::now();
+  st->renewed = st->renew_tried = Clock::now();
   st->batched = batched;
   s.task_bytes = std::max(s.task_bytes, approximate_bytes(st->tuple));
   s.held.push_back(st);
@@ -68,7 +68,7 @@ std::shared_ptr<detail::TaskState> hold(detail::PiranhaState& s, ts::Leased&& l,
 void note_first_task(detail::PiranhaState& s, double at) {
   s.start_noted = true;
   try {
-    auto t = s.client->rd(sys::kSpace, sys::jobtime_template(s.job_id), 0);
+    auto t = s.client->rd(sys::kSpace, sys::jobtime_template(s.job_id), 0ms);
     auto known = t ? sys::JobTimes::from_tuple(*t) : std::nullopt;
     if (known && known->start_time != 0 && known->start_time <= at) return;
     sys::record_job_times(*s.client, sys::JobTimes{s.job_id, at, 0});
@@ -84,7 +84,7 @@ std::optional<Task> Piranha::take(const ts::Template& tmpl) {
   auto hand_out = [&](std::shared_ptr<detail::TaskState> st) {
     st->started = true;
     st->started_at = sys::wall_now();
-    st->taken = SteadyClock::now();
+    st->taken = Clock::now();
     if (!s_.start_noted) note_first_task(s_, st->started_at);
     return Task(std::move(st));
   };
@@ -108,7 +108,7 @@ std::optional<Task> Piranha::take(const ts::Template& tmpl) {
   auto take_one = [&](ts::Leased&& l) {
     auto st = hold(s_, std::move(l), false);
     if (ahead) {
-      s_.client->prefetch(s_.space->name(), tmpl, s_.lease.count());
+      s_.client->prefetch(s_.space->name(), tmpl, s_.lease);
       s_.ahead_fields = tmpl.fields();
     }
     return hand_out(std::move(st));
@@ -135,7 +135,7 @@ std::optional<Task> Piranha::take(const ts::Template& tmpl) {
     std::optional<ts::Leased> got;
     try {
       if (batching) {
-        auto many = s_.client->in_many_leased(s_.space->name(), tmpl, plan.batch, s_.lease.count());
+        auto many = s_.client->in_many_leased(s_.space->name(), tmpl, plan.batch, 0ms, s_.lease);
         detail::settle_completions(s_, true);
         if (!many.empty()) {
           for (std::size_t i = 1; i < many.size(); ++i) s_.prefetched.push_back(hold(s_, std::move(many[i]), true));
@@ -143,7 +143,7 @@ std::optional<Task> Piranha::take(const ts::Template& tmpl) {
           return hand_out(hold(s_, std::move(many[0]), true));
         }
       }
-      got = s_.client->in(s_.space->name(), tmpl, kTakeSlice, s_.lease.count());
+      got = s_.client->in(s_.space->name(), tmpl, kTakeSlice, s_.lease);
       detail::settle_completions(s_, true);
     } catch (const ts::TupleSpaceError& e) {
       // The feeder removes the job's space when the job ends.
@@ -159,11 +159,11 @@ std::optional<Task> Piranha::take(const ts::Template& tmpl) {
       throw;
     }
     if (got) return take_one(std::move(*got));
-    auto now = SteadyClock::now();
+    auto now = Clock::now();
     if (now - s_.last_job_check >= kJobCheckEvery) {
       s_.last_job_check = now;
       // A short wait: the record is briefly absent while somebody rewrites it.
-      auto job = s_.client->rd(sys::kSpace, sys::job_template(s_.job_id), 500);
+      auto job = s_.client->rd(sys::kSpace, sys::job_template(s_.job_id), 500ms);
       auto rec = job ? sys::JobRecord::from_tuple(*job) : std::nullopt;
       if (!rec || !sys::is_live(rec->state)) s_.job_ended = true;
     }
@@ -301,7 +301,7 @@ bool batch_pending(const detail::PiranhaState& s) {
 bool Piranha::complete(Task& task, std::vector<ts::Tuple> outs) {
   auto& st = *task.s_;
   if (!st.held) throw std::logic_error("complete: the task was already completed or put back");
-  double seconds = std::chrono::duration<double>(SteadyClock::now() - st.taken).count();
+  double seconds = std::chrono::duration<double>(Clock::now() - st.taken).count();
   st.held = false;
   release(s_.held, &st);
   ++s_.tasks_completed;
@@ -338,9 +338,9 @@ bool Piranha::should_retreat() {
   // Renew leases at half their length, so a long task keeps its lease; a
   // failed renewal is tried again a second later. The held tasks are looked
   // through only when one may need it (a batch holds thousands).
-  auto now = SteadyClock::now();
+  auto now = Clock::now();
   if (now < s_.next_renewal) return false;
-  auto next = SteadyClock::time_point::max();
+  auto next = Clock::time_point::max();
   for (auto& st : s_.held) {
     if (now - st->renewed < s_.lease / 2 || now - st->renew_tried < std::chrono::seconds(1)) {
       next = std::min(next, std::max(st->renewed + s_.lease / 2, st->renew_tried + std::chrono::seconds(1)));
@@ -348,7 +348,7 @@ bool Piranha::should_retreat() {
     }
     st->renew_tried = now;
     try {
-      s_.client->renew(st->lease, s_.lease.count());
+      s_.client->renew(st->lease, s_.lease);
       st->renewed = now;
     } catch (const ts::TupleSpaceError& e) {
       // Refused: the lease already ended, and complete() will say so. Not

@@ -9,20 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "piranha/base/clock.h"
 #include "piranha/runtime/job.h"
 
 namespace piranha::detail {
 
-using SteadyClock = std::chrono::steady_clock;
 
 struct TaskState {
   ts::Tuple tuple;
   ts::Tuple progress;
   ts::LeaseId lease = 0;
   double started_at = 0;            // wall clock, for the done record
-  SteadyClock::time_point taken;    // for the task's duration
-  SteadyClock::time_point renewed;  // when the lease was last granted or renewed
-  SteadyClock::time_point renew_tried;  // the last attempt, successful or not
+  Clock::time_point taken;    // for the task's duration
+  Clock::time_point renewed;  // when the lease was last granted or renewed
+  Clock::time_point renew_tried;  // the last attempt, successful or not
   bool held = true;
   bool started = false;  // handed to the piranha (not just prefetched)
   bool batched = false;  // taken in a batch: its completion is posted
@@ -50,7 +50,7 @@ struct PiranhaState {
   // in constant time per task.
   std::deque<std::shared_ptr<TaskState>> held;
   // No held task's lease needs renewing before then (should_retreat).
-  SteadyClock::time_point next_renewal{};
+  Clock::time_point next_renewal{};
   // Short tasks are taken several at a time; the ones not yet handed out.
   std::deque<std::shared_ptr<TaskState>> prefetched;
   std::vector<ts::Field> prefetch_fields;  // the template they matched
@@ -70,7 +70,7 @@ struct PiranhaState {
   // piranha::kExitCutOff, and its agent starts another once the server is back.
   bool cut_off = false;
   bool start_noted = false;  // this piranha's first task was noted in ("jobtime", ...)
-  SteadyClock::time_point last_job_check{};
+  Clock::time_point last_job_check{};
 };
 
 // Sends the completed short tasks' completions as one posted step (piranha.cc).

@@ -6,8 +6,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "piranha/base/clock.h"
 #include "piranha/runtime/endpoint.h"
 #include "sysspace_fields.h"
+
+using namespace std::chrono_literals;
 
 namespace piranha::sys {
 namespace {
@@ -32,22 +35,21 @@ std::string server_from_env() {
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note) {
   if (auto problem = endpoint_problem(server)) throw std::invalid_argument("server: " + *problem);
-  using Steady = std::chrono::steady_clock;
-  auto next_note = Steady::now();
+  auto next_note = Clock::now();
   while (!stopped()) {
-    auto tried = Steady::now();
+    auto tried = Clock::now();
     try {
       ts::ClientOptions o;
       o.connect_timeout = std::chrono::milliseconds(1000);
       return std::make_unique<ts::Client>(server, o);
     } catch (const ts::TupleSpaceError& e) {
-      if (Steady::now() >= next_note) {
+      if (Clock::now() >= next_note) {
         note("waiting for the tuple-space server at " + server + " (" + e.what() + ")");
-        next_note = Steady::now() + std::chrono::seconds(10);
+        next_note = Clock::now() + std::chrono::seconds(10);
       }
     }
     // A refusal can come at once: the pause keeps the loop from spinning.
-    while (!stopped() && Steady::now() < tried + std::chrono::seconds(1))
+    while (!stopped() && Clock::now() < tried + std::chrono::seconds(1))
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return nullptr;
@@ -63,7 +65,7 @@ std::int64_t next_job_id(ts::Client& c) {
   // The counter is created once, marked by a tuple that stays; after that an
   // absent counter only means another submitter holds it for a moment. (Two
   // submitters racing on a brand-new server could both create it.)
-  if (!c.rd(kSpace, created, 0)) {
+  if (!c.rd(kSpace, created, 0ms)) {
     std::int64_t first = 1;
     // Ids continue after any job already registered, so a counter lost with
     // a restarted server never reuses an id still in the space.
@@ -73,7 +75,7 @@ std::int64_t next_job_id(ts::Client& c) {
     // either: docs/security.md).
     c.out_many(kSpace, {ts::Tuple::of("jobseq", first), ts::Tuple::of("jobseq.created")});
   }
-  auto t = c.in(kSpace, seq, 10'000, 10'000);
+  auto t = c.in(kSpace, seq, 10s, 10s);
   if (!t) throw ts::TupleSpaceError(ts::Code::Timeout, "the job id counter was not returned within 10 s");
   std::int64_t next = t->tuple.get<std::int64_t>(1);
   // Taken under a lease and put back in one atomic step: a submitter that
@@ -136,7 +138,7 @@ std::optional<JobTimes> find_jobtimes(ts::Client& c, std::int64_t id) {
   return m;
 }
 std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id) {
-  auto t = c.rd(kSpace, launch_template(id), 0);
+  auto t = c.rd(kSpace, launch_template(id), 0ms);
   if (!t) return std::nullopt;
   return JobLaunch::from_tuple(*t);
 }
@@ -150,7 +152,7 @@ namespace {
 // new tuple plainly when none matched.
 template <class Make>
 void rewrite(ts::Client& c, const ts::Template& tmpl, Make make) {
-  auto old = c.in_many_leased(kSpace, tmpl, 64, 10'000);
+  auto old = c.in_many_leased(kSpace, tmpl, 64, 0ms, 10s);
   std::vector<ts::Tuple> taken;
   for (const auto& l : old) taken.push_back(l.tuple);
   ts::Tuple t = make(taken);
@@ -195,7 +197,7 @@ namespace {
 // it back untouched. Returns whether it changed.
 template <class Change>
 bool change_job(ts::Client& c, std::int64_t id, Change change) {
-  auto t = c.in(kSpace, job_template(id), 1000, 10'000);
+  auto t = c.in(kSpace, job_template(id), 1s, 10s);
   if (!t) return false;
   auto job = JobRecord::from_tuple(t->tuple);
   if (!job || !change(*job)) {
@@ -270,7 +272,7 @@ std::size_t prune_availability(ts::Client& c, const std::string& node, double be
   for (const auto& ap : decode_all<AvailabilityPeriod>(c.rd_many(kSpace, ap_template(node), kListMax))) {
     if (ap.end >= before) continue;
     ts::Template exact({tag("ap"), str(ap.node), Field::of(ts::Value(ap.start)), Field::of(ts::Value(ap.end))});
-    if (c.in(kSpace, exact, 0)) ++pruned;
+    if (c.in(kSpace, exact, 0ms)) ++pruned;
   }
   return pruned;
 }

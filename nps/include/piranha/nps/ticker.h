@@ -17,11 +17,12 @@
 
 #include <chrono>
 
+#include "piranha/base/clock.h"
+
 namespace piranha::nps {
 
 class Ticker {
  public:
-  using Clock = std::chrono::steady_clock;
   enum class Tick { None, Grid, Event };
 
   // The first grid tick is at `first`. `period` should be positive; one

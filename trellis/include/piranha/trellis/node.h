@@ -39,11 +39,11 @@
 #include <string_view>
 #include <vector>
 
+#include "piranha/base/clock.h"
 #include "piranha/trellis/value.h"
 
 namespace piranha::trellis {
 
-using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 using Duration = std::chrono::nanoseconds;
 

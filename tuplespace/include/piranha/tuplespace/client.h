@@ -214,8 +214,10 @@ class Client {
   // How many times this client has opened a new session after losing one.
   std::uint64_t reconnects() const { return reconnects_; }
 
-  // The untyped operations behind Space. timeout: kForever waits for ever,
-  // 0 never waits. lease > 0 takes under a lease (in only).
+  // The untyped operations behind Space. Timeouts and leases are
+  // std::chrono::milliseconds, always in this order: max (where there is
+  // one), then the timeout, then the lease. timeout: kForever waits for
+  // ever, 0 never waits. lease > 0 takes under a lease (in only).
   //
   // out posts (see above); throws TupleSpaceError(Code::TooLarge) at once when
   // the request exceeds the server's limit.
@@ -228,29 +230,30 @@ class Client {
   // some posted request is still unanswered then.
   bool flush_within(std::chrono::milliseconds limit);
   void out_many(std::string_view space, const std::vector<Tuple>& ts);
-  std::optional<Leased> in(std::string_view space, const Template& t, Millis timeout = kForever,
-                           Millis lease = 0);
-  std::optional<Tuple> rd(std::string_view space, const Template& t, Millis timeout = kForever);
+  std::optional<Leased> in(std::string_view space, const Template& t, std::chrono::milliseconds timeout = kForever,
+                           std::chrono::milliseconds lease = std::chrono::milliseconds(0));
+  std::optional<Tuple> rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout = kForever);
   // Takes up to `max` matching tuples, oldest first. With timeout 0 (the
   // default) it never waits: empty when nothing matches. Otherwise, when
   // nothing matches now, it waits up to `timeout` (kForever: as long as it
   // takes) for the first matching tuple written and returns that one alone;
   // empty when the time ran out.
-  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max, Millis timeout = 0);
+  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max,
+                             std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   // in_many under leases: takes up to `max` matching tuples, oldest first,
   // waiting for the first as in_many does; each is held under its own lease
-  // of `lease` ms (> 0; TupleSpaceError(Code::BadRequest) otherwise), to be
+  // of `lease` (> 0; TupleSpaceError(Code::BadRequest) otherwise), to be
   // acked, renewed or completed one by one. Empty when nothing matched (in
   // time), or the space does not exist and timeout is 0.
   std::vector<Leased> in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                     Millis lease, Millis timeout = 0);
+                                     std::chrono::milliseconds timeout, std::chrono::milliseconds lease);
   // Copy-collect: copies of up to `max` matching tuples, oldest first, never
   // waiting and leaving them in the space. Empty when nothing matches or the
   // space does not exist. max is 1..kMaxBatch.
   std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
   // Throw TupleSpaceError(Code::UnknownLease) when the lease already ended.
   void ack(LeaseId lease);
-  void renew(LeaseId lease, Millis duration);
+  void renew(LeaseId lease, std::chrono::milliseconds duration);
   // Atomic completion: if this client still holds `lease`, ends it and writes
   // `ts` (possibly none) to `space`, in order, as one step; returns true.
   // Returns false, having written nothing, when the lease is not held (the
@@ -278,13 +281,13 @@ class Client {
                            const std::vector<Tuple>& ts);
   // Prefetching (a piranha asks for its next task while computing this
   // one): sends an in of `t` that does not wait (timeout 0) under a lease of
-  // `lease` ms (> 0), and returns at once, like a posted out; the answer is
+  // `lease` (> 0), and returns at once, like a posted out; the answer is
   // read in order with the other posted requests, and take_prefetched()
   // hands it over. One at a time: throws std::logic_error when one is
   // outstanding. A tuple it took returns to its space if the connection is
   // lost before the answer is read (its lease ends with the session), or
   // when this client closes without taking it.
-  void prefetch(std::string_view space, const Template& t, Millis lease);
+  void prefetch(std::string_view space, const Template& t, std::chrono::milliseconds lease);
   // True from prefetch() until take_prefetched().
   bool prefetching() const { return prefetch_rid_ != 0; }
   // The prefetch's answer, waiting for it at most `limit`: the tuple under
@@ -306,7 +309,7 @@ class Client {
   WatchId watch(std::string_view space, const Template& t);
   void unwatch(WatchId id);
   // The next watch event, waiting up to `timeout` (kForever: no limit).
-  std::optional<WatchEvent> next_event(Millis timeout = kForever);
+  std::optional<WatchEvent> next_event(std::chrono::milliseconds timeout = kForever);
   // False when the space did not exist.
   bool remove(std::string_view space);
   std::vector<SpaceStats> stats();
@@ -426,7 +429,7 @@ class BasicSpace {
   // Takes the oldest matching tuple, waiting as long as it takes.
   template <class... A>
   Tuple in(A&&... args) {
-    return *take_impl(kForever, 0, std::forward<A>(args)...);
+    return *take_impl(kForever, std::chrono::milliseconds(0), std::forward<A>(args)...);
   }
   // Reads (copies) the oldest matching tuple, waiting as long as it takes.
   template <class... A>
@@ -436,25 +439,25 @@ class BasicSpace {
   // Non-blocking forms: nullopt when nothing matches now.
   template <class... A>
   std::optional<Tuple> inp(A&&... args) {
-    return take_impl(0, 0, std::forward<A>(args)...);
+    return take_impl(std::chrono::milliseconds(0), std::chrono::milliseconds(0), std::forward<A>(args)...);
   }
   template <class... A>
   std::optional<Tuple> rdp(A&&... args) {
-    return read_impl(0, std::forward<A>(args)...);
+    return read_impl(std::chrono::milliseconds(0), std::forward<A>(args)...);
   }
   // Bounded waits: nullopt when nothing matched within `timeout`.
   template <class... A>
   std::optional<Tuple> in_for(std::chrono::milliseconds timeout, A&&... args) {
-    return take_impl(timeout.count(), 0, std::forward<A>(args)...);
+    return take_impl(timeout, std::chrono::milliseconds(0), std::forward<A>(args)...);
   }
   template <class... A>
   std::optional<Tuple> rd_for(std::chrono::milliseconds timeout, A&&... args) {
-    return read_impl(timeout.count(), std::forward<A>(args)...);
+    return read_impl(timeout, std::forward<A>(args)...);
   }
   // Takes under a lease of `lease` length, waiting as long as it takes.
   template <class... A>
   Leased take(std::chrono::milliseconds lease, A&&... args) {
-    auto t = c_->in(name_, detail::template_of(args...), kForever, lease.count());
+    auto t = c_->in(name_, detail::template_of(args...), kForever, lease);
     detail::bind_all(t->tuple, args...);
     return std::move(*t);
   }
@@ -462,12 +465,12 @@ class BasicSpace {
   template <class... A>
   std::optional<Leased> take_for(std::chrono::milliseconds timeout, std::chrono::milliseconds lease,
                                  A&&... args) {
-    auto t = c_->in(name_, detail::template_of(args...), timeout.count(), lease.count());
+    auto t = c_->in(name_, detail::template_of(args...), timeout, lease);
     if (t) detail::bind_all(t->tuple, args...);
     return t;
   }
   void ack(const Leased& l) { c_->ack(l.lease); }
-  void renew(const Leased& l, std::chrono::milliseconds d) { c_->renew(l.lease, d.count()); }
+  void renew(const Leased& l, std::chrono::milliseconds d) { c_->renew(l.lease, d); }
 
   // Atomic completion into this space: ends l's lease and writes the result
   // tuples in one step, or, when the lease is no longer held, writes nothing
@@ -503,14 +506,15 @@ class BasicSpace {
   }
   // As in_many_wait, waiting at most `timeout`: empty when none came.
   template <class... A>
-  std::vector<Tuple> in_many_for(std::chrono::milliseconds timeout, std::size_t max, A&&... args) {
-    return c_->in_many(name_, detail::template_of(std::forward<A>(args)...), max, timeout.count());
+  std::vector<Tuple> in_many_for(std::size_t max, std::chrono::milliseconds timeout, A&&... args) {
+    return c_->in_many(name_, detail::template_of(std::forward<A>(args)...), max, timeout);
   }
   // Takes up to `max` matching tuples now, oldest first, each under its own
   // lease of `lease` length. Bindings are not filled (there may be many).
   template <class... A>
   std::vector<Leased> take_many(std::size_t max, std::chrono::milliseconds lease, A&&... args) {
-    return c_->in_many_leased(name_, detail::template_of(std::forward<A>(args)...), max, lease.count());
+    return c_->in_many_leased(name_, detail::template_of(std::forward<A>(args)...), max,
+                              std::chrono::milliseconds(0), lease);
   }
   // Copies up to `max` matching tuples now, oldest first, leaving them.
   // Bindings are not filled.
@@ -530,14 +534,14 @@ class BasicSpace {
 
  private:
   template <class... A>
-  std::optional<Tuple> take_impl(Millis timeout, Millis lease, A&&... args) {
+  std::optional<Tuple> take_impl(std::chrono::milliseconds timeout, std::chrono::milliseconds lease, A&&... args) {
     auto t = c_->in(name_, detail::template_of(args...), timeout, lease);
     if (!t) return std::nullopt;
     detail::bind_all(t->tuple, args...);
     return std::move(t->tuple);
   }
   template <class... A>
-  std::optional<Tuple> read_impl(Millis timeout, A&&... args) {
+  std::optional<Tuple> read_impl(std::chrono::milliseconds timeout, A&&... args) {
     auto t = c_->rd(name_, detail::template_of(args...), timeout);
     if (t) detail::bind_all(*t, args...);
     return t;

@@ -109,25 +109,27 @@ class FiberClient {
   std::uint64_t reconnects() const;
 
   // The untyped operations behind FiberSpace, with Client's contracts.
-  // timeout: kForever waits for ever, 0 never waits (the server keeps the
-  // time). lease > 0 takes under a lease (in only).
+  // Timeouts and leases as Client's, in the same order (max, timeout,
+  // lease): kForever waits for ever, 0 never waits (the server keeps the
+  // time). lease > 0 takes under a lease.
   void out(std::string_view space, const Tuple& t);
   void out_many(std::string_view space, const std::vector<Tuple>& ts);
-  std::optional<Leased> in(std::string_view space, const Template& t, Millis timeout = kForever,
-                           Millis lease = 0);
-  std::optional<Tuple> rd(std::string_view space, const Template& t, Millis timeout = kForever);
+  std::optional<Leased> in(std::string_view space, const Template& t, std::chrono::milliseconds timeout = kForever,
+                           std::chrono::milliseconds lease = std::chrono::milliseconds(0));
+  std::optional<Tuple> rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout = kForever);
   // As Client::in_many: up to `max` tuples now; with a timeout != 0, when
   // none matches, the first one written within it (empty when none came).
-  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max, Millis timeout = 0);
+  std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max,
+                             std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   // As Client::in_many_leased: the same, each under its own lease of
-  // `lease` ms (> 0).
+  // `lease` (> 0).
   std::vector<Leased> in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                     Millis lease, Millis timeout = 0);
+                                     std::chrono::milliseconds timeout, std::chrono::milliseconds lease);
   // As Client::rd_many: copies of up to `max` matching tuples now, oldest first.
   std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
   // Throw TupleSpaceError(Code::UnknownLease) when the lease already ended.
   void ack(LeaseId lease);
-  void renew(LeaseId lease, Millis duration);
+  void renew(LeaseId lease, std::chrono::milliseconds duration);
   // As Client::complete: ends `lease` and writes `ts` to `space` in one step
   // of the server; false, having written nothing, when the lease is not held.
   bool complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
@@ -152,7 +154,7 @@ class FiberClient {
   // The next watch event of any of this client's watches, waiting up to
   // `timeout` (kForever: no limit; 0: only what has already arrived). When
   // several fibers wait, events go to them in the order they started waiting.
-  std::optional<WatchEvent> next_event(Millis timeout = kForever);
+  std::optional<WatchEvent> next_event(std::chrono::milliseconds timeout = kForever);
 
   // False when the space did not exist.
   bool remove(std::string_view space);

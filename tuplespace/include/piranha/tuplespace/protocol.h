@@ -50,7 +50,7 @@ struct Request {
   std::string space;
   std::vector<TupleImage> tuples;  // Out (one), OutMany, Ack when `completes`
   TemplateImage tmpl;              // In, Rd, InMany, RdMany, Watch
-  Millis timeout = kForever;       // In, Rd, InMany: -1 waits forever, 0 never waits (decoded as 0 when InMany sends none)
+  Millis timeout = kForever.count();       // In, Rd, InMany: -1 waits forever, 0 never waits (decoded as 0 when InMany sends none)
   Millis lease = 0;                // In, InMany: > 0 takes under leases; Renew: new length
   std::uint64_t max = 0;           // InMany, RdMany
   std::uint64_t handle = 0;        // Ack/Renew: lease id (Ack: the first); Unwatch: watch id
@@ -99,12 +99,13 @@ void encode_out_many(std::string& out, std::uint64_t rid, std::string_view space
 // op is Op::In or Op::Rd.
 void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view space,
                const Template& t, Millis timeout, Millis lease);
-// lease > 0 takes every tuple under its own lease of that length (the
-// optional fourth argument); timeout != 0 waits for the first tuple that long
-// (-1: forever; the optional fifth argument). With lease 0 and timeout 0 it
+// timeout != 0 waits for the first tuple that long (-1: forever); lease > 0
+// takes every tuple under its own lease of that length. On the wire the
+// lease is the optional fourth argument and the timeout the fifth (the
+// order of this version of the protocol); with timeout 0 and lease 0 it
 // sends the three-argument form.
 void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
-                    std::uint64_t max, Millis lease = 0, Millis timeout = 0);
+                    std::uint64_t max, Millis timeout = 0, Millis lease = 0);
 void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
                     std::uint64_t max);
 // A request that may wait, as encode_in (op In or Rd) or encode_in_many (op

@@ -32,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,9 +46,11 @@ namespace piranha::ts {
 using ClientId = std::uint64_t;
 using LeaseId = std::uint64_t;
 using WatchId = std::uint64_t;
+// Times and lengths the store is given, in milliseconds (the wire's unit).
 using Millis = std::int64_t;
 
-inline constexpr Millis kForever = -1;
+// A timeout that never ends (-1 ms on the wire).
+inline constexpr std::chrono::milliseconds kForever{-1};
 
 // What a watch reports: a matching tuple was written (out, or returned by a
 // lease) or taken (in, inp, in_many, or taken under a lease).
@@ -105,7 +108,7 @@ struct WaitSpec {
   ClientId client = 0;
   std::uint64_t request_id = 0;
   bool take = true;           // in (true) or rd (false)
-  Millis timeout = kForever;  // 0: do not park; kForever: no deadline
+  Millis timeout = kForever.count();  // 0: do not park; kForever: no deadline
   Millis lease = 0;           // > 0: take under a lease of this length
   bool many = false;          // an in_many that waits (set by take_many): answered as a list (Delivery::form)
 };

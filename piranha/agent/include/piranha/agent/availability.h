@@ -13,11 +13,12 @@
 #include <optional>
 #include <string>
 
+#include "piranha/base/clock.h"
+
 namespace piranha {
 
 // The agent's clock: availability is judged on a monotonic clock so that a
 // wall-clock jump never starts or ends an availability period.
-using Clock = std::chrono::steady_clock;
 
 // Availability thresholds; the defaults are the paper's.
 struct Thresholds {

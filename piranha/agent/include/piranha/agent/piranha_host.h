@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
+#include "piranha/base/clock.h"
 #include "piranha/runtime/child.h"
 #include "piranha/runtime/sysspace.h"
 
 namespace piranha {
 
-using SteadyClock = std::chrono::steady_clock;
 
 // Everything a piranha process needs besides its job.
 struct PiranhaEnvironment {
@@ -77,19 +77,19 @@ class PiranhaHost {
   // the processor to retreat even against a busy owner: a short slice is an
   // early deadline, so each wake-up of the retreat runs before the owner's
   // busy threads finish their slices.
-  void retreat(SteadyClock::time_point change, std::chrono::milliseconds grace, SteadyClock::time_point now);
-  void suspend(SteadyClock::time_point now);
+  void retreat(Clock::time_point change, std::chrono::milliseconds grace, Clock::time_point now);
+  void suspend(Clock::time_point now);
   void resume();
 
   // Reaps piranhas that ended and kills those past their grace period.
-  std::vector<PiranhaExit> reap(SteadyClock::time_point now);
+  std::vector<PiranhaExit> reap(Clock::time_point now);
 
   // The job the piranhas run (or were last told to run); nullopt when none run.
   std::optional<std::int64_t> job() const;
   std::size_t running() const { return procs_.size(); }
   bool retreating() const;
   bool suspended() const { return suspended_since_.has_value(); }
-  std::optional<SteadyClock::time_point> suspended_since() const { return suspended_since_; }
+  std::optional<Clock::time_point> suspended_since() const { return suspended_since_; }
 
   // Process groups of the running piranhas (for subtracting their load).
   std::vector<pid_t> groups() const;
@@ -99,7 +99,7 @@ class PiranhaHost {
   // only by calling reap(), so the caller polls often.
   bool exits_need_polling() const;
   // The next kill deadline, if any piranha is retreating.
-  std::optional<SteadyClock::time_point> next_deadline() const;
+  std::optional<Clock::time_point> next_deadline() const;
 
  private:
   struct Proc {
@@ -108,8 +108,8 @@ class PiranhaHost {
     int pidfd = -1;
     int err_fd = -1;  // read end of its stderr pipe; -1 once at its end
     std::string err_tail;
-    std::optional<SteadyClock::time_point> change;    // retreat requested for this change
-    std::optional<SteadyClock::time_point> kill_at;
+    std::optional<Clock::time_point> change;    // retreat requested for this change
+    std::optional<Clock::time_point> kill_at;
     bool killed = false;
   };
   // Reads what `p` wrote on stderr so far, passing it on to output_fd_.
@@ -117,7 +117,7 @@ class PiranhaHost {
   PiranhaEnvironment env_;
   int output_fd_ = 2;  // where the piranhas' stderr is passed on
   std::vector<Proc> procs_;
-  std::optional<SteadyClock::time_point> suspended_since_;
+  std::optional<Clock::time_point> suspended_since_;
 };
 
 }  // namespace piranha

@@ -22,13 +22,13 @@
 #include <cstdint>
 #include <map>
 
+#include "piranha/base/clock.h"
 #include "piranha/runtime/sysspace.h"
 
 namespace piranha {
 
 class AbsentJobs {
  public:
-  using Clock = std::chrono::steady_clock;
   using Seconds = std::chrono::duration<double>;
 
   explicit AbsentJobs(Seconds grace = Seconds(sys::kAbsentJobGrace)) : grace_(grace) {}
