@@ -235,7 +235,7 @@ void check_request(const ts::Request& r) {
   REQUIRE(r.completes ? r.op == ts::Op::Ack : true);
   REQUIRE(has_space == !r.space.empty());
   REQUIRE(r.space.size() <= ts::kMaxSpaceNameBytes);
-  REQUIRE(r.tuples.size() <= ts::kMaxBatch);
+  REQUIRE(r.tuples.size() <= ts::kMaxTuplesPerRequest);
   REQUIRE(r.op == ts::Op::Out ? r.tuples.size() == 1 : true);
   REQUIRE(r.timeout >= ts::kForever.count() && r.lease >= 0);
   REQUIRE(r.op == ts::Op::Rd ? r.lease == 0 : true);

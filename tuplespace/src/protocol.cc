@@ -182,12 +182,12 @@ constexpr OpInfo kOps[] = {
     {"bye", Op::Bye, 0, 0},         {"rd_many", Op::RdMany, 3, 3},
 };
 
-// The tuples of out_many and of a completing ack: an array of 0..kMaxBatch tuples.
+// The tuples of out_many and of a completing ack: an array of 0..kMaxTuplesPerRequest tuples.
 std::vector<TupleImage> tuple_list(const msgpack::object& o, std::string_view op) {
   if (o.type != msgpack::type::ARRAY)
     reject(std::string(op) + ": tuples must be an array, got " + std::string(object_type_name(o)));
-  if (o.via.array.size > kMaxBatch)
-    reject(std::string(op) + ": more than " + std::to_string(kMaxBatch) + " tuples");
+  if (o.via.array.size > kMaxTuplesPerRequest)
+    reject(std::string(op) + ": more than " + std::to_string(kMaxTuplesPerRequest) + " tuples");
   std::vector<TupleImage> tuples;
   tuples.reserve(o.via.array.size);
   for (std::uint32_t i = 0; i < o.via.array.size; ++i)
@@ -197,7 +197,7 @@ std::vector<TupleImage> tuple_list(const msgpack::object& o, std::string_view op
 
 std::uint64_t batch_max(const msgpack::object& o, std::string_view op) {
   std::uint64_t max = as_uint(o, {op, "max"});
-  if (max < 1 || max > kMaxBatch) reject(std::string(op) + ": max must be 1.." + std::to_string(kMaxBatch));
+  if (max < 1 || max > kMaxTuplesPerRequest) reject(std::string(op) + ": max must be 1.." + std::to_string(kMaxTuplesPerRequest));
   return max;
 }
 
@@ -266,8 +266,8 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
     case Op::Ack:
       if (arg[0].type == msgpack::type::ARRAY) {  // many leases, all or none
         const auto& ids = arg[0].via.array;
-        if (ids.size == 0 || ids.size > kMaxBatch)
-          reject("ack: an array of lease ids must hold 1 to " + std::to_string(kMaxBatch) + " of them");
+        if (ids.size == 0 || ids.size > kMaxTuplesPerRequest)
+          reject("ack: an array of lease ids must hold 1 to " + std::to_string(kMaxTuplesPerRequest) + " of them");
         for (std::uint32_t i = 0; i < ids.size; ++i)
           r.leases.push_back(as_uint(ids.ptr[i], {"ack: lease_id"}));
         r.handle = r.leases.front();
@@ -331,7 +331,7 @@ std::variant<Request, DecodeFailure> decode_request(std::string_view frame) {
   std::uint64_t rid = 0;
   try {
     // Limits keep a hostile frame from making the unpacker allocate wildly.
-    msgpack::unpack_limit limit(kMaxBatch + 8, 0, frame.size(), frame.size(), 16, 4);
+    msgpack::unpack_limit limit(kMaxTuplesPerRequest + 8, 0, frame.size(), frame.size(), 16, 4);
     std::size_t off = 0;
     // One zone per thread, emptied for each frame, rather than a new 8 KB
     // zone per frame: parse() copies what it keeps out of it.

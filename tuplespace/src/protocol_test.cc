@@ -184,11 +184,11 @@ TEST_CASE("client encoders round-trip through decode_request") {
     CHECK(r.lease == 0);
   }
   SUBCASE("in_many") {
-    encode_in_many(f, 7, "jobs", kTaskTemplate, kMaxBatch);
+    encode_in_many(f, 7, "jobs", kTaskTemplate, kMaxTuplesPerRequest);
     Request r = decoded(f);
     CHECK(r.op == Op::InMany);
     same_template(r.tmpl, kTaskTemplate);
-    CHECK(r.max == kMaxBatch);
+    CHECK(r.max == kMaxTuplesPerRequest);
   }
   SUBCASE("ack, renew, unwatch") {
     encode_ack(f, 8, 11);
@@ -365,7 +365,7 @@ TEST_CASE("every truncation of a valid frame is rejected as truncated") {
   }
 }
 
-TEST_CASE("an ack of many leases needs 1 to kMaxBatch lease ids") {
+TEST_CASE("an ack of many leases needs 1 to kMaxTuplesPerRequest lease ids") {
   rejects(Frame().request("ack", 1).array(0).bytes(), Code::BadRequest, "1 to");
   rejects(Frame().request("ack", 1).array(2).u(1).str("x").bytes(), Code::BadRequest, "ack: lease_id");
 }
@@ -479,7 +479,7 @@ TEST_CASE("timeouts and leases are range-checked") {
           "unwatch: watch_id must be a non-negative integer, got str");
   rejects(Frame().request("in_many", 3).str("j").array(1).i(1).u(0).bytes(), Code::BadRequest,
           "in_many: max must be 1..1000000");
-  rejects(Frame().request("in_many", 3).str("j").array(1).i(1).u(kMaxBatch + 1).bytes(), Code::BadRequest,
+  rejects(Frame().request("in_many", 3).str("j").array(1).i(1).u(kMaxTuplesPerRequest + 1).bytes(), Code::BadRequest,
           "in_many: max must be 1..1000000");
   CHECK(failure(Frame().request("rd", 4, 81).str("j").array(1).i(1).i(0).i(100).bytes()).request_id == 81);
 }

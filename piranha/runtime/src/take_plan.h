@@ -21,15 +21,15 @@ struct TakePlan {
 // kTasksBeforeBatching have completed.
 inline constexpr double kShortTaskSeconds = 0.002;
 inline constexpr std::int64_t kTasksBeforeBatching = 8;
-// A batch holds about kBatchSeconds of work, and kMinBatch to kMaxBatch
+// A batch holds about kBatchSeconds of work, and kMinTasksPerTake to kMaxTasksPerTake
 // tasks: its round trip is then small beside its work however short the
 // tasks are, and a retreat or the job's end leaves little held. Above
-// kMinBatch, a batch also stays under kBatchBytes of task tuples, so that
+// kMinTasksPerTake, a batch also stays under kBatchBytes of task tuples, so that
 // neither its answer nor the put-back of a retreat nears the server's
 // request limit (16 MiB).
 inline constexpr double kBatchSeconds = 0.002;
-inline constexpr std::size_t kMinBatch = 32;
-inline constexpr std::size_t kMaxBatch = 4096;
+inline constexpr std::size_t kMinTasksPerTake = 32;
+inline constexpr std::size_t kMaxTasksPerTake = 4096;
 inline constexpr std::size_t kBatchBytes = 1 << 20;
 // Tasks up to this long on average are asked for one ahead, from the first
 // completed task on (one task held too many is the most it can cost). Longer

@@ -249,7 +249,7 @@ class Client {
                                      std::chrono::milliseconds timeout, std::chrono::milliseconds lease);
   // Copy-collect: copies of up to `max` matching tuples, oldest first, never
   // waiting and leaving them in the space. Empty when nothing matches or the
-  // space does not exist. max is 1..kMaxBatch.
+  // space does not exist. max is 1..kMaxTuplesPerRequest.
   std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
   // Throw TupleSpaceError(Code::UnknownLease) when the lease already ended.
   void ack(LeaseId lease);
@@ -261,7 +261,7 @@ class Client {
   bool complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
   // complete() of many leases as one step: if this client holds every one,
   // ends them all and writes `ts`; otherwise writes nothing, ends none, and
-  // returns false. 1 to kMaxBatch leases.
+  // returns false. 1 to kMaxTuplesPerRequest leases.
   bool complete_all(const std::vector<LeaseId>& leases, std::string_view space, const std::vector<Tuple>& ts);
   // The posted form of complete(): returns once the request is queued, like
   // out(), with the same ordering guarantee (a later call on this Client, or
@@ -275,7 +275,7 @@ class Client {
   // writes `ts`, or, when some lease is not held, ends none and writes
   // nothing. When it is refused (or its answer is lost with the connection),
   // take_lost_leases() reports every one of `leases`, though the others may
-  // still be held: complete those one by one to end them. 1 to kMaxBatch
+  // still be held: complete those one by one to end them. 1 to kMaxTuplesPerRequest
   // leases.
   void complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
                            const std::vector<Tuple>& ts);

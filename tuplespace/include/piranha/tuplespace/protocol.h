@@ -30,7 +30,7 @@ inline constexpr std::size_t kDefaultMaxMessageBytes = 16u << 20;
 // Limits on a decoded request besides its size.
 inline constexpr std::size_t kMaxSpaceNameBytes = 256;
 // Tuples per out_many or completing ack, and `max` of in_many / rd_many.
-inline constexpr std::size_t kMaxBatch = 1'000'000;
+inline constexpr std::size_t kMaxTuplesPerRequest = 1'000'000;
 
 enum class Op : std::uint8_t {
   Hello, Out, OutMany, In, Rd, InMany, Ack, Renew, Watch, Unwatch, Remove, Stats,
