@@ -11,6 +11,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "client_core.h"
 #include "connection.h"
 #include "piranha/tuplespace/server.h"
 #include "piranha/base/clock.h"
@@ -116,11 +117,7 @@ void Client::open_session(Millis deadline) {
       return;
     }
     if (got == Received::Interrupted) throw interrupted();
-    if (const auto& why = socket_->refusal())
-      throw TupleSpaceError::of(Code::AuthFailed, *why);
-    failed_handshakes += socket_->handshake_failures();
-    if (failed_handshakes >= 2)
-      throw TupleSpaceError::of(Code::AuthFailed, socket_->refused_twice());
+    if (auto refused = socket_->refused(failed_handshakes)) throw *refused;
     Millis left = deadline - steady_ms();
     if (got == Received::Timeout || left <= 0)
       throw TupleSpaceError::of(Code::Unreachable, "no tuple-space server answered at " +
@@ -411,13 +408,7 @@ bool Client::flush_within(std::chrono::milliseconds limit) {
 }
 
 bool Client::call_completion() {
-  try {
-    call(Retry::Fail);
-    return true;
-  } catch (const TupleSpaceError& e) {
-    if (e.code() == Code::UnknownLease) return false;
-    throw;
-  }
+  return detail::unless_refused(Code::UnknownLease, [&] { call(Retry::Fail); });
 }
 
 bool Client::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
@@ -448,8 +439,7 @@ void Client::complete_all_posted(const std::vector<LeaseId>& leases, std::string
 
 void Client::prefetch(std::string_view space, const Template& t, std::chrono::milliseconds lease) {
   if (prefetching()) throw std::logic_error("prefetch: the last prefetch was not taken");
-  if (lease.count() <= 0)
-    throw TupleSpaceError::of(Code::BadRequest, "prefetch: lease must be > 0 ms");
+  detail::require_lease(lease, "prefetch");
   throw_deferred();
   std::uint64_t rid = next_id_++;
   encode_in(frame_, rid, Op::In, space, t, 0, lease.count());
@@ -496,17 +486,13 @@ std::optional<Leased> Client::in(std::string_view space, const Template& t, std:
   if (lease.count() == 0 && options_.safe_takes) return take_safely(space, t, timeout.count());
   encode_in(frame_, next_id_++, Op::In, space, t, timeout.count(), lease.count());
   Blocking b{Op::In, space, &t, timeout.count(), lease.count()};
-  Reply r = call(lease.count() > 0 ? Retry::Resend : Retry::Fail, true, &b);
-  if (r.status == Reply::Status::Timeout) return std::nullopt;
-  return Leased{std::move(r.tuples.at(0)), r.number};
+  return detail::taken_of(call(lease.count() > 0 ? Retry::Resend : Retry::Fail, true, &b));
 }
 
 std::optional<Tuple> Client::rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout) {
   encode_in(frame_, next_id_++, Op::Rd, space, t, timeout.count(), 0);
   Blocking b{Op::Rd, space, &t, timeout.count(), 0};
-  Reply r = call(Retry::Resend, false, &b);
-  if (r.status == Reply::Status::Timeout) return std::nullopt;
-  return std::move(r.tuples.at(0));
+  return detail::read_of(call(Retry::Resend, false, &b));
 }
 
 std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, std::size_t max,
@@ -519,18 +505,10 @@ std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, st
 
 std::vector<Leased> Client::in_many_leased(std::string_view space, const Template& t, std::size_t max,
                                            std::chrono::milliseconds timeout, std::chrono::milliseconds lease) {
-  if (lease.count() <= 0)
-    throw TupleSpaceError::of(Code::BadRequest, "in_many_leased: lease must be > 0 ms");
+  detail::require_lease(lease, "in_many_leased");
   encode_in_many(frame_, next_id_++, space, t, max, timeout.count(), lease.count());
   Blocking b{Op::InMany, space, &t, timeout.count(), lease.count(), max};
-  Reply r = call(Retry::Resend, true, &b);
-  if (r.leases.size() != r.tuples.size())
-    throw TupleSpaceError::of(Code::BadReply, "in_many under a lease answered without lease ids");
-  std::vector<Leased> taken;
-  taken.reserve(r.tuples.size());
-  for (std::size_t i = 0; i < r.tuples.size(); ++i)
-    taken.push_back(Leased{std::move(r.tuples[i]), r.leases[i]});
-  return taken;
+  return detail::leased_of(call(Retry::Resend, true, &b));
 }
 
 std::vector<Tuple> Client::rd_many(std::string_view space, const Template& t, std::size_t max) {
@@ -586,13 +564,7 @@ std::optional<WatchEvent> Client::next_event(std::chrono::milliseconds timeout) 
 
 bool Client::remove(std::string_view space) {
   encode_remove(frame_, next_id_++, space);
-  try {
-    call(Retry::Fail);
-    return true;
-  } catch (const TupleSpaceError& e) {
-    if (e.code() == Code::UnknownSpace) return false;
-    throw;
-  }
+  return detail::unless_refused(Code::UnknownSpace, [&] { call(Retry::Fail); });
 }
 
 std::vector<SpaceStats> Client::stats() {
@@ -602,14 +574,7 @@ std::vector<SpaceStats> Client::stats() {
 
 std::optional<SpaceStats> Client::stats(std::string_view space) {
   encode_stats(frame_, next_id_++, space);
-  try {
-    auto all = call(Retry::Resend).stats;
-    if (all.empty()) return std::nullopt;
-    return all.front();
-  } catch (const TupleSpaceError& e) {
-    if (e.code() == Code::UnknownSpace) return std::nullopt;
-    throw;
-  }
+  return detail::stats_of_one([&] { return call(Retry::Resend).stats; });
 }
 
 const std::string& Client::taken_space() {

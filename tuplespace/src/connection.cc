@@ -92,6 +92,13 @@ bool Connection::dropped() {
   return gone;
 }
 
+std::optional<TupleSpaceError> Connection::refused(int& failed_handshakes) const {
+  failed_handshakes += handshake_failures_;
+  if (refusal_) return TupleSpaceError::of(Code::AuthFailed, *refusal_);
+  if (failed_handshakes >= 2) return TupleSpaceError::of(Code::AuthFailed, refused_twice());
+  return std::nullopt;
+}
+
 std::string Connection::refused_twice() const {
   return "the server at " + endpoint_ +
          " closed the connection during the handshake twice, so it requires CURVE authentication, probably: "

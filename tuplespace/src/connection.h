@@ -45,6 +45,12 @@ struct Connection {
   int handshake_failures() const { return handshake_failures_; }
   std::string refused_twice() const;
 
+  // After dropped() returned true: the Code::AuthFailed error to fail with
+  // when the server refused this client, adding this connection's failed
+  // handshakes to `failed_handshakes` (the count across the connections
+  // since a session last opened); nullopt when the drop was no refusal.
+  std::optional<TupleSpaceError> refused(int& failed_handshakes) const;
+
  private:
   std::string endpoint_;
   bool curve_ = false;

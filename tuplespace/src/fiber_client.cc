@@ -14,6 +14,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "client_core.h"
 #include "connection.h"
 #include "piranha/tuplespace/server.h"
 #include "piranha/base/clock.h"
@@ -427,12 +428,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
       // Replies that arrived before the connection dropped are read first.
       if (n < kBatch && !failure && !stopping && conn->dropped()) {
         // Failed handshakes count across connections until a session opens (connection.h).
-        failed_handshakes += conn->handshake_failures();
-        if (const auto& why = conn->refusal())
-          fail_all(
-              TupleSpaceError::of(Code::AuthFailed, *why));
-        else if (failed_handshakes >= 2)
-          fail_all(TupleSpaceError::of(Code::AuthFailed, conn->refused_twice()));
+        if (auto refused = conn->refused(failed_handshakes))
+          fail_all(*refused);
         else
           lose_session();
       }
@@ -578,8 +575,7 @@ std::optional<Leased> FiberClient::in(std::string_view space, const Template& t,
   encode_in(impl_->frame, rid, Op::In, space, t, timeout.count(), lease.count());
   Reply r = impl_->call(rid, lease.count() > 0 ? Impl::Retry::Resend : Impl::Retry::Fail, timeout.count(),
                         Impl::blocking(Op::In, space, t, timeout.count(), lease.count()));
-  if (r.status == Reply::Status::Timeout) return std::nullopt;
-  return Leased{std::move(r.tuples.at(0)), r.number};
+  return detail::taken_of(std::move(r));
 }
 
 std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout) {
@@ -587,8 +583,7 @@ std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, 
   encode_in(impl_->frame, rid, Op::Rd, space, t, timeout.count(), 0);
   Reply r = impl_->call(rid, Impl::Retry::Resend, timeout.count(),
                         Impl::blocking(Op::Rd, space, t, timeout.count(), 0));
-  if (r.status == Reply::Status::Timeout) return std::nullopt;
-  return std::move(r.tuples.at(0));
+  return detail::read_of(std::move(r));
 }
 
 std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& t, std::size_t max,
@@ -603,19 +598,12 @@ std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& 
 
 std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Template& t, std::size_t max,
                                                 std::chrono::milliseconds timeout, std::chrono::milliseconds lease) {
-  if (lease.count() <= 0)
-    throw TupleSpaceError::of(Code::BadRequest, "in_many_leased: lease must be > 0 ms");
+  detail::require_lease(lease, "in_many_leased");
   std::uint64_t rid = impl_->begin();
   encode_in_many(impl_->frame, rid, space, t, max, timeout.count(), lease.count());
   Reply r = impl_->call(rid, Impl::Retry::Resend, timeout.count(),
                         Impl::blocking(Op::InMany, space, t, timeout.count(), lease.count(), max));
-  if (r.leases.size() != r.tuples.size())
-    throw TupleSpaceError::of(Code::BadReply, "in_many under a lease answered without lease ids");
-  std::vector<Leased> taken;
-  taken.reserve(r.tuples.size());
-  for (std::size_t i = 0; i < r.tuples.size(); ++i)
-    taken.push_back(Leased{std::move(r.tuples[i]), r.leases[i]});
-  return taken;
+  return detail::leased_of(std::move(r));
 }
 
 std::vector<Tuple> FiberClient::rd_many(std::string_view space, const Template& t, std::size_t max) {
@@ -627,13 +615,7 @@ std::vector<Tuple> FiberClient::rd_many(std::string_view space, const Template& 
 bool FiberClient::complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
   std::uint64_t rid = impl_->begin();
   encode_complete(impl_->frame, rid, lease, space, ts);
-  try {
-    impl_->call(rid, Impl::Retry::Fail);
-    return true;
-  } catch (const TupleSpaceError& e) {
-    if (e.code() == Code::UnknownLease) return false;
-    throw;
-  }
+  return detail::unless_refused(Code::UnknownLease, [&] { impl_->call(rid, Impl::Retry::Fail); });
 }
 
 void FiberClient::complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts) {
@@ -699,13 +681,7 @@ std::optional<WatchEvent> FiberClient::next_event(std::chrono::milliseconds time
 bool FiberClient::remove(std::string_view space) {
   std::uint64_t rid = impl_->begin();
   encode_remove(impl_->frame, rid, space);
-  try {
-    impl_->call(rid, Impl::Retry::Fail);
-    return true;
-  } catch (const TupleSpaceError& e) {
-    if (e.code() == Code::UnknownSpace) return false;
-    throw;
-  }
+  return detail::unless_refused(Code::UnknownSpace, [&] { impl_->call(rid, Impl::Retry::Fail); });
 }
 
 std::vector<SpaceStats> FiberClient::stats() {
@@ -717,14 +693,7 @@ std::vector<SpaceStats> FiberClient::stats() {
 std::optional<SpaceStats> FiberClient::stats(std::string_view space) {
   std::uint64_t rid = impl_->begin();
   encode_stats(impl_->frame, rid, space);
-  try {
-    auto all = impl_->call(rid, Impl::Retry::Resend).stats;
-    if (all.empty()) return std::nullopt;
-    return all.front();
-  } catch (const TupleSpaceError& e) {
-    if (e.code() == Code::UnknownSpace) return std::nullopt;
-    throw;
-  }
+  return detail::stats_of_one([&] { return impl_->call(rid, Impl::Retry::Resend).stats; });
 }
 
 boost::fibers::future<void> FiberClient::eval(std::string space, std::function<Tuple()> fn) {
