@@ -38,7 +38,7 @@ struct Decision {
   // Availability: the source's verdict and no owner block.
   bool should_be_available() const { return st.verdict.available && !st.owner_blocked; }
 
-  void change_availability(bool available, SteadyClock::time_point when) {
+  void change_availability(bool available, Clock::time_point when) {
     st.available = available;
     st.change_at = when;
     const std::string why = st.owner_blocked ? "owner block" : st.verdict.reason;
@@ -142,7 +142,7 @@ struct Decision {
     }
   }
 
-  void retreat(const Piranhas& p, SteadyClock::time_point change, const std::string& cause,
+  void retreat(const Piranhas& p, Clock::time_point change, const std::string& cause,
                std::optional<std::int64_t> gives_way_to = std::nullopt) {
     st.retreat_cause = cause;
     out.push_back(act::Retreat{p.job.value_or(0), change, cause, gives_way_to});
@@ -229,10 +229,10 @@ Actions cannot_start(std::int64_t job, const std::string& error, AgentState& sta
   return std::move(d.out);
 }
 
-std::optional<SteadyClock::time_point> next_due(const AgentState& state, const Piranhas& piranhas,
-                                                SteadyClock::time_point now) {
-  std::optional<SteadyClock::time_point> due;
-  auto earliest = [&](SteadyClock::time_point t) {
+std::optional<Clock::time_point> next_due(const AgentState& state, const Piranhas& piranhas,
+                                                Clock::time_point now) {
+  std::optional<Clock::time_point> due;
+  auto earliest = [&](Clock::time_point t) {
     if (!due || t < *due) due = t;
   };
   if (piranhas.suspended_since) earliest(*piranhas.suspended_since + state.settings.suspend_max);

@@ -69,7 +69,7 @@ namespace piranha {
 
 // Now, on both clocks.
 struct Instant {
-  SteadyClock::time_point steady{};
+  Clock::time_point steady{};
   double wall = 0;  // seconds since the epoch, as sys::wall_now()
 };
 
@@ -88,7 +88,7 @@ struct Piranhas {
   std::size_t running = 0;
   std::optional<std::int64_t> job;  // nullopt when none run
   bool retreating = false;          // told to retreat
-  std::optional<SteadyClock::time_point> suspended_since;
+  std::optional<Clock::time_point> suspended_since;
 };
 
 // What the shell saw since the previous call.
@@ -96,7 +96,7 @@ struct Observations {
   // The availability source's judgement, when it judged again; its change
   // counts from `verdict_at`.
   std::optional<Verdict> verdict;
-  SteadyClock::time_point verdict_at{};
+  Clock::time_point verdict_at{};
   std::optional<PoolView> view;    // a view of the pool newer than the last one given
   std::vector<PiranhaExit> exits;  // piranhas that ended
   Piranhas piranhas;               // now, after those exits
@@ -121,14 +121,14 @@ struct AgentState {
   bool owner_blocked = false;
   bool available = false;
   std::optional<double> ap_start;       // wall time the open availability period began
-  SteadyClock::time_point change_at{};  // when the last availability change happened
+  Clock::time_point change_at{};  // when the last availability change happened
 
   std::map<std::int64_t, sys::JobLaunch> launches;  // live and not held, from the last view
   std::optional<std::int64_t> target;               // the job this node should run
   bool obeying_scheduler = false;
   std::string run_by;  // `by` of the last run published
 
-  std::map<std::int64_t, SteadyClock::time_point> hold_off;  // no start before
+  std::map<std::int64_t, Clock::time_point> hold_off;  // no start before
   std::map<std::int64_t, int> failures;                      // in a row, on this node
   std::map<std::int64_t, std::int64_t> work_seen;            // tasks done here at the last start or failure
   std::map<std::int64_t, std::uint64_t> held;                // held here, by the number of the hold
@@ -219,7 +219,7 @@ struct Start {  // `count` piranhas of `launch`; if that fails, call cannot_star
 };
 struct Retreat {  // every piranha retreats, timed from `change`, killed after the grace
   std::int64_t job = 0;
-  SteadyClock::time_point change{};
+  Clock::time_point change{};
   std::string cause;                         // as NoteRetreated's
   std::optional<std::int64_t> gives_way_to;  // for "assignment" and "policy": the job chosen instead
   bool operator==(const Retreat&) const = default;
@@ -255,7 +255,7 @@ Actions cannot_start(std::int64_t job, const std::string& error, AgentState& sta
 // When decide() must be called again at the latest although nothing else
 // happens: a suspension running out, a job's restart delay ending. nullopt:
 // no such time.
-std::optional<SteadyClock::time_point> next_due(const AgentState& state, const Piranhas& piranhas,
-                                                SteadyClock::time_point now);
+std::optional<Clock::time_point> next_due(const AgentState& state, const Piranhas& piranhas,
+                                                Clock::time_point now);
 
 }  // namespace piranha
