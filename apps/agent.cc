@@ -82,8 +82,8 @@ int run_agent(const AgentArgs& a) {
       if (!p) throw InputError("--policy", "unknown policy \"" + a.policy + "\" (expected FAIR or FCFS)");
       config.policy = *p;
     }
-    if (!a.priority.empty()) config.piranha_priority =
-        a.priority == "normal" ? PiranhaPriority::Normal : PiranhaPriority::Idle;
+    if (!a.priority.empty())
+      config.piranha_priority = a.priority == "normal" ? PiranhaPriority::Normal : PiranhaPriority::Idle;
     if (!a.trace.empty()) {
       TraceSensorConfig t;
       t.file = a.trace;
@@ -124,8 +124,8 @@ void add_agent(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--node", a->node, "node name (overrides the YAML; default: the host name)");
   cmd->add_option(
-      "--server", a->server,
-      "tuple-space server (overrides the YAML; default $PIRANHA_SERVER, else tcp://127.0.0.1:7070)")
+         "--server", a->server,
+         "tuple-space server (overrides the YAML; default $PIRANHA_SERVER, else tcp://127.0.0.1:7070)")
       ->check(endpoint_check());
   cmd->add_option("--cores", a->cores, "piranhas run at once (overrides the YAML)")
       ->check(CLI::Range(1, 4096));

@@ -15,17 +15,16 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.h"
-#include "pool_command.h"
-#include "piranha/runtime/child.h"
 #include "piranha/agent/native_policy.h"
+#include "piranha/runtime/child.h"
 #include "piranha/runtime/sysspace.h"
 #include "piranha/tuplespace/embedded.h"
+#include "pool_command.h"
 
 namespace piranha::apps {
 namespace {
@@ -51,7 +50,9 @@ void write_demo_trace(const fs::path& path) {
   out << "ws03,6,20\nws03,23,45\nws03,47,400\n";
 }
 
-fs::path self_dir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
+fs::path self_dir() {
+  return fs::read_symlink("/proc/self/exe").parent_path();
+}
 
 // The latencies of the retreats an availability change caused, from an
 // agent's events file (one JSON object per line), in ms.
@@ -71,7 +72,8 @@ std::vector<double> retreat_latencies(const fs::path& events) {
 int run_pool_demo(const PoolDemoOptions& o) {
   fs::path cmatrix = self_dir() / "cmatrix";
   if (!fs::exists(cmatrix)) {
-    std::cerr << "piranha demo: " << cmatrix.string() << " is missing; build the examples (cmake --build build)\n";
+    std::cerr << "piranha demo: " << cmatrix.string()
+              << " is missing; build the examples (cmake --build build)\n";
     return 1;
   }
   char tmpl[] = "/tmp/piranha-demo-XXXXXX";
@@ -103,16 +105,28 @@ int run_pool_demo(const PoolDemoOptions& o) {
   so.bind = {"tcp://127.0.0.1:*"};
   ts::EmbeddedServer server(so);
   std::string endpoint = server.server().endpoints().front();
-  std::cout << "piranha demo: a pool of 3 nodes on " << endpoint << ", availability replayed from " << trace.string()
-            << " at " << o.time_scale << "x (one trace minute every " << 60.0 / o.time_scale << " s)\n";
+  std::cout << "piranha demo: a pool of 3 nodes on " << endpoint << ", availability replayed from "
+            << trace.string() << " at " << o.time_scale << "x (one trace minute every " << 60.0 / o.time_scale
+            << " s)\n";
   std::cout.flush();
 
   std::vector<std::string> nodes = {"ws01", "ws02", "ws03"};
   std::vector<std::unique_ptr<ChildProcess>> agents;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     SpawnOptions a;
-    a.argv = {(self_dir() / "piranha").string(), "agent", "--node", nodes[i], "--server", endpoint, "--trace",
-              trace.string(), "--time-scale", std::to_string(o.time_scale), "--policy", o.policy, "--events",
+    a.argv = {(self_dir() / "piranha").string(),
+              "agent",
+              "--node",
+              nodes[i],
+              "--server",
+              endpoint,
+              "--trace",
+              trace.string(),
+              "--time-scale",
+              std::to_string(o.time_scale),
+              "--policy",
+              o.policy,
+              "--events",
               (dir / (nodes[i] + ".events.jsonl")).string()};
     agents.push_back(std::make_unique<ChildProcess>(a));
   }
@@ -152,18 +166,22 @@ int run_pool_demo(const PoolDemoOptions& o) {
 
   std::printf("\npiranha demo summary (cmatrix %d%s, native %s policy)\n", o.size,
               o.grain ? (" --grain " + std::to_string(o.grain)).c_str() : "", o.policy.c_str());
-  std::printf("  result:     %s\n", status && status->ok() ? "checked OK against a sequential multiply"
-                                                            : ("FAILED: cmatrix " + status->describe()).c_str());
+  std::printf("  result:     %s\n", status && status->ok()
+                                        ? "checked OK against a sequential multiply"
+                                        : ("FAILED: cmatrix " + status->describe()).c_str());
   std::printf("  turnaround: %.2f s\n", turnaround);
-  if (latencies.empty()) std::printf("  retreats:   none\n");
+  if (latencies.empty())
+    std::printf("  retreats:   none\n");
   else
-    std::printf("  retreats:   %zu seen by the agents, latency from availability change to piranha stopped: p50 %.1f ms, "
-                "max %.1f ms\n",
-                latencies.size(), latencies[latencies.size() / 2], latencies.back());
+    std::printf(
+        "  retreats:   %zu seen by the agents, latency from availability change to piranha stopped: p50 %.1f "
+        "ms, "
+        "max %.1f ms\n",
+        latencies.size(), latencies[latencies.size() / 2], latencies.back());
   for (const auto& w : work)
-    std::printf("  %-6s      %lld tasks, %.2f s of task time, %lld retreat%s recorded by the job\n", w.node.c_str(),
-                static_cast<long long>(w.tasks), w.seconds, static_cast<long long>(w.retreats),
-                w.retreats == 1 ? "" : "s");
+    std::printf("  %-6s      %lld tasks, %.2f s of task time, %lld retreat%s recorded by the job\n",
+                w.node.c_str(), static_cast<long long>(w.tasks), w.seconds,
+                static_cast<long long>(w.retreats), w.retreats == 1 ? "" : "s");
   if (o.keep) std::printf("  files:      %s (trace, agents' event logs)\n", dir.string().c_str());
   return status && status->ok() ? 0 : 1;
 }

@@ -33,7 +33,9 @@ struct JobRow {
 };
 
 // A time, or null while it is not known (0).
-nlohmann::json known(double t) { return t != 0 ? nlohmann::json(t) : nlohmann::json(nullptr); }
+nlohmann::json known(double t) {
+  return t != 0 ? nlohmann::json(t) : nlohmann::json(nullptr);
+}
 
 nlohmann::json to_json(const JobRow& r) {
   nlohmann::json j = {{"id", r.job.id},
@@ -51,20 +53,23 @@ nlohmann::json to_json(const JobRow& r) {
   j["end_time"] = known(r.times.end_time);
   j["turnaround_seconds"] = r.times.end_time != 0 ? nlohmann::json(r.turnaround()) : nlohmann::json(nullptr);
   j["exit_status"] = r.exit_status ? nlohmann::json(*r.exit_status) : nlohmann::json(nullptr);
-  j["held"] = r.hold ? nlohmann::json{{"node", r.hold->node}, {"reason", r.hold->reason}, {"time", r.hold->time}}
-                     : nlohmann::json(nullptr);
+  j["held"] = r.hold
+                  ? nlohmann::json{{"node", r.hold->node}, {"reason", r.hold->reason}, {"time", r.hold->time}}
+                  : nlohmann::json(nullptr);
   return j;
 }
 
 // A time of day for people, "-" while not known.
-std::string when(double t, double now) { return t != 0 ? local_time(t, now) : "-"; }
+std::string when(double t, double now) {
+  return t != 0 ? local_time(t, now) : "-";
+}
 
 // `history` adds the STARTED and ENDED columns (--all).
 void print_table(const std::vector<JobRow>& rows, double now, bool history) {
   int name_w = 4;
   for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.job.name.size()));
-  std::printf("%-5s %-*s %-10s %-10s %8s %8s %10s %10s", "ID", name_w, "NAME", "STATE", "SUBMITTED", "DONE", "LEFT",
-              "MEAN TASK", "TURNAROUND");
+  std::printf("%-5s %-*s %-10s %-10s %8s %8s %10s %10s", "ID", name_w, "NAME", "STATE", "SUBMITTED", "DONE",
+              "LEFT", "MEAN TASK", "TURNAROUND");
   if (history) std::printf(" %-16s %-16s %4s", "STARTED", "ENDED", "EXIT");
   std::printf("\n");
   for (const auto& r : rows) {
@@ -76,7 +81,8 @@ void print_table(const std::vector<JobRow>& rows, double now, bool history) {
                 age(r.job.submit_time, now).c_str(), done.c_str(), left.c_str(), mean.c_str(),
                 seconds_for_people(r.turnaround()).c_str());
     if (history)
-      std::printf(" %-16s %-16s %4s", when(r.times.start_time, now).c_str(), when(r.times.end_time, now).c_str(),
+      std::printf(" %-16s %-16s %4s", when(r.times.start_time, now).c_str(),
+                  when(r.times.end_time, now).c_str(),
                   r.exit_status ? std::to_string(*r.exit_status).c_str() : "-");
     std::printf("\n");
     if (r.hold && r.job.state == sys::JobState::Held) {
@@ -122,7 +128,8 @@ int jobs(const JobsArgs& a) {
     return 0;
   }
   if (rows.empty()) {
-    std::cout << (finished ? "no queued, running or held jobs (" + std::to_string(finished) + " finished; --all shows them)"
+    std::cout << (finished ? "no queued, running or held jobs (" + std::to_string(finished) +
+                                 " finished; --all shows them)"
                            : std::string("no jobs"))
               << "\n";
     return 0;
@@ -137,9 +144,10 @@ int jobs(const JobsArgs& a) {
 
 void add_jobs(CLI::App& app) {
   auto a = std::make_shared<JobsArgs>();
-  auto* cmd =
-      app.add_subcommand("jobs", "list the pool's jobs: state (and why a job is held), age, tasks done and left, mean task time, "
-                         "turnaround");
+  auto* cmd = app.add_subcommand(
+      "jobs",
+      "list the pool's jobs: state (and why a job is held), age, tasks done and left, mean task time, "
+      "turnaround");
   a->server = add_server_option(*cmd);
   cmd->add_flag("--all", a->all,
                 "also list finished jobs (done, failed, cancelled), with their start and end times");

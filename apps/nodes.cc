@@ -77,15 +77,16 @@ int nodes(const NodesArgs& a) {
   }
   int name_w = 4;
   for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.node.name.size()));
-  std::printf("%-*s %-14s %5s %6s %-10s %-6s %-12s %s\n", name_w, "NODE", "STATE", "CORES", "SPEED", "UPDATED",
-              "JOB", "BY", "BLOCKED-UNTIL");
+  std::printf("%-*s %-14s %5s %6s %-10s %-6s %-12s %s\n", name_w, "NODE", "STATE", "CORES", "SPEED",
+              "UPDATED", "JOB", "BY", "BLOCKED-UNTIL");
   for (const auto& r : rows) {
     std::string job = r.run && r.run->job_id != 0 ? std::to_string(r.run->job_id) : "-";
     // Who chose the job: "scheduler 0" (the NPS) or the native policy.
     const std::string by = r.run && !r.run->by.empty() ? r.run->by : "-";
-    std::printf("%-*s %-14s %5lld %6.2f %-10s %-6s %-12s %s\n", name_w, r.node.name.c_str(), r.state().c_str(),
-                static_cast<long long>(r.node.cores), r.node.speed, age(r.heard_at, now).c_str(), job.c_str(),
-                by.c_str(), r.blocked_until ? local_time(*r.blocked_until, now).c_str() : "-");
+    std::printf("%-*s %-14s %5lld %6.2f %-10s %-6s %-12s %s\n", name_w, r.node.name.c_str(),
+                r.state().c_str(), static_cast<long long>(r.node.cores), r.node.speed,
+                age(r.heard_at, now).c_str(), job.c_str(), by.c_str(),
+                r.blocked_until ? local_time(*r.blocked_until, now).c_str() : "-");
   }
   return 0;
 }
@@ -94,8 +95,8 @@ int nodes(const NodesArgs& a) {
 
 void add_nodes(CLI::App& app) {
   auto a = std::make_shared<NodesArgs>();
-  auto* cmd =
-      app.add_subcommand("nodes", "list the pool's nodes: state, cores, speed, last report, job and who chose it, owner blocks");
+  auto* cmd = app.add_subcommand(
+      "nodes", "list the pool's nodes: state, cores, speed, last report, job and who chose it, owner blocks");
   a->server = add_server_option(*cmd);
   cmd->add_flag("--json", a->json, "print one JSON array of node objects instead of the table");
   cmd->footer("A node whose agent has not reported for 30 s shows as \"down (stale)\".");

@@ -84,7 +84,8 @@ CommandFailure unreachable(const std::string& server) {
 
 std::unique_ptr<ts::Client> connect(const std::string& server) {
   if (auto problem = endpoint_problem(server))
-    throw CommandFailure(2, "--server" + std::string(std::getenv("PIRANHA_SERVER") ? " (or $PIRANHA_SERVER)" : "") +
+    throw CommandFailure(2, "--server" +
+                                std::string(std::getenv("PIRANHA_SERVER") ? " (or $PIRANHA_SERVER)" : "") +
                                 ": " + *problem);
   ts::ClientOptions o;
   o.connect_timeout = std::chrono::milliseconds(3000);

@@ -54,8 +54,7 @@ void run(const PredictArgs& a) {
 
 void add_predict(CLI::App& app) {
   auto a = std::make_shared<PredictArgs>();
-  auto* cmd =
-      app.add_subcommand("predict", "score availability predictors on a trace (docs/scheduling.md)");
+  auto* cmd = app.add_subcommand("predict", "score availability predictors on a trace (docs/scheduling.md)");
   cmd->add_option("--trace", a->trace, "availability trace (*.avail.csv)");
   cmd->add_option("--window", a->window, "window length n (steps)")->capture_default_str();
   cmd->add_option("--tolerance", a->tolerance, "relative tolerance, e.g. 0.1")->capture_default_str();

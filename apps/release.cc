@@ -43,7 +43,8 @@ int release(const ReleaseArgs& a) {
 
 void add_release(CLI::App& app) {
   auto a = std::make_shared<ReleaseArgs>();
-  auto* cmd = app.add_subcommand("release", "let a held job run again (`piranha jobs` shows why it was held)");
+  auto* cmd =
+      app.add_subcommand("release", "let a held job run again (`piranha jobs` shows why it was held)");
   a->server = add_server_option(*cmd);
   cmd->add_option("ID", a->id, "the job's id (`piranha jobs`)")->required();
   cmd->footer("Exits 0 when the job is released, 1 when there is no such job or it is not held.");

@@ -90,7 +90,8 @@ void run_sim(const SimArgs& a, const sched::RunFunction& runner) {
   // job that arrives after the run stopped. Kept (other tools compare
   // against it), but said, so that such a mean is not read as a result.
   {
-    const std::int64_t max_steps = o.max_steps > 0 ? o.max_steps : 20 * static_cast<std::int64_t>(trace.length);
+    const std::int64_t max_steps =
+        o.max_steps > 0 ? o.max_steps : 20 * static_cast<std::int64_t>(trace.length);
     std::int64_t last = 0;
     for (const auto& w : workloads)
       for (const auto& j : w.jobs) last = std::max(last, j.arrival);
@@ -100,7 +101,8 @@ void run_sim(const SimArgs& a, const sched::RunFunction& runner) {
                                     : "the default --max-steps (20 x the trace's length, " +
                                           std::to_string(max_steps) + ")")
                 << " stops the runs before the last job arrives (step " << last
-                << "); unfinished jobs count as max-steps - arrival, which is negative for those arriving after it\n";
+                << "); unfinished jobs count as max-steps - arrival, which is negative for those arriving "
+                   "after it\n";
   }
   Progress progress(a.what);
   auto e = sched::run_experiment(

@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "commands.h"
+#include "piranha/nps/node_types.h"
 #include "piranha/trellis/program.h"
 #include "piranha/trellis/run.h"
-#include "piranha/nps/node_types.h"
 #include "piranha/trellis/standard_types.h"
 
 namespace piranha::apps {

@@ -59,7 +59,8 @@ int run_demo(const DemoOptions& o) {
   auto start = piranha::Clock::now();
   std::vector<ts::Tuple> tasks;
   std::int64_t step = (o.limit + o.tasks - 1) / o.tasks;
-  for (std::int64_t lo = 0; lo < o.limit; lo += step) tasks.push_back(ts::Tuple::of("task", lo, std::min(lo + step, o.limit)));
+  for (std::int64_t lo = 0; lo < o.limit; lo += step)
+    tasks.push_back(ts::Tuple::of("task", lo, std::min(lo + step, o.limit)));
   space.out_many(tasks);
 
   std::vector<std::future<void>> workers;
@@ -101,7 +102,8 @@ int run_demo(const DemoOptions& o) {
   double sequential_s = std::chrono::duration<double>(piranha::Clock::now() - start).count();
 
   std::cout << "  result: " << total << " primes below " << o.limit << "\n"
-            << "  check:  sequential count " << expected << (total == expected ? " (match)" : " (MISMATCH)") << "\n"
+            << "  check:  sequential count " << expected << (total == expected ? " (match)" : " (MISMATCH)")
+            << "\n"
             << "  time:   " << parallel_s << " s in parallel, " << sequential_s << " s sequentially\n";
   return total == expected ? 0 : 1;
 }
@@ -110,8 +112,10 @@ int run_demo(const DemoOptions& o) {
 
 void add_ts_demo(CLI::App& ts) {
   auto o = std::make_shared<DemoOptions>();
-  auto* cmd = ts.add_subcommand("demo", "count primes with eval'd workers over a tuple space and check the result");
-  cmd->add_option("--limit", o->limit, "count primes below this number")->check(CLI::Range(2LL, 1'000'000'000LL));
+  auto* cmd =
+      ts.add_subcommand("demo", "count primes with eval'd workers over a tuple space and check the result");
+  cmd->add_option("--limit", o->limit, "count primes below this number")
+      ->check(CLI::Range(2LL, 1'000'000'000LL));
   cmd->add_option("--tasks", o->tasks, "number of tasks")->check(CLI::Range(1LL, 1'000'000LL));
   cmd->add_option("--workers", o->workers, "number of workers (eval'd threads)")->check(CLI::Range(1, 256));
   cmd->add_option("--connect", o->connect, "use a running server at this endpoint instead of an embedded one")

@@ -111,7 +111,8 @@ void add_ts_serve(CLI::App& ts) {
   cmd->add_option("--bind", o->bind, "endpoint to bind (repeatable): tcp://host:port, ipc://path")
       ->default_str("tcp://127.0.0.1:7070")
       ->check(endpoint_check(EndpointUse::Bind));
-  cmd->add_option("--max-message", o->max_message_bytes, "largest request in bytes; larger ones get error too_large")
+  cmd->add_option("--max-message", o->max_message_bytes,
+                  "largest request in bytes; larger ones get error too_large")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
   cmd->add_option("--heartbeat-ms", o->heartbeat_interval_ms, "ZeroMQ heartbeat interval")

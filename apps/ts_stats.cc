@@ -15,8 +15,9 @@ void add_ts_stats(CLI::App& ts) {
     run_command("ts stats", *endpoint, [&] {
       auto c = connect(*endpoint);
       auto all = c->stats();
-      std::cout << std::left << std::setw(32) << "space" << std::right << std::setw(12) << "tuples" << std::setw(14)
-                << "bytes" << std::setw(9) << "waiters" << std::setw(8) << "leases" << std::setw(9) << "watches"
+      std::cout << std::left << std::setw(32) << "space" << std::right << std::setw(12) << "tuples"
+                << std::setw(14) << "bytes" << std::setw(9) << "waiters" << std::setw(8) << "leases"
+                << std::setw(9) << "watches"
                 << "\n";
       for (const auto& s : all)
         std::cout << std::left << std::setw(32) << s.name << std::right << std::setw(12) << s.tuples

@@ -4,7 +4,6 @@
 // bad configuration. What the agent decides, rule by rule, is tested without
 // processes in piranha/agent/src/decide_test.cc.
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <linux/input.h>
 #include <signal.h>
@@ -15,11 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <tuple>
-
-#include <nlohmann/json.hpp>
 
 #include "harness.h"
 #include "piranha/runtime/sysspace.h"
@@ -32,7 +30,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-
 std::string trace_text(const std::string& rows, int length = 1000) {
   return "# piranha availability trace v1\n# step_seconds: 60\n# length: " + std::to_string(length) +
          "\nnode,start,end\n" + rows;
@@ -40,10 +37,14 @@ std::string trace_text(const std::string& rows, int length = 1000) {
 
 // `piranha agent` for node `node` replaying `trace` at `scale`.
 std::vector<std::string> agent_argv(const ServerProcess& server, const Scratch& s, const std::string& node,
-                                    const std::string& trace, double scale, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {bin("piranha"),  "agent",   "--node",      node,
-                                   "--server",      server.endpoint(), "--trace", trace,
-                                   "--time-scale",  std::to_string(scale), "--events", s.dir + "/" + node + ".events",
+                                    const std::string& trace, double scale,
+                                    std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {bin("piranha"),     "agent",
+                                   "--node",           node,
+                                   "--server",         server.endpoint(),
+                                   "--trace",          trace,
+                                   "--time-scale",     std::to_string(scale),
+                                   "--events",         s.dir + "/" + node + ".events",
                                    "--piranha-output", s.dir + "/" + node + ".piranhas"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
@@ -86,17 +87,15 @@ bool is_event(const Json& e, const std::string& kind, const Json& fields = Json:
 }
 
 int count(const std::vector<Json>& events, const std::string& kind, const Json& fields = Json::object()) {
-  return static_cast<int>(std::count_if(events.begin(), events.end(), [&](const Json& e) {
-    return is_event(e, kind, fields);
-  }));
+  return static_cast<int>(
+      std::count_if(events.begin(), events.end(), [&](const Json& e) { return is_event(e, kind, fields); }));
 }
 
 // Whether some event of `kind` has a string `field` containing `part`.
 bool mentions(const std::vector<Json>& events, const std::string& kind, const std::string& field,
               const std::string& part) {
-  return std::any_of(events.begin(), events.end(), [&](const Json& e) {
-    return is_event(e, kind) && contains(e.value(field, ""), part);
-  });
+  return std::any_of(events.begin(), events.end(),
+                     [&](const Json& e) { return is_event(e, kind) && contains(e.value(field, ""), part); });
 }
 
 // Whether the node's record comes to say `state`. The record is absent for
@@ -210,7 +209,8 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
   // As the NPS beats: supersede, never a moment without a heartbeat, which
   // an agent watching the system space takes for the scheduler withdrawn.
   auto beat = [&] {
-    sys::supersede(c, sys::scheduler_heartbeat_template(0), sys::SchedulerHeartbeat{0, sys::wall_now()}.to_tuple());
+    sys::supersede(c, sys::scheduler_heartbeat_template(0),
+                   sys::SchedulerHeartbeat{0, sys::wall_now()}.to_tuple());
   };
   beat();
   CHECK(wait_until([&] {
@@ -277,9 +277,11 @@ TEST_CASE("agent: an input event on a watched device makes the piranha retreat a
                         "  load: [1000, 1000, 1000]\n"  // this shared machine's load must not matter here
                         "  input_idle_seconds: 1\n"
                         "  poll_seconds: 0.2\n"
-                        "  input_devices: [\"" + device + "\"]\n"
-                        "  terminals: false\n"
-                        "  x11: false\n");
+                        "  input_devices: [\"" +
+                            device +
+                            "\"]\n"
+                            "  terminals: false\n"
+                            "  x11: false\n");
   Process agent({bin("piranha"), "agent", "--config", config, "--server", server.endpoint(), "--events",
                  s.dir + "/n1.events", "--piranha-output", s.dir + "/n1.piranhas"});
   Process job(job_argv(server, {"sleepy_job", "2000", "50"}));
@@ -369,7 +371,8 @@ int run_cli(const ServerProcess& server, std::vector<std::string> args, Process*
 
 }  // namespace
 
-TEST_CASE("agent: a job whose piranha fails on every task is held after max_failures, then released or cancelled") {
+TEST_CASE(
+    "agent: a job whose piranha fails on every task is held after max_failures, then released or cancelled") {
   ServerProcess server;
   Scratch s;
   auto flag = s.write("fail", "x");
@@ -426,7 +429,8 @@ TEST_CASE("agent: a job whose program cannot be started on the node is held with
   Scratch s;
   ts::Client c(server.endpoint());
   c.out(sys::kSpace, sys::JobLaunch{1, s.dir + "/no-such-program", {}, s.dir}.to_tuple());
-  c.out(sys::kSpace, sys::JobRecord{1, "no-such-program", "job.1", sys::wall_now(), sys::JobState::Queued}.to_tuple());
+  c.out(sys::kSpace,
+        sys::JobRecord{1, "no-such-program", "job.1", sys::wall_now(), sys::JobState::Queued}.to_tuple());
   auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
   Process agent(agent_argv(server, s, "n1", trace, 60));
   REQUIRE_MESSAGE(reaches(c, 1, sys::JobState::Held, 15s), agent.err());
@@ -445,9 +449,9 @@ TEST_CASE("agent: finished jobs and this node's ap records older than the retent
   ts::Client c(server.endpoint());
   double now = sys::wall_now();
   // Job 1 ended long ago, job 2 just now, job 3 is held.
-  for (auto [id, state, ended] : {std::tuple{1, sys::JobState::Done, now - 3600},
-                                  std::tuple{2, sys::JobState::Failed, now},
-                                  std::tuple{3, sys::JobState::Held, 0.0}}) {
+  for (auto [id, state, ended] :
+       {std::tuple{1, sys::JobState::Done, now - 3600}, std::tuple{2, sys::JobState::Failed, now},
+        std::tuple{3, sys::JobState::Held, 0.0}}) {
     c.out(sys::kSpace, sys::JobLaunch{id, "/bin/true", {}, "/"}.to_tuple());
     c.out(sys::kSpace, sys::JobRecord{id, "x", "job." + std::to_string(id), now - 7200, state}.to_tuple());
     c.out(sys::kSpace, sys::JobStat{id, 1, 0, 0.1, now - 3600}.to_tuple());
@@ -481,7 +485,9 @@ TEST_CASE("agent: finished jobs and this node's ap records older than the retent
   CHECK(agent.wait() == 0);
 }
 
-TEST_CASE("agent: piranhas run at SCHED_IDLE, or with piranha_priority normal at the agent's own priority, and not its slice") {
+TEST_CASE(
+    "agent: piranhas run at SCHED_IDLE, or with piranha_priority normal at the agent's own priority, and not "
+    "its slice") {
   Scratch s;
   auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\nn2,0,1000\n"));
   // The YAML says normal; the second agent's --piranha-priority idle overrides it.

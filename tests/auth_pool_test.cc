@@ -46,9 +46,10 @@ TEST_CASE("auth pool: two agents, the NPS and submitted jobs work with authentic
   Process nps(pool.cli("nps", {"nps", "run"}, {"--strategy", "FCFS", "--period", "1"}));
   ts::Client admin(pool.endpoint(), pool.as("admin"));
   REQUIRE_MESSAGE(wait_until([&] { return sys::list_nodes(admin).size() == 2; }), ws01.err(), ws02.err());
-  REQUIRE_MESSAGE(
-      wait_until([&] { return admin.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms).has_value(); }),
-      nps.err());
+  REQUIRE_MESSAGE(wait_until([&] {
+                    return admin.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms).has_value();
+                  }),
+                  nps.err());
 
   // alice's job runs on the pool and finishes with its result.
   Process job(pool.cli("alice", {"submit"}, {bin("sleepy_job"), "24", "100"}));

@@ -1,7 +1,6 @@
 // The piranha program as a user runs it: the demo (embedded and against a
 // server process), help, and what a mistyped option produces.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 
 #include <filesystem>
@@ -31,8 +30,8 @@ TEST_CASE("piranha ts demo computes with an embedded space and reports a match")
 
 TEST_CASE("piranha ts demo --connect runs its workers against a server process") {
   ServerProcess server;
-  Process demo({bin("piranha"), "ts", "demo", "--connect", server.endpoint(), "--limit", "300000", "--tasks", "60",
-                "--workers", "3"});
+  Process demo({bin("piranha"), "ts", "demo", "--connect", server.endpoint(), "--limit", "300000", "--tasks",
+                "60", "--workers", "3"});
   CHECK(run_piranha(demo) == 0);
   INFO("stdout:\n", demo.out(), "\nserver log:\n", server.log());
   CHECK(demo.out().find("(match)") != std::string::npos);
@@ -93,12 +92,13 @@ TEST_CASE("an unknown option exits nonzero with a message naming it") {
   }
 }
 
-TEST_CASE("a malformed endpoint is refused at once, naming the option and the problem, wherever it is taken") {
+TEST_CASE(
+    "a malformed endpoint is refused at once, naming the option and the problem, wherever it is taken") {
   const std::string wraps = "tcp://127.0.0.1:99999";
   std::vector<std::vector<std::string>> commands = {
-      {"jobs", "--server", wraps},          {"ts", "stats", "--connect", wraps},
-      {"ts", "serve", "--bind", wraps},     {"ts", "demo", "--connect", wraps},
-      {"agent", "--server", wraps},         {"cancel", "--server", wraps, "1"},
+      {"jobs", "--server", wraps},      {"ts", "stats", "--connect", wraps},
+      {"ts", "serve", "--bind", wraps}, {"ts", "demo", "--connect", wraps},
+      {"agent", "--server", wraps},     {"cancel", "--server", wraps, "1"},
       {"nps", "run", "--server", wraps}};
   for (auto argv : commands) {
     argv.insert(argv.begin(), bin("piranha"));
@@ -131,8 +131,8 @@ TEST_CASE("piranha ts stats honours PIRANHA_SERVER") {
   ServerProcess server;
   Process stats({"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), bin("piranha"), "ts", "stats"});
   CHECK(run_piranha(stats) == 0);
-  Process none({"/usr/bin/env", "PIRANHA_SERVER=tcp://127.0.0.1:" + std::to_string(free_port()), bin("piranha"),
-                "ts", "stats"});
+  Process none({"/usr/bin/env", "PIRANHA_SERVER=tcp://127.0.0.1:" + std::to_string(free_port()),
+                bin("piranha"), "ts", "stats"});
   CHECK(run_piranha(none) == 1);
   CHECK(none.err().find("cannot reach the tuple-space server at") != std::string::npos);
 }
@@ -145,7 +145,8 @@ TEST_CASE("an agent whose well-formed server does not answer waits with a pause,
   CHECK(agent.running());
   // One connection attempt a second: a handful of descriptors, not thousands.
   std::size_t fds = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(agent.pid()) + "/fd"))
+  for ([[maybe_unused]] const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(agent.pid()) + "/fd"))
     ++fds;
   CHECK(fds < 64);
   agent.signal(SIGTERM);

@@ -301,7 +301,8 @@ TEST_CASE("FiberClient: blocked fibers survive a server restart as a Client's ca
   });
   // A waiting in_many under leases is re-issued with what is left of its
   // wait; one without leases has an unknown outcome, as the plain in.
-  const ts::Template task_t({ts::Field::of(ts::Value(std::string("task"))), ts::Field::formal(ts::Type::Int)});
+  const ts::Template task_t(
+      {ts::Field::of(ts::Value(std::string("task"))), ts::Field::formal(ts::Type::Int)});
   std::vector<ts::Leased> collected;
   std::string many_code;
   boost::fibers::fiber collector([&] { collected = c.in_many_leased("jobs", task_t, 5, 30s, 60s); });

@@ -11,9 +11,9 @@
 
 #include <atomic>
 #include <csignal>
-#include <future>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <optional>
 #include <random>

@@ -46,7 +46,8 @@ void worker(piranha::Piranha& w) {
   int64_t i = 0;
   while (auto task = w.take_task(ts::bind(i))) {
     if (access(flag.c_str(), F_OK) == 0) {
-      std::fprintf(stderr, "flaky_job: task %lld refused: %s is there\n", static_cast<long long>(i), flag.c_str());
+      std::fprintf(stderr, "flaky_job: task %lld refused: %s is there\n", static_cast<long long>(i),
+                   flag.c_str());
       throw std::runtime_error("task " + std::to_string(i) + " failed on purpose");
     }
     w.complete(*task, "result", i);

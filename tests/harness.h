@@ -33,7 +33,9 @@ inline constexpr std::chrono::milliseconds kPatience = 15s;
 inline constexpr const char* kLongLeaseMs = "60000";
 
 // Whether `text` contains `part`.
-inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != text.npos; }
+inline bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != text.npos;
+}
 
 // The path of a program built into build/bin (piranha, ts_peer).
 std::string bin(std::string_view name);

@@ -83,12 +83,14 @@ TEST_CASE("cmatrix --grain says its job time and how busy the CPUs were, and --s
   // B (300 columns) went in blocks of 109 columns: the piranhas read all three.
   std::smatch m;
   std::string out = feeder.out();
-  REQUIRE_MESSAGE(std::regex_search(out, m, std::regex("cmatrix 300 --grain 7: result OK: 43 tasks, 0 wrong elements, 0 "
-                                                       "duplicate results; parallel ([0-9.]+) s, sequential multiply "
-                                                       "[0-9.]+ s; job ([0-9.]+) s; CPUs busy (n/a|[0-9]+ %)"
-                                                       "( \\(the host took ([0-9]+) % of the CPUs' time besides\\))? "
-                                                       "of the parallel time")),
-                  out);
+  REQUIRE_MESSAGE(
+      std::regex_search(out, m,
+                        std::regex("cmatrix 300 --grain 7: result OK: 43 tasks, 0 wrong elements, 0 "
+                                   "duplicate results; parallel ([0-9.]+) s, sequential multiply "
+                                   "[0-9.]+ s; job ([0-9.]+) s; CPUs busy (n/a|[0-9]+ %)"
+                                   "( \\(the host took ([0-9]+) % of the CPUs' time besides\\))? "
+                                   "of the parallel time")),
+      out);
   CHECK(std::stod(m[2]) >= std::stod(m[1]));  // the job time includes B's distribution
   if (m[3] != "n/a") CHECK(std::stoi(m[3]) <= 100);
   // A virtual machine's host may take some of the CPUs' time (steal): said
@@ -123,7 +125,8 @@ TEST_CASE("piranha submit runs the feeder with the job's own arguments and the j
   // The table lists live jobs; this one is finished.
   Process table({bin("piranha"), "jobs", "--server", server.endpoint()});
   CHECK(finish(table) == 0);
-  CHECK(table.out().find("no queued, running or held jobs (1 finished; --all shows them)") != std::string::npos);
+  CHECK(table.out().find("no queued, running or held jobs (1 finished; --all shows them)") !=
+        std::string::npos);
   Process all({bin("piranha"), "jobs", "--all", "--server", server.endpoint()});
   CHECK(finish(all) == 0);
   CHECK(all.out().find("MEAN TASK") != std::string::npos);
@@ -353,8 +356,9 @@ TEST_CASE("spin: --help, and bad arguments exit 2 naming the problem, without a 
 TEST_CASE("piranha jobs --json: start and end times, and turnaround once the job has ended") {
   ServerProcess server;
   // One piranha, 40 tasks of 50 ms: the job runs for two seconds or more.
-  Process submit(with_env({"PIRANHA_LOCAL_PIRANHAS=1"}, {bin("piranha"), "submit", "--server", server.endpoint(),
-                                                         bin("spin"), "--tasks", "40", "--task-ms", "50"}));
+  Process submit(
+      with_env({"PIRANHA_LOCAL_PIRANHAS=1"}, {bin("piranha"), "submit", "--server", server.endpoint(),
+                                              bin("spin"), "--tasks", "40", "--task-ms", "50"}));
   std::int64_t id = submitted_id(submit);
   std::optional<json> running;
   REQUIRE(wait_until(
@@ -424,8 +428,9 @@ TEST_CASE("a cancelled job and a crashed feeder's job get an end time too") {
 
 TEST_CASE("jobstat shows a job's first completed tasks and their mean time within a second") {
   ServerProcess server;
-  Process submit(with_env({"PIRANHA_LOCAL_PIRANHAS=1"}, {bin("piranha"), "submit", "--server", server.endpoint(),
-                                                         bin("spin"), "--tasks", "20", "--task-ms", "50"}));
+  Process submit(
+      with_env({"PIRANHA_LOCAL_PIRANHAS=1"}, {bin("piranha"), "submit", "--server", server.endpoint(),
+                                              bin("spin"), "--tasks", "20", "--task-ms", "50"}));
   std::int64_t id = submitted_id(submit);
   // Watch as the NPS would, only much more often.
   ts::Client c(server.endpoint());

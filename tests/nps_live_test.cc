@@ -135,7 +135,8 @@ TEST_CASE(
   // before the job comes, so its evaluator closes a span on each when the
   // job starts there.
   REQUIRE(wait_until([&] {
-    return c.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0ms) && c.rd(sys::kSpace, sys::assign_template(0, "ws02"), 0ms);
+    return c.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0ms) &&
+           c.rd(sys::kSpace, sys::assign_template(0, "ws02"), 0ms);
   }));
   auto job = pool.spin(300, 50);  // 15 s of work
   REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 2); }));

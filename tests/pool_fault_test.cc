@@ -25,14 +25,21 @@ namespace {
 namespace sys = piranha::sys;
 
 std::string always_available(const Scratch& s, const std::string& node) {
-  return s.write(node + ".avail.csv", "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
-                                      "node,start,end\n" + node + ",0,100000\n");
+  return s.write(node + ".avail.csv",
+                 "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
+                 "node,start,end\n" +
+                     node + ",0,100000\n");
 }
 
 std::vector<std::string> agent_argv(const std::string& endpoint, const Scratch& s, const std::string& node,
                                     const std::string& trace) {
-  return {bin("piranha"), "agent",    "--node",  node,  "--server", endpoint, "--trace", trace, "--time-scale", "60",
-          "--events",     s.dir + "/" + node + ".events", "--piranha-output", s.dir + "/" + node + ".piranhas"};
+  return {bin("piranha"),     "agent",
+          "--node",           node,
+          "--server",         endpoint,
+          "--trace",          trace,
+          "--time-scale",     "60",
+          "--events",         s.dir + "/" + node + ".events",
+          "--piranha-output", s.dir + "/" + node + ".piranhas"};
 }
 
 std::vector<std::string> job_argv(const std::string& endpoint, std::vector<std::string> job) {
@@ -98,7 +105,8 @@ class Namespace {
          sh({"/usr/sbin/ip", "link", "set", ns_if, "netns", name}) == 0 &&
          sh({"/usr/sbin/ip", "addr", "add", host_ip + "/24", "dev", host_if_}) == 0 &&
          sh({"/usr/sbin/ip", "link", "set", host_if_, "up"}) == 0 &&
-         sh({"/usr/sbin/ip", "-n", name, "addr", "add", "10.213." + std::to_string(n) + ".2/24", "dev", ns_if}) == 0 &&
+         sh({"/usr/sbin/ip", "-n", name, "addr", "add", "10.213." + std::to_string(n) + ".2/24", "dev",
+             ns_if}) == 0 &&
          sh({"/usr/sbin/ip", "-n", name, "link", "set", ns_if, "up"}) == 0 &&
          sh({"/usr/sbin/ip", "-n", name, "link", "set", "lo", "up"}) == 0;
   }
@@ -124,7 +132,9 @@ class Namespace {
 
 }  // namespace
 
-TEST_CASE("pool: a durable server killed with SIGKILL and restarted during a submitted cmatrix loses and repeats nothing") {
+TEST_CASE(
+    "pool: a durable server killed with SIGKILL and restarted during a submitted cmatrix loses and repeats "
+    "nothing") {
   Scratch s;
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
   const std::vector<std::string> flags = {"--bind", endpoint, "--data", s.dir + "/data"};
@@ -201,27 +211,33 @@ TEST_CASE("pool: an agent cut off from the server for 20 s still retreats at onc
   // 160 tasks of 200 ms: about 16 s on two agents, longer with one.
   Process job(job_argv(ep, {"sleepy_job", "160", "200"}));
   // Cut once n1's piranha is at work (connected, with a task).
-  REQUIRE_MESSAGE(wait_until([&] { return s.read("n1.piranhas").find("took task") != std::string::npos; }, 30s),
-                  n1.err());
+  REQUIRE_MESSAGE(
+      wait_until([&] { return s.read("n1.piranhas").find("took task") != std::string::npos; }, 30s),
+      n1.err());
 
   REQUIRE(ns.cut(true));
   auto cut_at = Clock::now();
   // The owner returns (6 s into the trace) while the server is unreachable.
-  REQUIRE_MESSAGE(wait_until([&] { return s.read("n1.events").find("\"event\":\"retreat\"") != std::string::npos; },
-                             30s),
-                  n1.err(), "\npiranhas: ", s.read("n1.piranhas"));
+  REQUIRE_MESSAGE(
+      wait_until([&] { return s.read("n1.events").find("\"event\":\"retreat\"") != std::string::npos; }, 30s),
+      n1.err(), "\npiranhas: ", s.read("n1.piranhas"));
   std::this_thread::sleep_until(cut_at + 20s);
   REQUIRE(ns.cut(false));
   auto restored = Clock::now();
-  REQUIRE_MESSAGE(wait_until([&] { return n1.err().find("answers again") != std::string::npos ||
-                                          n1.err().find("reconnected") != std::string::npos; }, 30s),
+  REQUIRE_MESSAGE(wait_until(
+                      [&] {
+                        return n1.err().find("answers again") != std::string::npos ||
+                               n1.err().find("reconnected") != std::string::npos;
+                      },
+                      30s),
                   n1.err());
   double back_ms = ms_since(restored);
   check_correct(job, 120s);
 
   std::string events = s.read("n1.events");
   std::smatch m;
-  REQUIRE(std::regex_search(events, m, std::regex("\"event\":\"retreat\".*\"latency_ms\":([0-9.]+),\"killed\":(true|false)")));
+  REQUIRE(std::regex_search(
+      events, m, std::regex("\"event\":\"retreat\".*\"latency_ms\":([0-9.]+),\"killed\":(true|false)")));
   double latency = std::stod(m[1]);
   MESSAGE("n1 cut off for 20 s: its owner's return retreated the piranha in ", latency,
           " ms; the agent had the server back ", back_ms, " ms after the link came up");
@@ -241,7 +257,8 @@ TEST_CASE("pool: an agent cut off from the server for 20 s still retreats at onc
   CHECK(stop_ms < 3000);
 }
 
-TEST_CASE("pool: the server's memory after a million completed tasks is what it holds, not what it has seen") {
+TEST_CASE(
+    "pool: the server's memory after a million completed tasks is what it holds, not what it has seen") {
   ServerProcess server;
   ts::Client c(server.endpoint());
   auto space = c.space("farm");

@@ -27,7 +27,8 @@ long minor_faults(pid_t pid) {
 
 }  // namespace
 
-TEST_CASE("the server reuses the memory of the requests it has handled: a steady stream faults in no new pages") {
+TEST_CASE(
+    "the server reuses the memory of the requests it has handled: a steady stream faults in no new pages") {
   // Each cycle writes three 80-KB tuples and takes them back: the server
   // allocates the requests' buffers, the stored tuples and the replies'
   // buffers, and frees them all. Had it handed the freed memory back to the

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -46,9 +46,9 @@ int feeder(piranha::Feeder& f) {
     if (s > 1) ++twice;
   }
   bool ok = missing == 0 && twice == 0 && extra == 0;
-  std::printf("sleepy_job: %s (%lld tasks, %lld missing, %lld twice, %lld extra)\n", ok ? "result OK" : "result WRONG",
-              static_cast<long long>(tasks), static_cast<long long>(missing), static_cast<long long>(twice),
-              static_cast<long long>(extra));
+  std::printf("sleepy_job: %s (%lld tasks, %lld missing, %lld twice, %lld extra)\n",
+              ok ? "result OK" : "result WRONG", static_cast<long long>(tasks),
+              static_cast<long long>(missing), static_cast<long long>(twice), static_cast<long long>(extra));
   std::fflush(stdout);
   return ok ? 0 : 1;
 }
@@ -70,7 +70,8 @@ void worker(piranha::Piranha& w) {
     while (std::chrono::steady_clock::now() < until) {
       if (w.should_retreat()) {
         // Not flushed: the runtime flushes a retreating piranha's output.
-        std::printf("piranha %d retreats from task %lld\n", static_cast<int>(getpid()), static_cast<long long>(i));
+        std::printf("piranha %d retreats from task %lld\n", static_cast<int>(getpid()),
+                    static_cast<long long>(i));
         return;  // the runtime puts the task back
       }
       auto step = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);

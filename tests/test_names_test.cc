@@ -18,7 +18,8 @@ std::vector<std::string> bad_test_names(const std::filesystem::path& root) {
   std::vector<std::string> bad;
   // A TEST_CASE's name: its first string literal, possibly split over lines.
   static const std::regex kName(R"re(TEST_CASE\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+))re");
-  for (const auto& dir : {"base", "tuplespace", "trellis", "scheduler", "piranha", "nps", "apps", "tests", "bench", "examples"}) {
+  for (const auto& dir : {"base", "tuplespace", "trellis", "scheduler", "piranha", "nps", "apps", "tests",
+                          "bench", "examples"}) {
     std::filesystem::path d = root / dir;
     if (!std::filesystem::exists(d)) continue;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(d)) {
@@ -39,7 +40,8 @@ std::vector<std::string> bad_test_names(const std::filesystem::path& root) {
 
 }  // namespace
 
-TEST_CASE("no test case name has a semicolon or a square bracket, which would keep CTest from ever running it") {
+TEST_CASE(
+    "no test case name has a semicolon or a square bracket, which would keep CTest from ever running it") {
   std::filesystem::path root = PIRANHA_SOURCE_DIR;
   REQUIRE(std::filesystem::exists(root / "tests" / "test_names_test.cc"));
   std::vector<std::string> bad = bad_test_names(root);

@@ -78,7 +78,7 @@ long resident() {
 struct Measured {
   double seconds = 0;      // wall
   double cpu_seconds = 0;  // user + system of the run: what a busy machine's other work does not inflate
-  long peak_growth = 0;  // bytes
+  long peak_growth = 0;    // bytes
   double makespan = 0;
 };
 

@@ -9,7 +9,6 @@
 
 namespace piranha::bench {
 
-
 inline double micros(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }

@@ -68,11 +68,16 @@ Options parse(const std::vector<std::string>& args) {
       std::exit(0);
     }
     try {
-      if (a == "--grain" && i + 1 < args.size()) o.grain = std::stoll(args[++i]);
-      else if (a == "--seed" && i + 1 < args.size()) o.seed = std::stoull(args[++i]);
-      else if (a == "--sequential") o.sequential = true;
-      else if (o.n == 0 && !a.empty() && a[0] != '-') o.n = std::stoll(a);
-      else usage();
+      if (a == "--grain" && i + 1 < args.size())
+        o.grain = std::stoll(args[++i]);
+      else if (a == "--seed" && i + 1 < args.size())
+        o.seed = std::stoull(args[++i]);
+      else if (a == "--sequential")
+        o.sequential = true;
+      else if (o.n == 0 && !a.empty() && a[0] != '-')
+        o.n = std::stoll(a);
+      else
+        usage();
     } catch (const std::exception&) {
       usage();
     }
@@ -120,15 +125,14 @@ std::vector<double> random_matrix(int64_t n, std::uint64_t seed) {
 // like. Times only the multiply, from B's columns ready (the piranhas get
 // them so) to C written, as the parallel time runs from B written; returns
 // C and the seconds.
-std::pair<std::vector<double>, double> sequential_multiply(const std::vector<double>& a, const std::vector<double>& b,
-                                                           int64_t n) {
+std::pair<std::vector<double>, double> sequential_multiply(const std::vector<double>& a,
+                                                           const std::vector<double>& b, int64_t n) {
   std::vector<double> bt(static_cast<std::size_t>(n * n));
   for (int64_t k = 0; k < n; ++k)
     for (int64_t j = 0; j < n; ++j) bt[j * n + k] = b[k * n + j];
   std::vector<double> c(static_cast<std::size_t>(n * n));
   auto started = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < n; ++i)
-    multiply_row(&a[i * n], bt.data(), n, &c[i * n]);
+  for (int64_t i = 0; i < n; ++i) multiply_row(&a[i * n], bt.data(), n, &c[i * n]);
   return {std::move(c), std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()};
 }
 
@@ -251,8 +255,8 @@ int feeder(piranha::Feeder& f) {
     ++got;
   };
   while (got < expected)
-    for (const auto& r : space.in_many_wait(static_cast<std::size_t>(expected - got), "C", ts::formal<int64_t>,
-                                            ts::formal<int64_t>, ts::formal<ts::Blob>))
+    for (const auto& r : space.in_many_wait(static_cast<std::size_t>(expected - got), "C",
+                                            ts::formal<int64_t>, ts::formal<int64_t>, ts::formal<ts::Blob>))
       store(r);
   const auto ended = std::chrono::steady_clock::now();
   const CpuTicks cpu_ended = cpu_ticks();
@@ -270,15 +274,18 @@ int feeder(piranha::Feeder& f) {
   // Under 10 clock ticks (/proc/stat counts in hundredths of a second), the
   // share says nothing. Time the host took is said apart: it was neither
   // the job's nor left to it.
-  auto percent = [](double part, double whole) { return std::to_string(static_cast<int>(100 * part / whole + 0.5)); };
+  auto percent = [](double part, double whole) {
+    return std::to_string(static_cast<int>(100 * part / whole + 0.5));
+  };
   std::string busy_share = all >= 10 ? percent(busy, all) + " %" : "n/a";
   if (all >= 10 && stolen >= 0.01 * (all + stolen))
     busy_share += " (the host took " + percent(stolen, all + stolen) + " % of the CPUs' time besides)";
-  std::printf("cmatrix %lld%s: %s: %lld tasks, %lld wrong elements, %lld duplicate results; parallel %.3f s, "
-              "sequential multiply %.3f s; job %.3f s; CPUs busy %s of the parallel time\n",
-              static_cast<long long>(n), o.grain ? (" --grain " + std::to_string(o.grain)).c_str() : "",
-              ok ? "result OK" : "result WRONG", static_cast<long long>(tasks.added), static_cast<long long>(wrong),
-              static_cast<long long>(duplicates), parallel_s, seq_s, job_s, busy_share.c_str());
+  std::printf(
+      "cmatrix %lld%s: %s: %lld tasks, %lld wrong elements, %lld duplicate results; parallel %.3f s, "
+      "sequential multiply %.3f s; job %.3f s; CPUs busy %s of the parallel time\n",
+      static_cast<long long>(n), o.grain ? (" --grain " + std::to_string(o.grain)).c_str() : "",
+      ok ? "result OK" : "result WRONG", static_cast<long long>(tasks.added), static_cast<long long>(wrong),
+      static_cast<long long>(duplicates), parallel_s, seq_s, job_s, busy_share.c_str());
   std::fflush(stdout);
   return ok ? 0 : 1;
 }
@@ -293,7 +300,8 @@ struct Cache {
   std::vector<double> cols;  // column j at j * n
   const double* row(int64_t i) {
     auto it = rows.find(i);
-    if (it == rows.end()) it = rows.emplace(i, unpack(space.rd("A", i, ts::formal<ts::Blob>).get<ts::Blob>(2))).first;
+    if (it == rows.end())
+      it = rows.emplace(i, unpack(space.rd("A", i, ts::formal<ts::Blob>).get<ts::Blob>(2))).first;
     return it->second.data();
   }
   const double* col(int64_t j) const { return &cols[static_cast<std::size_t>(j * n)]; }

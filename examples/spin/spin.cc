@@ -53,7 +53,8 @@ int64_t integer(const std::string& name, const std::string& text, int64_t lo, in
     used = 0;
   }
   if (used == 0 || used != text.size() || v < lo || v > hi)
-    fail(name + " \"" + text + "\" must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    fail(name + " \"" + text + "\" must be an integer from " + std::to_string(lo) + " to " +
+         std::to_string(hi));
   return v;
 }
 
@@ -75,8 +76,10 @@ Options parse(const std::vector<std::string>& args) {
     }
     if (a != "--tasks" && a != "--task-ms") fail("unknown argument \"" + a + "\"");
     if (i + 1 >= args.size()) fail(a + " needs a value");
-    if (a == "--tasks") o.tasks = integer(a, args[++i], 1, kMaxTasks);
-    else o.task_ms = integer(a, args[++i], 0, kMaxTaskMs);
+    if (a == "--tasks")
+      o.tasks = integer(a, args[++i], 1, kMaxTasks);
+    else
+      o.task_ms = integer(a, args[++i], 0, kMaxTaskMs);
   }
   if (o.tasks == 0) fail("--tasks is required");
   if (o.task_ms < 0) fail("--task-ms is required");
@@ -93,7 +96,8 @@ std::chrono::nanoseconds thread_cpu_time() {
 std::string some(const std::vector<int64_t>& indices) {
   constexpr std::size_t kShown = 10;
   std::string s;
-  for (std::size_t k = 0; k < indices.size() && k < kShown; ++k) s += (k ? ", " : "") + std::to_string(indices[k]);
+  for (std::size_t k = 0; k < indices.size() && k < kShown; ++k)
+    s += (k ? ", " : "") + std::to_string(indices[k]);
   if (indices.size() > kShown) s += ", ... (" + std::to_string(indices.size()) + " in all)";
   return s;
 }
@@ -115,8 +119,10 @@ int feeder(piranha::Feeder& f) {
   std::vector<int64_t> strays;  // indices out of range
   auto count = [&](const ts::Tuple& r) {
     int64_t i = r.get<int64_t>(1);
-    if (i < 0 || i >= o.tasks) strays.push_back(i);
-    else ++seen[static_cast<std::size_t>(i)];
+    if (i < 0 || i >= o.tasks)
+      strays.push_back(i);
+    else
+      ++seen[static_cast<std::size_t>(i)];
   };
   for (int64_t got = 0; got < o.tasks;) {
     count(f.space().in("result", ts::formal<int64_t>));
@@ -139,7 +145,8 @@ int feeder(piranha::Feeder& f) {
   }
   if (!missing.empty()) std::fprintf(stderr, "spin: tasks never done: %s\n", some(missing).c_str());
   if (!twice.empty()) std::fprintf(stderr, "spin: tasks done more than once: %s\n", some(twice).c_str());
-  if (!strays.empty()) std::fprintf(stderr, "spin: results for tasks that do not exist: %s\n", some(strays).c_str());
+  if (!strays.empty())
+    std::fprintf(stderr, "spin: results for tasks that do not exist: %s\n", some(strays).c_str());
   bool ok = missing.empty() && twice.empty() && strays.empty();
   std::printf("spin: %s: %lld tasks of %lld ms, wall %.3f s\n", ok ? "every task done once" : "result WRONG",
               static_cast<long long>(o.tasks), static_cast<long long>(o.task_ms), wall);

@@ -96,7 +96,8 @@ TEST_CASE("nps simulate equals sim piranha with a period, a window, a predictor,
     for (const std::string s : {"SRTFIT", "FAIR", "TSK"}) {
       CAPTURE(opts);
       CAPTURE(s);
-      const std::string common = " --trace " + kTrace + " --jobs-file " + jobs + " --json" + kMaxSteps + " " + opts;
+      const std::string common =
+          " --trace " + kTrace + " --jobs-file " + jobs + " --json" + kMaxSteps + " " + opts;
       Run sim = piranha("sim piranha --strategies " + s + common);
       Run nps = piranha("nps simulate --strategy " + s + common);
       REQUIRE(sim.status == 0);

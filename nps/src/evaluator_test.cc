@@ -248,7 +248,8 @@ TEST_CASE("retention: an unknown key, no days or no records is refused") {
 // After long_then_short (job 1 still live), `jobs` more short jobs, one
 // after another, each taking ws01 for a tick; returns the most records the
 // pool held after any tick, and the clock.
-std::pair<std::size_t, double> short_jobs(ScriptedPool& pool, EvaluatorRig& r, JobId jobs, double t, double dt = 1) {
+std::pair<std::size_t, double> short_jobs(ScriptedPool& pool, EvaluatorRig& r, JobId jobs, double t,
+                                          double dt = 1) {
   std::size_t most = pool.kept.size();
   for (JobId id = 3; id < 3 + jobs; ++id) {
     pool.job_list.push_back(testing::job(id, t, 0.5, 2));
@@ -294,7 +295,8 @@ TEST_CASE(
 TEST_CASE("retention: records older than its days go at the hourly pruning, and the memory with them") {
   ScriptedPool pool;
   pool.add_node("ws01");
-  EvaluatorRig r(pool, program("FCFS", "TSK", "estimate: false, retention: {days: 1}"));  // no replays: faster
+  EvaluatorRig r(pool,
+                 program("FCFS", "TSK", "estimate: false, retention: {days: 1}"));  // no replays: faster
   long_then_short(pool, r);
   // A job an hour: after two days, the first day's records are gone.
   const auto [most, t] = short_jobs(pool, r, 48, 3, 1200);

@@ -68,7 +68,8 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   auto left = [&] {
     if (news) return 0ms;
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     return std::max(0ms, ms);
   };
   for (auto e = c.next_event(left()); e; e = c.next_event(left())) {

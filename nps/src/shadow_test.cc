@@ -25,7 +25,8 @@ TEST_CASE("replay: steps whose middle an available span covers are available, fr
 }
 
 TEST_CASE(
-    "replay: tasks shorter than a step are merged so the work is kept, and a job not measured nor run is left "
+    "replay: tasks shorter than a step are merged so the work is kept, and a job not measured nor run is "
+    "left "
     "out") {
   Observation o;
   o.nodes = {"a"};

@@ -1,11 +1,11 @@
 #include "piranha/scheduler/avail_trace.h"
 
-#include "piranha/scheduler/csv.h"
-
 #include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <map>
+
+#include "piranha/scheduler/csv.h"
 
 namespace piranha {
 namespace {
@@ -37,13 +37,15 @@ std::optional<std::size_t> AvailabilityTrace::index_of(const std::string& node) 
 bool AvailabilityTrace::available(std::size_t n, std::int64_t s) const {
   const auto& ps = periods.at(n);
   // The last period starting at or before s is the only one that can hold it.
-  auto it = std::upper_bound(ps.begin(), ps.end(), s, [](std::int64_t v, const StepPeriod& p) { return v < p.start; });
+  auto it = std::upper_bound(ps.begin(), ps.end(), s,
+                             [](std::int64_t v, const StepPeriod& p) { return v < p.start; });
   return it != ps.begin() && s < std::prev(it)->end;
 }
 
 std::int64_t AvailabilityTrace::next_change(std::size_t n, std::int64_t s) const {
   const auto& ps = periods.at(n);
-  auto it = std::upper_bound(ps.begin(), ps.end(), s, [](std::int64_t v, const StepPeriod& p) { return v < p.start; });
+  auto it = std::upper_bound(ps.begin(), ps.end(), s,
+                             [](std::int64_t v, const StepPeriod& p) { return v < p.start; });
   if (it != ps.begin() && s < std::prev(it)->end) {
     // Available until the period ends, unless the next one starts right there.
     std::int64_t end = std::prev(it)->end;
@@ -113,7 +115,8 @@ AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
     if (p.start >= p.end)
       fail(name, line, "start " + std::to_string(p.start) + " is not before end " + std::to_string(p.end));
     if (p.end > t.length)
-      fail(name, line, "end " + std::to_string(p.end) + " is past the trace length " + std::to_string(t.length));
+      fail(name, line,
+           "end " + std::to_string(p.end) + " is past the trace length " + std::to_string(t.length));
     auto idx = t.index_of(cells[0]);
     if (!idx) {
       idx = t.nodes.size();
@@ -126,7 +129,8 @@ AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
   if (!have_header) fail(name, line, "missing the header \"node,start,end\"");
   for (std::size_t n = 0; n < rows.size(); ++n) {
     auto& r = rows[n];
-    std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.first.start < b.first.start; });
+    std::stable_sort(r.begin(), r.end(),
+                     [](const auto& a, const auto& b) { return a.first.start < b.first.start; });
     std::vector<StepPeriod> ps;
     for (std::size_t i = 0; i < r.size(); ++i) {
       if (i > 0 && r[i].first.start < r[i - 1].first.end) {

@@ -1,8 +1,8 @@
+#include "piranha/scheduler/avail_trace.h"
+
 #include <doctest/doctest.h>
 
 #include <sstream>
-
-#include "piranha/scheduler/avail_trace.h"
 
 using piranha::AvailabilityTrace;
 using piranha::InputError;
@@ -63,19 +63,23 @@ TEST_CASE("trace: write then parse gives the same trace") {
 }
 
 TEST_CASE("trace: every defect is named with its line") {
-  CHECK(error_of("node,start,end\na,0,1\n") == "t.avail.csv:1: missing \"# length: N\" metadata before the header");
-  CHECK(error_of("# length: 10\na,0,1\n") == "t.avail.csv:2: missing the header \"node,start,end\" before the first row \"a,0,1\"");
+  CHECK(error_of("node,start,end\na,0,1\n") ==
+        "t.avail.csv:1: missing \"# length: N\" metadata before the header");
+  CHECK(error_of("# length: 10\na,0,1\n") ==
+        "t.avail.csv:2: missing the header \"node,start,end\" before the first row \"a,0,1\"");
   CHECK(error_of("# length: 10\nnode,start,end\n# length: 20\n") ==
         "t.avail.csv:3: metadata \"length\" after the header; it must come before \"node,start,end\"");
   CHECK(error_of("# length: 10\nnode,start,end,x\n") == "t.avail.csv:2: unknown column \"x\"");
-  CHECK(error_of(std::string(kHeader) + "a,0,101\n") == "t.avail.csv:5: end 101 is past the trace length 100");
+  CHECK(error_of(std::string(kHeader) + "a,0,101\n") ==
+        "t.avail.csv:5: end 101 is past the trace length 100");
   CHECK(error_of(std::string(kHeader) + "a,5,5\n") == "t.avail.csv:5: start 5 is not before end 5");
   CHECK(error_of(std::string(kHeader) + "a,x,5\n") == "t.avail.csv:5: start \"x\" is not an integer");
   CHECK(error_of(std::string(kHeader) + "a,1.5,5\n") == "t.avail.csv:5: start \"1.5\" is not an integer");
   CHECK(error_of(std::string(kHeader) + "a,-1,5\n") == "t.avail.csv:5: start -1 is negative");
   CHECK(error_of(std::string(kHeader) + "a,0,10\nb,0,3\na,5,20\n") ==
         "t.avail.csv:7: period of a overlaps the one on line 5");
-  CHECK(error_of(std::string(kHeader) + "a,0\n") == "t.avail.csv:5: expected 3 fields (node,start,end), got 2");
+  CHECK(error_of(std::string(kHeader) + "a,0\n") ==
+        "t.avail.csv:5: expected 3 fields (node,start,end), got 2");
   CHECK(error_of("# length: zero\n") == "t.avail.csv:1: length \"zero\" is not an integer");
   CHECK(error_of("# length: 10\n") == "t.avail.csv:1: missing the header \"node,start,end\"");
   CHECK_THROWS_AS(piranha::read_trace("/nonexistent/x.avail.csv"), InputError);

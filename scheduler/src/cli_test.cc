@@ -78,8 +78,9 @@ TEST_CASE("sim piranha: a --max-steps before the last arrival is warned of, and 
   r = piranha("sim piranha --trace " + shorter.string() + " --jobs-file " + jobs.string() +
               " --strategies FCFS --window 2 --json");
   REQUIRE(r.status == 0);
-  CHECK(r.err.find("warning: the default --max-steps (20 x the trace's length, 80) stops the runs before the last "
-                   "job arrives (step 80)") != std::string::npos);
+  CHECK(r.err.find(
+            "warning: the default --max-steps (20 x the trace's length, 80) stops the runs before the last "
+            "job arrives (step 80)") != std::string::npos);
 }
 
 TEST_CASE("predict --json: the spec's shape") {

@@ -14,7 +14,8 @@ std::vector<std::string> split(std::string_view line) {
   std::size_t from = 0;
   while (true) {
     std::size_t comma = line.find(',', from);
-    out.push_back(trim(line.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from)));
+    out.push_back(
+        trim(line.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from)));
     if (comma == std::string_view::npos) break;
     from = comma + 1;
   }

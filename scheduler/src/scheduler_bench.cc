@@ -65,9 +65,8 @@ int main(int argc, char** argv) {
   Rng rng(3);
   for (int j = 0; j < jobs; ++j) {
     const auto tasks = rng.uniform_int(1, 1000);
-    queue.push_back(
-        {j + 1, static_cast<double>(j), static_cast<double>(rng.uniform_int(1, 10)), tasks,
-         rng.uniform_int(1, tasks), static_cast<double>(rng.uniform_int(0, 5000))});
+    queue.push_back({j + 1, static_cast<double>(j), static_cast<double>(rng.uniform_int(1, 10)), tasks,
+                     rng.uniform_int(1, tasks), static_cast<double>(rng.uniform_int(0, 5000))});
   }
   auto predictor = make_predictor("REC_HIST", 10, {}, static_cast<std::size_t>(nodes));
   std::vector<NodeHistory> hist(static_cast<std::size_t>(nodes), NodeHistory(predictor->lookback() + 1));

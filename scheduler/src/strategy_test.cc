@@ -1,4 +1,3 @@
-#include "piranha/scheduler/decision.h"
 #include "piranha/scheduler/strategy.h"
 
 #include <doctest/doctest.h>
@@ -6,15 +5,17 @@
 #include <algorithm>
 #include <map>
 
+#include "piranha/scheduler/decision.h"
+
 using namespace piranha::sched;
 using piranha::InputError;
 
 namespace {
 
 // Runs one invocation and returns the chosen job id per node (0 = none).
-std::vector<JobId> run(Strategy& s, const std::vector<JobView>& queue, std::size_t nodes,
-                       double now = 0, const NodeOutlook* outlook = nullptr,
-                       std::vector<Slot> current = {}, Rng* rng = nullptr, bool spill = false) {
+std::vector<JobId> run(Strategy& s, const std::vector<JobView>& queue, std::size_t nodes, double now = 0,
+                       const NodeOutlook* outlook = nullptr, std::vector<Slot> current = {},
+                       Rng* rng = nullptr, bool spill = false) {
   if (current.empty()) current.assign(nodes, kIdle);
   std::vector<Slot> out(nodes, 99);
   Rng local(1);
@@ -204,8 +205,8 @@ TEST_CASE("real-valued times: microsecond task times order exactly, ties by (arr
     CHECK_MESSAGE(run(*s, q, 1, 1.0, &fits).at(0) == 2, name);
   }
   // Equal times: the earlier arrival first, then the smaller id (the queue is in that order).
-  const std::vector<JobView> tie{{4, 2e-6, 3e-6, 10, 10, 0}, {5, 2e-6, 3e-6, 10, 10, 0},
-                                 {3, 2.5e-6, 3e-6, 10, 10, 0}};
+  const std::vector<JobView> tie{
+      {4, 2e-6, 3e-6, 10, 10, 0}, {5, 2e-6, 3e-6, 10, 10, 0}, {3, 2.5e-6, 3e-6, 10, 10, 0}};
   for (const char* name : {"TSK", "SRT", "SRTFIT"}) {
     auto s = make_strategy(name);
     CHECK_MESSAGE(run(*s, tie, 1, 1.0, &fits).at(0) == 4, name);

@@ -133,9 +133,11 @@ std::vector<std::pair<std::string, std::string>> seeds() {
   add("ok-stats-all", enc([](std::string& o) { ts::encode_stats(o, 18, ""); }));
   add("ok-stats-space", enc([](std::string& o) { ts::encode_stats(o, 19, "jobs"); }));
   add("ok-rd_many", enc([&](std::string& o) { ts::encode_rd_many(o, 20, "piranha.sys", task_t, 64); }));
-  add("ok-in_many-lease", enc([&](std::string& o) { ts::encode_in_many(o, 21, "jobs", task_t, 8, 0, 5000); }));
+  add("ok-in_many-lease",
+      enc([&](std::string& o) { ts::encode_in_many(o, 21, "jobs", task_t, 8, 0, 5000); }));
   add("ok-in_many-wait", enc([&](std::string& o) { ts::encode_in_many(o, 44, "jobs", task_t, 8, 0, -1); }));
-  add("ok-in_many-lease-wait", enc([&](std::string& o) { ts::encode_in_many(o, 45, "jobs", task_t, 8, 250, 5000); }));
+  add("ok-in_many-lease-wait",
+      enc([&](std::string& o) { ts::encode_in_many(o, 45, "jobs", task_t, 8, 250, 5000); }));
   add("ok-in_many-lease-0",
       Frame().request("in_many", 4).str("j").array(1).formal(Type::Int).u(3).i(0).bytes());
   add("ok-ack-complete", enc([&](std::string& o) {

@@ -103,7 +103,7 @@ class Core {
   Sink& sink_;
   std::vector<Cell> cells_;
   std::unordered_map<std::string, int> index_;  // node name -> index
-  std::atomic<std::uint64_t> last_trace_{0};  // new_trace() may be called from any thread
+  std::atomic<std::uint64_t> last_trace_{0};    // new_trace() may be called from any thread
   std::uint64_t misses_ = 0;
   std::deque<DeadlineMiss> recent_misses_;
 };

@@ -13,8 +13,8 @@
 
 #include "client_core.h"
 #include "connection.h"
-#include "piranha/tuplespace/server.h"
 #include "piranha/base/clock.h"
+#include "piranha/tuplespace/server.h"
 
 namespace piranha::ts {
 namespace {
@@ -59,10 +59,9 @@ bool interrupt_signalled(short revents) {
 }
 
 TupleSpaceError interrupted() {
-  return TupleSpaceError::of(
-      Code::Interrupted,
-      "the call was interrupted (options.interrupt_fd); whether it was carried out is "
-          "unknown");
+  return TupleSpaceError::of(Code::Interrupted,
+                             "the call was interrupted (options.interrupt_fd); whether it was carried out is "
+                             "unknown");
 }
 
 }  // namespace
@@ -120,9 +119,9 @@ void Client::open_session(Millis deadline) {
     if (auto refused = socket_->refused(failed_handshakes)) throw *refused;
     Millis left = deadline - steady_ms();
     if (got == Received::Timeout || left <= 0)
-      throw TupleSpaceError::of(Code::Unreachable, "no tuple-space server answered at " +
-                                endpoint_ + (after_loss ? " after the connection was lost" : "") +
-                                " within " + ms_text(deadline - began));
+      throw TupleSpaceError::of(Code::Unreachable, "no tuple-space server answered at " + endpoint_ +
+                                                       (after_loss ? " after the connection was lost" : "") +
+                                                       " within " + ms_text(deadline - began));
     // Connected and dropped again at once: pause before the next try.
     if (interrupted_during(std::min(backoff, left))) throw interrupted();
     backoff = std::min<Millis>(backoff * 2, options_.reconnect_backoff_max.count());
@@ -178,18 +177,17 @@ void Client::session_lost() {
       ++outs;
   }
   if (outs > 0 && !deferred_)
-    deferred_ = TupleSpaceError::of(Code::UnknownOutcome, "the connection to " + endpoint_ +
-                          " was lost with " + std::to_string(outs) +
-                          " posted out(s) unacknowledged; they may or may not have been stored");
+    deferred_ = TupleSpaceError::of(
+        Code::UnknownOutcome, "the connection to " + endpoint_ + " was lost with " + std::to_string(outs) +
+                                  " posted out(s) unacknowledged; they may or may not have been stored");
   posted_.clear();
 }
 
 void Client::send_frame() {
   if (frame_.size() > max_message_bytes_)
-    throw TupleSpaceError::of(Code::TooLarge, "request of " +
-                                                            std::to_string(frame_.size()) +
-                                                            " bytes exceeds the server's limit of " +
-                                                            std::to_string(max_message_bytes_) + " bytes");
+    throw TupleSpaceError::of(Code::TooLarge, "request of " + std::to_string(frame_.size()) +
+                                                  " bytes exceeds the server's limit of " +
+                                                  std::to_string(max_message_bytes_) + " bytes");
   socket_->dealer.send(zmq::buffer(frame_), zmq::send_flags::none);
 }
 
@@ -330,20 +328,21 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
     auto* req = std::get_if<Request>(&decoded);
     std::string op = req ? std::string(op_name(req->op)) : "request";
     if (got == Received::Timeout)
-      throw TupleSpaceError::of(Code::DeadlineExceeded, op + " to " + endpoint_ +
-                                " got no answer within " + ms_text(deadline - start) +
-                                "; whether it was carried out is unknown");
+      throw TupleSpaceError::of(Code::DeadlineExceeded, op + " to " + endpoint_ + " got no answer within " +
+                                                            ms_text(deadline - start) +
+                                                            "; whether it was carried out is unknown");
     session_lost();
     if (retry == Retry::Fail)
-      throw TupleSpaceError::of(Code::UnknownOutcome, "the connection to " + endpoint_ +
-                                " was lost before the answer to a " + op +
-                                " that changes the space; it may or may not have been carried out");
+      throw TupleSpaceError::of(Code::UnknownOutcome,
+                                "the connection to " + endpoint_ + " was lost before the answer to a " + op +
+                                    " that changes the space; it may or may not have been carried out");
     Millis lost_at = steady_ms();
     ensure_session(deadline < 0 ? lost_at + options_.request_timeout.count() : deadline);
     if (retry == Retry::Done) return Reply{};
     if (blocking && blocking->timeout > 0)
       encode_waiting(frame_, rid, blocking->op, blocking->space, *blocking->tmpl,
-                     std::max<Millis>(0, blocking->timeout - (steady_ms() - start)), blocking->lease, blocking->max);
+                     std::max<Millis>(0, blocking->timeout - (steady_ms() - start)), blocking->lease,
+                     blocking->max);
     send_frame();
   }
   if (r.status == Reply::Status::Error) throw TupleSpaceError::of(r.code, r.message);
@@ -371,9 +370,8 @@ void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bo
     Received got = receive_until(posted_[kPostWindow / 2].request_id, r, deadline);
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
-      throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ +
-                                " acknowledged no posted out within " +
-                                ms_text(options_.request_timeout.count()));
+      throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ + " acknowledged no posted out within " +
+                                                            ms_text(options_.request_timeout.count()));
   }
 }
 
@@ -386,12 +384,14 @@ void Client::out(std::string_view space, const Tuple& t) {
 void Client::flush() {
   if (!posted_.empty()) {
     Reply r;
-    Received got = receive_until(posted_.back().request_id, r, steady_ms() + options_.request_timeout.count());
+    Received got =
+        receive_until(posted_.back().request_id, r, steady_ms() + options_.request_timeout.count());
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
       throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ + " acknowledged " +
-                                std::to_string(posted_.size()) + " posted request(s) not within " +
-                                ms_text(options_.request_timeout.count()));
+                                                            std::to_string(posted_.size()) +
+                                                            " posted request(s) not within " +
+                                                            ms_text(options_.request_timeout.count()));
   }
   throw_deferred();
 }
@@ -430,8 +430,7 @@ void Client::complete_posted(LeaseId lease, std::string_view space, const std::v
 
 void Client::complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
                                  const std::vector<Tuple>& ts) {
-  if (leases.empty())
-    throw TupleSpaceError::of(Code::BadRequest, "complete_all_posted: no lease");
+  if (leases.empty()) throw TupleSpaceError::of(Code::BadRequest, "complete_all_posted: no lease");
   throw_deferred();
   encode_complete_all(frame_, next_id_++, leases, space, ts);
   post(true, leases.front(), leases);
@@ -459,8 +458,8 @@ std::optional<Leased> Client::take_prefetched(std::chrono::milliseconds limit) {
     if (got == Received::Interrupted) throw interrupted();
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout)
-      throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ +
-                                " did not answer a prefetch within " + ms_text(limit.count()));
+      throw TupleSpaceError::of(Code::DeadlineExceeded,
+                                endpoint_ + " did not answer a prefetch within " + ms_text(limit.count()));
   }
   prefetch_rid_ = 0;
   std::optional<Leased> got = std::move(prefetched_);
@@ -489,7 +488,8 @@ std::optional<Leased> Client::in(std::string_view space, const Template& t, std:
   return detail::taken_of(call(lease.count() > 0 ? Retry::Resend : Retry::Fail, true, &b));
 }
 
-std::optional<Tuple> Client::rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout) {
+std::optional<Tuple> Client::rd(std::string_view space, const Template& t,
+                                std::chrono::milliseconds timeout) {
   encode_in(frame_, next_id_++, Op::Rd, space, t, timeout.count(), 0);
   Blocking b{Op::Rd, space, &t, timeout.count(), 0};
   return detail::read_of(call(Retry::Resend, false, &b));
@@ -504,7 +504,8 @@ std::vector<Tuple> Client::in_many(std::string_view space, const Template& t, st
 }
 
 std::vector<Leased> Client::in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                           std::chrono::milliseconds timeout, std::chrono::milliseconds lease) {
+                                           std::chrono::milliseconds timeout,
+                                           std::chrono::milliseconds lease) {
   detail::require_lease(lease, "in_many_leased");
   encode_in_many(frame_, next_id_++, space, t, max, timeout.count(), lease.count());
   Blocking b{Op::InMany, space, &t, timeout.count(), lease.count(), max};
@@ -537,9 +538,8 @@ WatchId Client::watch(std::string_view space, const Template& t) {
 void Client::unwatch(WatchId id) {
   auto it = watches_.find(id);
   if (it == watches_.end())
-    throw TupleSpaceError::of(Code::UnknownWatch, "watch " +
-                                                                std::to_string(id) +
-                                                                " is not one of this client's watches");
+    throw TupleSpaceError::of(Code::UnknownWatch,
+                              "watch " + std::to_string(id) + " is not one of this client's watches");
   encode_unwatch(frame_, next_id_++, it->second.server_id);
   // The watch ends with a lost session and is not re-established.
   watches_.erase(it);

@@ -6,7 +6,8 @@
 namespace piranha::ts::detail {
 
 void require_lease(std::chrono::milliseconds lease, std::string_view op) {
-  if (lease.count() <= 0) throw TupleSpaceError::of(Code::BadRequest, std::string(op) + ": lease must be > 0 ms");
+  if (lease.count() <= 0)
+    throw TupleSpaceError::of(Code::BadRequest, std::string(op) + ": lease must be > 0 ms");
 }
 
 std::optional<Leased> taken_of(Reply&& r) {
@@ -24,7 +25,8 @@ std::vector<Leased> leased_of(Reply&& r) {
     throw TupleSpaceError::of(Code::BadReply, "in_many under a lease answered without lease ids");
   std::vector<Leased> taken;
   taken.reserve(r.tuples.size());
-  for (std::size_t i = 0; i < r.tuples.size(); ++i) taken.push_back(Leased{std::move(r.tuples[i]), r.leases[i]});
+  for (std::size_t i = 0; i < r.tuples.size(); ++i)
+    taken.push_back(Leased{std::move(r.tuples[i]), r.leases[i]});
   return taken;
 }
 

@@ -88,8 +88,8 @@ TEST_CASE("formals bind into variables and typed tuples unpack") {
           .as<std::string, std::int64_t, double, std::string, Blob, bool>();
   CHECK(tag == "task");
   CHECK(n == 7);
-  CHECK_FALSE(s.inp("task", formal<std::int64_t>, formal<double>, formal<std::string>, formal<Blob>,
-                    formal<bool>));
+  CHECK_FALSE(
+      s.inp("task", formal<std::int64_t>, formal<double>, formal<std::string>, formal<Blob>, formal<bool>));
 }
 
 TEST_CASE("eval runs on another thread and outs its result") {
@@ -165,8 +165,8 @@ namespace {
 // Waits until `space` on the server holds `n` parked requests, as `c` sees
 // it (another client than the one that parked them): true within 20 s.
 bool parked_in(Client& c, std::string_view space, std::uint64_t n) {
-  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20); std::chrono::steady_clock::now() < end;
-       std::this_thread::sleep_for(std::chrono::milliseconds(1)))
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(std::chrono::milliseconds(1)))
     if (auto st = c.stats(space); st && st->waiters == n) return true;
   return false;
 }
@@ -188,7 +188,8 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
   // Nothing there: it waits, and is answered by the first tuple written,
   // alone; what follows stays for the next request. (20 s rather than for
   // ever in the other threads, so that a failure ends the test.)
-  auto waiting = std::async(std::launch::async, [&] { return in.in_many_for(10, 20s, "r", formal<std::int64_t>); });
+  auto waiting =
+      std::async(std::launch::async, [&] { return in.in_many_for(10, 20s, "r", formal<std::int64_t>); });
   REQUIRE(parked_in(writer, "results", 1));
   CHECK(waiting.wait_for(0s) == std::future_status::timeout);
   out.out_many({Tuple::of("r", 7), Tuple::of("r", 8)});
@@ -206,8 +207,7 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
 
   // Under leases: the tuple comes with its own lease.
   auto leased = std::async(std::launch::async, [&] {
-    return master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>),
-                                 5, 20s, 30s);
+    return master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>), 5, 20s, 30s);
   });
   REQUIRE(parked_in(writer, "results", 1));
   out.out("r", 9);
@@ -218,11 +218,12 @@ TEST_CASE("in_many_wait takes what is there at once, or else waits for the first
   CHECK(held[0].lease != 0);
   CHECK(master.stats("results")->leases == 1);
   CHECK(master.space("results").complete(held[0], Tuple::of("done", 9)));
-  CHECK(master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>), 5, 50ms, 30s)
-            .empty());
+  CHECK(
+      master.in_many_leased("results", detail::template_of("r", formal<std::int64_t>), 5, 50ms, 30s).empty());
 
   // The space removed under a waiting in_many ends it, as it ends an in.
-  auto removed = std::async(std::launch::async, [&] { return in.in_many_for(10, 20s, "r", formal<std::int64_t>); });
+  auto removed =
+      std::async(std::launch::async, [&] { return in.in_many_for(10, 20s, "r", formal<std::int64_t>); });
   REQUIRE(parked_in(writer, "results", 1));
   writer.remove("results");
   REQUIRE(removed.wait_for(20s) == std::future_status::ready);
@@ -236,7 +237,8 @@ TEST_CASE("with safe takes, in_many_wait waits, then takes each tuple exactly on
   o.safe_takes = true;
   Client master(server.endpoint(), o);
   Space in = master.space("results");
-  auto waiting = std::async(std::launch::async, [&] { return in.in_many_for(100, 20s, "r", formal<std::int64_t>); });
+  auto waiting =
+      std::async(std::launch::async, [&] { return in.in_many_for(100, 20s, "r", formal<std::int64_t>); });
   REQUIRE(parked_in(writer, "results", 1));
   writer.space("results").out("r", 1);
   REQUIRE(waiting.wait_for(20s) == std::future_status::ready);

@@ -45,24 +45,31 @@ Element read_element(const unsigned char* p, std::size_t avail) {
   switch (b) {
     case 0xc2:
     case 0xc3: return {Type::Bool, false, 1};
-    case 0xcc: case 0xd0: need(2); return {Type::Int, false, 2};
-    case 0xcd: case 0xd1: need(3); return {Type::Int, false, 3};
-    case 0xce: case 0xd2: need(5); return {Type::Int, false, 5};
-    case 0xcf: case 0xd3: need(9); return {Type::Int, false, 9};
+    case 0xcc:
+    case 0xd0: need(2); return {Type::Int, false, 2};
+    case 0xcd:
+    case 0xd1: need(3); return {Type::Int, false, 3};
+    case 0xce:
+    case 0xd2: need(5); return {Type::Int, false, 5};
+    case 0xcf:
+    case 0xd3: need(9); return {Type::Int, false, 9};
     case 0xcb: need(9); return {Type::Double, false, 9};
-    case 0xd9: case 0xc4: {
+    case 0xd9:
+    case 0xc4: {
       need(2);
       std::size_t n = 2 + p[1];
       need(n);
       return {b == 0xd9 ? Type::String : Type::Blob, false, n};
     }
-    case 0xda: case 0xc5: {
+    case 0xda:
+    case 0xc5: {
       need(3);
       std::size_t n = 3 + read_be(p + 1, 2);
       need(n);
       return {b == 0xda ? Type::String : Type::Blob, false, n};
     }
-    case 0xdb: case 0xc6: {
+    case 0xdb:
+    case 0xc6: {
       need(5);
       std::size_t n = 5 + read_be(p + 1, 4);
       need(n);

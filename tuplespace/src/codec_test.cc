@@ -28,14 +28,16 @@ TEST_CASE("an actual matches only an equal value of the same type") {
   auto tuple = image_of(Tuple::of("x", 3));
   CHECK(matches(image_of(Template({Field::of(std::string("x")), Field::of(std::int64_t{3})})), tuple.bytes));
   CHECK_FALSE(matches(image_of(Template({Field::of(std::string("x")), Field::of(3.0)})), tuple.bytes));
-  CHECK_FALSE(matches(image_of(Template({Field::of(std::string("x")), Field::of(std::int64_t{4})})), tuple.bytes));
+  CHECK_FALSE(
+      matches(image_of(Template({Field::of(std::string("x")), Field::of(std::int64_t{4})})), tuple.bytes));
   CHECK_FALSE(matches(image_of(Template({Field::of(Blob("x")), Field::of(std::int64_t{3})})), tuple.bytes));
 }
 
 TEST_CASE("a formal matches any value of its type and no other") {
   auto tuple = image_of(Tuple::of("x", 3));
   CHECK(matches(image_of(Template({Field::formal(Type::String), Field::formal(Type::Int)})), tuple.bytes));
-  CHECK_FALSE(matches(image_of(Template({Field::formal(Type::String), Field::formal(Type::Double)})), tuple.bytes));
+  CHECK_FALSE(
+      matches(image_of(Template({Field::formal(Type::String), Field::formal(Type::Double)})), tuple.bytes));
   CHECK_FALSE(matches(image_of(Template({Field::formal(Type::String)})), tuple.bytes));
 }
 

@@ -5,10 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <chrono>
 #include <thread>
 
 using namespace piranha::ts;

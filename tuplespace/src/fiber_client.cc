@@ -16,8 +16,8 @@
 
 #include "client_core.h"
 #include "connection.h"
-#include "piranha/tuplespace/server.h"
 #include "piranha/base/clock.h"
+#include "piranha/tuplespace/server.h"
 
 namespace piranha::ts {
 namespace {
@@ -207,8 +207,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     connected = false;
     auto unknown = std::make_exception_ptr(client_error(
         Code::UnknownOutcome, "the connection to " + endpoint +
-                                   " was lost before the answer to a request that changes the space; it may "
-                                   "or may not have been carried out"));
+                                  " was lost before the answer to a request that changes the space; it may "
+                                  "or may not have been carried out"));
     for (auto it = pending.begin(); it != pending.end();) {
       Pending& p = it->second;
       if (!p.sent || p.retry == Retry::Resend) {
@@ -258,7 +258,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
       if (p.sent) continue;
       if (p.blocking)
         encode_waiting(p.frame, rid, p.blocking->op, p.blocking->space, p.blocking->tmpl,
-                       std::max<Millis>(0, p.blocking->timeout - (now - p.since)), p.blocking->lease, p.blocking->max);
+                       std::max<Millis>(0, p.blocking->timeout - (now - p.since)), p.blocking->lease,
+                       p.blocking->max);
       send(p.frame);
       p.sent = true;
       if (p.retry != Retry::Resend) std::string().swap(p.frame);
@@ -280,11 +281,11 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
       TupleSpaceError e =
           connected
               ? client_error(Code::DeadlineExceeded, "a request to " + endpoint + " got no answer within " +
-                                                          std::to_string(now - p.since) +
-                                                          " ms; whether it was carried out is unknown")
+                                                         std::to_string(now - p.since) +
+                                                         " ms; whether it was carried out is unknown")
               : client_error(Code::Unreachable, "no tuple-space server answered at " + endpoint +
-                                                     " after the connection was lost, within " +
-                                                     std::to_string(rt) + " ms");
+                                                    " after the connection was lost, within " +
+                                                    std::to_string(rt) + " ms");
       if (p.posted)
         settle(p, nullptr, &e);
       else
@@ -299,7 +300,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
       }
       it->second.event.set_exception(std::make_exception_ptr(client_error(
           Code::Unreachable, "no tuple-space server answered at " + endpoint +
-                                  " after the connection was lost, within " + std::to_string(rt) + " ms")));
+                                 " after the connection was lost, within " + std::to_string(rt) + " ms")));
       it = event_waiters.erase(it);
     }
   }
@@ -345,8 +346,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     boost::fibers::future<Reply> f = submit(rid, Retry::Resend);
     if (f.wait_for(options.connect_timeout) == boost::fibers::future_status::timeout) {
       pending.erase(rid);  // a late answer is dropped as stale
-      throw TupleSpaceError::of(Code::Unreachable, "no tuple-space server answered at " + endpoint + " within " +
-                                               std::to_string(options.connect_timeout.count()) + " ms");
+      throw TupleSpaceError::of(Code::Unreachable,
+                                "no tuple-space server answered at " + endpoint + " within " +
+                                    std::to_string(options.connect_timeout.count()) + " ms");
     }
     Reply r = f.get();
     if (r.status == Reply::Status::Error) throw error_of(r);
@@ -439,7 +441,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         expire(now);
       }
     } catch (const WireError& e) {
-      fail_all(TupleSpaceError::of(Code::BadReply, std::string("undecodable reply from the server: ") + e.what()));
+      fail_all(
+          TupleSpaceError::of(Code::BadReply, std::string("undecodable reply from the server: ") + e.what()));
     } catch (const zmq::error_t& e) {
       if (e.num() != EINTR) fail_all(TupleSpaceError::of(Code::Unreachable, e.what()));
     }
@@ -578,7 +581,8 @@ std::optional<Leased> FiberClient::in(std::string_view space, const Template& t,
   return detail::taken_of(std::move(r));
 }
 
-std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout) {
+std::optional<Tuple> FiberClient::rd(std::string_view space, const Template& t,
+                                     std::chrono::milliseconds timeout) {
   std::uint64_t rid = impl_->begin();
   encode_in(impl_->frame, rid, Op::Rd, space, t, timeout.count(), 0);
   Reply r = impl_->call(rid, Impl::Retry::Resend, timeout.count(),
@@ -597,7 +601,8 @@ std::vector<Tuple> FiberClient::in_many(std::string_view space, const Template& 
 }
 
 std::vector<Leased> FiberClient::in_many_leased(std::string_view space, const Template& t, std::size_t max,
-                                                std::chrono::milliseconds timeout, std::chrono::milliseconds lease) {
+                                                std::chrono::milliseconds timeout,
+                                                std::chrono::milliseconds lease) {
   detail::require_lease(lease, "in_many_leased");
   std::uint64_t rid = impl_->begin();
   encode_in_many(impl_->frame, rid, space, t, max, timeout.count(), lease.count());

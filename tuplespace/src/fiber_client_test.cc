@@ -182,7 +182,7 @@ TEST_CASE("FiberClient: in_many_wait blocks only its own fiber, and takes what p
     }
   });
   f.spawn([&] {
-    s.out("r", std::int64_t{0});  // answers the collector's waiting request alone
+    s.out("r", std::int64_t{0});                         // answers the collector's waiting request alone
     for (std::int64_t i = 1; i < 6; ++i) s.out("r", i);  // written while it is busy
   });
   f.join();
@@ -192,7 +192,8 @@ TEST_CASE("FiberClient: in_many_wait blocks only its own fiber, and takes what p
   auto t0 = Clock::now();
   CHECK(s.in_many_for(10, 80ms, "r", formal<std::int64_t>).empty());
   CHECK(ms_since(t0) >= 70);
-  auto leased = client.in_many_leased("collect", ts::detail::template_of("r", formal<std::int64_t>), 5, 50ms, 10s);
+  auto leased =
+      client.in_many_leased("collect", ts::detail::template_of("r", formal<std::int64_t>), 5, 50ms, 10s);
   CHECK(leased.empty());
 }
 

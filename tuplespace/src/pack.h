@@ -52,7 +52,9 @@ inline void append_bin(std::string& out, std::string_view s) {
   pk.pack_bin_body(s.data(), static_cast<std::uint32_t>(s.size()));
 }
 
-inline void append_bool(std::string& out, bool b) { out.push_back(static_cast<char>(b ? 0xc3 : 0xc2)); }
+inline void append_bool(std::string& out, bool b) {
+  out.push_back(static_cast<char>(b ? 0xc3 : 0xc2));
+}
 
 inline void append_array(std::string& out, std::size_t n) {
   StringStream st{&out};
@@ -83,8 +85,10 @@ inline void append_tuple(std::string& out, const Tuple& t) {
 inline void append_template(std::string& out, const Template& t) {
   append_array(out, t.size());
   for (const auto& f : t.fields()) {
-    if (f.is_formal()) append_formal(out, f.type);
-    else append_value(out, *f.actual);
+    if (f.is_formal())
+      append_formal(out, f.type);
+    else
+      append_value(out, *f.actual);
   }
 }
 

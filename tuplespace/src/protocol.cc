@@ -113,8 +113,8 @@ TupleImage tuple_image(const msgpack::object& o, const Where& what) {
     img.signature = add_field(img.signature, i, t);
     if (i == 0) field0_end = img.bytes.size();
   }
-  img.key = index_key(img.signature,
-                      std::string_view(img.bytes).substr(field0_begin, field0_end - field0_begin));
+  img.key =
+      index_key(img.signature, std::string_view(img.bytes).substr(field0_begin, field0_end - field0_begin));
   return img;
 }
 
@@ -197,12 +197,14 @@ std::vector<TupleImage> tuple_list(const msgpack::object& o, std::string_view op
 
 std::uint64_t batch_max(const msgpack::object& o, std::string_view op) {
   std::uint64_t max = as_uint(o, {op, "max"});
-  if (max < 1 || max > kMaxTuplesPerRequest) reject(std::string(op) + ": max must be 1.." + std::to_string(kMaxTuplesPerRequest));
+  if (max < 1 || max > kMaxTuplesPerRequest)
+    reject(std::string(op) + ": max must be 1.." + std::to_string(kMaxTuplesPerRequest));
   return max;
 }
 
 Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
-  if (top.type != msgpack::type::ARRAY) reject("request must be an array, got " + std::string(object_type_name(top)));
+  if (top.type != msgpack::type::ARRAY)
+    reject("request must be an array, got " + std::string(object_type_name(top)));
   const auto& a = top.via.array;
   if (a.size < 3) reject("request must be [version, request_id, op, args...]");
   std::int64_t version = as_int(a.ptr[0], {"version"});
@@ -253,7 +255,7 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
       r.space = as_space(arg[0], name);
       r.tmpl = template_image(arg[1], {name, "template"});
       r.max = batch_max(arg[2], name);
-      r.timeout = 0;  // in_many waits only when asked to
+      r.timeout = 0;     // in_many waits only when asked to
       if (nargs >= 4) {  // in_many's optional lease_ms
         r.lease = as_int(arg[3], {"in_many: lease_ms"});
         if (r.lease < 0) reject("in_many: lease_ms must be >= 0");
@@ -267,7 +269,8 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
       if (arg[0].type == msgpack::type::ARRAY) {  // many leases, all or none
         const auto& ids = arg[0].via.array;
         if (ids.size == 0 || ids.size > kMaxTuplesPerRequest)
-          reject("ack: an array of lease ids must hold 1 to " + std::to_string(kMaxTuplesPerRequest) + " of them");
+          reject("ack: an array of lease ids must hold 1 to " + std::to_string(kMaxTuplesPerRequest) +
+                 " of them");
         for (std::uint32_t i = 0; i < ids.size; ++i)
           r.leases.push_back(as_uint(ids.ptr[i], {"ack: lease_id"}));
         r.handle = r.leases.front();
@@ -409,8 +412,11 @@ void encode_ok_stats(std::string& out, std::uint64_t rid, const std::vector<Spac
     pk.pack_map(6);
     detail::append_str(out, "name");
     detail::append_str(out, s.name);
-    std::pair<std::string_view, std::uint64_t> fields[] = {
-        {"tuples", s.tuples}, {"bytes", s.bytes}, {"waiters", s.waiters}, {"leases", s.leases}, {"watches", s.watches}};
+    std::pair<std::string_view, std::uint64_t> fields[] = {{"tuples", s.tuples},
+                                                           {"bytes", s.bytes},
+                                                           {"waiters", s.waiters},
+                                                           {"leases", s.leases},
+                                                           {"watches", s.watches}};
     for (auto& [k, v] : fields) {
       detail::append_str(out, k);
       pk.pack_uint64(v);
@@ -450,9 +456,13 @@ void encode_event(std::string& out, WatchId watch, WatchEventKind kind, std::str
   out.append(tuple);
 }
 
-void encode_hello(std::string& out, std::uint64_t rid) { begin_request(out, rid, "hello", 0); }
+void encode_hello(std::string& out, std::uint64_t rid) {
+  begin_request(out, rid, "hello", 0);
+}
 
-void encode_bye(std::string& out, std::uint64_t rid) { begin_request(out, rid, "bye", 0); }
+void encode_bye(std::string& out, std::uint64_t rid) {
+  begin_request(out, rid, "bye", 0);
+}
 
 void encode_out(std::string& out, std::uint64_t rid, std::string_view space, const Tuple& t) {
   begin_request(out, rid, "out", 2);
@@ -489,8 +499,10 @@ void encode_in_many(std::string& out, std::uint64_t rid, std::string_view space,
 
 void encode_waiting(std::string& out, std::uint64_t rid, Op op, std::string_view space, const Template& t,
                     Millis timeout, Millis lease, std::uint64_t max) {
-  if (op == Op::InMany) encode_in_many(out, rid, space, t, max, timeout, lease);
-  else encode_in(out, rid, op, space, t, timeout, lease);
+  if (op == Op::InMany)
+    encode_in_many(out, rid, space, t, max, timeout, lease);
+  else
+    encode_in(out, rid, op, space, t, timeout, lease);
 }
 
 void encode_rd_many(std::string& out, std::uint64_t rid, std::string_view space, const Template& t,
@@ -554,7 +566,9 @@ void encode_stats(std::string& out, std::uint64_t rid, std::string_view space) {
 
 namespace {
 
-Tuple tuple_from(const msgpack::object& o) { return detail::tuple_from_object(o); }
+Tuple tuple_from(const msgpack::object& o) {
+  return detail::tuple_from_object(o);
+}
 
 std::string str_of(const msgpack::object& o) {
   if (o.type != msgpack::type::STR) throw WireError("reply: expected a str");
@@ -606,12 +620,18 @@ Reply decode_reply(std::string_view frame) {
             for (std::uint32_t k = 0; k < e.via.map.size; ++k) {
               std::string key = str_of(e.via.map.ptr[k].key);
               const msgpack::object& v = e.via.map.ptr[k].val;
-              if (key == "name") s.name = str_of(v);
-              else if (key == "tuples") s.tuples = v.as<std::uint64_t>();
-              else if (key == "bytes") s.bytes = v.as<std::uint64_t>();
-              else if (key == "waiters") s.waiters = v.as<std::uint64_t>();
-              else if (key == "leases") s.leases = v.as<std::uint64_t>();
-              else if (key == "watches") s.watches = v.as<std::uint64_t>();
+              if (key == "name")
+                s.name = str_of(v);
+              else if (key == "tuples")
+                s.tuples = v.as<std::uint64_t>();
+              else if (key == "bytes")
+                s.bytes = v.as<std::uint64_t>();
+              else if (key == "waiters")
+                s.waiters = v.as<std::uint64_t>();
+              else if (key == "leases")
+                s.leases = v.as<std::uint64_t>();
+              else if (key == "watches")
+                s.watches = v.as<std::uint64_t>();
             }
             r.stats.push_back(std::move(s));
           } else {

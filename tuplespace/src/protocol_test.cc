@@ -479,8 +479,8 @@ TEST_CASE("timeouts and leases are range-checked") {
           "unwatch: watch_id must be a non-negative integer, got str");
   rejects(Frame().request("in_many", 3).str("j").array(1).i(1).u(0).bytes(), Code::BadRequest,
           "in_many: max must be 1..1000000");
-  rejects(Frame().request("in_many", 3).str("j").array(1).i(1).u(kMaxTuplesPerRequest + 1).bytes(), Code::BadRequest,
-          "in_many: max must be 1..1000000");
+  rejects(Frame().request("in_many", 3).str("j").array(1).i(1).u(kMaxTuplesPerRequest + 1).bytes(),
+          Code::BadRequest, "in_many: max must be 1..1000000");
   CHECK(failure(Frame().request("rd", 4, 81).str("j").array(1).i(1).i(0).i(100).bytes()).request_id == 81);
 }
 
@@ -587,8 +587,8 @@ TEST_CASE("malformed rd_many, leased in_many and completing ack are named failur
           "in_many: lease_ms must be an integer, got str");
   rejects(Frame().request("in_many", 4).str("j").array(1).i(1).u(3).u(1ull << 63).bytes(), Code::BadRequest,
           "in_many: lease_ms is out of range");
-  rejects(Frame().request("in_many", 6).str("j").array(1).i(1).u(3).i(10).i(10).i(1).bytes(), Code::BadRequest,
-          "in_many: expected 3..5 arguments, got 6");
+  rejects(Frame().request("in_many", 6).str("j").array(1).i(1).u(3).i(10).i(10).i(1).bytes(),
+          Code::BadRequest, "in_many: expected 3..5 arguments, got 6");
   // in_many's timeout
   rejects(Frame().request("in_many", 5).str("j").array(1).i(1).u(3).i(0).i(-2).bytes(), Code::BadRequest,
           "in_many: timeout_ms must be -1 (forever) or >= 0");

@@ -29,9 +29,7 @@ namespace {
 // from it while advance() is given steady_ms() (rounded down), so a timeout or a
 // lease never ends before its full length has passed.
 Millis deadline_base_ms() {
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                Clock::now().time_since_epoch())
-                .count();
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
   return (us + 999) / 1000;
 }
 
@@ -394,8 +392,7 @@ struct Server::Impl {
     }
   }
 
-  void reject(const std::string& routing_id, std::uint64_t rid, Code code,
-              const std::string& message) {
+  void reject(const std::string& routing_id, std::uint64_t rid, Code code, const std::string& message) {
     ++counters.rejected;
     reply.clear();
     encode_error(reply, rid, code, message);
@@ -465,8 +462,10 @@ struct Server::Impl {
       case Op::In:
       case Op::Rd: {
         WaitSpec spec{session.id, r.id, r.op == Op::In, r.timeout, r.lease};
-        if (auto t = store.in(r.space, r.tmpl, spec, now)) encode_ok_tuple(reply, r.id, t->tuple, t->lease);
-        else if (r.timeout == 0) encode_timeout(reply, r.id);
+        if (auto t = store.in(r.space, r.tmpl, spec, now))
+          encode_ok_tuple(reply, r.id, t->tuple, t->lease);
+        else if (r.timeout == 0)
+          encode_timeout(reply, r.id);
         else
           parked = true;  // answered by a delivery
         break;
@@ -547,17 +546,22 @@ struct Server::Impl {
         reply.clear();
         switch (d.kind) {
           case Delivery::Kind::Tuple:
-            if (d.form == Delivery::Form::One) encode_ok_tuple(reply, d.request_id, d.tuple, d.lease);
-            else encode_ok_one_of_many(reply, d.request_id, d.tuple, d.lease);
+            if (d.form == Delivery::Form::One)
+              encode_ok_tuple(reply, d.request_id, d.tuple, d.lease);
+            else
+              encode_ok_one_of_many(reply, d.request_id, d.tuple, d.lease);
             // A taker that vanished before we could answer must not take the tuple with it.
             if (!send_to(d.client, reply, d.taken && d.lease == 0 ? &d : nullptr) && d.taken && d.lease == 0)
               keep_tuple(d.space, d.tuple);
             continue;
           case Delivery::Kind::Timeout:
             // An in_many's nothing is an empty list.
-            if (d.form == Delivery::Form::One) encode_timeout(reply, d.request_id);
-            else if (d.form == Delivery::Form::List) encode_ok_tuples(reply, d.request_id, {});
-            else encode_ok_leased_tuples(reply, d.request_id, {});
+            if (d.form == Delivery::Form::One)
+              encode_timeout(reply, d.request_id);
+            else if (d.form == Delivery::Form::List)
+              encode_ok_tuples(reply, d.request_id, {});
+            else
+              encode_ok_leased_tuples(reply, d.request_id, {});
             break;
           case Delivery::Kind::SpaceRemoved:
             encode_error(reply, d.request_id, Code::SpaceRemoved, "the space was removed while waiting");
@@ -625,14 +629,16 @@ struct Server::Impl {
     drain_monitor();
     while (true) {
       long timeout = 1000;
-      if (auto next = store.next_deadline()) timeout = std::max<long>(0, std::min<long>(timeout, *next - steady_ms()));
+      if (auto next = store.next_deadline())
+        timeout = std::max<long>(0, std::min<long>(timeout, *next - steady_ms()));
       bool waiting = !router_quiet && (router.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
       // Handshakes wait on the ZAP handler; asked every turn (a getsockopt),
       // since answering at most kBatch may leave requests its fd will not
       // signal again.
       bool zap_waiting = authenticating && (zap.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
       if (waiting || zap_waiting) timeout = 0;
-      pollfd fds[] = {{router_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}, {zap_fd, POLLIN, 0}};
+      pollfd fds[] = {
+          {router_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}, {zap_fd, POLLIN, 0}};
       if (::poll(fds, authenticating ? 4 : 3, static_cast<int>(timeout)) < 0) {
         if (errno != EINTR) throw std::runtime_error(std::string("server: poll: ") + std::strerror(errno));
         continue;  // a signal; stop() has written stop_fd if it was ours
@@ -661,12 +667,18 @@ struct Server::Impl {
 
 Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Server::~Server() = default;
-void Server::run() { impl_->run(); }
+void Server::run() {
+  impl_->run();
+}
 void Server::stop() {
   std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(impl_->stop_fd, &one, sizeof one);
 }
-const std::vector<std::string>& Server::endpoints() const { return impl_->endpoints; }
-ServerCounters Server::counters() const { return impl_->counters; }
+const std::vector<std::string>& Server::endpoints() const {
+  return impl_->endpoints;
+}
+ServerCounters Server::counters() const {
+  return impl_->counters;
+}
 
 }  // namespace piranha::ts

@@ -110,7 +110,7 @@ Delivery make_delivery(Delivery::Kind kind, ClientId client, std::uint64_t reque
 // What a parked request `spec` is answered with.
 Delivery waiter_delivery(Delivery::Kind kind, const WaitSpec& spec) {
   Delivery d = make_delivery(kind, spec.client, spec.request_id);
-  d.form = !spec.many           ? Delivery::Form::One
+  d.form = !spec.many       ? Delivery::Form::One
            : spec.lease > 0 ? Delivery::Form::LeasedList
                             : Delivery::Form::List;
   return d;
@@ -170,7 +170,10 @@ void Store::store_record(SpaceState& s, Record* r, const std::string& key, Signa
   }
   r->next = nullptr;
   r->prev = b.tail;
-  if (b.tail) b.tail->next = r; else b.head = r;
+  if (b.tail)
+    b.tail->next = r;
+  else
+    b.head = r;
   b.tail = r;
   ++b.count;
   ++s.tuples;
@@ -178,8 +181,14 @@ void Store::store_record(SpaceState& s, Record* r, const std::string& key, Signa
 }
 
 void Store::unlink(SpaceState& s, Bucket* b, Record* r) {
-  if (r->prev) r->prev->next = r->next; else b->head = r->next;
-  if (r->next) r->next->prev = r->prev; else b->tail = r->prev;
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    b->head = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  else
+    b->tail = r->prev;
   r->prev = r->next = nullptr;
   --b->count;
   --s.tuples;
@@ -196,8 +205,7 @@ void Store::unlink(SpaceState& s, Bucket* b, Record* r) {
   }
 }
 
-void Store::notify(SpaceState& s, const std::string& key, Signature sig, Record* r,
-                   WatchEventKind k) {
+void Store::notify(SpaceState& s, const std::string& key, Signature sig, Record* r, WatchEventKind k) {
   for (const Watch& w : s.watches) {
     if (!key_matches(w.tmpl, key, sig) || !checks_match(w.tmpl, r->bytes())) continue;
     Delivery d = make_delivery(Delivery::Kind::Event, w.client);
@@ -214,7 +222,8 @@ Taken Store::hand_out(SpaceState& s, Record* r, const WaitSpec& spec, Millis now
   if (spec.lease > 0) {
     t.lease = next_lease_++;
     Millis deadline = deadline_after(now, spec.lease);
-    leases_.emplace(t.lease, Lease{r, s.name, spec.client, deadline, lease_deadlines_.emplace(deadline, t.lease)});
+    leases_.emplace(t.lease,
+                    Lease{r, s.name, spec.client, deadline, lease_deadlines_.emplace(deadline, t.lease)});
     ++s.leases;
   } else {
     if (journal_) journal_->erase(r->seq);
@@ -228,8 +237,7 @@ bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature si
   std::list<Waiter*>* by_key = nullptr;
   std::list<Waiter*>* by_sig = nullptr;
   if (auto it = s.waiters_by_key.find(key); it != s.waiters_by_key.end()) by_key = &it->second;
-  if (auto it = s.waiters_by_signature.find(sig); it != s.waiters_by_signature.end())
-    by_sig = &it->second;
+  if (auto it = s.waiters_by_signature.find(sig); it != s.waiters_by_signature.end()) by_sig = &it->second;
   if (!by_key && !by_sig) return false;
 
   // Merge the two arrival-ordered lists; readers before the first taker get a
@@ -242,8 +250,10 @@ bool Store::offer(SpaceState& s, Record* r, const std::string& key, Signature si
   auto b_end = by_sig ? by_sig->end() : b;
   while (a != a_end || b != b_end) {
     Waiter* w;
-    if (b == b_end || (a != a_end && (*a)->id < (*b)->id)) w = *a++;
-    else w = *b++;
+    if (b == b_end || (a != a_end && (*a)->id < (*b)->id))
+      w = *a++;
+    else
+      w = *b++;
     if (!checks_match(w->tmpl, r->bytes())) continue;
     if (w->spec.take) {
       taker = w;
@@ -305,8 +315,8 @@ Store::Record* Store::find_oldest(SpaceState& s, const TemplateImage& tmpl, Buck
   return best;
 }
 
-std::optional<Taken> Store::in(std::string_view space, const TemplateImage& tmpl,
-                               const WaitSpec& spec, Millis now) {
+std::optional<Taken> Store::in(std::string_view space, const TemplateImage& tmpl, const WaitSpec& spec,
+                               Millis now) {
   SpaceState& s = space_for(space);
   Bucket* b = nullptr;
   if (Record* r = find_oldest(s, tmpl, &b)) {
@@ -325,8 +335,7 @@ void Store::park(SpaceState& s, const TemplateImage& tmpl, const WaitSpec& spec,
   w->space = &s;
   w->tmpl = tmpl;
   w->spec = spec;
-  w->list = tmpl.field0_actual ? &s.waiters_by_key[tmpl.key]
-                               : &s.waiters_by_signature[tmpl.signature];
+  w->list = tmpl.field0_actual ? &s.waiters_by_key[tmpl.key] : &s.waiters_by_signature[tmpl.signature];
   w->pos = w->list->insert(w->list->end(), w);
   if (spec.timeout > 0) {
     w->deadline = deadline_after(now, spec.timeout);
@@ -348,8 +357,8 @@ std::vector<Taken> Store::take_many(std::string_view space, const TemplateImage&
   return taken;
 }
 
-std::vector<std::string> Store::in_many(std::string_view space, const TemplateImage& tmpl,
-                                        std::size_t max, Millis now) {
+std::vector<std::string> Store::in_many(std::string_view space, const TemplateImage& tmpl, std::size_t max,
+                                        Millis now) {
   std::vector<std::string> tuples;
   for (Taken& t : take_many(space, tmpl, max, 0, 0, now)) tuples.push_back(std::move(t.tuple));
   return tuples;
@@ -418,8 +427,10 @@ void Store::remove_waiter(std::uint64_t id) {
   SpaceState& s = *w->space;
   w->list->erase(w->pos);
   if (w->list->empty()) {
-    if (w->tmpl.field0_actual) s.waiters_by_key.erase(w->tmpl.key);
-    else s.waiters_by_signature.erase(w->tmpl.signature);
+    if (w->tmpl.field0_actual)
+      s.waiters_by_key.erase(w->tmpl.key);
+    else
+      s.waiters_by_signature.erase(w->tmpl.signature);
   }
   --s.waiters;
   if (w->deadline != kForever.count()) waiter_deadlines_.erase(w->due);
@@ -446,7 +457,8 @@ bool Store::complete(LeaseId lease, ClientId client, std::string_view space, std
 }
 
 std::optional<LeaseId> Store::complete_all(const std::vector<LeaseId>& leases, ClientId client,
-                                           std::string_view space, std::vector<TupleImage> tuples, Millis now) {
+                                           std::string_view space, std::vector<TupleImage> tuples,
+                                           Millis now) {
   std::unordered_set<LeaseId> seen;
   for (LeaseId id : leases) {
     auto it = leases_.find(id);
@@ -497,8 +509,7 @@ bool Store::unwatch(WatchId id, ClientId client) {
   auto it = watch_owner_.find(id);
   if (it == watch_owner_.end() || it->second.second != client) return false;
   auto& ws = it->second.first->watches;
-  ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const Watch& w) { return w.id == id; }),
-           ws.end());
+  ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const Watch& w) { return w.id == id; }), ws.end());
   watch_owner_.erase(it);
   return true;
 }

@@ -18,8 +18,10 @@ template <class... Ts>
 TemplateImage tmpl(Ts&&... fs) {
   std::vector<Field> fields;
   auto add = [&](auto&& f) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(f)>, Type>) fields.push_back(Field::formal(f));
-    else fields.push_back(Field::of(make_value(f)));
+    if constexpr (std::is_same_v<std::decay_t<decltype(f)>, Type>)
+      fields.push_back(Field::formal(f));
+    else
+      fields.push_back(Field::of(make_value(f)));
   };
   (add(fs), ...);
   return image_of(Template(std::move(fields)));
@@ -278,7 +280,8 @@ TEST_CASE("removing a space answers its parked waiters") {
   CHECK(d[0].kind == Delivery::Kind::SpaceRemoved);
 }
 
-TEST_CASE("a waiting in_many parks when nothing matches, and its deliveries say which form of answer it wants") {
+TEST_CASE(
+    "a waiting in_many parks when nothing matches, and its deliveries say which form of answer it wants") {
   Store st;
   WaitSpec plain = blocking(1, 1);
   WaitSpec leased = blocking(2, 2, true, 50);

@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <map>
 
-#include "piranha/tuplespace/curve.h"
 #include "piranha/base/yaml_reader.h"
+#include "piranha/tuplespace/curve.h"
 
 namespace piranha {
 namespace {

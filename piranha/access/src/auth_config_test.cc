@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
-#include "piranha/tuplespace/curve.h"
 #include "piranha/testing/temp_dir.h"
+#include "piranha/tuplespace/curve.h"
 
 using namespace piranha;
 namespace ts = piranha::ts;

@@ -93,7 +93,8 @@ class PoolAccess : public ts::AccessPolicy {
     if (!d.allowed) return ts::AccessVerdict::refuse(d.reason);
     ts::AccessVerdict v;
     if (d.takes_job_id)
-      v.also_write.emplace_back(sys::kSpace, ts::image_of(sys::JobOwner{*d.takes_job_id, who.name}.to_tuple()));
+      v.also_write.emplace_back(sys::kSpace,
+                                ts::image_of(sys::JobOwner{*d.takes_job_id, who.name}.to_tuple()));
     return v;
   }
 

@@ -80,7 +80,8 @@ TEST_CASE("advancing the job-id counter makes the server write who took the id")
   CHECK(policy->decide(ts::AccessQuery{"bob", use, {}}, store).allowed);
   CHECK_FALSE(policy->decide(ts::AccessQuery{"alice", use, {}}, store).allowed);
   // A second counter handing out 5 again is refused.
-  CHECK_FALSE(policy->decide(ts::AccessQuery{"alice", r, {ts::HeldTuple{kSystemSpace, held}}}, store).allowed);
+  CHECK_FALSE(
+      policy->decide(ts::AccessQuery{"alice", r, {ts::HeldTuple{kSystemSpace, held}}}, store).allowed);
 }
 
 TEST_CASE("every fuzz corpus request is judged for every role without throwing") {
@@ -102,8 +103,9 @@ TEST_CASE("every fuzz corpus request is judged for every role without throwing")
     if (!r) continue;
     CAPTURE(entry.path().filename().string());
     for (const auto& p : principals()) {
-      for (const auto& held : {std::vector<ts::HeldTuple>{}, std::vector<ts::HeldTuple>{{kSystemSpace, counter}},
-                               std::vector<ts::HeldTuple>{{kSystemSpace, job}, {"job.3", job}}}) {
+      for (const auto& held :
+           {std::vector<ts::HeldTuple>{}, std::vector<ts::HeldTuple>{{kSystemSpace, counter}},
+            std::vector<ts::HeldTuple>{{kSystemSpace, job}, {"job.3", job}}}) {
         ts::AccessVerdict v;
         CHECK_NOTHROW(v = policy->decide(ts::AccessQuery{p.name, *r, held}, store));
         CHECK(v.allowed == v.reason.empty());

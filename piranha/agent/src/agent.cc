@@ -11,9 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "piranha/agent/decide.h"
 #include "piranha/agent/piranha_host.h"
@@ -53,7 +52,7 @@ struct Agent::Impl {
   AgentState state;  // the decision's memory
   PiranhaHost host;
   std::ofstream events;
-  int wake_fd = -1;               // written by the uplink after each read
+  int wake_fd = -1;                // written by the uplink after each read
   std::unique_ptr<Uplink> uplink;  // the system space, on its own thread
 
   Clock::time_point next_eval{};
@@ -63,11 +62,10 @@ struct Agent::Impl {
       : s(std::move(settings)),
         source(std::move(src)),
         state(s),
-        host(PiranhaEnvironment{s.server, s.node, s.piranha_output,
-                                s.mode == RetreatMode::Suspend
-                                    ? static_cast<int>(s.suspend_max.count()) + 5000
-                                    : 0,
-                                s.priority == PiranhaPriority::Idle}) {
+        host(PiranhaEnvironment{
+            s.server, s.node, s.piranha_output,
+            s.mode == RetreatMode::Suspend ? static_cast<int>(s.suspend_max.count()) + 5000 : 0,
+            s.priority == PiranhaPriority::Idle}) {
     if (!s.events_file.empty()) {
       events.open(s.events_file, std::ios::app);
       if (!events) throw std::runtime_error(s.events_file + ": cannot open the events file");
@@ -190,7 +188,8 @@ struct Agent::Impl {
     // slices (short_slice.h). Set before the uplink's threads start, which
     // inherit it; the piranhas start with the kernel's default.
     use_slice(kAgentSlice);
-    uplink = std::make_unique<Uplink>(s, [this](const std::string& m) { log(m); }, wake_fd);
+    uplink = std::make_unique<Uplink>(
+        s, [this](const std::string& m) { log(m); }, wake_fd);
     log("serving " + s.server + " with " + plural(s.cores, "core") + ", native policy " +
         std::string(name(s.policy)) +
         (s.priority == PiranhaPriority::Normal ? ", piranhas at the agent's own priority" : ""));
@@ -235,9 +234,9 @@ struct Agent::Impl {
       auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now());
       // Without pidfds, exits are noticed by polling.
       bool poll_exits = host.exits_need_polling();
-      left = std::clamp<std::chrono::nanoseconds>(left, std::chrono::nanoseconds(0),
-                                                  poll_exits ? std::chrono::milliseconds(10)
-                                                             : std::chrono::milliseconds(250));
+      left = std::clamp<std::chrono::nanoseconds>(
+          left, std::chrono::nanoseconds(0),
+          poll_exits ? std::chrono::milliseconds(10) : std::chrono::milliseconds(250));
       const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
       timespec timeout{static_cast<time_t>(secs.count()), static_cast<long>((left - secs).count())};
       int n = ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
@@ -291,6 +290,8 @@ struct Agent::Impl {
 Agent::Agent(AgentSettings settings, std::unique_ptr<AvailabilitySource> source)
     : impl_(std::make_unique<Impl>(std::move(settings), std::move(source))) {}
 Agent::~Agent() = default;
-int Agent::run(const std::atomic<bool>& stop) { return impl_->run(stop); }
+int Agent::run(const std::atomic<bool>& stop) {
+  return impl_->run(stop);
+}
 
 }  // namespace piranha

@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "piranha/runtime/endpoint.h"
 #include "piranha/base/yaml_reader.h"
+#include "piranha/runtime/endpoint.h"
 
 namespace piranha {
 
@@ -119,7 +119,8 @@ AvailabilityConfig read_availability(const Reader& r, const YAML::Node& av, cons
     c.thresholds.input_idle_seconds =
         r.number(av, "input_idle_seconds", "availability.input_idle_seconds", 0, false, kMaxIdleSeconds);
   if (av["poll_seconds"])
-    c.poll_seconds = r.number(av, "poll_seconds", "availability.poll_seconds", kMinIntervalSeconds, false, kMaxIntervalSeconds);
+    c.poll_seconds = r.number(av, "poll_seconds", "availability.poll_seconds", kMinIntervalSeconds, false,
+                              kMaxIntervalSeconds);
   if (av["input_devices"]) c.input_devices = read_patterns(r, av);
   if (av["terminals"]) c.terminals = r.boolean(av, "terminals", "availability.terminals");
   if (av["x11"]) c.x11 = r.boolean(av, "x11", "availability.x11");
@@ -152,7 +153,8 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
       c.server = r.text(root, "server", "server");
-      if (auto problem = endpoint_problem(c.server)) r.fail(Reader::mark_of(root, "server"), "server: " + *problem);
+      if (auto problem = endpoint_problem(c.server))
+        r.fail(Reader::mark_of(root, "server"), "server: " + *problem);
     }
     if (root["cores"]) c.cores = static_cast<int>(r.integer<long long>(root, "cores", "cores", 1, kMaxCores));
     if (root["speed"]) c.speed = r.number(root, "speed", "speed", 0, true, kMaxSpeed);
@@ -187,7 +189,8 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
             r.number(sc, "stale_seconds", "scheduler.stale_seconds", 0, true, kMaxLongSeconds);
     }
     if (root["max_failures"])
-      c.max_failures = static_cast<int>(r.integer<long long>(root, "max_failures", "max_failures", 1, kMaxFailures));
+      c.max_failures =
+          static_cast<int>(r.integer<long long>(root, "max_failures", "max_failures", 1, kMaxFailures));
     if (root["retention"]) {
       const YAML::Node rn = root["retention"];
       r.check_keys(rn, "retention", {"jobs_seconds", "ap_seconds"});
@@ -195,7 +198,8 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
         c.retention.jobs_seconds =
             r.number(rn, "jobs_seconds", "retention.jobs_seconds", 0, true, kMaxRetentionSeconds);
       if (rn["ap_seconds"])
-        c.retention.ap_seconds = r.number(rn, "ap_seconds", "retention.ap_seconds", 0, true, kMaxRetentionSeconds);
+        c.retention.ap_seconds =
+            r.number(rn, "ap_seconds", "retention.ap_seconds", 0, true, kMaxRetentionSeconds);
     }
     for (auto [field, slot] : {std::pair{"key", &c.key}, std::pair{"server_key", &c.server_key}}) {
       if (!root[field]) continue;
@@ -208,8 +212,8 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
         *slot = beside.string();
     }
     if (root["heartbeat_seconds"])
-      c.heartbeat_seconds =
-          r.number(root, "heartbeat_seconds", "heartbeat_seconds", kMinIntervalSeconds, false, kMaxIntervalSeconds);
+      c.heartbeat_seconds = r.number(root, "heartbeat_seconds", "heartbeat_seconds", kMinIntervalSeconds,
+                                     false, kMaxIntervalSeconds);
   } catch (const YAML::Exception& e) {
     // Anything yaml-cpp itself objects to while walking the document.
     r.fail(e.mark, e.msg);

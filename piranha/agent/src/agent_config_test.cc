@@ -173,7 +173,8 @@ TEST_CASE("agent config: out-of-range values name the key and the line") {
         "agent.yaml:2: availability.input_idle_seconds must be >= 0, got -1");
   CHECK(error_of("availability:\n  poll_seconds: 0\n") ==
         "agent.yaml:2: availability.poll_seconds must be >= 0.05, got 0");
-  CHECK(error_of("heartbeat_seconds: 1e-9\n") == "agent.yaml:1: heartbeat_seconds must be >= 0.05, got 1e-09");
+  CHECK(error_of("heartbeat_seconds: 1e-9\n") ==
+        "agent.yaml:1: heartbeat_seconds must be >= 0.05, got 1e-09");
   CHECK(error_of("cores: 0\n") == "agent.yaml:1: cores must be in [1, 4096], got 0");
   CHECK(error_of("speed: 0\n") == "agent.yaml:1: speed must be > 0, got 0");
   CHECK(error_of("retreat:\n  grace_seconds: -2\n") ==

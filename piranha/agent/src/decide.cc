@@ -230,7 +230,7 @@ Actions cannot_start(std::int64_t job, const std::string& error, AgentState& sta
 }
 
 std::optional<Clock::time_point> next_due(const AgentState& state, const Piranhas& piranhas,
-                                                Clock::time_point now) {
+                                          Clock::time_point now) {
   std::optional<Clock::time_point> due;
   auto earliest = [&](Clock::time_point t) {
     if (!due || t < *due) due = t;

@@ -16,9 +16,9 @@ constexpr double kWall0 = 1'000'000'000;  // wall time at the test's second 0
 
 // Second `s` of the test on both clocks.
 Instant at(double s) {
-  return Instant{Clock::time_point{} +
-                     std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)),
-                 kWall0 + s};
+  return Instant{
+      Clock::time_point{} + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)),
+      kWall0 + s};
 }
 
 AgentSettings fcfs() {

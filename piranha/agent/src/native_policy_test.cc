@@ -1,8 +1,8 @@
+#include "piranha/agent/native_policy.h"
+
 #include <doctest/doctest.h>
 
 #include <map>
-
-#include "piranha/agent/native_policy.h"
 
 using piranha::LiveJob;
 using piranha::NativePolicy;

@@ -1,7 +1,5 @@
 #include "piranha/agent/piranha_host.h"
 
-#include "piranha/runtime/short_slice.h"
-
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -14,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+
+#include "piranha/runtime/short_slice.h"
 
 namespace piranha {
 namespace {
@@ -63,7 +63,8 @@ PiranhaHost::PiranhaHost(PiranhaEnvironment env) : env_(std::move(env)) {
   if (!env_.output_file.empty()) {
     output_fd_ = ::open(env_.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (output_fd_ < 0)
-      throw std::runtime_error(env_.output_file + ": cannot open for the piranhas' output: " + std::strerror(errno));
+      throw std::runtime_error(env_.output_file +
+                               ": cannot open for the piranhas' output: " + std::strerror(errno));
   }
 }
 
@@ -138,8 +139,7 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
   }
 }
 
-void PiranhaHost::retreat(Clock::time_point change, std::chrono::milliseconds grace,
-                          Clock::time_point now) {
+void PiranhaHost::retreat(Clock::time_point change, std::chrono::milliseconds grace, Clock::time_point now) {
   if (suspended_since_) resume();
   for (auto& p : procs_) {
     if (p.kill_at) continue;  // already retreating

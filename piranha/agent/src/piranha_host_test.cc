@@ -1,14 +1,14 @@
 // PiranhaHost: the priority a piranha runs at, and the one it retreats at.
 #include "piranha/agent/piranha_host.h"
 
-#include "piranha/testing/priority_probe.h"
-
 #include <doctest/doctest.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <string>
 #include <utility>
+
+#include "piranha/testing/priority_probe.h"
 
 namespace {
 
@@ -19,7 +19,8 @@ using piranha::testing::slice_of;
 
 }  // namespace
 
-TEST_CASE("piranha host: a piranha runs at nice 19 under SCHED_IDLE and retreats at nice 0 with a short slice") {
+TEST_CASE(
+    "piranha host: a piranha runs at nice 19 under SCHED_IDLE and retreats at nice 0 with a short slice") {
   PiranhaHost host(PiranhaEnvironment{"tcp://127.0.0.1:1", "n1", "", 0});
   // A program that outlives the test's checks and ignores the retreat signal.
   host.start(sys::JobLaunch{1, "sh", {"-c", "trap '' USR1; sleep 30"}, "/"}, 1);

@@ -66,9 +66,9 @@ HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known
   return {std::nullopt, true};
 }
 
-std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(const std::optional<sys::SchedulerHeartbeat>& read,
-                                                            const std::optional<sys::SchedulerHeartbeat>& known,
-                                                            double taken_time) {
+std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(
+    const std::optional<sys::SchedulerHeartbeat>& read, const std::optional<sys::SchedulerHeartbeat>& known,
+    double taken_time) {
   const bool read_live = read && read->time > taken_time;
   if (known && (!read_live || known->time >= read->time)) return known;
   return read_live ? read : std::nullopt;
@@ -208,7 +208,8 @@ void Uplink::run() {
       // The client reconnected by itself within its deadline (a restart, a
       // short cut): worth a line too.
       if (client_->reconnects() != reconnects_seen_ && !away_)
-        log_("lost the tuple-space server at " + s_.server + " and reconnected (a restart or a network fault)");
+        log_("lost the tuple-space server at " + s_.server +
+             " and reconnected (a restart or a network fault)");
       reconnects_seen_ = client_->reconnects();
       away_ = false;
     } catch (const std::exception& e) {
@@ -227,7 +228,8 @@ void Uplink::step(ts::Client& c) {
   auto now = Clock::now();
   double wall = sys::wall_now();
   auto publish_state = [&](sys::NodeState st) {
-    sys::replace(c, sys::node_template(s_.node), sys::NodeRecord{s_.node, s_.cores, s_.speed, st, wall}.to_tuple());
+    sys::replace(c, sys::node_template(s_.node),
+                 sys::NodeRecord{s_.node, s_.cores, s_.speed, st, wall}.to_tuple());
     sys::replace(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
     c.flush();
   };
@@ -334,7 +336,7 @@ Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_written) {
 }
 
 Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point steady, double now,
-                                            double next_change, const std::set<std::int64_t>& written) {
+                                    double next_change, const std::set<std::int64_t>& written) {
   std::map<std::int64_t, std::int64_t> tasks_before;
   {
     std::lock_guard lock(mu_);
@@ -357,8 +359,10 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
     if (std::any_of(live.begin(), live.end(), [&](const auto& j) { return j.id == id; })) continue;
     if (auto t = c.rd(sys::kSpace, sys::job_template(id), 0ms)) {
       // Written again since the listing: as it says now.
-      if (auto j = sys::JobRecord::from_tuple(*t); j && sys::is_live(j->state)) live.push_back(*j);
-      else ended.insert(id);
+      if (auto j = sys::JobRecord::from_tuple(*t); j && sys::is_live(j->state))
+        live.push_back(*j);
+      else
+        ended.insert(id);
       continue;
     }
     const auto left = absent_jobs_.absent(id, steady);
@@ -433,8 +437,10 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
     if (e.kind != ts::WatchEventKind::Written) return false;
     if (auto j = sys::JobRecord::from_tuple(e.tuple)) {
       std::lock_guard lock(mu_);
-      if (sys::is_live(j->state)) written_.insert(j->id);
-      else written_.erase(j->id);  // ended: no read may keep it for having been written
+      if (sys::is_live(j->state))
+        written_.insert(j->id);
+      else
+        written_.erase(j->id);  // ended: no read may keep it for having been written
     }
     return true;
   }

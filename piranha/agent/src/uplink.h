@@ -51,9 +51,9 @@
 #include <thread>
 #include <vector>
 
+#include "piranha/agent/agent.h"
 #include "piranha/base/clock.h"
 #include "piranha/runtime/absent_jobs.h"
-#include "piranha/agent/agent.h"
 #include "piranha/runtime/sysspace.h"
 
 namespace piranha {
@@ -86,22 +86,22 @@ HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known
 // counts, and a heartbeat known taken does not. Without this an older copy
 // put back by a read made its own `taken` event look like the newest
 // taken: the agent dropped a live scheduler until the next read. Pure.
-std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(const std::optional<sys::SchedulerHeartbeat>& read,
-                                                            const std::optional<sys::SchedulerHeartbeat>& known,
-                                                            double taken_time);
+std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(
+    const std::optional<sys::SchedulerHeartbeat>& read, const std::optional<sys::SchedulerHeartbeat>& known,
+    double taken_time);
 
 class Uplink {
  public:
-
   // What the agent last learnt from the system space.
   struct View {
-    std::uint64_t generation = 0;  // 0: nothing read yet; then +1 per read, and per new job put in from an event
-    bool owner_blocked = false;    // an ("owner", node, ...) block covers now
+    std::uint64_t generation =
+        0;  // 0: nothing read yet; then +1 per read, and per new job put in from an event
+    bool owner_blocked = false;        // an ("owner", node, ...) block covers now
     std::vector<sys::JobLaunch> live;  // live jobs with a launch record, as sys::list_jobs orders them
-    std::optional<sys::Assignment> assignment;          // this node's, highest epoch
+    std::optional<sys::Assignment> assignment;         // this node's, highest epoch
     std::optional<sys::SchedulerHeartbeat> scheduler;  // scheduler 0's heartbeat
     std::map<std::int64_t, std::int64_t> tasks_here;   // completed on this node, per live job
-    std::uint64_t holds_written = 0;  // hold() requests written before this view was read
+    std::uint64_t holds_written = 0;                   // hold() requests written before this view was read
   };
 
   // Starts the thread. `wake_fd` (an eventfd, or -1) is written to after
@@ -146,8 +146,8 @@ class Uplink {
   bool on_event(const ts::WatchEvent& e);
   // The rest of read(), from the live jobs on: `written` are the ids read()
   // took from written_ (put back should this throw).
-  Clock::time_point read_with(ts::Client& c, View& v, Clock::time_point steady, double now, double next_change,
-                              const std::set<std::int64_t>& written);
+  Clock::time_point read_with(ts::Client& c, View& v, Clock::time_point steady, double now,
+                              double next_change, const std::set<std::int64_t>& written);
   // Puts the live jobs an event just showed written, and the view has not,
   // into the view at once, with their launch records read on the watcher's
   // own connection `c`: the agent can start a new job's piranhas one round

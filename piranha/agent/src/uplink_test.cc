@@ -101,7 +101,8 @@ TEST_CASE("uplink: a job whose record is absent stays live while its launch reco
   // data). The next read lets the job go.
   REQUIRE(c.in(sys::kSpace, sys::launch_template(4), 0ms));
   c.out(sys::kSpace, sys::Assignment{0, 2, "n1", 99}.to_tuple());
-  CHECK(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 2 && v.live.empty(); }));
+  CHECK(view_becomes(
+      uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 2 && v.live.empty(); }));
 }
 
 TEST_CASE("uplink: a new job whose record is being rewritten when the agent reads is live at once") {
@@ -284,7 +285,8 @@ TEST_CASE("uplink: scheduler 0's heartbeat beaten at every tick costs no reads, 
   // Fifty beats, as fifty event ticks of the NPS would give: each is
   // noted (the view's heartbeat is the last), none is read.
   for (int i = 1; i <= 50; ++i) beat(t0 + i * 0.001);
-  CHECK(view_becomes(uplink, [&](const auto& v) { return v.scheduler && v.scheduler->time == t0 + 50 * 0.001; }));
+  CHECK(view_becomes(uplink,
+                     [&](const auto& v) { return v.scheduler && v.scheduler->time == t0 + 50 * 0.001; }));
   // An assignment still prompts a read, and it comes after the beats' events.
   c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 0}.to_tuple());
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment.has_value(); }));

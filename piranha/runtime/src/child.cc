@@ -1,7 +1,5 @@
 #include "piranha/runtime/child.h"
 
-#include "piranha/runtime/short_slice.h"
-
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +17,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "piranha/runtime/short_slice.h"
+
 extern char** environ;
 
 namespace piranha {
@@ -26,7 +26,8 @@ namespace piranha {
 std::string ExitStatus::describe() const {
   if (signal == 0) return "exit status " + std::to_string(code);
   const char* name = sigabbrev_np(signal);
-  return "killed by signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : std::string());
+  return "killed by signal " + std::to_string(signal) +
+         (name ? std::string(" (SIG") + name + ")" : std::string());
 }
 
 std::optional<std::string> find_program(const std::string& program) {
@@ -113,7 +114,8 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
   int out_fd = -1;
   if (!o.output_file.empty()) {
     out_fd = ::open(o.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (out_fd < 0) throw std::runtime_error(o.output_file + ": cannot open for output: " + std::strerror(errno));
+    if (out_fd < 0)
+      throw std::runtime_error(o.output_file + ": cannot open for output: " + std::strerror(errno));
   }
   // The child reports a failed exec through this close-on-exec pipe.
   int report[2];
@@ -189,8 +191,10 @@ ChildProcess::~ChildProcess() {
 
 void ChildProcess::signal(int sig) {
   if (pid_ <= 0 || status_) return;
-  if (group_) ::kill(-pid_, sig);
-  else ::kill(pid_, sig);
+  if (group_)
+    ::kill(-pid_, sig);
+  else
+    ::kill(pid_, sig);
 }
 
 std::optional<ExitStatus> ChildProcess::poll() {

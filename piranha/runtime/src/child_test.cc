@@ -1,5 +1,6 @@
-#include <doctest/doctest.h>
+#include "piranha/runtime/child.h"
 
+#include <doctest/doctest.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,7 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "piranha/runtime/child.h"
 #include "piranha/testing/priority_probe.h"
 
 using piranha::ChildProcess;

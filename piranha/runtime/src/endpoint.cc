@@ -16,8 +16,7 @@ std::string quoted(std::string_view s) {
 
 std::optional<std::string> tcp_problem(std::string_view rest, std::string_view whole, EndpointUse use) {
   auto colon = rest.rfind(':');
-  if (colon == std::string_view::npos)
-    return "no port in " + quoted(whole) + " (expected tcp://HOST:PORT)";
+  if (colon == std::string_view::npos) return "no port in " + quoted(whole) + " (expected tcp://HOST:PORT)";
   std::string_view host = rest.substr(0, colon), port = rest.substr(colon + 1);
   if (host.empty()) return "no host in " + quoted(whole) + " (expected tcp://HOST:PORT)";
   if (host == "*" && use == EndpointUse::Connect)
@@ -25,11 +24,11 @@ std::optional<std::string> tcp_problem(std::string_view rest, std::string_view w
   if (host.front() == '[' ? host.back() != ']' : host.find_first_of("[]/ ") != std::string_view::npos)
     return "malformed host " + quoted(host) + " in " + quoted(whole);
   if (port == "*") {
-    if (use == EndpointUse::Connect) return "port '*' only binds; connect to a port number in " + quoted(whole);
+    if (use == EndpointUse::Connect)
+      return "port '*' only binds; connect to a port number in " + quoted(whole);
     return std::nullopt;
   }
-  if (port.empty() || port.size() > 9 ||
-      port.find_first_not_of("0123456789") != std::string_view::npos)
+  if (port.empty() || port.size() > 9 || port.find_first_not_of("0123456789") != std::string_view::npos)
     return "port " + quoted(port) + " is not a number in " + quoted(whole);
   long n = std::stol(std::string(port));
   if (n < 1 || n > 65535)

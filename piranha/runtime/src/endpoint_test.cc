@@ -1,13 +1,13 @@
-#include <doctest/doctest.h>
-
 #include "piranha/runtime/endpoint.h"
+
+#include <doctest/doctest.h>
 
 using piranha::endpoint_problem;
 using piranha::EndpointUse;
 
 TEST_CASE("endpoint: well-formed endpoints pass") {
-  for (const char* e : {"tcp://127.0.0.1:7070", "tcp://ws01.example.org:1", "tcp://[::1]:65535", "ipc:///tmp/p.sock",
-                        "inproc://x"})
+  for (const char* e : {"tcp://127.0.0.1:7070", "tcp://ws01.example.org:1", "tcp://[::1]:65535",
+                        "ipc:///tmp/p.sock", "inproc://x"})
     CHECK_MESSAGE(!endpoint_problem(e), e);
   CHECK(!endpoint_problem("tcp://*:7070", EndpointUse::Bind));
   CHECK(!endpoint_problem("tcp://127.0.0.1:*", EndpointUse::Bind));

@@ -4,10 +4,18 @@
 
 namespace piranha {
 
-ts::Space& Feeder::space() { return *impl_.space; }
-const std::vector<std::string>& Feeder::args() const { return impl_.args; }
-std::int64_t Feeder::job_id() const { return impl_.job_id; }
-void Feeder::count_tasks(std::int64_t n) { impl_.tasks_put += n; }
+ts::Space& Feeder::space() {
+  return *impl_.space;
+}
+const std::vector<std::string>& Feeder::args() const {
+  return impl_.args;
+}
+std::int64_t Feeder::job_id() const {
+  return impl_.job_id;
+}
+void Feeder::count_tasks(std::int64_t n) {
+  impl_.tasks_put += n;
+}
 
 void Feeder::put_tasks(const std::vector<ts::Tuple>& tasks) {
   for (const auto& t : tasks)

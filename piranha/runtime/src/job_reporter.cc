@@ -19,7 +19,9 @@ constexpr auto kHeartbeat = std::chrono::seconds(5);
 JobReporter::JobReporter(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put)
     : server_(std::move(server)), job_(std::move(job)), tasks_put_(tasks_put), thread_([this] { run(); }) {}
 
-JobReporter::~JobReporter() { stop(); }
+JobReporter::~JobReporter() {
+  stop();
+}
 
 void JobReporter::stop() {
   {
@@ -78,7 +80,8 @@ void JobReporter::run() {
       auto now = std::chrono::steady_clock::now();
       if (tally_.tasks_done() != published_done || put != published_put ||
           tally_.retreats() != published_retreats || last || now - published_at >= kHeartbeat) {
-        sys::replace(c, sys::jobstat_template(job_.id), tally_.stat(job_.id, put, sys::wall_now()).to_tuple());
+        sys::replace(c, sys::jobstat_template(job_.id),
+                     tally_.stat(job_.id, put, sys::wall_now()).to_tuple());
         for (const auto& [node, w] : tally_.per_node()) {
           auto& before = published_nodes[node];
           if (before.tasks == w.tasks && before.retreats == w.retreats) continue;

@@ -1,8 +1,8 @@
 // run_job: the program's main as feeder or as piranha.
 #include <limits.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -129,12 +129,13 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   }
   sys::JobRecord job = adopt_or_register(*client, name, program, args);
   if (job.state == sys::JobState::Cancelled) {
-    std::fprintf(stderr, "%s: job %lld was cancelled before it started\n", name.c_str(), static_cast<long long>(job.id));
+    std::fprintf(stderr, "%s: job %lld was cancelled before it started\n", name.c_str(),
+                 static_cast<long long>(job.id));
     return 130;
   }
   if (sys::is_finished(job.state)) {
-    std::fprintf(stderr, "%s: job %lld has already ended (%s)\n", name.c_str(), static_cast<long long>(job.id),
-                 std::string(sys::name(job.state)).c_str());
+    std::fprintf(stderr, "%s: job %lld has already ended (%s)\n", name.c_str(),
+                 static_cast<long long>(job.id), std::string(sys::name(job.state)).c_str());
     return 1;
   }
   // A job held before its feeder started stays held until released.
@@ -176,8 +177,8 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   reporter.stop();
   sys::JobState final_state = reporter.cancelled() ? sys::JobState::Cancelled
-                              : rc == 0           ? sys::JobState::Done
-                                                  : sys::JobState::Failed;
+                              : rc == 0            ? sys::JobState::Done
+                                                   : sys::JobState::Failed;
   if (reporter.cancelled()) rc = 130;
   try {
     double ended = sys::wall_now();
@@ -187,14 +188,15 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     // Ends the piranhas' waits: the job is over.
     client->remove(job.space);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: job %lld: could not record its end: %s\n", name.c_str(), static_cast<long long>(job.id),
-                 e.what());
+    std::fprintf(stderr, "%s: job %lld: could not record its end: %s\n", name.c_str(),
+                 static_cast<long long>(job.id), e.what());
   }
   for (auto& p : piranhas)
     if (!p->wait(std::chrono::seconds(5))) p->signal(SIGKILL);
   std::fflush(stdout);  // the job's own output comes before the runtime's summary
   if (final_state == sys::JobState::Failed && !failure.empty())
-    std::fprintf(stderr, "%s: job %lld failed: %s\n", name.c_str(), static_cast<long long>(job.id), failure.c_str());
+    std::fprintf(stderr, "%s: job %lld failed: %s\n", name.c_str(), static_cast<long long>(job.id),
+                 failure.c_str());
   std::fprintf(stderr, "%s: job %lld %s in %.2f s: %s\n", name.c_str(), static_cast<long long>(job.id),
                std::string(sys::name(final_state)).c_str(), elapsed, reporter.tally().summary().c_str());
   return rc;
@@ -219,7 +221,8 @@ class RetreatSignals {
         if (sigwait(&set_, &sig) == 0 && sig != SIGUSR2) {
           retreat.store(true);
           std::uint64_t one = 1;
-          if (fd >= 0) [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
+          if (fd >= 0) [[maybe_unused]]
+            auto n = ::write(fd, &one, sizeof one);
         }
       }
     });
@@ -256,7 +259,8 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
   // normal end flushes first; a retreat waits kQuickExit).
   opts.close_timeout = std::chrono::milliseconds(0);
   opts.interrupt_fd = signals.fd;
-  opts.heartbeat_timeout_ms = static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout_ms));
+  opts.heartbeat_timeout_ms =
+      static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout_ms));
   if (!env("PIRANHA_JOB_ID")) {
     std::fprintf(stderr, "%s: PIRANHA_ROLE=piranha needs PIRANHA_JOB_ID\n", name.c_str());
     return 2;
@@ -320,9 +324,10 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
     if (!retreating) return client->flush();
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(quick_until - Clock::now());
     if (!client->flush_within(std::max(left, std::chrono::milliseconds(0))))
-      std::fprintf(stderr, "%s (piranha on %s): the server did not acknowledge the put-backs within %lld ms; "
-                   "their leases return the tasks\n", name.c_str(), ws.node.c_str(),
-                   static_cast<long long>(kQuickExit.count()));
+      std::fprintf(stderr,
+                   "%s (piranha on %s): the server did not acknowledge the put-backs within %lld ms; "
+                   "their leases return the tasks\n",
+                   name.c_str(), ws.node.c_str(), static_cast<long long>(kQuickExit.count()));
   };
   try {
     // Short tasks completed before the piranha stopped, not yet sent.
@@ -360,7 +365,8 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
       client->complete_posted(back.front(), job->space, tuples);
     else if (!back.empty())
       client->complete_all_posted(back, job->space, tuples);
-    if (retreating && !ws.job_ended) client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
+    if (retreating && !ws.job_ended)
+      client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
     settle();
     if (retreating) detail::settle_completions(ws, false);
     if (ws.lost > 0)

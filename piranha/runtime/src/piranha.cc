@@ -11,15 +11,31 @@ using namespace std::chrono_literals;
 
 namespace piranha {
 
-const ts::Tuple& Task::tuple() const { return s_->tuple; }
-const ts::Tuple& Task::progress() const { return s_->progress; }
-void Task::set_progress(ts::Tuple p) { s_->progress = std::move(p); }
-bool Task::held() const { return s_->held; }
+const ts::Tuple& Task::tuple() const {
+  return s_->tuple;
+}
+const ts::Tuple& Task::progress() const {
+  return s_->progress;
+}
+void Task::set_progress(ts::Tuple p) {
+  s_->progress = std::move(p);
+}
+bool Task::held() const {
+  return s_->held;
+}
 
-ts::Space& Piranha::space() { return *s_.space; }
-const std::vector<std::string>& Piranha::args() const { return s_.args; }
-std::int64_t Piranha::job_id() const { return s_.job_id; }
-const std::string& Piranha::node() const { return s_.node; }
+ts::Space& Piranha::space() {
+  return *s_.space;
+}
+const std::vector<std::string>& Piranha::args() const {
+  return s_.args;
+}
+std::int64_t Piranha::job_id() const {
+  return s_.job_id;
+}
+const std::string& Piranha::node() const {
+  return s_.node;
+}
 
 namespace {
 
@@ -138,7 +154,8 @@ std::optional<Task> Piranha::take(const ts::Template& tmpl) {
         auto many = s_.client->in_many_leased(s_.space->name(), tmpl, plan.batch, 0ms, s_.lease);
         detail::settle_completions(s_, true);
         if (!many.empty()) {
-          for (std::size_t i = 1; i < many.size(); ++i) s_.prefetched.push_back(hold(s_, std::move(many[i]), true));
+          for (std::size_t i = 1; i < many.size(); ++i)
+            s_.prefetched.push_back(hold(s_, std::move(many[i]), true));
           s_.prefetch_fields = tmpl.fields();
           return hand_out(hold(s_, std::move(many[0]), true));
         }
@@ -188,7 +205,8 @@ bool end_lease(detail::PiranhaState& s, ts::LeaseId lease, const std::vector<ts:
   try {
     if (s.client->complete(lease, s.space->name(), outs)) return true;
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::Code::Unreachable) s.cut_off = true;
+    if (e.code() == ts::Code::Unreachable)
+      s.cut_off = true;
     else if (e.code() != ts::Code::UnknownOutcome && e.code() != ts::Code::DeadlineExceeded &&
              e.code() != ts::Code::Interrupted)
       throw;
@@ -221,7 +239,8 @@ void put_back_prefetched(detail::PiranhaState& s) {
   try {
     if (s.client->complete_all(leases, s.space->name(), tuples)) return;
   } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::Code::Unreachable) s.cut_off = true;  // their leases return them
+    if (e.code() == ts::Code::Unreachable)
+      s.cut_off = true;  // their leases return them
     else if (e.code() != ts::Code::UnknownOutcome && e.code() != ts::Code::DeadlineExceeded &&
              e.code() != ts::Code::Interrupted)
       throw;
@@ -354,8 +373,10 @@ bool Piranha::should_retreat() {
       // Refused: the lease already ended, and complete() will say so. Not
       // answered: the server is away; once the lease has surely run out,
       // the work is somebody else's and this piranha stops.
-      if (e.code() == ts::Code::UnknownLease) st->renewed = now;
-      else if (now - st->renewed >= s_.lease) s_.cut_off = true;
+      if (e.code() == ts::Code::UnknownLease)
+        st->renewed = now;
+      else if (now - st->renewed >= s_.lease)
+        s_.cut_off = true;
     }
     next = std::min(next, std::max(st->renewed + s_.lease / 2, st->renew_tried + std::chrono::seconds(1)));
   }

@@ -14,14 +14,13 @@
 
 namespace piranha::detail {
 
-
 struct TaskState {
   ts::Tuple tuple;
   ts::Tuple progress;
   ts::LeaseId lease = 0;
-  double started_at = 0;            // wall clock, for the done record
-  Clock::time_point taken;    // for the task's duration
-  Clock::time_point renewed;  // when the lease was last granted or renewed
+  double started_at = 0;          // wall clock, for the done record
+  Clock::time_point taken;        // for the task's duration
+  Clock::time_point renewed;      // when the lease was last granted or renewed
   Clock::time_point renew_tried;  // the last attempt, successful or not
   bool held = true;
   bool started = false;  // handed to the piranha (not just prefetched)
@@ -53,17 +52,17 @@ struct PiranhaState {
   Clock::time_point next_renewal{};
   // Short tasks are taken several at a time; the ones not yet handed out.
   std::deque<std::shared_ptr<TaskState>> prefetched;
-  std::vector<ts::Field> prefetch_fields;  // the template they matched
-  std::vector<Finished> unsent;            // completed short tasks, to be sent together
-  std::size_t unsent_bytes = 0;            // their results' approximate size
-  std::vector<Finished> unsettled;         // sent together; the answer not yet read
-  std::vector<ts::Field> ahead_fields;     // the template of the task asked for ahead
+  std::vector<ts::Field> prefetch_fields;            // the template they matched
+  std::vector<Finished> unsent;                      // completed short tasks, to be sent together
+  std::size_t unsent_bytes = 0;                      // their results' approximate size
+  std::vector<Finished> unsettled;                   // sent together; the answer not yet read
+  std::vector<ts::Field> ahead_fields;               // the template of the task asked for ahead
   std::chrono::milliseconds request_timeout{30000};  // the client's
   std::int64_t tasks_completed = 0;
-  double task_seconds = 0;     // summed, for the batching decision
+  double task_seconds = 0;         // summed, for the batching decision
   double recent_task_seconds = 0;  // an exponential mean (weight 0.1 per task), for the same
-  std::size_t task_bytes = 0;  // the largest task tuple taken, about, for the same
-  std::int64_t lost = 0;    // posted completions refused so far
+  std::size_t task_bytes = 0;      // the largest task tuple taken, about, for the same
+  std::int64_t lost = 0;           // posted completions refused so far
   bool job_ended = false;
   // The server was unreachable past the client's deadline, or a held task's
   // lease has surely ended unrenewed: the piranha stops and exits with

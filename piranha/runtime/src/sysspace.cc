@@ -81,10 +81,10 @@ std::int64_t next_job_id(ts::Client& c) {
   // Taken under a lease and put back in one atomic step: a submitter that
   // dies in between loses no counter.
   if (!c.complete(t->lease, kSpace, {ts::Tuple::of("jobseq", next + 1)}))
-    throw ts::TupleSpaceError(ts::Code::UnknownLease, "the job id counter's lease ended before it was advanced");
+    throw ts::TupleSpaceError(ts::Code::UnknownLease,
+                              "the job id counter's lease ended before it was advanced");
   return next;
 }
-
 
 template <class Record>
 static std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
@@ -271,7 +271,8 @@ std::size_t prune_availability(ts::Client& c, const std::string& node, double be
   std::size_t pruned = 0;
   for (const auto& ap : decode_all<AvailabilityPeriod>(c.rd_many(kSpace, ap_template(node), kListMax))) {
     if (ap.end >= before) continue;
-    ts::Template exact({tag("ap"), str(ap.node), Field::of(ts::Value(ap.start)), Field::of(ts::Value(ap.end))});
+    ts::Template exact(
+        {tag("ap"), str(ap.node), Field::of(ts::Value(ap.start)), Field::of(ts::Value(ap.end))});
     if (c.in(kSpace, exact, 0ms)) ++pruned;
   }
   return pruned;

@@ -29,7 +29,7 @@ TEST_CASE("take plan: short tasks are asked for one ahead until 8 have completed
 }
 
 TEST_CASE("take plan: a batch holds about 2 ms of work, 32 to 4096 tasks") {
-  CHECK(plan_take(100, 0.0019).batch == 32);     // one task's worth: at least 32
+  CHECK(plan_take(100, 0.0019).batch == 32);  // one task's worth: at least 32
   CHECK(plan_take(100, 0.00006).batch == 33);
   CHECK(plan_take(100, 0.0000099).batch == 202);
   CHECK(plan_take(100, 0.0000001).batch == 4096);

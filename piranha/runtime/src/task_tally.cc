@@ -58,9 +58,12 @@ std::string plural(std::int64_t n, const char* word) {
 std::string TaskTally::summary() const {
   char mean[64];
   double m = mean_task_seconds();
-  if (m < 1e-3) std::snprintf(mean, sizeof mean, "%.1f us", m * 1e6);
-  else if (m < 1) std::snprintf(mean, sizeof mean, "%.2f ms", m * 1e3);
-  else std::snprintf(mean, sizeof mean, "%.2f s", m);
+  if (m < 1e-3)
+    std::snprintf(mean, sizeof mean, "%.1f us", m * 1e6);
+  else if (m < 1)
+    std::snprintf(mean, sizeof mean, "%.2f ms", m * 1e3);
+  else
+    std::snprintf(mean, sizeof mean, "%.2f s", m);
   std::string s = plural(done_, "task") + ", mean " + mean + ", " + plural(retreats_, "retreat");
   const char* sep = "; ";
   for (const auto& [node, w] : nodes_) {

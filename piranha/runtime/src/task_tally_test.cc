@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "piranha/runtime/task_tally.h"
+
+#include <doctest/doctest.h>
 
 using piranha::TaskTally;
 namespace ts = piranha::ts;

@@ -178,10 +178,11 @@ std::unique_ptr<Algorithm> make_algorithm(std::string_view text) {
     p.completion_select = choose(4, "LOAD", "COMPLETION");
     if (p.completion_decide && p.local != L::kConservative)
       throw InputError("algorithm \"" + std::string(text) + "\"", "completion-based decisions need CONS");
-    const std::string canonical =
-        "MR(" + (p.k == 0 ? std::string("all") : std::to_string(p.k)) + "," + (p.local == L::kEasy ? "EASY" : "CONS") + "," +
-        (p.completion_decide ? "COMPLETION" : "START") + "," + (p.efficacy_priority ? "EFFICACY" : "FCFS") +
-        "," + (p.completion_select ? "COMPLETION" : "LOAD") + ")";
+    const std::string canonical = "MR(" + (p.k == 0 ? std::string("all") : std::to_string(p.k)) + "," +
+                                  (p.local == L::kEasy ? "EASY" : "CONS") + "," +
+                                  (p.completion_decide ? "COMPLETION" : "START") + "," +
+                                  (p.efficacy_priority ? "EFFICACY" : "FCFS") + "," +
+                                  (p.completion_select ? "COMPLETION" : "LOAD") + ")";
     return std::make_unique<Space>(canonical, p, true);
   }
   static const std::pair<const char*, Interference> inter[] = {

@@ -67,8 +67,8 @@ TEST_CASE("sim rigid: the default list on two sites names MR(2) and MR(all) apar
   const auto j = nlohmann::json::parse(r.out);
   std::vector<std::string> names;
   for (const auto& x : j["results"]) names.push_back(x["algorithm"]);
-  CHECK(names == std::vector<std::string>{"Greedy", "MR(2,EASY,START,FCFS,LOAD)", "MR(all,EASY,START,FCFS,LOAD)",
-                                          "MR(all,CONS,COMPLETION,FCFS,LOAD)",
+  CHECK(names == std::vector<std::string>{"Greedy", "MR(2,EASY,START,FCFS,LOAD)",
+                                          "MR(all,EASY,START,FCFS,LOAD)", "MR(all,CONS,COMPLETION,FCFS,LOAD)",
                                           "MR(all,CONS,COMPLETION,EFFICACY,LOAD)", "MTI", "MCT", "MNI"});
 }
 

@@ -26,18 +26,18 @@ constexpr double kMaxLogGap = 13;        // about five days
 struct Type {
   double serial, pow2, low, med, hi, prob;  // width: serial share, power-of-two share, log2 two-stage uniform
   double a1, b1, a2, b2, pa, pb;            // log run time: hyper-gamma, p = pa * width + pb
-  double aarr, barr, anum, bnum;            // arrivals: log gap gamma(aarr, barr); daily cycle gamma(anum, bnum)
+  double aarr, barr, anum, bnum;  // arrivals: log gap gamma(aarr, barr); daily cycle gamma(anum, bnum)
 };
 
 Type batch(double log_nodes) {
-  return {0.2927, 0.6686, 1.2,   log_nodes - 2, log_nodes, 0.875,  6.57,   0.823,
-          639.1,  0.0156, -0.003, 0.6986,       6.0415 * 1.0519, 0.8531, 6.1271, 5.2740};
+  return {0.2927, 0.6686, 1.2,    log_nodes - 2, log_nodes,       0.875,  6.57,   0.823,
+          639.1,  0.0156, -0.003, 0.6986,        6.0415 * 1.0519, 0.8531, 6.1271, 5.2740};
 }
 
 Type interactive(double log_nodes) {
   const double hi = log_nodes - 1.5;
-  return {0.1541, 0.625,  1,       hi - 2.5, hi, 0.705,  3.8351,          0.6605,
-          7.073,  0.6856, -0.0118, 0.9156,   6.5510 * 0.9797, 0.6621, 8.9186, 3.6680};
+  return {0.1541, 0.625,   1,      hi - 2.5,        hi,     0.705,  3.8351, 0.6605, 7.073,
+          0.6856, -0.0118, 0.9156, 6.5510 * 0.9797, 0.6621, 8.9186, 3.6680};
 }
 
 // The regularized lower incomplete gamma function P(a, x) by its series.
@@ -199,9 +199,7 @@ void write_lublin_swf(std::ostream& out, const LublinOptions& o) {
   Model m(o);
   std::string buf;
   char num[24];
-  auto put = [&](std::int64_t v) {
-    buf.append(num, std::to_chars(num, num + sizeof num, v).ptr);
-  };
+  auto put = [&](std::int64_t v) { buf.append(num, std::to_chars(num, num + sizeof num, v).ptr); };
   for (std::size_t i = 1; i <= o.jobs; ++i) {
     const LublinJob j = m.next();
     put(static_cast<std::int64_t>(i));
@@ -211,7 +209,8 @@ void write_lublin_swf(std::ostream& out, const LublinOptions& o) {
     put(j.runtime);
     buf += ' ';
     put(j.width);
-    buf += j.interactive ? " -1 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n" : " -1 -1 -1 -1 -1 1 -1 -1 -1 1 -1 -1 -1\n";
+    buf +=
+        j.interactive ? " -1 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n" : " -1 -1 -1 -1 -1 1 -1 -1 -1 1 -1 -1 -1\n";
     if (buf.size() > (1 << 16)) {
       out << buf;
       buf.clear();

@@ -43,7 +43,8 @@ class SpaceSim {
     key_.resize(w.jobs.size());
     for (std::size_t j = 0; j < w.jobs.size(); ++j) {
       const auto& job = w.jobs[j];
-      key_[j] = ids.try_emplace({job.user, job.executable, job.width}, static_cast<int>(ids.size())).first->second;
+      key_[j] =
+          ids.try_emplace({job.user, job.executable, job.width}, static_cast<int>(ids.size())).first->second;
     }
     learned_.assign(ids.size(), std::numeric_limits<double>::quiet_NaN());
   }
@@ -140,7 +141,7 @@ class SpaceSim {
     const RigidJob& job = w_.jobs[j];
     // factor_at(), with the job's class worked out once.
     const auto& factors = m_.sites[static_cast<std::size_t>(s)].factors;
-    const double f = factors.size() == 1 ? factors[0]
+    const double f = factors.size() == 1              ? factors[0]
                      : factors.size() == class_count_ ? factors[static_cast<std::size_t>(class_[j])]
                                                       : factor_at(m_, job, s);
     if (o_.estimates == Estimates::kExact) return scaled(job.runtime, f);
@@ -181,9 +182,9 @@ class SpaceSim {
   // The site's view; `order` gets the job of each queue position (and `at`
   // its index in the site's queue). Only the first `limit` queued jobs are
   // in it. `reserving`: for conservative reservations, whatever the rule.
-  SiteView view(int s, std::vector<WaitingJob>& q, std::vector<RunningJob>& r, std::vector<std::size_t>& order,
-                Time t, std::size_t limit = SIZE_MAX, std::vector<std::size_t>* at = nullptr,
-                bool reserving = false) {
+  SiteView view(int s, std::vector<WaitingJob>& q, std::vector<RunningJob>& r,
+                std::vector<std::size_t>& order, Time t, std::size_t limit = SIZE_MAX,
+                std::vector<std::size_t>* at = nullptr, bool reserving = false) {
     // Several sites leave many stale entries behind; one sweep drops them.
     compact(s, multi_);
     const SiteState& st = sites_[static_cast<std::size_t>(s)];
@@ -202,7 +203,8 @@ class SpaceSim {
       if (st.stale > 0 && stale(e, s)) continue;
       order.push_back(e.job);
       if (at) at->push_back(i);
-      q.push_back({e.width, predicted && (all_predicted || e.width <= st.free) ? predict(e.job, s) : kUnknown});
+      q.push_back(
+          {e.width, predicted && (all_predicted || e.width <= st.free) ? predict(e.job, s) : kUnknown});
     }
     r.clear();
     if (predicted)
@@ -314,9 +316,10 @@ class SpaceSim {
       // Efficacy is known only where a job is still queued.
       compact(s, p_.efficacy_priority);
       auto& st = sites_[static_cast<std::size_t>(s)];
-      st.queue.insert(std::upper_bound(st.queue.begin() + static_cast<std::ptrdiff_t>(st.head), st.queue.end(), j,
-                                       [&](std::size_t a, const Entry& b) { return before(a, b.job, s); }),
-                      Entry{j, job.width});
+      st.queue.insert(
+          std::upper_bound(st.queue.begin() + static_cast<std::ptrdiff_t>(st.head), st.queue.end(), j,
+                           [&](std::size_t a, const Entry& b) { return before(a, b.job, s); }),
+          Entry{j, job.width});
       ++st.live;
     }
   }
@@ -347,8 +350,8 @@ class SpaceSim {
         if (st.live == 0) continue;
         // FIFO (and LPT, SPT) starts at most one job per free node.
         const bool fifo = p_.local == Local::kFifo || p_.local == Local::kLpt || p_.local == Local::kSpt;
-        const SiteView v =
-            view(s, q, r, order, t, fifo ? static_cast<std::size_t>(st.free) : SIZE_MAX, multi_ ? nullptr : &at);
+        const SiteView v = view(s, q, r, order, t, fifo ? static_cast<std::size_t>(st.free) : SIZE_MAX,
+                                multi_ ? nullptr : &at);
         const auto picked = pick(v);
         for (auto i : picked) {
           if (!multi_) st.queue[at[i]].width = 0;  // stale from now on
@@ -420,10 +423,10 @@ class SpaceSim {
   std::vector<std::size_t> scratch_order_, scratch_at_;
   std::vector<Queued> queued_;       // several sites only
   std::vector<std::uint64_t> mask_;  // several sites: bit s set while queued at site s < 64
-  std::size_t class_count_ = 0;  // the machine's classes when more than one
-  std::vector<int> class_;       // each job's class then
-  std::vector<int> key_;        // each job's learning key, numbered
-  std::vector<double> learned_;  // per key; NaN before any job of it finished
+  std::size_t class_count_ = 0;      // the machine's classes when more than one
+  std::vector<int> class_;           // each job's class then
+  std::vector<int> key_;             // each job's learning key, numbered
+  std::vector<double> learned_;      // per key; NaN before any job of it finished
   std::priority_queue<std::pair<Time, std::size_t>, std::vector<std::pair<Time, std::size_t>>, std::greater<>>
       ends_;
   std::size_t last_progress_ = 0;

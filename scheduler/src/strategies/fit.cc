@@ -22,8 +22,7 @@ void FitStrategy::assign(const Invocation& inv, std::span<Slot> out) {
   const Slot fallback = tsk_top(inv.queue);
   for (std::size_t node = 0; node < out.size(); ++node) {
     const double ap = inv.outlook->ap_length(node);
-    auto it = std::partition_point(prefix_min_.begin(), prefix_min_.end(),
-                                   [&](double v) { return v > ap; });
+    auto it = std::partition_point(prefix_min_.begin(), prefix_min_.end(), [&](double v) { return v > ap; });
     out[node] =
         it == prefix_min_.end() ? fallback : ranked_[static_cast<std::size_t>(it - prefix_min_.begin())];
   }

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "piranha/scheduler/avail_trace.h"
 #include "piranha/nps/pool.h"
+#include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/job_list.h"
 
 namespace piranha::nps {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "piranha/scheduler/avail_trace.h"
 #include "piranha/nps/pool.h"
+#include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/pool_model.h"
 #include "piranha/scheduler/simulator.h"
 #include "piranha/trellis/program.h"

@@ -34,7 +34,7 @@ struct StepPeriod {
 // nodes[i], is sorted by start, non-overlapping, and 0 <= start < end <= length.
 struct AvailabilityTrace {
   std::int64_t step_seconds = 60;
-  std::int64_t length = 0;  // number of steps
+  std::int64_t length = 0;         // number of steps
   std::vector<std::string> nodes;  // in order of first appearance: the node index
   std::vector<std::vector<StepPeriod>> periods;
 

@@ -34,9 +34,9 @@ struct Experiment {
 
 // One run of one strategy on one workload: simulate() by default; the NPS
 // passes its own (the same model driven through its trellis).
-using RunFunction = std::function<SimResult(const AvailabilityTrace& trace, const std::vector<Job>& jobs,
-                                            const std::string& strategy, const SimOptions& options,
-                                            std::uint64_t seed)>;
+using RunFunction =
+    std::function<SimResult(const AvailabilityTrace& trace, const std::vector<Job>& jobs,
+                            const std::string& strategy, const SimOptions& options, std::uint64_t seed)>;
 
 // Runs every strategy (names as make_strategy takes them; duplicates by
 // canonical name dropped) on every workload. TSK is appended when absent, as

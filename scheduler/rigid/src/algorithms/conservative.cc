@@ -1,10 +1,9 @@
 // Conservative backfilling (seed 002): every queued job gets the earliest
 // reservation where it fits.
-#include "piranha/rigid/pick.h"
-
 #include <algorithm>
 #include <cstdint>
 
+#include "piranha/rigid/pick.h"
 #include "prediction.h"
 
 namespace piranha::rigid {
@@ -37,7 +36,8 @@ std::vector<Time> reserve(const SiteView& v, bool only_now) {
   // The narrowest width from each position on.
   std::vector<int> narrowest(v.queue.size() + 1, INT32_MAX);
   if (only_now)
-    for (std::size_t q = v.queue.size(); q-- > 0;) narrowest[q] = std::min(narrowest[q + 1], v.queue[q].width);
+    for (std::size_t q = v.queue.size(); q-- > 0;)
+      narrowest[q] = std::min(narrowest[q + 1], v.queue[q].width);
   for (std::size_t q = 0; q < v.queue.size(); ++q) {
     // Reservations after now never take nodes from the first step.
     if (only_now && profile.front().free < narrowest[q]) break;

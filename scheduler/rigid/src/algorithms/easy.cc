@@ -1,9 +1,8 @@
 // Backfilling FIFO (seed 000) and EASY: the head's shadow, then the jobs that
 // may start before it without delaying the head.
-#include "piranha/rigid/pick.h"
-
 #include <algorithm>
 
+#include "piranha/rigid/pick.h"
 #include "prediction.h"
 
 namespace piranha::rigid {

@@ -79,11 +79,11 @@ class Interfere {
  private:
   struct JobState {
     int site = -1;
-    int left = 0;          // tasks not finished
-    Time projected = 0;    // projected completion (ticks), with no further placement
-    Time completion = 0;   // ticks
-    Time ideal = 0;        // ticks
-    Time dedicated = 0;    // seconds at its site
+    int left = 0;         // tasks not finished
+    Time projected = 0;   // projected completion (ticks), with no further placement
+    Time completion = 0;  // ticks
+    Time ideal = 0;       // ticks
+    Time dedicated = 0;   // seconds at its site
   };
 
   struct Candidate {

@@ -230,9 +230,11 @@ class Client {
   // some posted request is still unanswered then.
   bool flush_within(std::chrono::milliseconds limit);
   void out_many(std::string_view space, const std::vector<Tuple>& ts);
-  std::optional<Leased> in(std::string_view space, const Template& t, std::chrono::milliseconds timeout = kForever,
+  std::optional<Leased> in(std::string_view space, const Template& t,
+                           std::chrono::milliseconds timeout = kForever,
                            std::chrono::milliseconds lease = std::chrono::milliseconds(0));
-  std::optional<Tuple> rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout = kForever);
+  std::optional<Tuple> rd(std::string_view space, const Template& t,
+                          std::chrono::milliseconds timeout = kForever);
   // Takes up to `max` matching tuples, oldest first. With timeout 0 (the
   // default) it never waits: empty when nothing matches. Otherwise, when
   // nothing matches now, it waits up to `timeout` (kForever: as long as it
@@ -357,8 +359,10 @@ class Client {
   void throw_deferred();
   // Safe takes (see above).
   std::optional<Leased> take_safely(std::string_view space, const Template& t, Millis timeout);
-  std::vector<Tuple> take_many_safely(std::string_view space, const Template& t, std::size_t max, Millis timeout);
-  std::vector<Tuple> take_batch_safely(std::string_view space, const Template& t, std::size_t max, Millis timeout);
+  std::vector<Tuple> take_many_safely(std::string_view space, const Template& t, std::size_t max,
+                                      Millis timeout);
+  std::vector<Tuple> take_batch_safely(std::string_view space, const Template& t, std::size_t max,
+                                       Millis timeout);
   const std::string& taken_space();
   Tuple taken_marker(std::uint64_t n) const;
   // Whether marker n was written, after the answer to its completion was
@@ -402,10 +406,10 @@ class Client {
   std::vector<LeaseId> lost_leases_;         // posted completions the server refused
   std::uint64_t prefetch_rid_ = 0;           // the outstanding prefetch's request, 0: none
   bool prefetch_answered_ = false;
-  std::optional<Leased> prefetched_;         // its answer, once answered
-  std::string taken_space_;                  // safe takes' markers; empty until the first
+  std::optional<Leased> prefetched_;  // its answer, once answered
+  std::string taken_space_;           // safe takes' markers; empty until the first
   std::uint64_t taken_seq_ = 0;
-  std::size_t markers_ = 0;                  // markers in taken_space_ now
+  std::size_t markers_ = 0;  // markers in taken_space_ now
 };
 
 // A typed handle to one space over a connection (Client or FiberClient).
@@ -534,7 +538,8 @@ class BasicSpace {
 
  private:
   template <class... A>
-  std::optional<Tuple> take_impl(std::chrono::milliseconds timeout, std::chrono::milliseconds lease, A&&... args) {
+  std::optional<Tuple> take_impl(std::chrono::milliseconds timeout, std::chrono::milliseconds lease,
+                                 A&&... args) {
     auto t = c_->in(name_, detail::template_of(args...), timeout, lease);
     if (!t) return std::nullopt;
     detail::bind_all(t->tuple, args...);

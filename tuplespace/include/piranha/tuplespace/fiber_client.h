@@ -114,9 +114,11 @@ class FiberClient {
   // time). lease > 0 takes under a lease.
   void out(std::string_view space, const Tuple& t);
   void out_many(std::string_view space, const std::vector<Tuple>& ts);
-  std::optional<Leased> in(std::string_view space, const Template& t, std::chrono::milliseconds timeout = kForever,
+  std::optional<Leased> in(std::string_view space, const Template& t,
+                           std::chrono::milliseconds timeout = kForever,
                            std::chrono::milliseconds lease = std::chrono::milliseconds(0));
-  std::optional<Tuple> rd(std::string_view space, const Template& t, std::chrono::milliseconds timeout = kForever);
+  std::optional<Tuple> rd(std::string_view space, const Template& t,
+                          std::chrono::milliseconds timeout = kForever);
   // As Client::in_many: up to `max` tuples now; with a timeout != 0, when
   // none matches, the first one written within it (empty when none came).
   std::vector<Tuple> in_many(std::string_view space, const Template& t, std::size_t max,

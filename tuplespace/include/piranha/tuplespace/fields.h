@@ -54,8 +54,10 @@ struct is_bound<bound_t<T>> : std::true_type {};
 template <class A>
 Field field_of(A&& a) {
   using D = std::decay_t<A>;
-  if constexpr (is_formal<D>::value || is_bound<D>::value) return Field::formal(D::type);
-  else return Field::of(make_value(std::forward<A>(a)));
+  if constexpr (is_formal<D>::value || is_bound<D>::value)
+    return Field::formal(D::type);
+  else
+    return Field::of(make_value(std::forward<A>(a)));
 }
 
 template <class... A>

@@ -33,7 +33,18 @@ inline constexpr std::size_t kMaxSpaceNameBytes = 256;
 inline constexpr std::size_t kMaxTuplesPerRequest = 1'000'000;
 
 enum class Op : std::uint8_t {
-  Hello, Out, OutMany, In, Rd, InMany, Ack, Renew, Watch, Unwatch, Remove, Stats,
+  Hello,
+  Out,
+  OutMany,
+  In,
+  Rd,
+  InMany,
+  Ack,
+  Renew,
+  Watch,
+  Unwatch,
+  Remove,
+  Stats,
   Bye,     // the client is closing: drop its session now (no reply)
   RdMany,  // copy-collect: copies of up to `max` matching tuples
 };
@@ -50,13 +61,15 @@ struct Request {
   std::string space;
   std::vector<TupleImage> tuples;  // Out (one), OutMany, Ack when `completes`
   TemplateImage tmpl;              // In, Rd, InMany, RdMany, Watch
-  Millis timeout = kForever.count();       // In, Rd, InMany: -1 waits forever, 0 never waits (decoded as 0 when InMany sends none)
-  Millis lease = 0;                // In, InMany: > 0 takes under leases; Renew: new length
-  std::uint64_t max = 0;           // InMany, RdMany
-  std::uint64_t handle = 0;        // Ack/Renew: lease id (Ack: the first); Unwatch: watch id
-  std::vector<LeaseId> leases;     // Ack given an array of lease ids: all of them, in order
-  bool all_spaces = true;          // Stats: no space named
-  bool completes = false;          // Ack: also writes `tuples` to `space` (atomic completion)
+  Millis timeout =
+      kForever
+          .count();  // In, Rd, InMany: -1 waits forever, 0 never waits (decoded as 0 when InMany sends none)
+  Millis lease = 0;  // In, InMany: > 0 takes under leases; Renew: new length
+  std::uint64_t max = 0;        // InMany, RdMany
+  std::uint64_t handle = 0;     // Ack/Renew: lease id (Ack: the first); Unwatch: watch id
+  std::vector<LeaseId> leases;  // Ack given an array of lease ids: all of them, in order
+  bool all_spaces = true;       // Stats: no space named
+  bool completes = false;       // Ack: also writes `tuples` to `space` (atomic completion)
 };
 
 // Why a frame could not be decoded. request_id is the frame's id when it could
@@ -97,8 +110,8 @@ void encode_out(std::string& out, std::uint64_t rid, std::string_view space, con
 void encode_out_many(std::string& out, std::uint64_t rid, std::string_view space,
                      const std::vector<Tuple>& ts);
 // op is Op::In or Op::Rd.
-void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view space,
-               const Template& t, Millis timeout, Millis lease);
+void encode_in(std::string& out, std::uint64_t rid, Op op, std::string_view space, const Template& t,
+               Millis timeout, Millis lease);
 // timeout != 0 waits for the first tuple that long (-1: forever); lease > 0
 // takes every tuple under its own lease of that length. On the wire the
 // lease is the optional fourth argument and the timeout the fifth (the
@@ -132,15 +145,15 @@ struct Reply {
   enum class Status : std::uint8_t { Ok, Timeout, Error, Event };
   std::uint64_t request_id = 0;
   Status status = Status::Ok;
-  Code code = Code::BadRequest;     // Error; Unrecognized for a word this version does not know
-  std::string message;              // Error; for an Unrecognized code it starts with the word sent
-  std::vector<Tuple> tuples;        // Ok for in/rd (one), in_many and rd_many; Event (one)
-  std::vector<LeaseId> leases;      // Ok for in_many under a lease: one per tuple, in step
-  std::uint64_t number = 0;         // lease id (in), count (out_many), watch id (watch, Event)
-  std::vector<SpaceStats> stats;    // Ok for stats
+  Code code = Code::BadRequest;         // Error; Unrecognized for a word this version does not know
+  std::string message;                  // Error; for an Unrecognized code it starts with the word sent
+  std::vector<Tuple> tuples;            // Ok for in/rd (one), in_many and rd_many; Event (one)
+  std::vector<LeaseId> leases;          // Ok for in_many under a lease: one per tuple, in step
+  std::uint64_t number = 0;             // lease id (in), count (out_many), watch id (watch, Event)
+  std::vector<SpaceStats> stats;        // Ok for stats
   std::uint64_t max_message_bytes = 0;  // Ok for hello
   WatchEventKind event = WatchEventKind::Written;  // Event
-  std::string space;                // Event
+  std::string space;                               // Event
 };
 
 // Decodes a reply frame. Throws WireError when the server sent garbage.

@@ -28,11 +28,11 @@
 // Not thread-safe: the server owns its Store on one thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,7 +76,7 @@ struct Delivery {
   // when taken under leases.
   enum class Form : std::uint8_t { One, List, LeasedList };
   Form form = Form::One;
-  WatchId watch = 0;             // for Event
+  WatchId watch = 0;  // for Event
   WatchEventKind event = WatchEventKind::Written;
 };
 
@@ -107,10 +107,10 @@ struct SpaceStats {
 struct WaitSpec {
   ClientId client = 0;
   std::uint64_t request_id = 0;
-  bool take = true;           // in (true) or rd (false)
+  bool take = true;                   // in (true) or rd (false)
   Millis timeout = kForever.count();  // 0: do not park; kForever: no deadline
-  Millis lease = 0;           // > 0: take under a lease of this length
-  bool many = false;          // an in_many that waits (set by take_many): answered as a list (Delivery::form)
+  Millis lease = 0;                   // > 0: take under a lease of this length
+  bool many = false;  // an in_many that waits (set by take_many): answered as a list (Delivery::form)
 };
 
 // What a Store tells a durable log. A tuple is named by its write sequence
@@ -162,8 +162,8 @@ class Store {
 
   // Takes up to `max` matching tuples, oldest first, without blocking. Does
   // not create the space.
-  std::vector<std::string> in_many(std::string_view space, const TemplateImage& tmpl,
-                                   std::size_t max, Millis now);
+  std::vector<std::string> in_many(std::string_view space, const TemplateImage& tmpl, std::size_t max,
+                                   Millis now);
 
   // in_many under leases: takes up to `max` matching tuples, oldest first,
   // without blocking, each under its own lease of `lease` ms (> 0) held by
@@ -194,8 +194,8 @@ class Store {
   // complete() of many leases as one step: if `client` holds every one of
   // them, ends them all (in order) and writes `tuples`; otherwise changes
   // nothing and returns the first lease not held.
-  std::optional<LeaseId> complete_all(const std::vector<LeaseId>& leases, ClientId client, std::string_view space,
-                                      std::vector<TupleImage> tuples, Millis now);
+  std::optional<LeaseId> complete_all(const std::vector<LeaseId>& leases, ClientId client,
+                                      std::string_view space, std::vector<TupleImage> tuples, Millis now);
 
   // The tuple `client` holds under `lease`; nullopt when ack() would
   // return false. Changes nothing.

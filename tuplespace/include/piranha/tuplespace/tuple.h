@@ -51,8 +51,8 @@ class Tuple {
   template <class... Ts>
   std::tuple<Ts...> as() const {
     if (sizeof...(Ts) != fields_.size())
-      throw std::invalid_argument("tuple has " + std::to_string(fields_.size()) +
-                                  " fields, asked for " + std::to_string(sizeof...(Ts)));
+      throw std::invalid_argument("tuple has " + std::to_string(fields_.size()) + " fields, asked for " +
+                                  std::to_string(sizeof...(Ts)));
     return as_impl<Ts...>(std::index_sequence_for<Ts...>{});
   }
 

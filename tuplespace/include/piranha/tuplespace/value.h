@@ -34,7 +34,9 @@ struct Blob {
 // One field value. The variant's index equals static_cast<int>(Type).
 using Value = std::variant<std::int64_t, double, std::string, Blob, bool>;
 
-inline Type type_of(const Value& v) { return static_cast<Type>(v.index()); }
+inline Type type_of(const Value& v) {
+  return static_cast<Type>(v.index());
+}
 
 // Human-readable rendering, for messages and tools: 3, 3.5, "text", blob(12), true.
 std::string to_string(const Value& v);
@@ -51,9 +53,9 @@ struct field_type_of<T, std::enable_if_t<std::is_same_v<std::decay_t<T>, bool>>>
   using storage = bool;
 };
 template <class T>
-struct field_type_of<T, std::enable_if_t<std::is_integral_v<std::decay_t<T>> &&
-                                         !std::is_same_v<std::decay_t<T>, bool> &&
-                                         !std::is_same_v<std::decay_t<T>, char>>> {
+struct field_type_of<
+    T, std::enable_if_t<std::is_integral_v<std::decay_t<T>> && !std::is_same_v<std::decay_t<T>, bool> &&
+                        !std::is_same_v<std::decay_t<T>, char>>> {
   static constexpr Type value = Type::Int;
   using storage = std::int64_t;
 };

@@ -60,28 +60,28 @@ enum class RetreatMode { Retreat, Suspend };
 enum class PiranhaPriority { Idle, Normal };
 
 struct AgentSettings {
-  std::string node;                 // this node's name in the system space
-  std::string server;               // the tuple-space server
-  int cores = 1;                    // piranhas run at once
-  double speed = 1.0;               // published in the node tuple
+  std::string node;    // this node's name in the system space
+  std::string server;  // the tuple-space server
+  int cores = 1;       // piranhas run at once
+  double speed = 1.0;  // published in the node tuple
   NativePolicyKind policy = NativePolicyKind::Fair;
-  std::uint64_t seed = 1;           // for FAIR
+  std::uint64_t seed = 1;  // for FAIR
   RetreatMode mode = RetreatMode::Retreat;
   PiranhaPriority priority = PiranhaPriority::Idle;
   std::chrono::milliseconds grace{2000};         // from SIGUSR1 to SIGKILL
   std::chrono::milliseconds suspend_max{30000};  // suspend mode: then retreat
-  double scheduler_stale_seconds = 10;  // scheduler 0 is obeyed while its heartbeat is younger
-  double heartbeat_seconds = 1;     // node and heartbeat tuples refresh
+  double scheduler_stale_seconds = 10;           // scheduler 0 is obeyed while its heartbeat is younger
+  double heartbeat_seconds = 1;                  // node and heartbeat tuples refresh
   // How often the system space is read in full as a safety net (against
   // watch events lost on the way); changes to jobs, assignments and owner
   // blocks are watched and read at once, and what changes unwatched (a block
   // beginning or ending, a heartbeat or a feeder going stale, an absent
   // job's grace ending) is read when it is due.
   std::chrono::milliseconds tick{10000};
-  std::string piranha_output;       // piranhas' stdout/stderr; empty: the agent's
-  std::string events_file;          // JSON lines of events; empty: none
-  bool quiet = false;               // no human-readable log on stderr
-  int max_failures = 3;             // failures in a row before a job is held (>= 1)
+  std::string piranha_output;                // piranhas' stdout/stderr; empty: the agent's
+  std::string events_file;                   // JSON lines of events; empty: none
+  bool quiet = false;                        // no human-readable log on stderr
+  int max_failures = 3;                      // failures in a row before a job is held (>= 1)
   double job_retention_seconds = 7 * 86400;  // finished jobs' records kept this long
   double ap_retention_seconds = 8 * 86400;   // this node's ap records kept this long
 };

@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "piranha/scheduler/avail_trace.h"
 #include "piranha/agent/availability.h"
 #include "piranha/agent/own_load.h"
 #include "piranha/agent/sensors.h"
+#include "piranha/scheduler/avail_trace.h"
 
 namespace piranha {
 

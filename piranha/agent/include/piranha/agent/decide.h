@@ -120,8 +120,8 @@ struct AgentState {
   Verdict verdict{false, "not yet evaluated"};
   bool owner_blocked = false;
   bool available = false;
-  std::optional<double> ap_start;       // wall time the open availability period began
-  Clock::time_point change_at{};  // when the last availability change happened
+  std::optional<double> ap_start;  // wall time the open availability period began
+  Clock::time_point change_at{};   // when the last availability change happened
 
   std::map<std::int64_t, sys::JobLaunch> launches;  // live and not held, from the last view
   std::optional<std::int64_t> target;               // the job this node should run
@@ -129,9 +129,9 @@ struct AgentState {
   std::string run_by;  // `by` of the last run published
 
   std::map<std::int64_t, Clock::time_point> hold_off;  // no start before
-  std::map<std::int64_t, int> failures;                      // in a row, on this node
-  std::map<std::int64_t, std::int64_t> work_seen;            // tasks done here at the last start or failure
-  std::map<std::int64_t, std::uint64_t> held;                // held here, by the number of the hold
+  std::map<std::int64_t, int> failures;                // in a row, on this node
+  std::map<std::int64_t, std::int64_t> work_seen;      // tasks done here at the last start or failure
+  std::map<std::int64_t, std::uint64_t> held;          // held here, by the number of the hold
   std::uint64_t holds_requested = 0;
   std::string retreat_cause;  // why the piranhas were last told to retreat
   bool stopping = false;
@@ -256,6 +256,6 @@ Actions cannot_start(std::int64_t job, const std::string& error, AgentState& sta
 // happens: a suspension running out, a job's restart delay ending. nullopt:
 // no such time.
 std::optional<Clock::time_point> next_due(const AgentState& state, const Piranhas& piranhas,
-                                                Clock::time_point now);
+                                          Clock::time_point now);
 
 }  // namespace piranha

@@ -30,12 +30,11 @@
 
 namespace piranha {
 
-
 // Everything a piranha process needs besides its job.
 struct PiranhaEnvironment {
-  std::string server;   // PIRANHA_SERVER
-  std::string node;     // PIRANHA_NODE
-  std::string output_file;  // empty: the agent's own stdout/stderr
+  std::string server;            // PIRANHA_SERVER
+  std::string node;              // PIRANHA_NODE
+  std::string output_file;       // empty: the agent's own stdout/stderr
   int heartbeat_timeout_ms = 0;  // 0: the client default
   // nice 19 under SCHED_IDLE (AgentSettings::priority, Idle); false: as the agent runs.
   bool lowest_priority = true;
@@ -108,7 +107,7 @@ class PiranhaHost {
     int pidfd = -1;
     int err_fd = -1;  // read end of its stderr pipe; -1 once at its end
     std::string err_tail;
-    std::optional<Clock::time_point> change;    // retreat requested for this change
+    std::optional<Clock::time_point> change;  // retreat requested for this change
     std::optional<Clock::time_point> kill_at;
     bool killed = false;
   };

@@ -16,7 +16,7 @@ struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is the program: a path, or a name looked up in PATH
   // Added to (or replacing in) this process's environment.
   std::vector<std::pair<std::string, std::string>> env;
-  std::string cwd;                // empty: this process's
+  std::string cwd;                 // empty: this process's
   bool own_process_group = false;  // the child leads a new process group
   bool lowest_priority = false;    // nice 19 and SCHED_IDLE, as piranhas run
   // The child is killed (SIGKILL) when this process dies, so that a
@@ -32,7 +32,7 @@ struct SpawnOptions {
 
 // How a child ended: exit code, or the signal that killed it.
 struct ExitStatus {
-  int code = 0;     // valid when signal == 0
+  int code = 0;  // valid when signal == 0
   int signal = 0;
   bool ok() const { return signal == 0 && code == 0; }
   // As a shell reports it: the code, or 128 + signal.

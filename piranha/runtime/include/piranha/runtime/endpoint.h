@@ -20,7 +20,8 @@ enum class EndpointUse { Connect, Bind };
 //   inproc://NAME     NAME not empty
 // The problem reads after the option's name: "port 99999 is out of range
 // (1-65535) in 'tcp://127.0.0.1:99999'".
-std::optional<std::string> endpoint_problem(std::string_view endpoint, EndpointUse use = EndpointUse::Connect);
+std::optional<std::string> endpoint_problem(std::string_view endpoint,
+                                            EndpointUse use = EndpointUse::Connect);
 
 // True when only this machine can reach a well-formed `endpoint`: ipc://,
 // inproc://, and tcp:// on a loopback host (127.x.x.x, [::1], localhost, or

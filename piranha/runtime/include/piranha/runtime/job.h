@@ -160,8 +160,8 @@ class Piranha {
   // complete(task, {("result", 7, 2.5)}) written as complete(task, "result", 7, 2.5).
   template <class F, class... A>
   bool complete(Task& task, F&& first, A&&... fields) {
-    return complete(task, std::vector<ts::Tuple>{ts::detail::tuple_of(std::forward<F>(first),
-                                                                       std::forward<A>(fields)...)});
+    return complete(task, std::vector<ts::Tuple>{
+                              ts::detail::tuple_of(std::forward<F>(first), std::forward<A>(fields)...)});
   }
 
   // True once the node's agent asked this piranha to retreat, or once it is
@@ -185,7 +185,7 @@ class Piranha {
 };
 
 struct JobFunctions {
-  std::function<int(Feeder&)> feeder;        // its return value is the exit status
+  std::function<int(Feeder&)> feeder;  // its return value is the exit status
   std::function<void(Piranha&)> piranha;
   std::function<void(Piranha&, Task&)> retreat;  // empty: tasks go back unchanged
 };
@@ -208,7 +208,7 @@ int run_job(int argc, char** argv, const JobFunctions& functions);
 }  // namespace piranha
 
 // Defines main() for a job: PIRANHA_JOB(feeder, piranha, retreat).
-#define PIRANHA_JOB(FEEDER, PIRANHA, RETREAT)                                 \
-  int main(int argc, char** argv) {                                           \
+#define PIRANHA_JOB(FEEDER, PIRANHA, RETREAT)                                                 \
+  int main(int argc, char** argv) {                                                           \
     return ::piranha::run_job(argc, argv, ::piranha::JobFunctions{FEEDER, PIRANHA, RETREAT}); \
   }

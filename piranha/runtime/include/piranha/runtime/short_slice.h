@@ -49,6 +49,8 @@ bool use_slice(std::chrono::nanoseconds slice);
 // use_slice() with the kernel's default slice: what a child process calls
 // between fork and exec, so that a program the agent starts does not run
 // with the agent's short slice (ChildProcess does).
-inline bool use_default_slice() { return use_slice(std::chrono::nanoseconds(0)); }
+inline bool use_default_slice() {
+  return use_slice(std::chrono::nanoseconds(0));
+}
 
 }  // namespace piranha

@@ -12,8 +12,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,7 +53,9 @@ enum class JobState { Queued, Running, Done, Failed, Cancelled, Held };
 std::string_view name(JobState s);
 std::optional<JobState> job_state_from(std::string_view s);
 // Queued or Running: a job agents may run piranhas for.
-inline bool is_live(JobState s) { return s == JobState::Queued || s == JobState::Running; }
+inline bool is_live(JobState s) {
+  return s == JobState::Queued || s == JobState::Running;
+}
 // A job record is absent for a moment while someone rewrites it (taken, then
 // written back: under a 10 s lease by the feeder marking it running and by a
 // hold; without a lease by a cancel). Readers (agents, the NPS) keep a job that was live at their last

@@ -25,7 +25,8 @@ inline std::pair<int, int> nice_and_policy(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::istringstream rest(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
-  std::vector<std::string> f((std::istream_iterator<std::string>(rest)), std::istream_iterator<std::string>());
+  std::vector<std::string> f((std::istream_iterator<std::string>(rest)),
+                             std::istream_iterator<std::string>());
   return {std::stoi(f.at(16)), std::stoi(f.at(38))};
 }
 
