@@ -105,6 +105,10 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+std::string signed_pct(double v) {
+  return (v >= 0 ? "+" : "") + fixed(v, 1) + "%";
+}
+
 std::string line_chart(const Axes& a, const std::vector<Series>& series) {
   Frame f;
   double lo = INFINITY, hi = -INFINITY, xlo = INFINITY, xhi = -INFINITY;

@@ -44,7 +44,7 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-bool contains(const std::string& s, const std::string& part) {
+bool mentions(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
@@ -127,7 +127,7 @@ TEST_CASE("key files: the secret one is 0600, both read back, and neither is ove
   CHECK(back.secret_key == k.secret_key);
   CHECK(load_public_key(base + ".pub", "--server-key") == k.public_key);
   CHECK(load_public_key(base + ".key", "--server-key") == k.public_key);
-  CHECK(contains(error_of([&] { write_key_files(base, new_curve_key_pair(), "again"); }), "exists already"));
+  CHECK(mentions(error_of([&] { write_key_files(base, new_curve_key_pair(), "again"); }), "exists already"));
   CHECK(load_secret_key(base + ".key", "--key").secret_key == k.secret_key);  // unchanged
 }
 
@@ -141,7 +141,7 @@ TEST_CASE("bad key files are refused with the file, the line and the problem") {
   TempDir dir;
   CurveKeyPair k = new_curve_key_pair();
   std::string open_key = dir.write("open.key", "secret-key: \"" + k.secret_key + "\"\n", 0644);
-  CHECK(contains(error_of([&] { load_secret_key(open_key, "--key"); }), "chmod 600"));
+  CHECK(mentions(error_of([&] { load_secret_key(open_key, "--key"); }), "chmod 600"));
   std::string typo = dir.write("typo.key", "# comment\n\nsecert-key: \"" + k.secret_key + "\"\n");
   CHECK(error_of([&] { load_secret_key(typo, "--key"); }) ==
         typo + ":3: unknown entry 'secert-key' (expected public-key or secret-key)");
@@ -149,13 +149,13 @@ TEST_CASE("bad key files are refused with the file, the line and the problem") {
   CHECK(error_of([&] { load_public_key(short_key, "--server-key"); }) ==
         short_key + ":1: public-key is not a key in Z85 text (40 characters)");
   std::string pub_only = dir.write("only.pub", "public-key: \"" + k.public_key + "\"\n");
-  CHECK(contains(error_of([&] { load_secret_key(pub_only, "--key"); }), "no secret-key in it"));
+  CHECK(mentions(error_of([&] { load_secret_key(pub_only, "--key"); }), "no secret-key in it"));
   std::string other = new_curve_key_pair().public_key;
   std::string mismatch =
       dir.write("mismatch.key", "public-key: \"" + other + "\"\nsecret-key: \"" + k.secret_key + "\"\n");
   CHECK(error_of([&] { load_secret_key(mismatch, "--key"); }) ==
         mismatch + ":1: public-key does not belong to the secret-key");
-  CHECK(contains(error_of([&] { load_public_key(dir.path + "/missing.pub", "--server-key"); }),
+  CHECK(mentions(error_of([&] { load_public_key(dir.path + "/missing.pub", "--server-key"); }),
                  "--server-key: no such key file"));
 }
 
@@ -165,7 +165,7 @@ TEST_CASE("the environment gives a client both keys or neither") {
   ::unsetenv(kServerKeyEnv);
   CHECK_FALSE(curve_keys_from_environment().has_value());
   ::setenv(kKeyEnv, mine.secret_key.c_str(), 1);
-  CHECK(contains(error_of([] { curve_keys_from_environment(); }), "PIRANHA_SERVER_KEY is not"));
+  CHECK(mentions(error_of([] { curve_keys_from_environment(); }), "PIRANHA_SERVER_KEY is not"));
   ::setenv(kServerKeyEnv, server.public_key.c_str(), 1);
   auto keys = curve_keys_from_environment();
   REQUIRE(keys.has_value());
@@ -202,7 +202,7 @@ TEST_CASE("a CURVE server admits listed keys under their names, and refuses the 
       FAIL("no error");
     } catch (const TupleSpaceError& e) {
       CHECK(e.code() == Code::NotPermitted);
-      CHECK(contains(e.what(), "reader may only read"));
+      CHECK(mentions(e.what(), "reader may only read"));
     }
     Client a(server.endpoint(), keyed(alice, server_keys.public_key));
     CHECK(a.stats("s") == std::nullopt);
@@ -211,10 +211,10 @@ TEST_CASE("a CURVE server admits listed keys under their names, and refuses the 
   SUBCASE("an unlisted key is refused at once") {
     auto start = std::chrono::steady_clock::now();
     std::string why = error_of([&] { Client c(server.endpoint(), keyed(stranger, server_keys.public_key)); });
-    CHECK(contains(why, "auth_failed: the server at " + server.endpoint() + " refused this client's key"));
+    CHECK(mentions(why, "auth_failed: the server at " + server.endpoint() + " refused this client's key"));
     CHECK(std::chrono::steady_clock::now() - start < 2500ms);
     CHECK(
-        contains(error_of([&] { FiberClient c(server.endpoint(), keyed(stranger, server_keys.public_key)); }),
+        mentions(error_of([&] { FiberClient c(server.endpoint(), keyed(stranger, server_keys.public_key)); }),
                  "auth_failed"));
   }
   SUBCASE("a client without keys is told the server wants them") {
@@ -222,13 +222,13 @@ TEST_CASE("a CURVE server admits listed keys under their names, and refuses the 
     plain.curve_from_environment = false;
     std::string why = error_of([&] { Client c(server.endpoint(), plain); });
     // Whichever end notices first closes: told at once, or after a second failed handshake.
-    CHECK(contains(why, "auth_failed: the server at " + server.endpoint()));
-    CHECK(contains(why, "requires CURVE authentication"));
+    CHECK(mentions(why, "auth_failed: the server at " + server.endpoint()));
+    CHECK(mentions(why, "requires CURVE authentication"));
   }
   SUBCASE("a client with a wrong server key is told so") {
     std::string why = error_of([&] { Client c(server.endpoint(), keyed(alice, stranger.public_key)); });
-    CHECK(contains(why, "auth_failed"));
-    CHECK(contains(why, "server's public key"));
+    CHECK(mentions(why, "auth_failed"));
+    CHECK(mentions(why, "server's public key"));
   }
 }
 
@@ -237,8 +237,8 @@ TEST_CASE("a client with keys is told when the server has none") {
   RunningServer server(o);
   CurveKeyPair mine = new_curve_key_pair(), other = new_curve_key_pair();
   std::string why = error_of([&] { Client c(server.endpoint(), keyed(mine, other.public_key)); });
-  CHECK(contains(why, "auth_failed"));
-  CHECK((contains(why, "does not use CURVE") || contains(why, "was the server started with --key?")));
+  CHECK(mentions(why, "auth_failed"));
+  CHECK((mentions(why, "does not use CURVE") || mentions(why, "was the server started with --key?")));
 }
 
 TEST_CASE("a CURVE server checks its key list and binds no inproc endpoint") {
@@ -247,10 +247,10 @@ TEST_CASE("a CURVE server checks its key list and binds no inproc endpoint") {
   o.bind = {"tcp://127.0.0.1:*"};
   o.curve_secret_key = s.secret_key;
   o.clients = {{"a", a.public_key}, {"b", a.public_key}};
-  CHECK(contains(error_of([&] { Server x(o); }), "the same key"));
+  CHECK(mentions(error_of([&] { Server x(o); }), "the same key"));
   o.clients = {{"a", "not a key"}};
-  CHECK(contains(error_of([&] { Server x(o); }), "the key of client \"a\""));
+  CHECK(mentions(error_of([&] { Server x(o); }), "the key of client \"a\""));
   o.clients = {{"a", a.public_key}};
   o.bind = {"inproc://nope"};
-  CHECK(contains(error_of([&] { Server x(o); }), "no inproc:// endpoints"));
+  CHECK(mentions(error_of([&] { Server x(o); }), "no inproc:// endpoints"));
 }

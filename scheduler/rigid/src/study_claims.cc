@@ -12,10 +12,6 @@ namespace h = sched::html;  // h::fixed: the numbers' spelling, shared with the 
 
 constexpr double kDay = 86400;
 
-std::string signed_pct(double v) {
-  return (v >= 0 ? "+" : "") + h::fixed(v, 1) + "%";
-}
-
 const std::vector<Metrics>& of(const std::map<std::string, std::vector<Metrics>>& by,
                                const std::string& name) {
   return by.at(name);
@@ -117,8 +113,8 @@ void seed001(const StudyResult& r, std::vector<Finding>& out) {
        t128[kP1][kFlow] < 0 && t256[kP1][kFlow] < 0,
        {{"PFCFS1's change in weighted flow, 128 nodes (%)", t128[kP1][kFlow]},
         {"PFCFS1's change in weighted flow, 256 nodes (%)", t256[kP1][kFlow]}},
-       "PFCFS1 changes the summed weighted flow time by " + signed_pct(t128[kP1][kFlow]) +
-           " on 128 nodes and " + signed_pct(t256[kP1][kFlow]) +
+       "PFCFS1 changes the summed weighted flow time by " + h::signed_pct(t128[kP1][kFlow]) +
+           " on 128 nodes and " + h::signed_pct(t256[kP1][kFlow]) +
            " on 256 (paper: &minus;13.6% and &minus;16.1%).",
        "Letting a wide job in by preemption stops it from idling half the machine while it waits; the gain "
        "is "
@@ -134,8 +130,8 @@ void seed001(const StudyResult& r, std::vector<Finding>& out) {
         {"PFCFS2's change in weighted flow, 256 nodes (%)", t256[kP2][kFlow]},
         {"jobs wider than 128 nodes", static_cast<double>(r.wide_jobs)},
         {"of them, run 60 s or less", static_cast<double>(r.short_wide_jobs)}},
-       "PFCFS2 changes it by " + signed_pct(t128[kP2][kFlow]) + " on 128 nodes and " +
-           signed_pct(t256[kP2][kFlow]) +
+       "PFCFS2 changes it by " + h::signed_pct(t128[kP2][kFlow]) + " on 128 nodes and " +
+           h::signed_pct(t256[kP2][kFlow]) +
            " on 256 (paper: &minus;33.2%, &minus;38.0%, the best of the three).",
        "PFCFS2 gives a wide job one minute and then makes it wait for free nodes, queue blocked: it helps "
        "only "
@@ -149,8 +145,8 @@ void seed001(const StudyResult& r, std::vector<Finding>& out) {
        t128[kP3][kMakespan] > 0 || t256[kP3][kMakespan] > 0,
        {{"PFCFS3's change in makespan, 128 nodes (%)", t128[kP3][kMakespan]},
         {"PFCFS3's change in makespan, 256 nodes (%)", t256[kP3][kMakespan]}},
-       "PFCFS3 changes the makespan by " + signed_pct(t128[kP3][kMakespan]) + " on 128 nodes and " +
-           signed_pct(t256[kP3][kMakespan]) + " on 256 (paper: +14.4% and +16.2%, worse than FCFS).",
+       "PFCFS3 changes the makespan by " + h::signed_pct(t128[kP3][kMakespan]) + " on 128 nodes and " +
+           h::signed_pct(t256[kP3][kMakespan]) + " on 256 (paper: +14.4% and +16.2%, worse than FCFS).",
        "Running the wide job to completion at once suits this workload, whose wide jobs are long and rare "
        "relative to the backlog they would otherwise cause; the paper's months had many more short wide "
        "jobs, whose preemption only shuffled work."});
@@ -167,9 +163,9 @@ void seed001(const StudyResult& r, std::vector<Finding>& out) {
         {"highest change over waits and slices (%)", hi},
         {"lowest change over penalties (%)", pen_lo},
         {"highest change over penalties (%)", pen_hi}},
-       "Across waits and slices PFCFS1's change in weighted flow time only ranges from " + signed_pct(lo) +
-           " to " + signed_pct(hi) + ", but across preemption penalties of 0 to 300 s from " +
-           signed_pct(pen_lo) + " to " + signed_pct(pen_hi) + ".",
+       "Across waits and slices PFCFS1's change in weighted flow time only ranges from " + h::signed_pct(lo) +
+           " to " + h::signed_pct(hi) + ", but across preemption penalties of 0 to 300 s from " +
+           h::signed_pct(pen_lo) + " to " + h::signed_pct(pen_hi) + ".",
        "Wait and slice matter for wide jobs short relative to them, which are rare here; the penalty, paid "
        "by every preempted job at every switch, decides whether preemption pays at all. The paper's "
        "conclusion, that the parameters must be set per workload, holds; its months differed more."});

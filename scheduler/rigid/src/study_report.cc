@@ -11,10 +11,6 @@ namespace {
 
 namespace h = sched::html;
 
-std::string signed_pct(double v) {
-  return (v >= 0 ? "+" : "") + h::fixed(v, 1) + "%";
-}
-
 // One line per algorithm: get(metrics) against the load factor.
 template <class Get>
 std::string load_chart(const std::string& title, const std::string& y, const std::vector<std::string>& names,
@@ -119,12 +115,12 @@ std::string seed001(const StudyResult& r) {
       std::vector<std::string> row{"month " + std::to_string(month.number) + " (" +
                                    std::to_string(month.jobs) + " jobs)"};
       for (std::size_t q = 0; q < 3; ++q)
-        for (std::size_t v = 0; v < 3; ++v) row.push_back(signed_pct(month.change[v][q]));
+        for (std::size_t v = 0; v < 3; ++v) row.push_back(h::signed_pct(month.change[v][q]));
       rows.push_back(row);
     }
     std::vector<std::string> sum_row{"sum"};
     for (std::size_t q = 0; q < 3; ++q)
-      for (std::size_t v = 0; v < 3; ++v) sum_row.push_back(signed_pct(size.total[v][q]));
+      for (std::size_t v = 0; v < 3; ++v) sum_row.push_back(h::signed_pct(size.total[v][q]));
     rows.push_back(sum_row);
     std::vector<std::string> header{std::to_string(size.nodes) + " nodes"};
     for (const char* mn : metric_names)
@@ -134,7 +130,7 @@ std::string seed001(const StudyResult& r) {
   std::vector<std::vector<std::string>> grid;
   for (std::size_t i = 0; i < s.waits.size(); ++i) {
     std::vector<std::string> row{"wait " + std::to_string(s.waits[i]) + " s"};
-    for (double c : s.sensitivity[i]) row.push_back(signed_pct(c));
+    for (double c : s.sensitivity[i]) row.push_back(h::signed_pct(c));
     grid.push_back(row);
   }
   std::vector<std::string> grid_header{""};
@@ -143,7 +139,7 @@ std::string seed001(const StudyResult& r) {
     << h::table(grid_header, grid);
   std::vector<std::vector<std::string>> pen;
   for (std::size_t i = 0; i < s.penalties.size(); ++i)
-    pen.push_back({"penalty " + std::to_string(s.penalties[i]) + " s", signed_pct(s.penalty_change[i])});
+    pen.push_back({"penalty " + std::to_string(s.penalties[i]) + " s", h::signed_pct(s.penalty_change[i])});
   b << h::table({"PFCFS1(600,600,p)", "weighted flow vs FCFS"}, pen);
   return b.str();
 }

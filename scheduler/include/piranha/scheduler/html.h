@@ -39,5 +39,7 @@ std::string page(const std::string& title, const std::string& body);
 
 // Formats a number with `digits` decimals.
 std::string fixed(double v, int digits);
+// A signed percentage with one decimal: "+3.2%", "-0.5%", "+0.0%".
+std::string signed_pct(double v);
 
 }  // namespace piranha::sched::html
