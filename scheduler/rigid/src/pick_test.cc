@@ -12,10 +12,7 @@ namespace {
 
 using Picks = std::vector<std::size_t>;
 
-SiteView site(int nodes, int free, const std::vector<RunningJob>& running,
-              const std::vector<WaitingJob>& queue, Time now = 0) {
-  return SiteView{now, nodes, free, running, queue};
-}
+using test::site;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "algorithms/site_choice.h"
 #include "engines.h"
 #include "piranha/rigid/pick.h"
 
@@ -28,6 +29,7 @@ class SpaceSim {
         sites_(m.sites.size()),
         multi_(m.sites.size() > 1) {
     for (std::size_t s = 0; s < sites_.size(); ++s) sites_[s].free = m.sites[s].nodes;
+    for (const auto& site : m.sites) nodes_.push_back(site.nodes);
     if (multi_) {
       queued_.resize(w.jobs.size());
       mask_.resize(w.jobs.size());
@@ -249,60 +251,30 @@ class SpaceSim {
     learn(j);
   }
 
-  // The predicted completion of job j appended to site s's queue, under
-  // conservative backfilling.
-  Time completion_if_queued(std::size_t j, int s, Time t) {
-    std::vector<WaitingJob> q;
-    std::vector<RunningJob> r;
-    std::vector<std::size_t> order;
-    SiteView v = view(s, q, r, order, t, SIZE_MAX, nullptr, true);
-    q.push_back({w_.jobs[j].width, predict(j, s)});
-    v.queue = q;
-    const Time at = reservations(v).back();
-    const Time len = q.back().predicted;
-    return at == kNever || len == kUnknown ? kNever : at + len;
-  }
-
   void arrive(std::size_t j, Time t) {
     const RigidJob& job = w_.jobs[j];
     std::vector<int> cand;
     for (int s = 0; s < static_cast<int>(sites_.size()); ++s)
       if (fits(m_, job, s)) cand.push_back(s);
-    const int k = p_.k == 0 ? static_cast<int>(sites_.size()) : p_.k;
-    if (static_cast<int>(cand.size()) > k) {
+    const auto k = static_cast<std::size_t>(p_.k == 0 ? static_cast<int>(sites_.size()) : p_.k);
+    if (cand.size() > k) {
+      // Each candidate's view with every prediction, as the choice reads them.
+      auto& q = scratch_q_;
+      auto& r = scratch_r_;
+      auto& order = scratch_order_;
       if (p_.completion_select) {
         std::vector<Time> c(sites_.size());
-        for (int s : cand) c[static_cast<std::size_t>(s)] = completion_if_queued(j, s, t);
-        std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) {
-          return c[static_cast<std::size_t>(a)] < c[static_cast<std::size_t>(b)];
-        });
+        for (int s : cand) {
+          const SiteView v = view(s, q, r, order, t, SIZE_MAX, nullptr, true);
+          c[static_cast<std::size_t>(s)] = completion_if_appended(v, {job.width, predict(j, s)});
+        }
+        cand = earliest_completion(std::move(cand), k, c);
       } else {
         std::vector<__int128> load(sites_.size(), 0);
-        for (int s : cand) {
-          compact(s);
-          const auto& st = sites_[static_cast<std::size_t>(s)];
-          __int128 l = 0;
-          for (std::size_t i = st.head; i < st.queue.size(); ++i) {
-            const std::size_t q = st.queue[i].job;
-            if (st.stale > 0 && !queued_at(q, s)) continue;
-            const Time pr = predict(q, s);
-            if (pr != kUnknown) l += static_cast<__int128>(pr) * w_.jobs[q].width;
-          }
-          for (auto r : st.running) {
-            const Time pr = predict(r, s);
-            // Its predicted end, at least t + 1 (docs/rigid.md, "Predictions").
-            if (pr != kUnknown)
-              l += static_cast<__int128>(std::max<Time>(1, jobs_[r].start + pr - t)) * w_.jobs[r].width;
-          }
-          load[static_cast<std::size_t>(s)] = l;
-        }
-        std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) {
-          return load[static_cast<std::size_t>(a)] * m_.sites[static_cast<std::size_t>(b)].nodes <
-                 load[static_cast<std::size_t>(b)] * m_.sites[static_cast<std::size_t>(a)].nodes;
-        });
+        for (int s : cand)
+          load[static_cast<std::size_t>(s)] = site_load(view(s, q, r, order, t, SIZE_MAX, nullptr, true));
+        cand = least_loaded(std::move(cand), k, load, nodes_);
       }
-      cand.resize(static_cast<std::size_t>(k));
-      std::sort(cand.begin(), cand.end());
     }
     if (multi_) {
       auto& q = queued_[j];
@@ -416,6 +388,7 @@ class SpaceSim {
   sched::Rng rng_;
   std::vector<JobState> jobs_;
   std::vector<SiteState> sites_;
+  std::vector<int> nodes_;  // each site's nodes
   bool multi_;
   // Scratch of the passes, kept to spare an allocation per pass.
   std::vector<WaitingJob> scratch_q_;

@@ -4,7 +4,9 @@
 #include <initializer_list>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "piranha/rigid/pick.h"
 #include "piranha/rigid/workload.h"
 
 namespace piranha::rigid::test {
@@ -31,6 +33,12 @@ inline Workload workload(std::initializer_list<Row> rows) {
     w.jobs.push_back(j);
   }
   return w;
+}
+
+// One site's view at `now` (the vectors must outlive it).
+inline SiteView site(int nodes, int free, const std::vector<RunningJob>& running,
+                     const std::vector<WaitingJob>& queue, Time now = 0) {
+  return SiteView{now, nodes, free, running, queue};
 }
 
 }  // namespace piranha::rigid::test

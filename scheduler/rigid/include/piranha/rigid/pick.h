@@ -5,7 +5,8 @@
 // algorithm is in its own file of scheduler/rigid/src/algorithms/ (fifo.cc,
 // first_fit.cc, random.cc, easy.cc for backfilling FIFO and EASY,
 // conservative.cc); PFCFS and the interference algorithms MTI, MCT, MNI are
-// whole simulators there (pfcfs.cc, interference.cc).
+// whole simulators there (pfcfs.cc, interference.cc), and so is the
+// multi-site algorithms' choice of sites (site_choice.h).
 //
 // Predictions are those of docs/rigid.md, "Predictions": a value >= 0 or
 // kUnknown. A running job's predicted end at or before `now` counts as
