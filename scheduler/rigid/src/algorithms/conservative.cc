@@ -10,9 +10,15 @@ namespace piranha::rigid {
 
 namespace {
 
-// The reservations in queue order; with `only_now`, it stops once no later
-// job could be reserved at v.now (the nodes free at now are fewer than any
-// later job's width), leaving kNever for those.
+// The reservations in queue order. With `only_now`, only which are at v.now
+// is sure (others may be kNever): it stops once no later job could be
+// reserved at v.now (the nodes free at now are fewer than any later job's
+// width), and it leaves out a job whose reservation would start after every
+// later window from now has closed. The profile is then exact only before
+// `exact_until` (what was left out lies after it), where it has fewer
+// reservations (more free nodes) than the full one: a window found there is
+// the full schedule's; one found reaching past it starts no earlier than the
+// full schedule's, so its job is left out too unless it starts now.
 std::vector<Time> reserve(const SiteView& v, bool only_now) {
   // The profile: free nodes from each breakpoint on; the last lasts for ever.
   struct Step {
@@ -35,9 +41,18 @@ std::vector<Time> reserve(const SiteView& v, bool only_now) {
   std::vector<Time> out(v.queue.size(), kNever);
   // The narrowest width from each position on.
   std::vector<int> narrowest(v.queue.size() + 1, INT32_MAX);
+  // The end of the longest window from now that a job after each position
+  // could need, if it fits the nodes free now (kNever: one of unknown length).
+  std::vector<Time> horizon(v.queue.size() + 1, v.now);
   if (only_now)
-    for (std::size_t q = v.queue.size(); q-- > 0;)
+    for (std::size_t q = v.queue.size(); q-- > 0;) {
       narrowest[q] = std::min(narrowest[q + 1], v.queue[q].width);
+      const Time p = v.queue[q].predicted;
+      const Time end =
+          v.queue[q].width > v.free ? v.now : finish(v.now, p == kUnknown ? p : std::max<Time>(p, 1));
+      horizon[q] = std::max(horizon[q + 1], end);
+    }
+  Time exact_until = kNever;
   for (std::size_t q = 0; q < v.queue.size(); ++q) {
     // Reservations after now never take nodes from the first step.
     if (only_now && profile.front().free < narrowest[q]) break;
@@ -54,7 +69,17 @@ std::vector<Time> reserve(const SiteView& v, bool only_now) {
         continue;
       }
       const Time start = profile[i].at, end = finish(start, len);
+      if (only_now && start > v.now && start >= std::min(horizon[q + 1], exact_until)) {
+        exact_until = std::min(exact_until, start);
+        break;
+      }
       if (k + 1 < profile.size() && profile[k + 1].at < end) continue;
+      if (end > exact_until) {
+        // Rare: a job that would start now in a profile no longer exact there.
+        if (start == v.now) return reserve(v, false);
+        exact_until = start;
+        break;
+      }
       out[q] = start;
       if (end != kNever && (k + 1 == profile.size() || profile[k + 1].at != end))
         profile.insert(profile.begin() + static_cast<std::ptrdiff_t>(k) + 1, Step{end, profile[k].free});
