@@ -16,6 +16,11 @@ struct SpacePolicy {
   bool completion_decide = false;  // start only where the predicted completion is best (needs kConservative)
   bool efficacy_priority = false;  // queue order by efficacy, then (submit, id)
   bool completion_select = false;  // choose the K sites by predicted completion, not load
+  // One site under FirstFit, Random, Backfill or EASY: find the waiting jobs
+  // that fit through a FitIndex, so that a pass costs the jobs it looks at;
+  // false: scan the pass's whole view with pick.h's rules (the reference the
+  // tests hold the index to). The same schedules either way.
+  bool indexed = true;
 };
 RunResult simulate_space(const std::string& name, const SpacePolicy& p, const Workload& w, const Machine& m,
                          const RunOptions& o);

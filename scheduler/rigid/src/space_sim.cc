@@ -8,8 +8,10 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "algorithms/prediction.h"
 #include "algorithms/site_choice.h"
 #include "engines.h"
+#include "fit_index.h"
 #include "piranha/rigid/pick.h"
 
 namespace piranha::rigid {
@@ -27,7 +29,11 @@ class SpaceSim {
         rng_(o.seed, 2),
         jobs_(w.jobs.size()),
         sites_(m.sites.size()),
-        multi_(m.sites.size() > 1) {
+        multi_(m.sites.size() > 1),
+        indexed_(p.indexed && !multi_ &&
+                 (p.local == Local::kFirstFit || p.local == Local::kRandom || p.local == Local::kBackfill ||
+                  p.local == Local::kEasy)),
+        fit_(indexed_ ? w.jobs.size() : 0) {
     for (std::size_t s = 0; s < sites_.size(); ++s) sites_[s].free = m.sites[s].nodes;
     for (const auto& site : m.sites) nodes_.push_back(site.nodes);
     if (multi_) {
@@ -67,6 +73,8 @@ class SpaceSim {
       while (next < n && w_.jobs[next].submit == t) arrive(next++, t);
       if (p_.completion_decide)
         pass_by_completion(t);
+      else if (indexed_)
+        pass_indexed(t);
       else
         pass_by_start(t);
       if (o_.progress && next % 1000 == 0 && next > 0 && next != last_progress_) {
@@ -231,6 +239,9 @@ class SpaceSim {
   void start(std::size_t j, int s, Time t) {
     if (multi_) {
       while (!queued_[j].sites.empty()) unqueue(j, queued_[j].sites.front());
+    } else if (indexed_) {
+      fit_.clear(j);
+      --sites_[0].live;
     } else {
       ++sites_[0].stale;
       --sites_[0].live;
@@ -284,6 +295,12 @@ class SpaceSim {
         if (s < 64) mask_[j] |= std::uint64_t{1} << s;
       }
     }
+    if (indexed_) {
+      // One site in (submit, id) order: the job's index is its queue position.
+      fit_.set(j, job.width);
+      ++sites_[0].live;
+      return;
+    }
     for (int s : cand) {
       // Efficacy is known only where a job is still queued.
       compact(s, p_.efficacy_priority);
@@ -334,6 +351,59 @@ class SpaceSim {
       // On one site a second sweep starts nothing: every rule has already
       // taken all it would with the nodes left.
       if (!multi_) return;
+    }
+  }
+
+  // pass_by_start's rules on one site, each fitting job found through the
+  // index (jobs in index order are in queue order): FirstFit and Random look
+  // only at jobs that fit, Backfill and EASY also at the heads.
+  void pass_indexed(Time t) {
+    auto& st = sites_[0];
+    if (st.live == 0) return;
+    const auto n = w_.jobs.size();
+    const auto width = [&](std::size_t j) { return w_.jobs[j].width; };
+    if (p_.local == Local::kFirstFit) {
+      for (std::size_t j = fit_.next_fit(0, st.free); j < n && st.free > 0; j = fit_.next_fit(j + 1, st.free))
+        start(j, 0, t);
+      return;
+    }
+    if (p_.local == Local::kRandom) {
+      auto& fitting = scratch_order_;
+      for (;;) {
+        fitting.clear();
+        for (std::size_t j = fit_.next_fit(0, st.free); j < n; j = fit_.next_fit(j + 1, st.free))
+          fitting.push_back(j);
+        if (fitting.empty()) return;
+        start(fitting[rng_.below(fitting.size())], 0, t);
+      }
+    }
+    // Backfill and EASY: the heads while they fit (FIFO), then the head's shadow.
+    std::size_t head = fit_.next(0);
+    while (head < n && width(head) <= st.free) {
+      start(head, 0, t);
+      head = fit_.next(head + 1);
+    }
+    if (head == n) return;
+    // The running jobs, the heads just started among them, with their predicted ends.
+    auto& r = scratch_r_;
+    r.clear();
+    for (auto j : st.running) {
+      const Time pr = predict(j, 0);
+      r.push_back({width(j), pr == kUnknown ? kUnknown : jobs_[j].start + pr});
+    }
+    const Shadow shadow =
+        shadow_of(SiteView{t, m_.sites[0].nodes, st.free, r, std::span<const WaitingJob>{}}, width(head));
+    if (shadow.time == kNever) return;
+    int spare = shadow.extra;
+    for (std::size_t j = fit_.next_fit(head + 1, st.free); j < n && st.free > 0;
+         j = fit_.next_fit(j + 1, st.free)) {
+      const Time pr = predict(j, 0);
+      if (pr != kUnknown && rigid::finish(t, pr) <= shadow.time) {
+        start(j, 0, t);
+      } else if (p_.local == Local::kEasy && width(j) <= spare) {
+        spare -= width(j);
+        start(j, 0, t);
+      }
     }
   }
 
@@ -390,6 +460,8 @@ class SpaceSim {
   std::vector<SiteState> sites_;
   std::vector<int> nodes_;  // each site's nodes
   bool multi_;
+  bool indexed_;  // pass_indexed: one site, FirstFit, Random, Backfill or EASY
+  FitIndex fit_;  // indexed_: the waiting jobs by index
   // Scratch of the passes, kept to spare an allocation per pass.
   std::vector<WaitingJob> scratch_q_;
   std::vector<RunningJob> scratch_r_;

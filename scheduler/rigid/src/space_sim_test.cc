@@ -1,6 +1,9 @@
 // The space-sharing algorithms on workloads small enough to work out by hand.
 #include <doctest/doctest.h>
 
+#include <random>
+
+#include "engines.h"
 #include "piranha/rigid/algorithm.h"
 #include "test_util.h"
 
@@ -174,6 +177,47 @@ TEST_CASE("MR's COMPLETION select reserves every queued job, also one too wide t
   CHECK(r.jobs[3].site == 0);
   CHECK(r.jobs[3].start == 15);
   CHECK(r.jobs[3].completion == 115);
+}
+
+TEST_CASE(
+    "FirstFit, Random, Backfill, EASY: the indexed queue gives the schedules of a scan of the whole view") {
+  std::mt19937_64 rng(33);
+  auto draw = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  using Local = SpacePolicy::Local;
+  for (int round = 0; round < 150; ++round) {
+    CAPTURE(round);
+    const int nodes = draw(1, 32);
+    Workload w;
+    w.source = "random.swf";
+    Time submit = 0;
+    for (int i = 0; i < 80; ++i) {
+      RigidJob j;
+      j.id = i + 1;
+      j.submit = submit += draw(0, 4);
+      j.runtime = draw(0, 60);
+      j.width = draw(0, 2) == 0 ? draw(1, nodes) : draw(1, std::min(nodes, 3));
+      j.estimate = draw(0, 3) == 0 ? kUnknown : j.runtime + draw(-10, 40) * (j.runtime > 10);
+      j.user = draw(0, 3);
+      w.jobs.push_back(j);
+    }
+    for (auto local : {Local::kFirstFit, Local::kRandom, Local::kBackfill, Local::kEasy})
+      for (auto estimates : {Estimates::kSwf, Estimates::kLearn, Estimates::kExact}) {
+        CAPTURE(static_cast<int>(local));
+        CAPTURE(static_cast<int>(estimates));
+        RunOptions o;
+        o.estimates = estimates;
+        o.seed = static_cast<std::uint64_t>(round);
+        SpacePolicy p;
+        p.local = local;
+        const auto indexed = simulate_space("x", p, w, single_site(nodes), o);
+        p.indexed = false;
+        const auto scanned = simulate_space("x", p, w, single_site(nodes), o);
+        for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+          CAPTURE(j);
+          REQUIRE(indexed.jobs[j].start == scanned.jobs[j].start);
+        }
+      }
+  }
 }
 
 }  // namespace piranha::rigid
