@@ -6,7 +6,8 @@
     scripts/perf-summary.py --stdout   # print the section instead
 
 Reads every docs/perf/*.json: each is one run's JSON object as `piranha ts bench
---json`, `bench/runtime.sh --json` or `bench/nps.sh --json` prints it, so a new run
+--json`, `bench/runtime.sh --json`, `bench/nps.sh --json` or `rigid_bench --json`
+prints it, so a new run
 is added by saving its output there. An optional "provenance" object says which
 benchmark it is (otherwise the keys tell), names the run ("run"), its commit, and,
 for a run measured before its JSON was kept, the section of
@@ -34,7 +35,11 @@ BENCHMARKS = {
     "ts_bench": ("`piranha ts bench`", "The tuple space against Redis and raw ZeroMQ"),
     "runtime": ("`bench/runtime.sh`", "The Piranha runtime: cmatrix, job start, retreats"),
     "nps": ("`bench/nps.sh`", "The Network Piranha Scheduler against the agents' native policy"),
+    "rigid": ("`rigid_bench`", "Rigid jobs at archive scale"),
 }
+
+# pyss on 100,000 LANL-CM5 jobs (550 MHz Pentium III): the rigid figures' outside anchor.
+PYSS = "pyss 2,457 jobs/s (550 MHz Pentium III, not this machine)"
 
 
 def kind_of(run):
@@ -47,6 +52,8 @@ def kind_of(run):
         return "runtime"
     if "overhead_ratio" in run or "batch_ratio" in run:
         return "nps"
+    if "workload" in run and "results" in run:
+        return "rigid"
     raise SystemExit(f"perf-summary.py: {run['_file']}: not the output of a known benchmark")
 
 
@@ -285,7 +292,71 @@ def nps_figures():
     ]
 
 
-FIGURES = {"ts_bench": ts_figures(), "runtime": runtime_figures(), "nps": nps_figures()}
+def rigid_figures():
+    # rigid_bench gives a list of results per workload; load() indexes them as
+    # by.WORKLOAD.ALGORITHM, WORKLOAD "lublin_256" (data/lublin_256.swf) or "synthetic_N"
+    # (N jobs of the Lublin model, 256 nodes, seed 0).
+    million = "by.synthetic_1000000"
+
+    def rate(alg):
+        return lambda r: f"{num(get(r, f'{million}.{alg}.jobs_per_cpu_second'))} jobs per CPU s"
+
+    def floor(r):
+        return both(labelled("FIFO (the event loop's floor)", get(r, f"{million}.FIFO.jobs_per_cpu_second"),
+                             " jobs per CPU s"), PYSS)
+
+    return [
+        {
+            "name": "EASY, 1,000,000 synthetic jobs (256 nodes, seed 0)",
+            "key": f"{million}.EASY.jobs_per_cpu_second",
+            "value": rate("EASY"),
+            "anchor": floor,
+            "ratio": lambda r: None,
+            "aim": "≥ 1,000,000 jobs/s",
+            "met": lambda r, x: get(r, f"{million}.EASY.jobs_per_cpu_second") >= 1e6,
+        },
+        {
+            "name": "Conservative, the same jobs",
+            "key": f"{million}.Conservative.jobs_per_cpu_second",
+            "value": rate("Conservative"),
+            "anchor": floor,
+            "ratio": lambda r: None,
+            "aim": "",
+            "met": lambda r, x: None,
+        },
+        {
+            "name": "every one-site algorithm (14), the same jobs",
+            "key": f"{million}.all.cpu_seconds",
+            "value": lambda r: f"{num(get(r, f'{million}.all.cpu_seconds'), 1)} CPU s",
+            "anchor": lambda r: "",
+            "ratio": lambda r: None,
+            "aim": "",
+            "met": lambda r, x: None,
+        },
+        {
+            "name": "the default one-site list (14) on `data/lublin_256.swf` (10,000 jobs, queues of thousands)",
+            "key": "by.lublin_256.all.cpu_seconds",
+            "value": lambda r: f"{num(get(r, 'by.lublin_256.all.cpu_seconds'), 2)} CPU s",
+            "anchor": lambda r: labelled("of which Conservative", get(r, "by.lublin_256.Conservative.cpu_seconds"),
+                                         " CPU s", 2),
+            "ratio": lambda r: None,
+            "aim": "≤ 2 s",
+            "met": lambda r, x: get(r, "by.lublin_256.all.cpu_seconds") <= 2,
+        },
+        {
+            "name": "peak memory per job, 1,000,000 jobs, the most of any algorithm",
+            "key": f"{million}.all.peak_bytes_per_job",
+            "value": lambda r: f"{num(get(r, f'{million}.all.peak_bytes_per_job'))} B",
+            "anchor": lambda r: "",
+            "ratio": lambda r: None,
+            "aim": "≤ 200 B",
+            "met": lambda r, x: get(r, f"{million}.all.peak_bytes_per_job") <= 200,
+        },
+    ]
+
+
+FIGURES = {"ts_bench": ts_figures(), "runtime": runtime_figures(), "nps": nps_figures(),
+           "rigid": rigid_figures()}
 
 
 def describe(run):
@@ -303,12 +374,28 @@ def describe(run):
     return text
 
 
+def index_rigid(run):
+    # The 14 one-site algorithms only: a total over a shorter list is not the figure.
+    w = run["workload"]
+    name = ("lublin_256" if w["source"].endswith("lublin_256.swf") else
+            f"synthetic_{w['jobs']}" if w["source"] == f"lublin(jobs={w['jobs']},nodes=256,seed=0)" else None)
+    if name is None:
+        return
+    by = {r["algorithm"]: r for r in run["results"]}
+    if len(by) == 14:
+        by["all"] = {"cpu_seconds": run["total_cpu_seconds"],
+                     "peak_bytes_per_job": max(r["peak_bytes_per_job"] for r in run["results"])}
+    run["by"] = {name: by}
+
+
 def load():
     runs = []
     for f in sorted(glob.glob(os.path.join(ROOT, "docs", "perf", "*.json"))):
         with open(f, encoding="utf-8") as fh:
             run = json.load(fh)
         run["_file"] = os.path.relpath(f, ROOT)
+        if kind_of(run) == "rigid":
+            index_rigid(run)
         runs.append(run)
     return runs
 

@@ -8,7 +8,9 @@
 // algorithm runs in a child process of its own so that its peak memory can
 // be told apart: reported are the CPU seconds (user + system) and wall
 // seconds of the run, jobs per CPU second, and the growth of the peak
-// resident set during the run per job. Asserts nothing about speed.
+// resident set during the run per job. Asserts nothing about speed. With
+// --json, one object (its "date" the start, UTC) that scripts/perf-summary.py
+// reads from docs/perf/ (docs/performance.md, "Adding a run").
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -134,6 +137,10 @@ int main(int argc, char** argv) try {
   }
   const rigid::Machine m = rigid::single_site(a.swf.empty() || w.max_nodes < 1 ? a.nodes : w.max_nodes);
   nlohmann::ordered_json report;
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  report["date"] = date;
   report["workload"] = {{"source", w.source}, {"jobs", w.jobs.size()}, {"nodes", m.sites[0].nodes}};
   report["results"] = nlohmann::ordered_json::array();
   double total = 0;
