@@ -138,8 +138,8 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
       sys::replace(ws01, sys::node_template("ws01"),
                    sys::NodeRecord{"ws01", 1, 1.0, sys::NodeState::Available, sys::wall_now()}.to_tuple());
       ws01.flush();
-      ws01.out(sys::kSpace,
-               sys::NodeRecord{"ws02", 1, 1.0, sys::NodeState::Down, sys::wall_now()}.to_tuple());
+      ws01.out_posted(sys::kSpace,
+                      sys::NodeRecord{"ws02", 1, 1.0, sys::NodeState::Down, sys::wall_now()}.to_tuple());
       try {
         ws01.flush();
         FAIL("the server took another node's record");

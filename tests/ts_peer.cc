@@ -72,7 +72,7 @@ int run(int argc, char** argv) {
   if (command == "out" && argc == 6) {
     n = std::stoll(argv[4]);
     std::this_thread::sleep_for(std::chrono::milliseconds(std::stoll(argv[5])));
-    space.out("task", n);
+    space.out_posted("task", n);
     std::cout << "wrote " << n << std::endl;
     return 0;
   }

@@ -59,7 +59,7 @@ void sample_round_trips(const RunContext& ctx, const ServerProcess& server, ts::
     }
     auto id = static_cast<std::int64_t>(i);
     auto t0 = Clock::now();
-    space.out("task", id, blob);
+    space.out_posted("task", id, blob);
     auto t1 = Clock::now();
     ts::Tuple t = space.in("task", formal<std::int64_t>, formal<ts::Blob>);
     auto t2 = Clock::now();
@@ -167,8 +167,8 @@ Latency measure_in(const Sizes& z, ts::Space& space, std::int64_t& next_id) {
   us.reserve(z.samples);
   for (std::size_t i = 0; i < z.warmup + z.samples; ++i) {
     std::int64_t id = next_id++;
-    space.out("probe", id, blob);
-    space.connection().flush();  // out is posted: time the in alone
+    space.out_posted("probe", id, blob);
+    space.connection().flush();  // time the in alone
     auto t0 = Clock::now();
     ts::Tuple t = space.in("probe", formal<std::int64_t>, formal<ts::Blob>);
     auto t1 = Clock::now();
@@ -389,7 +389,7 @@ int run_ts_worker(const std::string& endpoint, const std::string& name, long id)
     ts::Tuple t = space.in("task", formal<std::int64_t>, formal<ts::Blob>);
     std::int64_t task = t.get<std::int64_t>(1);
     if (task < 0) return 0;
-    space.out("done", task, t.get<ts::Blob>(2));
+    space.out_posted("done", task, t.get<ts::Blob>(2));
   }
 }
 

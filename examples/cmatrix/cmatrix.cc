@@ -206,7 +206,7 @@ int feeder(piranha::Feeder& f) {
     std::vector<double> cols(static_cast<std::size_t>((end - first) * n));
     for (int64_t j = first; j < end; ++j)
       for (int64_t r = 0; r < n; ++r) cols[static_cast<std::size_t>((j - first) * n + r)] = b[r * n + j];
-    space.out("B", k, first, pack(cols));
+    space.out_posted("B", k, first, pack(cols));
   }
   // Tuples go to the space as they are made, with put(chunk): requests of at
   // most 50,000 tuples and a few megabytes, well under the server's limit

@@ -23,7 +23,7 @@ std::string ms_text(Millis ms) {
   return std::to_string(ms) + " ms";
 }
 
-// Posted outs allowed in flight before out() waits for some acknowledgements,
+// Posted requests allowed in flight before the next post waits for some acknowledgements,
 // so a fast producer cannot queue without bound.
 constexpr std::size_t kPostWindow = 1024;
 
@@ -376,6 +376,11 @@ void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bo
 }
 
 void Client::out(std::string_view space, const Tuple& t) {
+  encode_out(frame_, next_id_++, space, t);
+  call(Retry::Fail);
+}
+
+void Client::out_posted(std::string_view space, const Tuple& t) {
   throw_deferred();
   encode_out(frame_, next_id_++, space, t);
   post(false, 0);

@@ -19,7 +19,7 @@ TEST_CASE("a posted out is stored by the time the next call returns") {
   EmbeddedServer server;
   Client writer(server.endpoint());
   Client reader(server.endpoint());
-  for (int i = 0; i < 3000; ++i) writer.space("s").out("t", i);  // beyond the post window
+  for (int i = 0; i < 3000; ++i) writer.space("s").out_posted("t", i);  // beyond the post window
   CHECK(writer.stats("s")->tuples == 3000);
   CHECK(reader.space("s").inp("t", 0).has_value());
   CHECK(reader.space("s").inp("t", 2999).has_value());
@@ -29,7 +29,7 @@ TEST_CASE("a client's destructor flushes its posted outs") {
   EmbeddedServer server;
   {
     Client writer(server.endpoint());
-    writer.space("s").out("last words", 1);
+    writer.space("s").out_posted("last words", 1);
   }
   Client reader(server.endpoint());
   CHECK(reader.space("s").inp("last words", formal<std::int64_t>).has_value());
@@ -39,7 +39,7 @@ TEST_CASE("an error a posted out got is thrown by the next call, once") {
   EmbeddedServer server;
   Client c(server.endpoint());
   std::string long_name(kMaxSpaceNameBytes + 1, 'x');
-  c.out(long_name, Tuple::of("t", 1));  // the server rejects the space name
+  c.out_posted(long_name, Tuple::of("t", 1));  // the server rejects the space name
   try {
     c.stats();
     FAIL("the posted out's error was not reported");

@@ -78,7 +78,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     std::optional<Blocking> blocking;
     Millis since = 0;      // when it was submitted
     Millis deadline = -1;  // -1: none while connected (a blocking in/rd)
-    // A posted completion: nobody waits on `reply`; its answer is recorded.
+    // A posted out (lease 0) or completion of `lease`: nobody waits on
+    // `reply`; its answer is recorded.
     bool posted = false;
     LeaseId lease = 0;
   };
@@ -121,9 +122,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   std::optional<TupleSpaceError> failure;
   bool stopping = false;
   bool activity = false;                    // a request or waiter arrived since the dispatcher last looked
-  std::size_t posted = 0;                   // posted completions not yet answered
+  std::size_t posted = 0;                   // posted requests not yet answered
   std::vector<LeaseId> lost_leases;         // posted completions the server refused
-  std::optional<TupleSpaceError> deferred;  // the first other error a posted completion got
+  std::optional<TupleSpaceError> deferred;  // the first other error a posted request got
   boost::fibers::mutex posted_mutex;        // only for posted_done
   boost::fibers::condition_variable posted_done;
   boost::fibers::mutex mutex;  // only for the condition variable; one thread, no contention
@@ -151,8 +152,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   }
 
   // Sends `frame` as request `rid` and returns the future of its reply.
-  // A `posted` lease makes it a posted completion of that lease: its answer
-  // is recorded by settle() and the future is never made ready.
+  // A `posted_lease` makes it a posted request, a completion of that lease
+  // (0: an out): its answer is recorded by settle() and the future is never
+  // made ready.
   // `wait` is how long the server may hold the request (an in/rd's timeout,
   // else 0); `retry` says what a lost connection does to it.
   boost::fibers::future<Reply> submit(std::uint64_t rid, Retry retry, Millis wait = 0,
@@ -205,10 +207,11 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   void lose_session() {
     if (connected) lost_at = steady_ms();
     connected = false;
-    auto unknown = std::make_exception_ptr(client_error(
+    const TupleSpaceError unknown_out = client_error(
         Code::UnknownOutcome, "the connection to " + endpoint +
                                   " was lost before the answer to a request that changes the space; it may "
-                                  "or may not have been carried out"));
+                                  "or may not have been carried out");
+    auto unknown = std::make_exception_ptr(unknown_out);
     for (auto it = pending.begin(); it != pending.end();) {
       Pending& p = it->second;
       if (!p.sent || p.retry == Retry::Resend) {
@@ -216,7 +219,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
         ++it;
         continue;
       }
-      if (p.posted) {
+      if (p.posted && p.lease == 0) {
+        settle(p, nullptr, &unknown_out);
+      } else if (p.posted) {
         // Results stay exactly once either way: see take_lost_leases().
         lost_leases.push_back(p.lease);
         if (--posted == 0) posted_done.notify_all();
@@ -305,9 +310,9 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
-  // Records the answer to a posted completion.
+  // Records the answer to a posted request.
   void settle(const Pending& p, const Reply* r, const TupleSpaceError* failed) {
-    if (r && r->status == Reply::Status::Error && r->code == Code::UnknownLease)
+    if (r && r->status == Reply::Status::Error && r->code == Code::UnknownLease && p.lease != 0)
       lost_leases.push_back(p.lease);
     else if (r && r->status == Reply::Status::Error && !deferred)
       deferred = error_of(*r);
@@ -316,7 +321,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     if (--posted == 0) posted_done.notify_all();
   }
 
-  // Waits (this fiber only) until every posted completion is answered, or
+  // Waits (this fiber only) until every posted request is answered, or
   // at most `limit` when given; false on timeout.
   bool wait_posted(std::optional<std::chrono::milliseconds> limit) {
     std::unique_lock<boost::fibers::mutex> lock(posted_mutex);
@@ -551,7 +556,7 @@ FiberClient::FiberClient(std::string endpoint, ClientOptions options)
 }
 
 FiberClient::~FiberClient() {
-  // Posted completions must reach the server before the session ends.
+  // Posted outs and completions must reach the server before the session ends.
   if (impl_->posted > 0 && !impl_->failure) impl_->wait_posted(impl_->options.connect_timeout);
   impl_->close();
 }
@@ -564,6 +569,12 @@ void FiberClient::out(std::string_view space, const Tuple& t) {
   std::uint64_t rid = impl_->begin();
   encode_out(impl_->frame, rid, space, t);
   impl_->call(rid, Impl::Retry::Fail);
+}
+
+void FiberClient::out_posted(std::string_view space, const Tuple& t) {
+  std::uint64_t rid = impl_->begin();
+  encode_out(impl_->frame, rid, space, t);
+  impl_->submit(rid, Impl::Retry::Fail, 0, LeaseId{0});
 }
 
 void FiberClient::out_many(std::string_view space, const std::vector<Tuple>& ts) {

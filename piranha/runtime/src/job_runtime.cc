@@ -366,7 +366,7 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
     else if (!back.empty())
       client->complete_all_posted(back, job->space, tuples);
     if (retreating && !ws.job_ended)
-      client->out(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
+      client->out_posted(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
     settle();
     if (retreating) detail::settle_completions(ws, false);
     if (ws.lost > 0)

@@ -10,23 +10,28 @@
 // thread-safe: use one per thread (or a FiberClient for many fibers). Errors
 // the server reports are thrown as TupleSpaceError.
 //
-// out() is posted, as Linda's out is non-blocking: it returns once the tuple
-// is queued for the server, without waiting for the reply. The server handles
-// one connection's requests in order, so by the time any later call on this
-// Client returns (or flush() returns), every earlier out is stored; a tuple
-// another process takes because of something this client wrote later is
-// therefore always there. An error for a posted out (rare: field types are
-// checked at compile time and sizes before sending) is thrown by the next
-// call that returns after it arrives (never one that took tuples, which
-// would lose them), or by flush(). The destructor flushes, so nothing posted is lost when a
-// program ends normally.
+// Two forms of out, with the same meaning in Client and FiberClient:
+//  - out() waits for the server's answer: when it returns the tuple is
+//    stored, and a refusal (not_permitted, bad_request) is thrown by it.
+//  - out_posted() is Linda's non-blocking out: it returns once the tuple is
+//    queued for the server, without waiting for the answer. The server
+//    handles one connection's requests in order, so by the time any later
+//    call on this Client returns (or flush() returns), every earlier posted
+//    out is stored; a tuple another process takes because of something this
+//    client wrote later is therefore always there. An error for a posted out
+//    (rare: field types are checked at compile time and sizes before
+//    sending) is thrown by the next call that returns after it arrives
+//    (never one that took tuples, which would lose them), or by flush(). The
+//    destructor flushes, so nothing posted is lost when a program ends
+//    normally. A writer of many tuples (a feeder's tasks) posts them and
+//    pays one round trip for all instead of one each.
 //
 // Completion. complete(lease, space, tuples) ends a lease and writes result
 // tuples in one step of the server: either both happen or, when the lease is
 // no longer this client's (expired, returned when the session ended, already
 // acked), neither does. A task's results therefore arrive exactly once however
 // workers die or stall. complete_posted() is its posted form: it returns at
-// once like out(); a refusal is not thrown but recorded, and
+// once like out_posted(); a refusal is not thrown but recorded, and
 // take_lost_leases() reports the refused leases.
 //
 // Faults. No call waits for ever on a server that is gone or frozen:
@@ -219,9 +224,14 @@ class Client {
   // one), then the timeout, then the lease. timeout: kForever waits for
   // ever, 0 never waits. lease > 0 takes under a lease (in only).
   //
-  // out posts (see above); throws TupleSpaceError(Code::TooLarge) at once when
-  // the request exceeds the server's limit.
+  // out waits for the server's answer (see above): the tuple is stored when
+  // it returns. Throws the server's refusal, or TupleSpaceError(Code::TooLarge)
+  // before sending when the request exceeds the server's limit.
   void out(std::string_view space, const Tuple& t);
+  // out_posted posts (see above): returns once the tuple is queued; a refusal
+  // is thrown by a later call or flush(). Throws TupleSpaceError(Code::TooLarge)
+  // at once, posting nothing, when the request exceeds the server's limit.
+  void out_posted(std::string_view space, const Tuple& t);
   // Waits until the server has handled every posted out and posted
   // completion; throws the first error any of them got (a refused
   // completion is not an error: see take_lost_leases()).
@@ -266,7 +276,7 @@ class Client {
   // returns false. 1 to kMaxTuplesPerRequest leases.
   bool complete_all(const std::vector<LeaseId>& leases, std::string_view space, const std::vector<Tuple>& ts);
   // The posted form of complete(): returns once the request is queued, like
-  // out(), with the same ordering guarantee (a later call on this Client, or
+  // out_posted(), with the same ordering guarantee (a later call on this Client, or
   // flush(), returns only after the server has handled it). A refusal
   // (unknown_lease) is never thrown: the lease is recorded for
   // take_lost_leases(). Other errors are reported as a posted out's are.
@@ -283,7 +293,7 @@ class Client {
                            const std::vector<Tuple>& ts);
   // Prefetching (a piranha asks for its next task while computing this
   // one): sends an in of `t` that does not wait (timeout 0) under a lease of
-  // `lease` (> 0), and returns at once, like a posted out; the answer is
+  // `lease` (> 0), and returns at once, like out_posted(); the answer is
   // read in order with the other posted requests, and take_prefetched()
   // hands it over. One at a time: throws std::logic_error when one is
   // outstanding. A tuple it took returns to its space if the connection is
@@ -423,10 +433,15 @@ class BasicSpace {
   const std::string& name() const { return name_; }
   Connection& connection() const { return *c_; }
 
-  // Writes one tuple: space.out("task", 3, 2.5).
+  // Writes one tuple and waits until it is stored: space.out("task", 3, 2.5).
   template <class... A>
   void out(A&&... fields) {
     c_->out(name_, detail::tuple_of(std::forward<A>(fields)...));
+  }
+  // Writes one tuple without waiting for the server's answer (Client::out_posted).
+  template <class... A>
+  void out_posted(A&&... fields) {
+    c_->out_posted(name_, detail::tuple_of(std::forward<A>(fields)...));
   }
   void out_many(const std::vector<Tuple>& ts) { c_->out_many(name_, ts); }
 

@@ -112,7 +112,15 @@ class FiberClient {
   // Timeouts and leases as Client's, in the same order (max, timeout,
   // lease): kForever waits for ever, 0 never waits (the server keeps the
   // time). lease > 0 takes under a lease.
+  //
+  // out waits for the server's answer, as Client::out does: the tuple is
+  // stored when it returns, and a refusal is thrown by it.
   void out(std::string_view space, const Tuple& t);
+  // As Client::out_posted: sends the tuple and returns without waiting for
+  // the answer; a later request of this client is handled after it. Any
+  // error it gets (including "unknown_outcome" when the connection is lost
+  // before its answer, and "closed") is thrown by the next flush().
+  void out_posted(std::string_view space, const Tuple& t);
   void out_many(std::string_view space, const std::vector<Tuple>& ts);
   std::optional<Leased> in(std::string_view space, const Template& t,
                            std::chrono::milliseconds timeout = kForever,
@@ -136,18 +144,17 @@ class FiberClient {
   // of the server; false, having written nothing, when the lease is not held.
   bool complete(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
   // As Client::complete_posted: sends the completion and returns without
-  // waiting for the answer (this client's out() does wait, so completions
-  // are its only posted requests). A refusal is recorded for
-  // take_lost_leases(); any other error a posted completion gets (including
-  // "closed") is thrown by the next flush().
+  // waiting for the answer. A refusal is recorded for take_lost_leases();
+  // any other error a posted completion gets (including "closed") is thrown
+  // by the next flush().
   void complete_posted(LeaseId lease, std::string_view space, const std::vector<Tuple>& ts);
   // The leases whose posted completion was refused, or whose answer was lost
   // with the connection (as Client::take_lost_leases), that no earlier call
   // reported, in arrival order. Never blocks and never throws.
   std::vector<LeaseId> take_lost_leases();
-  // Blocks the calling fiber until every posted completion is answered, then
-  // throws the first non-refusal error one of them got, if any. The
-  // destructor waits the same way (at most connect_timeout).
+  // Blocks the calling fiber until every posted out and completion is
+  // answered, then throws the first non-refusal error one of them got, if
+  // any. The destructor waits the same way (at most connect_timeout).
   void flush();
   WatchId watch(std::string_view space, const Template& t);
   // Throws TupleSpaceError(Code::UnknownWatch) when `id` is not this client's.

@@ -98,10 +98,12 @@ class Feeder {
   const std::vector<std::string>& args() const;
   std::int64_t job_id() const;
 
-  // Writes the task ("task", fields...) and counts it in tasks_left.
+  // Writes the task ("task", fields...) and counts it in tasks_left. Posted
+  // (ts::Client::out_posted): a feeder writing many tasks does not wait for
+  // each; a refusal is thrown by a later call.
   template <class... A>
   void put_task(A&&... fields) {
-    space().out(kTaskTag, std::forward<A>(fields)...);
+    space().out_posted(kTaskTag, std::forward<A>(fields)...);
     count_tasks(1);
   }
   // Writes many tasks in one request; each tuple must start with "task".
