@@ -81,7 +81,9 @@ ClientOptions with_environment_keys(ClientOptions options) {
 }
 
 Client::Client(std::string endpoint, ClientOptions options)
-    : endpoint_(std::move(endpoint)), options_(with_environment_keys(std::move(options))) {
+    : endpoint_(std::move(endpoint)),
+      options_(with_environment_keys(std::move(options))),
+      watches_(std::make_unique<detail::WatchTable>()) {
   open_session(steady_ms() + options_.connect_timeout.count());
 }
 
@@ -101,7 +103,7 @@ void Client::open_session(Millis deadline) {
     Reply r;
     Received got = receive_until(rid, r, deadline, true);
     if (got == Received::Reply && r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
-    for (auto it = watches_.begin(); got == Received::Reply && it != watches_.end(); ++it) {
+    for (auto it = watches_->all().begin(); got == Received::Reply && it != watches_->all().end(); ++it) {
       std::uint64_t wid = next_id_++;
       encode_watch(control_, wid, it->second.space, it->second.tmpl);
       socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
@@ -263,10 +265,8 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
     }
     Reply r = decode_reply(std::string_view(static_cast<const char*>(msg.data()), msg.size()));
     if (r.status == Reply::Status::Event) {
-      WatchId id = r.number;
-      for (const auto& [mine, w] : watches_)
-        if (w.server_id == r.number) id = mine;
-      events_.push_back(WatchEvent{id, r.event, std::move(r.space), std::move(r.tuples.at(0))});
+      events_.push_back(
+          WatchEvent{watches_->caller_id(r.number), r.event, std::move(r.space), std::move(r.tuples.at(0))});
       if (rid == 0) {  // next_event() is waiting for exactly this
         out = Reply{};
         out.status = Reply::Status::Event;
@@ -534,20 +534,12 @@ void Client::renew(LeaseId lease, std::chrono::milliseconds duration) {
 
 WatchId Client::watch(std::string_view space, const Template& t) {
   encode_watch(frame_, next_id_++, space, t);
-  WatchId server_id = call(Retry::Resend).number;
-  WatchId id = next_watch_++;
-  watches_.emplace(id, Watched{std::string(space), t, server_id});
-  return id;
+  return watches_->add(space, t, call(Retry::Resend).number);
 }
 
 void Client::unwatch(WatchId id) {
-  auto it = watches_.find(id);
-  if (it == watches_.end())
-    throw TupleSpaceError::of(Code::UnknownWatch,
-                              "watch " + std::to_string(id) + " is not one of this client's watches");
-  encode_unwatch(frame_, next_id_++, it->second.server_id);
   // The watch ends with a lost session and is not re-established.
-  watches_.erase(it);
+  encode_unwatch(frame_, next_id_++, watches_->remove(id));
   call(Retry::Done);
 }
 

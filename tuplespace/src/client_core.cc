@@ -30,4 +30,27 @@ std::vector<Leased> leased_of(Reply&& r) {
   return taken;
 }
 
+WatchId WatchTable::add(std::string_view space, const Template& t, WatchId server_id) {
+  WatchId id = next_++;
+  watches_.emplace(id, Watched{std::string(space), t, server_id});
+  return id;
+}
+
+WatchId WatchTable::remove(WatchId id) {
+  auto it = watches_.find(id);
+  if (it == watches_.end())
+    throw TupleSpaceError::of(Code::UnknownWatch,
+                              "watch " + std::to_string(id) + " is not one of this client's watches");
+  WatchId server_id = it->second.server_id;
+  watches_.erase(it);
+  return server_id;
+}
+
+WatchId WatchTable::caller_id(WatchId server_id) const {
+  WatchId id = server_id;
+  for (const auto& [mine, w] : watches_)
+    if (w.server_id == server_id) id = mine;
+  return id;
+}
+
 }  // namespace piranha::ts::detail

@@ -1,18 +1,56 @@
 // What Client and FiberClient share beyond the connection (internal): the
-// checks made before a request is sent and the reading of its answer, which
-// do not depend on how a client waits (a blocking poll for Client, a
+// checks made before a request is sent, the reading of its answer, what a
+// lost connection means for a request, and the table of watches, none of
+// which depend on how a client waits (a blocking poll for Client, a
 // dispatcher fiber for FiberClient). Each client encodes a request with the
-// protocol's encoders, waits its own way, and hands the Reply here.
+// protocol's encoders, waits its own way, and hands the Reply here. What
+// stays apart is how each waits and what it keeps of posted requests (Client
+// reads answers in order from one queue; FiberClient's dispatcher settles
+// them by request id among its fibers' pending calls).
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "piranha/tuplespace/client.h"
 
 namespace piranha::ts::detail {
+
+// What a lost connection means for the request in flight (client.h,
+// "Faults"): sent again on the new session, failed with unknown_outcome, or
+// done (unwatch: the watch ended with the session).
+enum class Retry : std::uint8_t { Resend, Fail, Done };
+
+// A client's watches by the id its caller holds. The server's ids change
+// with each session, so a reconnecting client re-watches each entry and
+// records the new server id in it. Not thread-safe.
+class WatchTable {
+ public:
+  struct Watched {
+    std::string space;
+    Template tmpl;
+    WatchId server_id;
+  };
+  // Records a watch the server knows as `server_id`: the caller's id for it.
+  WatchId add(std::string_view space, const Template& t, WatchId server_id);
+  // Forgets watch `id` and returns its server id. Throws
+  // TupleSpaceError(Code::UnknownWatch) when `id` is not one of these.
+  WatchId remove(WatchId id);
+  // The caller's id of the watch the server knows as `server_id`;
+  // `server_id` itself when there is none (an event of a watch just ended).
+  WatchId caller_id(WatchId server_id) const;
+  // Every watch by the caller's id, to re-watch after a reconnect.
+  std::map<WatchId, Watched>& all() { return watches_; }
+
+ private:
+  std::map<WatchId, Watched> watches_;
+  WatchId next_ = 1;
+};
 
 // Throws TupleSpaceError(Code::BadRequest), naming `op`, unless `lease` > 0:
 // what in_many_leased and prefetch need before anything is sent.

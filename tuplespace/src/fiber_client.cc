@@ -52,8 +52,7 @@ constexpr Millis kDeadlineCheckMs = 20;
 struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   // A request waiting for its reply. may_park: the server may hold it (in/rd
   // with a timeout), so later requests can be answered first.
-  // What a lost connection means for a request (client.h, "Faults").
-  enum class Retry : std::uint8_t { Resend, Fail, Done };
+  using Retry = detail::Retry;
   // An in/rd with a timeout > 0: re-issued with what is left of it.
   struct Blocking {
     Op op;  // In, Rd or InMany
@@ -98,14 +97,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   int failed_handshakes = 0;  // since the last session opened (connection.h)
   Millis next_deadline_check = 0;
   std::string control;  // hello and re-watch frames
-  // Watches by the id the caller holds; the server's ids change per session.
-  struct Watched {
-    std::string space;
-    Template tmpl;
-    WatchId server_id;
-  };
-  std::map<WatchId, Watched> watches;
-  WatchId next_watch = 1;
+  detail::WatchTable watches;
   std::map<std::uint64_t, WatchId> rewatching;  // re-watch request id -> watch
   std::uint64_t next_id = 1;
   std::string frame;                         // the request being sent; never held across a suspension
@@ -252,7 +244,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     connected = true;
     backoff = options.reconnect_backoff.count();
     ++reconnects;
-    for (auto& [id, w] : watches) {
+    for (auto& [id, w] : watches.all()) {
       std::uint64_t rid = next_id++;
       encode_watch(control, rid, w.space, w.tmpl);
       send(control);
@@ -457,10 +449,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
   void route(std::string_view bytes) {
     Reply r = decode_reply(bytes);
     if (r.status == Reply::Status::Event) {
-      WatchId id = r.number;
-      for (const auto& [mine, w] : watches)
-        if (w.server_id == r.number) id = mine;
-      WatchEvent e{id, r.event, std::move(r.space), std::move(r.tuples.at(0))};
+      WatchEvent e{watches.caller_id(r.number), r.event, std::move(r.space), std::move(r.tuples.at(0))};
       if (event_waiters.empty()) {
         events.push_back(std::move(e));
       } else {
@@ -474,7 +463,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     if (auto w = rewatching.find(r.request_id); w != rewatching.end()) {
-      if (auto it = watches.find(w->second); it != watches.end() && r.status == Reply::Status::Ok)
+      if (auto it = watches.all().find(w->second); it != watches.all().end() && r.status == Reply::Status::Ok)
         it->second.server_id = r.number;
       rewatching.erase(w);
       return;
@@ -672,21 +661,13 @@ void FiberClient::renew(LeaseId lease, std::chrono::milliseconds duration) {
 WatchId FiberClient::watch(std::string_view space, const Template& t) {
   std::uint64_t rid = impl_->begin();
   encode_watch(impl_->frame, rid, space, t);
-  WatchId server_id = impl_->call(rid, Impl::Retry::Resend).number;
-  WatchId id = impl_->next_watch++;
-  impl_->watches.emplace(id, Impl::Watched{std::string(space), t, server_id});
-  return id;
+  return impl_->watches.add(space, t, impl_->call(rid, Impl::Retry::Resend).number);
 }
 
 void FiberClient::unwatch(WatchId id) {
   std::uint64_t rid = impl_->begin();
-  auto it = impl_->watches.find(id);
-  if (it == impl_->watches.end())
-    throw client_error(Code::UnknownWatch,
-                       "watch " + std::to_string(id) + " is not one of this client's watches");
-  encode_unwatch(impl_->frame, rid, it->second.server_id);
   // The watch ends with a lost session and is not re-established.
-  impl_->watches.erase(it);
+  encode_unwatch(impl_->frame, rid, impl_->watches.remove(id));
   impl_->call(rid, Impl::Retry::Done);
 }
 

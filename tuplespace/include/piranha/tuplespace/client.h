@@ -200,6 +200,11 @@ ClientOptions with_environment_keys(ClientOptions options);
 template <class Connection>
 class BasicSpace;
 
+namespace detail {
+enum class Retry : std::uint8_t;  // client_core.h
+class WatchTable;                 // client_core.h
+}  // namespace detail
+
 class Client;
 using Space = BasicSpace<Client>;
 
@@ -333,8 +338,7 @@ class Client {
   std::future<void> eval(std::string space, std::function<Tuple()> fn);
 
  private:
-  // What a lost connection means for the request in flight (see "Faults").
-  enum class Retry : std::uint8_t { Resend, Fail, Done };
+  using Retry = detail::Retry;
   // An in/rd that the server may hold: re-encoded with what is left of its
   // timeout when it is re-issued.
   struct Blocking {
@@ -390,14 +394,7 @@ class Client {
   std::string frame_;
   std::string control_;  // hello and re-watch frames, so frame_ survives a reconnect
   std::deque<WatchEvent> events_;
-  // Watches by the id the caller holds; the server's ids change per session.
-  struct Watched {
-    std::string space;
-    Template tmpl;
-    WatchId server_id;
-  };
-  std::map<WatchId, Watched> watches_;
-  WatchId next_watch_ = 1;
+  std::unique_ptr<detail::WatchTable> watches_;
   std::size_t max_message_bytes_ = kDefaultMaxMessageBytes;  // from the server's hello
   // A posted request not yet answered: an out, a completion of `lease` (of
   // `batch` when it completes several), or a prefetch.
