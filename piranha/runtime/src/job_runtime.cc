@@ -242,93 +242,152 @@ class RetreatSignals {
   std::thread thread_;
 };
 
-int run_piranha(int argc, char** argv, const JobFunctions& fns) {
-  // First, before any other thread exists, so that all inherit the mask.
-  RetreatSignals signals;
-  std::string name = std::filesystem::path(argv[0]).filename().string();
+// One piranha's run: who it is, for its messages, and what it holds.
+struct PiranhaRun {
+  std::string name;  // the program's name
+  std::string server;
   detail::PiranhaState ws;
+  ts::ClientOptions options;
+  std::unique_ptr<ts::Client> client;
+  std::optional<sys::JobRecord> job;
+
+  // Prints "NAME (piranha on NODE): what" on stderr.
+  void complain(const std::string& what) const {
+    std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), what.c_str());
+  }
+};
+
+// Reads the piranha's settings from its arguments and environment: 2 when
+// they name no job.
+std::optional<int> read_settings(PiranhaRun& run, int argc, char** argv, RetreatSignals& signals) {
+  detail::PiranhaState& ws = run.ws;
   ws.args.assign(argv + 1, argv + argc);
   ws.node = env("PIRANHA_NODE").value_or(host_name());
   ws.retreat = &signals.retreat;
   long long lease_s = env_int("PIRANHA_LEASE_SECONDS", 600);
   if (lease_s < 1) throw std::runtime_error("PIRANHA_LEASE_SECONDS must be at least 1");
   ws.lease = std::chrono::seconds(lease_s);
-  ts::ClientOptions opts;
   // Whatever a piranha has not had acknowledged when it ends is in its
   // tasks' leases: an exit does not wait for a server that is away (the
   // normal end flushes first; a retreat waits kQuickExit).
-  opts.close_timeout = std::chrono::milliseconds(0);
-  opts.interrupt_fd = signals.fd;
-  opts.heartbeat_timeout_ms =
-      static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", opts.heartbeat_timeout_ms));
+  run.options.close_timeout = std::chrono::milliseconds(0);
+  run.options.interrupt_fd = signals.fd;
+  run.options.heartbeat_timeout_ms =
+      static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", run.options.heartbeat_timeout_ms));
   if (!env("PIRANHA_JOB_ID")) {
-    std::fprintf(stderr, "%s: PIRANHA_ROLE=piranha needs PIRANHA_JOB_ID\n", name.c_str());
+    std::fprintf(stderr, "%s: PIRANHA_ROLE=piranha needs PIRANHA_JOB_ID\n", run.name.c_str());
     return 2;
   }
   ws.job_id = env_int("PIRANHA_JOB_ID", 0);
-  std::string server = sys::server_from_env();
-  std::unique_ptr<ts::Client> client;
+  run.server = sys::server_from_env();
+  return std::nullopt;
+}
+
+// Connects and finds the job. The exit status when there is nothing to run:
+// told to retreat before it connected, the server unreachable, or the job no
+// longer live.
+std::optional<int> connect_to_job(PiranhaRun& run) {
+  detail::PiranhaState& ws = run.ws;
   try {
-    client = std::make_unique<ts::Client>(server, opts);
+    run.client = std::make_unique<ts::Client>(run.server, run.options);
   } catch (const ts::TupleSpaceError& e) {
     if (e.code() == ts::Code::Interrupted) return 0;  // told to retreat before it connected
-    std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
+    run.complain(e.what());
     return e.code() == ts::Code::Unreachable ? kExitCutOff : 1;
   }
   // A short wait: the record is briefly absent while somebody rewrites it
   // (the feeder marks the job running just as agents start its piranhas).
-  auto t = client->rd(sys::kSpace, sys::job_template(ws.job_id), 500ms);
-  auto job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
-  if (!job || !sys::is_live(job->state)) return 0;  // nothing to do any more
-  ws.client = client.get();
-  ws.request_timeout = opts.request_timeout;
-  ws.space = std::make_unique<ts::Space>(*client, job->space);
-  Piranha worker(ws);
+  auto t = run.client->rd(sys::kSpace, sys::job_template(ws.job_id), 500ms);
+  run.job = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
+  if (!run.job || !sys::is_live(run.job->state)) return 0;  // nothing to do any more
+  ws.client = run.client.get();
+  ws.request_timeout = run.options.request_timeout;
+  ws.space = std::make_unique<ts::Space>(*run.client, run.job->space);
+  return std::nullopt;
+}
 
-  int rc = 0;
+// Runs the job's piranha function and classifies how it ended: its exit
+// status (1 for an error worth reporting), with ws.cut_off set when the
+// server was unreachable. The job's end (its space removed) and a retreat's
+// interruption are normal ends.
+int run_function(PiranhaRun& run, Piranha& worker, const JobFunctions& fns) {
   try {
     if (fns.piranha) fns.piranha(worker);
   } catch (const ts::TupleSpaceError& e) {
     if (e.code() == ts::Code::Unreachable) {
-      ws.cut_off = true;
+      run.ws.cut_off = true;
     } else if (e.code() != ts::Code::SpaceRemoved && e.code() != ts::Code::Interrupted) {
-      std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
-      rc = 1;
+      run.complain(e.what());
+      return 1;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
-    rc = 1;
+    run.complain(e.what());
+    return 1;
   }
-  if (ws.cut_off) {
-    // Nothing held can be put back; the tasks' leases return them.
-    std::fprintf(stderr,
-                 "%s (piranha on %s): cut off from the server at %s; stopping (its tasks return to the space "
-                 "when their leases end, and the agent starts another piranha once the server is back)\n",
-                 name.c_str(), ws.node.c_str(), server.c_str());
-    return kExitCutOff;
+  return 0;
+}
+
+// Waits for the server to acknowledge what was posted: as long as it takes
+// (the client's deadline) at a normal end; until `quick_until` in a retreat,
+// which must be quick even with the server slow or cut off (what is not
+// acknowledged by then is in leases that return it anyway).
+void settle(PiranhaRun& run, bool retreating, Clock::time_point quick_until) {
+  if (!retreating) return run.client->flush();
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(quick_until - Clock::now());
+  if (!run.client->flush_within(std::max(left, std::chrono::milliseconds(0))))
+    run.complain("the server did not acknowledge the put-backs within " + std::to_string(kQuickExit.count()) +
+                 " ms; their leases return the tasks");
+}
+
+// Puts back every held task (after the retreat function, in a retreat, for
+// each one the piranha had started), in one posted request, and in a retreat
+// writes the retreat record, which counts the started ones.
+void put_back_held(PiranhaRun& run, Piranha& worker, const JobFunctions& fns, bool retreating) {
+  detail::PiranhaState& ws = run.ws;
+  auto held = ws.held;
+  std::int64_t interrupted = 0;  // tasks the piranha had started
+  std::vector<ts::LeaseId> back;
+  std::vector<ts::Tuple> tuples;
+  for (auto& st : held) {
+    Task task = detail::Runtime::task(st);
+    if (st->started) ++interrupted;
+    if (retreating && fns.retreat && st->started) {
+      try {
+        fns.retreat(worker, task);
+      } catch (const std::exception& e) {
+        run.complain(std::string("retreat: ") + e.what());
+      }
+    }
+    if (st->held) {
+      st->held = false;
+      back.push_back(st->lease);
+      tuples.push_back(st->tuple);
+    }
   }
-  bool retreating = signals.retreat.load();
-  // A task asked for ahead goes back with the others.
+  // Whatever the retreat function did not put back goes back as it was,
+  // all in one posted request: a retreat must be quick. Should it be
+  // refused (a lease had ended), the rest return when the piranha's
+  // session ends, a moment later.
+  if (back.size() == 1)
+    run.client->complete_posted(back.front(), run.job->space, tuples);
+  else if (!back.empty())
+    run.client->complete_all_posted(back, run.job->space, tuples);
+  if (retreating && !ws.job_ended)
+    run.client->out_posted(run.job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
+}
+
+// After the piranha function: sends what it completed, puts back what it
+// still holds (the task asked for ahead among them), and waits for the
+// server's acknowledgements, briefly in a retreat.
+void wind_up(PiranhaRun& run, Piranha& worker, const JobFunctions& fns, bool retreating) {
+  detail::PiranhaState& ws = run.ws;
   try {
     if (auto next = detail::take_ahead(ws, retreating ? kQuickExit / 2 : ws.request_timeout))
       detail::hold_ahead(ws, std::move(*next));
   } catch (const ts::TupleSpaceError&) {
     // Unanswered, or the server is away: its lease returns it when the piranha ends.
   }
-  auto held = ws.held;
-  std::int64_t interrupted = 0;  // tasks the piranha had started
-  // A retreat must be quick, even with the server slow or cut off: what is
-  // not acknowledged by then is in leases that return it anyway.
   auto quick_until = Clock::now() + kQuickExit;
-  auto settle = [&] {
-    if (!retreating) return client->flush();
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(quick_until - Clock::now());
-    if (!client->flush_within(std::max(left, std::chrono::milliseconds(0))))
-      std::fprintf(stderr,
-                   "%s (piranha on %s): the server did not acknowledge the put-backs within %lld ms; "
-                   "their leases return the tasks\n",
-                   name.c_str(), ws.node.c_str(), static_cast<long long>(kQuickExit.count()));
-  };
   try {
     // Short tasks completed before the piranha stopped, not yet sent.
     detail::send_completions(ws);
@@ -336,62 +395,53 @@ int run_piranha(int argc, char** argv, const JobFunctions& fns) {
     // by a retreat, which must be quick and waits for the server once, at
     // the end: those tasks' leases return them when the piranha ends.
     if (!retreating) {
-      settle();
+      settle(run, retreating, quick_until);
       detail::settle_completions(ws, true);
     }
-    std::vector<ts::LeaseId> back;
-    std::vector<ts::Tuple> tuples;
-    for (auto& st : held) {
-      Task task = detail::Runtime::task(st);
-      if (st->started) ++interrupted;
-      if (retreating && fns.retreat && st->started) {
-        try {
-          fns.retreat(worker, task);
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "%s (piranha on %s): retreat: %s\n", name.c_str(), ws.node.c_str(), e.what());
-        }
-      }
-      if (st->held) {
-        st->held = false;
-        back.push_back(st->lease);
-        tuples.push_back(st->tuple);
-      }
-    }
-    // Whatever the retreat function did not put back goes back as it was,
-    // all in one posted request: a retreat must be quick. Should it be
-    // refused (a lease had ended), the rest return when the piranha's
-    // session ends, a moment later.
-    if (back.size() == 1)
-      client->complete_posted(back.front(), job->space, tuples);
-    else if (!back.empty())
-      client->complete_all_posted(back, job->space, tuples);
-    if (retreating && !ws.job_ended)
-      client->out_posted(job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
-    settle();
+    put_back_held(run, worker, fns, retreating);
+    settle(run, retreating, quick_until);
     if (retreating) detail::settle_completions(ws, false);
     if (ws.lost > 0)
-      std::fprintf(
-          stderr,
-          "%s (piranha on %s): %lld completion(s) refused because their leases had ended; other piranhas "
-          "do those tasks\n",
-          name.c_str(), ws.node.c_str(), static_cast<long long>(ws.lost));
+      run.complain(std::to_string(ws.lost) +
+                   " completion(s) refused because their leases had ended; other piranhas do those tasks");
   } catch (const ts::TupleSpaceError& e) {
     // The job ended meanwhile, or the server went away: the held tasks'
     // leases return them in either case.
-    if (e.code() != ts::Code::SpaceRemoved)
-      std::fprintf(stderr, "%s (piranha on %s): %s\n", name.c_str(), ws.node.c_str(), e.what());
+    if (e.code() != ts::Code::SpaceRemoved) run.complain(e.what());
   }
-  if (retreating) {
-    // Ended here, output flushed (job.h): the ordinary end joins threads
-    // that each owe a busy owner up to a clock tick of CPU from their time
-    // under SCHED_IDLE. The server ends the session on the disconnect
-    // instead of the client's goodbye; whatever was not acknowledged is in
-    // leases, which that returns.
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
-    std::_Exit(rc);
+}
+
+// Ends a retreating piranha here, output flushed (job.h): the ordinary end
+// joins threads that each owe a busy owner up to a clock tick of CPU from
+// their time under SCHED_IDLE. The server ends the session on the
+// disconnect instead of the client's goodbye; whatever was not acknowledged
+// is in leases, which that returns.
+[[noreturn]] void exit_at_once(int rc) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(rc);
+}
+
+int run_piranha(int argc, char** argv, const JobFunctions& fns) {
+  // First, before any other thread exists, so that all inherit the mask.
+  RetreatSignals signals;
+  PiranhaRun run;
+  run.name = std::filesystem::path(argv[0]).filename().string();
+  if (std::optional<int> bad = read_settings(run, argc, argv, signals)) return *bad;
+  if (std::optional<int> nothing_to_run = connect_to_job(run)) return *nothing_to_run;
+  Piranha worker(run.ws);
+  int rc = run_function(run, worker, fns);
+  if (run.ws.cut_off) {
+    // Nothing held can be put back; the tasks' leases return them.
+    run.complain("cut off from the server at " + run.server +
+                 "; stopping (its tasks return to the space when their leases end, and the agent starts "
+                 "another piranha once the server is back)");
+    return kExitCutOff;
   }
+  bool retreating = signals.retreat.load();
+  wind_up(run, worker, fns, retreating);
+  if (retreating) exit_at_once(rc);
   return rc;
 }
 
