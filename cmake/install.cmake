@@ -15,7 +15,7 @@ include(CMakePackageConfigHelpers)
 # linked: in the tree it may be libzmq.a, CMakeLists.txt; out of it, cppzmq's
 # libzmq.so).
 set(piranha_exported
-  piranha_zeromq:zeromq piranha_base:base piranha_clock:clock piranha_tuplespace:tuplespace piranha_trace:trace piranha_endpoint:endpoint
+  piranha_zeromq:zeromq piranha_base:base piranha_tuplespace:tuplespace piranha_trace:trace piranha_endpoint:endpoint
   piranha_runtime:job piranha_availability:availability piranha_strategy:strategy
   piranha_agent:agent piranha_access:access piranha_trellis:trellis piranha_scheduler:scheduler piranha_nps:nps)
 set(piranha_library_targets)
