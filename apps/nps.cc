@@ -140,7 +140,7 @@ void add_run(CLI::App& nps) {
       if (!a->http.empty()) {
         try {
           page = std::make_unique<nps::LivePage>(a->http);
-        } catch (const std::invalid_argument& e) {
+        } catch (const InputError& e) {
           schedcli::bad_input(e.what());
         }
         std::cerr << "nps: the live page is at http://" << a->http.substr(0, a->http.rfind(':')) << ":"

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "piranha/base/input_error.h"
 #include "piranha/runtime/sysspace.h"
 #include "piranha/tuplespace/curve.h"
 
@@ -54,10 +55,9 @@ void add_key_options(CLI::App& cmd) {
           try {
             export_key(value, secret, "");
             return std::string();
-          } catch (const std::invalid_argument& e) {
-            // what(): ": problem" (the option's name comes from CLI11).
-            std::string problem = e.what();
-            return problem.rfind(": ", 0) == 0 ? problem.substr(2) : problem;
+          } catch (const InputError& e) {
+            // The option's name comes from CLI11; a key file's problem names the file.
+            return e.source().empty() ? e.message() : std::string(e.what());
           }
         },
         "FILE");
@@ -114,6 +114,9 @@ void run_command(const std::string& command, const std::string& server, const st
                       : "the tuple-space server at " + server + " answered: " + e.what())
               << "\n";
     status = 1;
+  } catch (const InputError& e) {  // a key named by $PIRANHA_KEY, say: bad input, as anywhere else
+    std::cerr << "piranha " << command << ": " << e.what() << "\n";
+    status = 2;
   } catch (const std::exception& e) {
     std::cerr << "piranha " << command << ": " << e.what() << "\n";
     status = 1;

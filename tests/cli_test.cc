@@ -2,6 +2,7 @@
 // server process), help, and what a mistyped option produces.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -125,6 +126,25 @@ TEST_CASE(
   Process env_jobs({"/usr/bin/env", "PIRANHA_SERVER=tcp://h", bin("piranha"), "jobs"});
   CHECK(run_piranha(env_jobs) == 2);
   CHECK(env_jobs.err().find("$PIRANHA_SERVER") != std::string::npos);
+}
+
+TEST_CASE("a bad key file is refused at once, naming the file, the line and the problem") {
+  Scratch s;
+  const std::string key = s.write("bad.key", "# not a key\nsecret-key: \"nope\"\n");
+  REQUIRE(::chmod(key.c_str(), 0600) == 0);
+  Process jobs({bin("piranha"), "jobs", "--key", key});
+  CHECK(run_piranha(jobs) == 2);
+  INFO(jobs.err());
+  CHECK(jobs.err().find("--key") != std::string::npos);
+  CHECK(jobs.err().find(key + ":2: secret-key is not a key in Z85 text (40 characters)") !=
+        std::string::npos);
+
+  Process env_jobs(
+      {"/usr/bin/env", "PIRANHA_KEY=" + key, "PIRANHA_SERVER_KEY=" + key, bin("piranha"), "jobs"});
+  CHECK(run_piranha(env_jobs) == 2);
+  INFO(env_jobs.err());
+  CHECK(env_jobs.err().find(key + ":2: secret-key is not a key in Z85 text (40 characters)") !=
+        std::string::npos);
 }
 
 TEST_CASE("piranha ts stats honours PIRANHA_SERVER") {

@@ -177,7 +177,7 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
   }
   Run bad_http = piranha("nps run --http 8080 --server tcp://127.0.0.1:1");
   CHECK(bad_http.status == 2);
-  CHECK(bad_http.err.find("HOST:PORT") != std::string::npos);
+  CHECK(bad_http.err.find("--http: \"8080\" is not HOST:PORT") != std::string::npos);
 
   // A `piranha` whose page module is not where it looks: a clear error, no page.
   const fs::path alone = scratch() / "alone";

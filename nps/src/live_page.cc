@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "live_page_module.h"
+#include "piranha/base/input_error.h"
 
 #ifndef PIRANHA_NPS_PAGE_MODULE_DIR
 #define PIRANHA_NPS_PAGE_MODULE_DIR "../libexec/piranha"
@@ -75,7 +76,7 @@ const Module& module() {
 LivePage::LivePage(const std::string& address) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0)
-    throw std::invalid_argument("--http \"" + address + "\": expected HOST:PORT, e.g. 127.0.0.1:8080");
+    throw InputError("--http", "\"" + address + "\" is not HOST:PORT (e.g. 127.0.0.1:8080)");
   const std::string host = address.substr(0, colon), port_text = address.substr(colon + 1);
   int port = -1;
   try {
@@ -86,7 +87,7 @@ LivePage::LivePage(const std::string& address) {
     port = -1;
   }
   if (port < 0 || port > 65535)
-    throw std::invalid_argument("--http \"" + address + "\": the port must be a number from 0 to 65535");
+    throw InputError("--http", "\"" + address + "\": the port must be a number from 0 to 65535");
 
   const Module& m = module();
   char error[256] = "";

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 
+#include "piranha/base/input_error.h"
 #include "values.h"
 
 namespace piranha::nps {
@@ -74,9 +75,11 @@ TEST_CASE(
 }
 
 TEST_CASE("live page: a malformed address is refused with a message") {
-  CHECK_THROWS_WITH_AS(LivePage("8080"), doctest::Contains("expected HOST:PORT"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(LivePage("127.0.0.1:http"), doctest::Contains("port must be a number"),
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(LivePage("8080"), "--http: \"8080\" is not HOST:PORT (e.g. 127.0.0.1:8080)",
+                       piranha::InputError);
+  CHECK_THROWS_WITH_AS(LivePage("127.0.0.1:http"),
+                       "--http: \"127.0.0.1:http\": the port must be a number from 0 to 65535",
+                       piranha::InputError);
 }
 
 TEST_CASE("live page: one closed as soon as it is made is closed, twenty times over") {

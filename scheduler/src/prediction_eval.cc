@@ -3,8 +3,9 @@
 #include <cmath>
 #include <deque>
 #include <memory>
-#include <stdexcept>
+#include <string>
 
+#include "piranha/base/input_error.h"
 #include "piranha/scheduler/node_history.h"
 #include "piranha/scheduler/predictor.h"
 
@@ -25,15 +26,15 @@ bool prediction_matches(double predicted, double actual, double tolerance) {
 std::vector<PredictionScore> evaluate_predictors(const AvailabilityTrace& trace,
                                                  const std::vector<std::string>& names, std::int64_t window,
                                                  const std::vector<double>& tolerances, std::int64_t stride) {
-  if (window < 1) throw std::invalid_argument("--window " + std::to_string(window) + " must be at least 1");
+  if (window < 1) throw InputError("--window", std::to_string(window) + " must be at least 1");
   if (window > trace.length)
-    throw std::invalid_argument("--window " + std::to_string(window) + " is longer than the trace (" +
-                                std::to_string(trace.length) + " steps)");
-  if (stride < 0) throw std::invalid_argument("--stride must not be negative");
+    throw InputError("--window", std::to_string(window) + " is longer than the trace (" +
+                                     std::to_string(trace.length) + " steps)");
+  if (stride < 0) throw InputError("--stride", std::to_string(stride) + " must not be negative");
   if (stride == 0) stride = window;
   for (double tol : tolerances)
-    if (!(tol >= 0)) throw std::invalid_argument("--tolerance must not be negative");
-  if (names.empty()) throw std::invalid_argument("no predictors to evaluate");
+    if (!(tol >= 0)) throw InputError("--tolerance", "a tolerance must not be negative");
+  if (names.empty()) throw InputError("--predictors", "no predictors to evaluate");
   const std::size_t nodes = trace.nodes.size();
   const Calendar cal = Calendar::for_step_seconds(trace.step_seconds);
   std::vector<std::unique_ptr<Predictor>> ps;
@@ -43,9 +44,9 @@ std::vector<PredictionScore> evaluate_predictors(const AvailabilityTrace& trace,
     lookback = std::max(lookback, ps.back()->lookback());
   }
   if (lookback + window > trace.length)
-    throw std::invalid_argument("the trace (" + std::to_string(trace.length) +
-                                " steps) is too short for window " + std::to_string(window) +
-                                " after a look-back of " + std::to_string(lookback) + " steps");
+    throw InputError("--window", "the trace (" + std::to_string(trace.length) +
+                                     " steps) is too short for window " + std::to_string(window) +
+                                     " after a look-back of " + std::to_string(lookback) + " steps");
   std::vector<PredictionScore> scores(ps.size());
   for (std::size_t i = 0; i < ps.size(); ++i) {
     scores[i].predictor = ps[i]->name();

@@ -63,9 +63,10 @@ TEST_CASE("evaluate_predictors: bad windows and too-short traces are errors") {
   t.nodes = {"a"};
   t.periods = {{{0, 2000}}};
   CHECK_THROWS_WITH(evaluate_predictors(t, {"REC_HIST"}, 2001, {0.1}),
-                    "--window 2001 is longer than the trace (2000 steps)");
-  CHECK_THROWS_WITH(evaluate_predictors(t, {"WTW_HIST"}, 10, {0.1}),
-                    "the trace (2000 steps) is too short for window 10 after a look-back of 10080 steps");
+                    "--window: 2001 is longer than the trace (2000 steps)");
+  CHECK_THROWS_WITH(
+      evaluate_predictors(t, {"WTW_HIST"}, 10, {0.1}),
+      "--window: the trace (2000 steps) is too short for window 10 after a look-back of 10080 steps");
   CHECK_THROWS(evaluate_predictors(t, {"NOPE"}, 10, {0.1}));
   CHECK_THROWS(evaluate_predictors(t, {"AVAIL"}, 0, {0.1}));
   auto s = evaluate_predictors(t, {"DTD_HIST", "AVAIL"}, 10, {0.0});

@@ -1,8 +1,9 @@
 #include "piranha/scheduler/simulator.h"
 
 #include <algorithm>
-#include <stdexcept>
+#include <string>
 
+#include "piranha/base/input_error.h"
 #include "piranha/scheduler/decision.h"
 #include "piranha/scheduler/node_history.h"
 #include "piranha/scheduler/pool_model.h"
@@ -28,18 +29,16 @@ class HistoryOutlook : public NodeOutlook {
 }  // namespace
 
 void validate(const SimOptions& o, const AvailabilityTrace& trace) {
-  if (o.period < 1)
-    throw std::invalid_argument("--period " + std::to_string(o.period) + " must be at least 1");
-  if (o.window < 1)
-    throw std::invalid_argument("--window " + std::to_string(o.window) + " must be at least 1");
+  if (o.period < 1) throw InputError("--period", std::to_string(o.period) + " must be at least 1");
+  if (o.window < 1) throw InputError("--window", std::to_string(o.window) + " must be at least 1");
   if (o.window > trace.length)
-    throw std::invalid_argument("--window " + std::to_string(o.window) + " is longer than the trace (" +
-                                std::to_string(trace.length) + " steps)");
+    throw InputError("--window", std::to_string(o.window) + " is longer than the trace (" +
+                                     std::to_string(trace.length) + " steps)");
   if (o.start < 0 || o.start >= trace.length)
-    throw std::invalid_argument("--start " + std::to_string(o.start) + " is outside the trace (0.." +
-                                std::to_string(trace.length - 1) + ")");
-  if (o.max_steps < 0) throw std::invalid_argument("--max-steps must not be negative");
-  if (trace.nodes.empty()) throw std::invalid_argument("the trace has no nodes");
+    throw InputError("--start", std::to_string(o.start) + " is outside the trace (0.." +
+                                    std::to_string(trace.length - 1) + ")");
+  if (o.max_steps < 0) throw InputError("--max-steps", std::to_string(o.max_steps) + " must not be negative");
+  if (trace.nodes.empty()) throw InputError("--trace", "the trace has no nodes");
   make_predictor(o.predictor, o.window, Calendar{}, 0);  // throws InputError for an unknown name
 }
 

@@ -202,7 +202,8 @@ TEST_CASE("options are checked against the trace") {
   const auto t = trace_of({"1111"});
   SimOptions o;
   o.window = 5;
-  CHECK_THROWS_WITH(sim(t, {{1, 0, 1, 1}}, "FCFS", o), "--window 5 is longer than the trace (4 steps)");
+  CHECK_THROWS_WITH_AS(sim(t, {{1, 0, 1, 1}}, "FCFS", o), "--window: 5 is longer than the trace (4 steps)",
+                       piranha::InputError);
   o = {};
   o.period = 0;
   CHECK_THROWS(sim(t, {{1, 0, 1, 1}}, "FCFS", o));

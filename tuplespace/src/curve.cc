@@ -14,13 +14,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "piranha/base/input_error.h"
+
 namespace piranha::ts {
 namespace {
 
 constexpr std::size_t kZ85KeyLength = 40;
 
-[[noreturn]] void bad(const std::string& where, const std::string& problem) {
-  throw std::invalid_argument(where + ": " + problem);
+[[noreturn]] void bad(const std::string& source, const std::string& problem) {
+  throw InputError(source, problem);
 }
 
 std::string trim(std::string_view s) {
@@ -50,17 +52,16 @@ KeyFile parse_key_file(const std::string& path) {
   for (int n = 1; std::getline(in, line); ++n) {
     std::string text = trim(line);
     if (text.empty() || text[0] == '#') continue;
-    std::string at = path + ":" + std::to_string(n);
     std::size_t colon = text.find(':');
     if (colon == std::string::npos)
-      bad(at, "expected 'public-key: KEY' or 'secret-key: KEY', got '" + text + "'");
+      throw InputError(path, n, "expected 'public-key: KEY' or 'secret-key: KEY', got '" + text + "'");
     std::string name = trim(std::string_view(text).substr(0, colon));
     std::string value = unquote(trim(std::string_view(text).substr(colon + 1)));
     std::string* slot = name == "public-key" ? &f.public_key : name == "secret-key" ? &f.secret_key : nullptr;
     int* slot_line = name == "public-key" ? &f.public_line : &f.secret_line;
-    if (!slot) bad(at, "unknown entry '" + name + "' (expected public-key or secret-key)");
-    if (!slot->empty()) bad(at, "duplicate " + name);
-    if (!is_z85_key(value)) bad(at, name + " is not a key in Z85 text (40 characters)");
+    if (!slot) throw InputError(path, n, "unknown entry '" + name + "' (expected public-key or secret-key)");
+    if (!slot->empty()) throw InputError(path, n, "duplicate " + name);
+    if (!is_z85_key(value)) throw InputError(path, n, name + " is not a key in Z85 text (40 characters)");
     *slot = value;
     *slot_line = n;
   }
@@ -127,7 +128,7 @@ bool is_z85_key(std::string_view text) {
 }
 
 std::string curve_public_key_of(std::string_view secret) {
-  if (!is_z85_key(secret)) throw std::invalid_argument("not a key in Z85 text (40 characters)");
+  if (!is_z85_key(secret)) throw InputError("secret key", "not a key in Z85 text (40 characters)");
   std::string s(secret);
   char pub[kZ85KeyLength + 1];
   if (zmq_curve_public(pub, s.c_str()) != 0)
@@ -163,7 +164,7 @@ CurveKeyPair load_secret_key(const std::string& where, std::string_view what) {
   if (f.secret_key.empty()) bad(*file, "no secret-key in it (is it a .pub file?)");
   std::string derived = curve_public_key_of(f.secret_key);
   if (!f.public_key.empty() && f.public_key != derived)
-    bad(*file + ":" + std::to_string(f.public_line), "public-key does not belong to the secret-key");
+    throw InputError(*file, f.public_line, "public-key does not belong to the secret-key");
   return CurveKeyPair{derived, f.secret_key};
 }
 
@@ -179,11 +180,11 @@ std::optional<CurveClientKeys> curve_keys_from_environment() {
   std::string key = env(kKeyEnv), server = env(kServerKeyEnv);
   if (key.empty() && server.empty()) return std::nullopt;
   if (key.empty())
-    throw std::invalid_argument(std::string(kServerKeyEnv) + " is set but " + kKeyEnv +
-                                " is not: a client needs its own key too");
+    throw InputError(kServerKeyEnv,
+                     std::string("set, but ") + kKeyEnv + " is not: a client needs its own key too");
   if (server.empty())
-    throw std::invalid_argument(std::string(kKeyEnv) + " is set but " + kServerKeyEnv +
-                                " is not: a client needs the server's public key too");
+    throw InputError(kKeyEnv, std::string("set, but ") + kServerKeyEnv +
+                                  " is not: a client needs the server's public key too");
   CurveKeyPair mine = load_secret_key(key, kKeyEnv);
   return CurveClientKeys{mine.public_key, mine.secret_key, load_public_key(server, kServerKeyEnv)};
 }

@@ -14,6 +14,7 @@
 #include "log_format.h"
 #include "log_recovery.h"
 #include "piranha/base/clock.h"
+#include "piranha/base/input_error.h"
 
 namespace piranha::ts {
 
@@ -32,7 +33,7 @@ FsyncPolicy parse_fsync_policy(std::string_view name) {
   if (name == "always") return FsyncPolicy::Always;
   if (name == "everysec") return FsyncPolicy::EverySec;
   if (name == "no") return FsyncPolicy::No;
-  throw std::invalid_argument("fsync policy \"" + std::string(name) + "\": expected always, everysec or no");
+  throw InputError("fsync policy \"" + std::string(name) + "\"", "expected always, everysec or no");
 }
 
 namespace {

@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "piranha/base/input_error.h"
+
 using namespace piranha::ts;
 
 namespace {
@@ -138,7 +140,8 @@ TEST_CASE("fsync policies by name") {
   CHECK(parse_fsync_policy("always") == FsyncPolicy::Always);
   CHECK(parse_fsync_policy("everysec") == FsyncPolicy::EverySec);
   CHECK(parse_fsync_policy("no") == FsyncPolicy::No);
-  CHECK_THROWS_AS(parse_fsync_policy("sometimes"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_fsync_policy("sometimes"),
+                       "fsync policy \"sometimes\": expected always, everysec or no", piranha::InputError);
   CHECK(fsync_policy_name(FsyncPolicy::EverySec) == "everysec");
 }
 

@@ -18,7 +18,7 @@ std::string read_key(const Reader& r, const YAML::Node& entry, const std::string
     where = (std::filesystem::path(file).parent_path() / where).lexically_normal().string();
   try {
     return ts::load_public_key(where, what);
-  } catch (const std::invalid_argument& e) {
+  } catch (const InputError& e) {
     r.fail(Reader::mark_of(entry, "key"), e.what());
   }
 }

@@ -16,6 +16,7 @@
 
 #include "piranha/agent/decide.h"
 #include "piranha/agent/piranha_host.h"
+#include "piranha/base/input_error.h"
 #include "piranha/runtime/endpoint.h"
 #include "piranha/runtime/short_slice.h"
 #include "piranha/runtime/sysspace.h"
@@ -182,7 +183,7 @@ struct Agent::Impl {
   }
 
   int run(const std::atomic<bool>& stop) {
-    if (auto problem = endpoint_problem(s.server)) throw std::invalid_argument("server: " + *problem);
+    if (auto problem = endpoint_problem(s.server)) throw InputError("server", *problem);
     // The loop acts on an owner's return and on a retreating piranha's
     // exit: each must not wait for the owner's busy threads to end their
     // slices (short_slice.h). Set before the uplink's threads start, which

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "piranha/base/clock.h"
+#include "piranha/base/input_error.h"
 #include "piranha/runtime/endpoint.h"
 #include "sysspace_fields.h"
 
@@ -34,7 +35,7 @@ std::string server_from_env() {
 
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note) {
-  if (auto problem = endpoint_problem(server)) throw std::invalid_argument("server: " + *problem);
+  if (auto problem = endpoint_problem(server)) throw InputError("server", *problem);
   auto next_note = Clock::now();
   while (!stopped()) {
     auto tried = Clock::now();

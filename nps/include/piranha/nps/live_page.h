@@ -38,7 +38,7 @@ std::string live_page_html();
 class LivePage {
  public:
   // Serves on `address` ("127.0.0.1:8080"; port 0 picks a free one).
-  // Throws std::invalid_argument for a malformed address and
+  // Throws InputError (source "--http") for a malformed address and
   // std::runtime_error when it cannot listen there or its module cannot be
   // loaded (the message says where it was looked for).
   explicit LivePage(const std::string& address);

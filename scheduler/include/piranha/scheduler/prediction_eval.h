@@ -28,10 +28,10 @@ bool prediction_matches(double predicted, double actual, double tolerance);
 // Evaluates `predictors` (names as make_predictor takes them) on every node
 // at t = L, L + stride, ... while t + window <= length, L the largest
 // look-back among them; stride 0 means stride = window. All tolerances are
-// scored in one pass. Throws std::invalid_argument naming the problem for
-// window < 1, a window longer than the trace, stride < 0, a negative
-// tolerance, an unknown predictor, or a trace too short to leave any
-// evaluation point after the look-back.
+// scored in one pass. Throws InputError whose source is the option at fault
+// ("--window", "--stride", "--tolerance", "--predictors") for window < 1, a window longer than the trace,
+// stride < 0, a negative tolerance, an unknown predictor, or a trace too short to leave any evaluation point
+// after the look-back.
 std::vector<PredictionScore> evaluate_predictors(const AvailabilityTrace& trace,
                                                  const std::vector<std::string>& predictors,
                                                  std::int64_t window, const std::vector<double>& tolerances,

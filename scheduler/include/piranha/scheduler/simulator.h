@@ -56,8 +56,8 @@ struct SimResult {
 };
 
 // Checks options against the trace: period >= 1, window >= 1, 0 <= start <
-// length, max_steps >= 0, a known predictor. Throws std::invalid_argument
-// naming the option.
+// length, max_steps >= 0, a known predictor. Throws InputError whose source
+// is the option ("--window: 0 must be at least 1").
 void validate(const SimOptions& options, const AvailabilityTrace& trace);
 
 // Runs `jobs` (any order; they are queued by (arrival, id)) through `strategy`

@@ -183,7 +183,7 @@ struct ClientOptions {
   // CURVE (curve.h, docs/security.md): this client's key pair and the
   // server's public key. Empty: when curve_from_environment is true, the
   // constructor reads them from PIRANHA_KEY and PIRANHA_SERVER_KEY (throwing
-  // std::invalid_argument when they cannot be read); a plain connection when
+  // InputError when they cannot be read); a plain connection when
   // those are unset too. A server that refuses the keys (or wants keys this
   // client has not) makes the constructor, or the call that reconnects,
   // throw TupleSpaceError(Code::AuthFailed) at once rather than "unreachable"
@@ -194,7 +194,7 @@ struct ClientOptions {
 
 // `options` with its CURVE keys filled in from PIRANHA_KEY and
 // PIRANHA_SERVER_KEY when it has none and curve_from_environment is set (what
-// Client and FiberClient do on construction). Throws std::invalid_argument.
+// Client and FiberClient do on construction). Throws InputError.
 ClientOptions with_environment_keys(ClientOptions options);
 
 template <class Connection>

@@ -42,8 +42,8 @@ CurveKeyPair new_curve_key_pair();
 // True when `text` is a key in Z85 text: 40 characters that decode to 32 bytes.
 bool is_z85_key(std::string_view text);
 
-// The public key that belongs to a secret key. Throws std::invalid_argument
-// when `secret` is not a key in Z85 text.
+// The public key that belongs to a secret key. Throws InputError when
+// `secret` is not a key in Z85 text.
 std::string curve_public_key_of(std::string_view secret);
 
 // Writes BASE.key (both keys, mode 0600) and BASE.pub (the public key) with
@@ -54,11 +54,13 @@ void write_key_files(const std::string& base, const CurveKeyPair& keys, const st
 // A secret key (with its public key) from `where`: the path of a .key file or
 // the secret key's Z85 text. A key file that its group or others may read is
 // refused, as ssh refuses such a private key. `what` names where the value
-// came from in messages ("--key", "PIRANHA_KEY"). Throws std::invalid_argument.
+// came from in messages ("--key", "PIRANHA_KEY"). Throws InputError naming
+// the file and line ("a.key:2: duplicate secret-key"), or `what` when the
+// value names no file.
 CurveKeyPair load_secret_key(const std::string& where, std::string_view what);
 
 // A public key from `where`: the path of a .pub or .key file, or the key's
-// Z85 text. Throws std::invalid_argument.
+// Z85 text. Throws InputError as load_secret_key does.
 std::string load_public_key(const std::string& where, std::string_view what);
 
 // What a client needs for CURVE: its own key pair and the server's public
@@ -71,8 +73,8 @@ struct CurveClientKeys {
 };
 
 // The keys named by PIRANHA_KEY and PIRANHA_SERVER_KEY: nullopt when neither
-// is set (or both are empty). Throws std::invalid_argument when only one is
-// set or either cannot be read.
+// is set (or both are empty). Throws InputError when only one is set (the
+// variable that is set is its source) or either cannot be read.
 std::optional<CurveClientKeys> curve_keys_from_environment();
 
 }  // namespace piranha::ts

@@ -49,7 +49,7 @@ enum class FsyncPolicy : std::uint8_t {
 
 // "always", "everysec", "no"; nullopt-like failure is reported by the caller.
 std::string_view fsync_policy_name(FsyncPolicy p);
-// Throws std::invalid_argument naming the accepted values.
+// Throws InputError naming the accepted values.
 FsyncPolicy parse_fsync_policy(std::string_view name);
 
 struct DurableLogOptions {

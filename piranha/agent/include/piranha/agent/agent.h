@@ -98,7 +98,7 @@ class Agent {
   // availability period and marks the node down, waiting for the server no
   // longer than what is left of the grace period (at least half a second)
   // from the stop. Returns the exit status: 0, or 1 when the server could
-  // not be reached at all. Throws std::invalid_argument for a malformed
+  // not be reached at all. Throws InputError (source "server") for a malformed
   // server endpoint.
   int run(const std::atomic<bool>& stop);
 

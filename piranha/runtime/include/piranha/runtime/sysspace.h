@@ -37,8 +37,8 @@ std::string server_from_env();
 // until `stopped()` says to give up (then nullptr). `note` hears "waiting for
 // the tuple-space server at ... (why)" at most every 10 s. For daemons (the
 // agent, the NPS) that may start before the server does. A malformed
-// endpoint (endpoint.h) is never retried: throws std::invalid_argument
-// naming the problem.
+// endpoint (endpoint.h) is never retried: throws InputError (source
+// "server") naming the problem.
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note);
 
