@@ -6,23 +6,19 @@
 #include <map>
 
 #include "piranha/scheduler/csv.h"
+#include "piranha/scheduler/csv_lines.h"
 
 namespace piranha {
 namespace {
 
-using csv::split;
 using csv::trim;
 
-[[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
-  throw InputError(name, static_cast<int>(line), problem);
-}
-
-std::int64_t parse_int(const std::string& text, const std::string& what, const std::string& name,
-                       std::size_t line) {
+// `text` as an integer; fails the current line, naming `what`, otherwise.
+std::int64_t parse_int(const std::string& text, const std::string& what, const csv::CsvLines& lines) {
   std::int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || p != text.data() + text.size())
-    fail(name, line, what + " \"" + text + "\" is not an integer");
+    lines.fail(what + " \"" + text + "\" is not an integer");
   return v;
 }
 
@@ -66,67 +62,63 @@ double AvailabilityTrace::available_fraction() const {
 AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
   AvailabilityTrace t;
   bool have_length = false, have_header = false;
-  std::string raw;
-  std::size_t line = 0;
   // Rows keep their line numbers so an overlap names the later row.
-  std::vector<std::vector<std::pair<StepPeriod, std::size_t>>> rows;
-  while (std::getline(in, raw)) {
-    ++line;
-    std::string text = trim(raw);
-    if (text.empty()) continue;
-    if (text[0] == '#') {
+  std::vector<std::vector<std::pair<StepPeriod, int>>> rows;
+  csv::CsvLines lines(in, name, csv::CsvLines::Comments::Keep);
+  while (lines.next()) {
+    const std::string& text = lines.text();
+    if (lines.is_comment()) {
       auto colon = text.find(':');
       if (colon == std::string::npos) continue;  // a comment, like the version line
       std::string key = trim(std::string_view(text).substr(1, colon - 1));
       std::string value = trim(std::string_view(text).substr(colon + 1));
       if (have_header && (key == "step_seconds" || key == "length"))
-        fail(name, line, "metadata \"" + key + "\" after the header; it must come before \"node,start,end\"");
+        lines.fail("metadata \"" + key + "\" after the header; it must come before \"node,start,end\"");
       if (key == "step_seconds") {
-        t.step_seconds = parse_int(value, "step_seconds", name, line);
-        if (t.step_seconds < 1) fail(name, line, "step_seconds must be at least 1");
+        t.step_seconds = parse_int(value, "step_seconds", lines);
+        if (t.step_seconds < 1) lines.fail("step_seconds must be at least 1");
       } else if (key == "length") {
-        t.length = parse_int(value, "length", name, line);
-        if (t.length < 1) fail(name, line, "length must be at least 1");
+        t.length = parse_int(value, "length", lines);
+        if (t.length < 1) lines.fail("length must be at least 1");
         have_length = true;
       }
       continue;
     }
     if (!have_header) {
-      auto cols = split(text);
+      auto cols = lines.cells();
       if (cols != std::vector<std::string>{"node", "start", "end"}) {
         bool header_like = false;
         for (const auto& c : cols) header_like |= c == "node" || c == "start" || c == "end";
         if (!header_like)
-          fail(name, line, "missing the header \"node,start,end\" before the first row \"" + text + "\"");
+          lines.fail("missing the header \"node,start,end\" before the first row \"" + text + "\"");
         for (const auto& c : cols)
-          if (c != "node" && c != "start" && c != "end") fail(name, line, "unknown column \"" + c + "\"");
-        fail(name, line, "expected the header \"node,start,end\", got \"" + text + "\"");
+          if (c != "node" && c != "start" && c != "end") lines.fail("unknown column \"" + c + "\"");
+        lines.fail("expected the header \"node,start,end\", got \"" + text + "\"");
       }
-      if (!have_length) fail(name, line, "missing \"# length: N\" metadata before the header");
+      if (!have_length) lines.fail("missing \"# length: N\" metadata before the header");
       have_header = true;
       continue;
     }
-    auto cells = split(text);
+    auto cells = lines.cells();
     if (cells.size() != 3)
-      fail(name, line, "expected 3 fields (node,start,end), got " + std::to_string(cells.size()));
-    if (cells[0].empty()) fail(name, line, "empty node name");
-    StepPeriod p{parse_int(cells[1], "start", name, line), parse_int(cells[2], "end", name, line)};
-    if (p.start < 0) fail(name, line, "start " + std::to_string(p.start) + " is negative");
+      lines.fail("expected 3 fields (node,start,end), got " + std::to_string(cells.size()));
+    if (cells[0].empty()) lines.fail("empty node name");
+    StepPeriod p{parse_int(cells[1], "start", lines), parse_int(cells[2], "end", lines)};
+    if (p.start < 0) lines.fail("start " + std::to_string(p.start) + " is negative");
     if (p.start >= p.end)
-      fail(name, line, "start " + std::to_string(p.start) + " is not before end " + std::to_string(p.end));
+      lines.fail("start " + std::to_string(p.start) + " is not before end " + std::to_string(p.end));
     if (p.end > t.length)
-      fail(name, line,
-           "end " + std::to_string(p.end) + " is past the trace length " + std::to_string(t.length));
+      lines.fail("end " + std::to_string(p.end) + " is past the trace length " + std::to_string(t.length));
     auto idx = t.index_of(cells[0]);
     if (!idx) {
       idx = t.nodes.size();
       t.nodes.push_back(cells[0]);
       rows.emplace_back();
     }
-    rows[*idx].push_back({p, line});
+    rows[*idx].push_back({p, lines.line()});
   }
-  if (!have_length) fail(name, line, "missing \"# length: N\" metadata");
-  if (!have_header) fail(name, line, "missing the header \"node,start,end\"");
+  if (!have_length) lines.fail("missing \"# length: N\" metadata");
+  if (!have_header) lines.fail("missing the header \"node,start,end\"");
   for (std::size_t n = 0; n < rows.size(); ++n) {
     auto& r = rows[n];
     std::stable_sort(r.begin(), r.end(),
@@ -134,9 +126,10 @@ AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
     std::vector<StepPeriod> ps;
     for (std::size_t i = 0; i < r.size(); ++i) {
       if (i > 0 && r[i].first.start < r[i - 1].first.end) {
-        std::size_t later = std::max(r[i].second, r[i - 1].second);
-        std::size_t earlier = std::min(r[i].second, r[i - 1].second);
-        fail(name, later, "period of " + t.nodes[n] + " overlaps the one on line " + std::to_string(earlier));
+        int later = std::max(r[i].second, r[i - 1].second);
+        int earlier = std::min(r[i].second, r[i - 1].second);
+        lines.fail_at(later,
+                      "period of " + t.nodes[n] + " overlaps the one on line " + std::to_string(earlier));
       }
       ps.push_back(r[i].first);
     }

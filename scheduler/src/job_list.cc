@@ -9,18 +9,11 @@
 #include <map>
 #include <sstream>
 
-#include "piranha/scheduler/csv.h"
+#include "piranha/scheduler/csv_lines.h"
 #include "piranha/scheduler/random.h"
 
 namespace piranha::sched {
 namespace {
-
-using csv::split;
-using csv::trim;
-
-[[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
-  throw InputError(name, static_cast<int>(line), problem);
-}
 
 constexpr std::array<const char*, 4> kColumns{"id", "arrival", "task_time", "tasks"};
 
@@ -30,14 +23,10 @@ std::vector<Job> parse_jobs(std::istream& in, const std::string& name) {
   std::vector<Job> jobs;
   std::array<std::size_t, 4> column{};  // kColumns[i] is field column[i]
   bool have_header = false;
-  std::map<JobId, std::size_t> seen;  // id -> line
-  std::string raw;
-  std::size_t line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    std::string text = trim(raw);
-    if (text.empty() || text[0] == '#') continue;
-    auto cells = split(text);
+  std::map<JobId, int> seen;  // id -> line
+  csv::CsvLines lines(in, name);
+  while (lines.next()) {
+    auto cells = lines.cells();
     if (!have_header) {
       std::array<bool, 4> found{};
       for (std::size_t c = 0; c < cells.size(); ++c) {
@@ -46,40 +35,38 @@ std::vector<Job> parse_jobs(std::istream& in, const std::string& name) {
         if (it == kColumns.end()) {
           if (c == 0 && !cells[c].empty() &&
               (std::isdigit(static_cast<unsigned char>(cells[c][0])) || cells[c][0] == '-'))
-            fail(name, line, "missing the header \"id,arrival,task_time,tasks\"");
-          fail(name, line, "unknown column \"" + cells[c] + "\"");
+            lines.fail("missing the header \"id,arrival,task_time,tasks\"");
+          lines.fail("unknown column \"" + cells[c] + "\"");
         }
         auto k = static_cast<std::size_t>(it - kColumns.begin());
-        if (found[k]) fail(name, line, "column \"" + cells[c] + "\" appears twice");
+        if (found[k]) lines.fail("column \"" + cells[c] + "\" appears twice");
         found[k] = true;
         column[k] = c;
       }
       for (std::size_t k = 0; k < kColumns.size(); ++k)
-        if (!found[k]) fail(name, line, std::string("missing column \"") + kColumns[k] + "\"");
+        if (!found[k]) lines.fail(std::string("missing column \"") + kColumns[k] + "\"");
       have_header = true;
       continue;
     }
-    if (cells.size() != kColumns.size())
-      fail(name, line, "expected 4 fields, got " + std::to_string(cells.size()));
+    if (cells.size() != kColumns.size()) lines.fail("expected 4 fields, got " + std::to_string(cells.size()));
     std::array<std::int64_t, 4> v{};
     for (std::size_t k = 0; k < kColumns.size(); ++k) {
       const std::string& s = cells[column[k]];
       auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v[k]);
       if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-        fail(name, line, std::string(kColumns[k]) + " \"" + s + "\" is not an integer");
+        lines.fail(std::string(kColumns[k]) + " \"" + s + "\" is not an integer");
     }
     Job j{v[0], v[1], v[2], v[3]};
-    if (j.id == kNoJob) fail(name, line, "id " + std::to_string(j.id) + " is reserved");
-    if (j.arrival < 0) fail(name, line, "arrival " + std::to_string(j.arrival) + " is negative");
-    if (j.task_time < 1) fail(name, line, "task_time " + std::to_string(j.task_time) + " is less than 1");
-    if (j.tasks < 1) fail(name, line, "tasks " + std::to_string(j.tasks) + " is less than 1");
-    if (auto [it, fresh] = seen.emplace(j.id, line); !fresh)
-      fail(name, line,
-           "id " + std::to_string(j.id) + " repeats the one on line " + std::to_string(it->second));
+    if (j.id == kNoJob) lines.fail("id " + std::to_string(j.id) + " is reserved");
+    if (j.arrival < 0) lines.fail("arrival " + std::to_string(j.arrival) + " is negative");
+    if (j.task_time < 1) lines.fail("task_time " + std::to_string(j.task_time) + " is less than 1");
+    if (j.tasks < 1) lines.fail("tasks " + std::to_string(j.tasks) + " is less than 1");
+    if (auto [it, fresh] = seen.emplace(j.id, lines.line()); !fresh)
+      lines.fail("id " + std::to_string(j.id) + " repeats the one on line " + std::to_string(it->second));
     jobs.push_back(j);
   }
-  if (!have_header) fail(name, line, "missing the header \"id,arrival,task_time,tasks\"");
-  if (jobs.empty()) fail(name, line, "no jobs");
+  if (!have_header) lines.fail("missing the header \"id,arrival,task_time,tasks\"");
+  if (jobs.empty()) lines.fail("no jobs");
   std::stable_sort(jobs.begin(), jobs.end(), queue_before);
   return jobs;
 }

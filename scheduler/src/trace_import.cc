@@ -5,14 +5,11 @@
 #include <sstream>
 
 #include "piranha/scheduler/csv.h"
+#include "piranha/scheduler/csv_lines.h"
 #include "piranha/scheduler/trace_tools.h"
 
 namespace piranha::sched {
 namespace {
-
-[[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& problem) {
-  throw InputError(name, static_cast<int>(line), problem);
-}
 
 using csv::trim;
 
@@ -59,22 +56,19 @@ AvailabilityTrace import_ap_tuples(std::istream& in, const std::string& name, st
     double start, end;
   };
   std::vector<Row> rows;
-  std::string raw;
-  std::size_t line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    std::string text = trim(raw);
-    if (text.empty() || text[0] == '#') continue;
+  csv::CsvLines lines(in, name);
+  while (lines.next()) {
+    std::string text = lines.text();
     if (text.front() == '(' && text.back() == ')') text = text.substr(1, text.size() - 2);
     auto f = fields(text);
     if (f.size() != 4 || f[0] != "\"ap\"")
-      fail(name, line, "expected (\"ap\", node, start, end), got \"" + trim(raw) + "\"");
+      lines.fail("expected (\"ap\", node, start, end), got \"" + lines.text() + "\"");
     if (f[1].size() < 3 || f[1].front() != '"' || f[1].back() != '"')
-      fail(name, line, "node must be a quoted string");
+      lines.fail("node must be a quoted string");
     Row r{f[1].substr(1, f[1].size() - 2), 0, 0};
-    if (!to_number(f[2], r.start)) fail(name, line, "start \"" + f[2] + "\" is not a number");
-    if (!to_number(f[3], r.end)) fail(name, line, "end \"" + f[3] + "\" is not a number");
-    if (r.end < r.start) fail(name, line, "end is before start");
+    if (!to_number(f[2], r.start)) lines.fail("start \"" + f[2] + "\" is not a number");
+    if (!to_number(f[3], r.end)) lines.fail("end \"" + f[3] + "\" is not a number");
+    if (r.end < r.start) lines.fail("end is before start");
     rows.push_back(r);
   }
   if (rows.empty()) throw InputError(name, "no (\"ap\", ...) tuples");
@@ -116,20 +110,16 @@ AvailabilityTrace import_ap_tuples(std::istream& in, const std::string& name, st
 AvailabilityTrace import_matrix(std::istream& in, const std::string& name, std::int64_t step_seconds) {
   AvailabilityTrace t;
   t.step_seconds = step_seconds;
-  std::string raw;
-  std::size_t line = 0;
+  csv::CsvLines lines(in, name);
   bool header = false;
   std::int64_t s = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    std::string text = trim(raw);
-    if (text.empty() || text[0] == '#') continue;
-    auto f = fields(text);
+  while (lines.next()) {
+    auto f = fields(lines.text());
     if (!header) {
       for (const auto& n : f) {
-        if (n.empty()) fail(name, line, "empty node name in the header");
+        if (n.empty()) lines.fail("empty node name in the header");
         if (std::find(t.nodes.begin(), t.nodes.end(), n) != t.nodes.end())
-          fail(name, line, "node " + n + " repeats");
+          lines.fail("node " + n + " repeats");
         t.nodes.push_back(n);
       }
       t.periods.resize(t.nodes.size());
@@ -137,10 +127,9 @@ AvailabilityTrace import_matrix(std::istream& in, const std::string& name, std::
       continue;
     }
     if (f.size() != t.nodes.size())
-      fail(name, line,
-           "expected " + std::to_string(t.nodes.size()) + " fields, got " + std::to_string(f.size()));
+      lines.fail("expected " + std::to_string(t.nodes.size()) + " fields, got " + std::to_string(f.size()));
     for (std::size_t n = 0; n < f.size(); ++n) {
-      if (f[n] != "0" && f[n] != "1") fail(name, line, "value \"" + f[n] + "\" is neither 0 nor 1");
+      if (f[n] != "0" && f[n] != "1") lines.fail("value \"" + f[n] + "\" is neither 0 nor 1");
       if (f[n] == "0") continue;
       auto& ps = t.periods[n];
       if (!ps.empty() && ps.back().end == s)
