@@ -1,7 +1,16 @@
 // piranha nps run | init | check | simulate: the Network Piranha Scheduler
 // (docs/nps.md).
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <numeric>
+#include <vector>
 
 #include "commands.h"
 #include "piranha/base/input_error.h"
@@ -228,6 +237,62 @@ void add_check(CLI::App& nps) {
   });
 }
 
+// The wall and thread-CPU time of every tick of `nps simulate`'s runs, which
+// may go on several threads at once, for the summary line it prints.
+class TickTimes {
+ public:
+  // A callback for simulate_program's `tick`, for one run: each call after
+  // the first records the time since the previous one.
+  std::function<void()> for_run() {
+    struct Last {
+      std::chrono::steady_clock::time_point wall;
+      double cpu = 0;
+      bool started = false;
+    };
+    return [this, last = std::make_shared<Last>()] {
+      const auto wall = std::chrono::steady_clock::now();
+      const double cpu = thread_cpu_ms();
+      if (last->started) {
+        std::lock_guard lock(mu_);
+        wall_ms_.push_back(std::chrono::duration<double, std::milli>(wall - last->wall).count());
+        cpu_ms_.push_back(cpu - last->cpu);
+      }
+      *last = Last{wall, cpu, true};
+    };
+  }
+
+  // "N ticks, mean X ms / p99 Y ms per tick (thread CPU: mean X ms / p99 Y ms)".
+  std::string summary() const {
+    std::lock_guard lock(mu_);
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "%zu ticks, mean %.2f ms / p99 %.2f ms per tick (thread CPU: mean %.2f ms / p99 %.2f ms)",
+                  wall_ms_.size(), mean(wall_ms_), p99(wall_ms_), mean(cpu_ms_), p99(cpu_ms_));
+    return line;
+  }
+
+ private:
+  static double thread_cpu_ms() {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+  }
+  static double mean(const std::vector<double>& v) {
+    return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  }
+  // Nearest rank.
+  static double p99(std::vector<double> v) {
+    if (v.empty()) return 0;
+    const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
+    const auto it = v.begin() + static_cast<std::ptrdiff_t>(std::clamp<std::size_t>(rank, 1, v.size()) - 1);
+    std::nth_element(v.begin(), it, v.end());
+    return *it;
+  }
+
+  mutable std::mutex mu_;
+  std::vector<double> wall_ms_, cpu_ms_;
+};
+
 void add_simulate(CLI::App& nps) {
   auto a = std::make_shared<SimArgs>();
   auto program = std::make_shared<std::string>();
@@ -245,10 +310,13 @@ void add_simulate(CLI::App& nps) {
     schedcli::guarded([&] {
       std::optional<trellis::Program> p;
       if (!program->empty()) p = load_nps_program(*program);
-      run_sim(*a, [p](const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
-                      const std::string& strategy, const sched::SimOptions& options, std::uint64_t seed) {
-        return nps::simulate_program(p, trace, jobs, strategy, options, seed);
-      });
+      TickTimes times;
+      run_sim(*a,
+              [p, &times](const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
+                          const std::string& strategy, const sched::SimOptions& options, std::uint64_t seed) {
+                return nps::simulate_program(p, trace, jobs, strategy, options, seed, times.for_run());
+              });
+      std::cerr << "nps simulate: " << times.summary() << "\n";
     });
   });
 }

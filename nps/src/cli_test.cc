@@ -127,6 +127,12 @@ TEST_CASE("nps simulate runs an operator's program, and the standard one printed
   REQUIRE(over.status == 0);
   // ...is overridden by --strategy, whose default is TSK: say SRT to get SRT.
   CHECK(nlohmann::json::parse(sim.out) == nlohmann::json::parse(over.out));
+  // It says what its ticks cost, on stderr: one tick per simulated step of every run.
+  const auto results = nlohmann::json::parse(over.out)["results"];
+  std::int64_t steps = 0;
+  for (const auto& r : results) steps += r["steps"].get<std::int64_t>();
+  CHECK(steps > 0);
+  CHECK(over.err.find("nps simulate: " + std::to_string(steps) + " ticks, mean ") != std::string::npos);
 }
 
 TEST_CASE("nps check and nps run name what is wrong, and where") {

@@ -117,7 +117,7 @@ void apply_overrides(trellis::Program& p, const Overrides& o) {
 sched::SimResult simulate_program(const std::optional<trellis::Program>& program,
                                   const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
                                   const std::string& strategy, const sched::SimOptions& options,
-                                  std::uint64_t seed) {
+                                  std::uint64_t seed, const std::function<void()>& tick) {
   sched::PoolModel model(trace, jobs, options, sched::canonical_strategy_name(strategy), seed);
   SimPool pool(model, trace, options.start);
   trellis::Registry types;
@@ -148,6 +148,7 @@ sched::SimResult simulate_program(const std::optional<trellis::Program>& program
   check_covers(p, pool.node_names());
   trellis::DeterministicTrellis t(p, types);
   const std::string enabler = enabler_name(p);
+  if (tick) tick();
   while (model.running()) {
     model.arrive();
     t.probe(enabler);
@@ -155,6 +156,7 @@ sched::SimResult simulate_program(const std::optional<trellis::Program>& program
     t.clear_steps();
     model.step();
     if (options.progress && model.now() % options.progress_every == 0) options.progress(model.now());
+    if (tick) tick();
   }
   return model.result();
 }

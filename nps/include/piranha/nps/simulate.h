@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,11 +73,13 @@ void apply_overrides(trellis::Program& program, const Overrides& o);
 // One simulated run of `program` (nullopt: the standard program for the
 // trace's nodes with `strategy`, options.period, options.window,
 // options.predictor, options.spill and options.on_events) with scheduler 0
-// running `strategy`. Throws InputError for a bad program and
-// std::invalid_argument / InputError as simulate() does.
+// running `strategy`. `tick`, when set, is called on the calling thread
+// once the trellis is built and again after each tick (one simulated step),
+// so that a caller can time the ticks; it must not throw. Throws InputError
+// for a bad program and std::invalid_argument / InputError as simulate() does.
 sched::SimResult simulate_program(const std::optional<trellis::Program>& program,
                                   const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
                                   const std::string& strategy, const sched::SimOptions& options,
-                                  std::uint64_t seed);
+                                  std::uint64_t seed, const std::function<void()>& tick = {});
 
 }  // namespace piranha::nps
