@@ -4,6 +4,7 @@
 #include <charconv>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 
 #include "piranha/scheduler/csv.h"
 #include "piranha/scheduler/csv_lines.h"
@@ -64,6 +65,8 @@ AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
   bool have_length = false, have_header = false;
   // Rows keep their line numbers so an overlap names the later row.
   std::vector<std::vector<std::pair<StepPeriod, int>>> rows;
+  // Node name -> index: a pool of thousands of nodes has hundreds of rows each.
+  std::unordered_map<std::string, std::size_t> index;
   csv::CsvLines lines(in, name, csv::CsvLines::Comments::Keep);
   while (lines.next()) {
     const std::string& text = lines.text();
@@ -109,13 +112,12 @@ AvailabilityTrace parse_trace(std::istream& in, const std::string& name) {
       lines.fail("start " + std::to_string(p.start) + " is not before end " + std::to_string(p.end));
     if (p.end > t.length)
       lines.fail("end " + std::to_string(p.end) + " is past the trace length " + std::to_string(t.length));
-    auto idx = t.index_of(cells[0]);
-    if (!idx) {
-      idx = t.nodes.size();
+    const auto [it, added] = index.try_emplace(cells[0], t.nodes.size());
+    if (added) {
       t.nodes.push_back(cells[0]);
       rows.emplace_back();
     }
-    rows[*idx].push_back({p, lines.line()});
+    rows[it->second].push_back({p, lines.line()});
   }
   if (!have_length) lines.fail("missing \"# length: N\" metadata");
   if (!have_header) lines.fail("missing the header \"node,start,end\"");
