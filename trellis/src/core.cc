@@ -10,9 +10,9 @@ namespace {
 
 constexpr std::size_t kRecentMisses = 100;
 
-int position(const std::vector<int>& v, int x) {
-  auto it = std::find(v.begin(), v.end(), x);
-  return it == v.end() ? -1 : static_cast<int>(it - v.begin());
+int position(const std::unordered_map<int, int>& positions, int x) {
+  const auto it = positions.find(x);
+  return it == positions.end() ? -1 : it->second;
 }
 
 }  // namespace
@@ -34,8 +34,11 @@ Core::Core(Program program, const Registry& types, std::string_view host, std::f
       auto it = index_.find(name);
       if (it == index_.end()) throw std::invalid_argument("trellis: unknown inferior " + name);
       int j = it->second;
+      Cell& inferior = cells_[static_cast<std::size_t>(j)];
+      c.inferior_position.try_emplace(j, static_cast<int>(c.inferiors.size()));
       c.inferiors.push_back(j);
-      cells_[static_cast<std::size_t>(j)].superiors.push_back(c.index);
+      inferior.superior_position.try_emplace(c.index, static_cast<int>(inferior.superiors.size()));
+      inferior.superiors.push_back(c.index);
     }
   }
   for (Cell& c : cells_) {
@@ -71,7 +74,7 @@ unsigned Core::process(int i, std::vector<Activation>& batch) {
     bool cause = false;
     switch (a.cause) {
       case Cause::Inferior: {
-        int k = position(c.inferiors, a.from);
+        int k = position(c.inferior_position, a.from);
         if (k < 0) break;  // not an inferior of this node: ignore
         Value& known = c.inferior_states[static_cast<std::size_t>(k)];
         if (known == a.data) break;
@@ -82,10 +85,10 @@ unsigned Core::process(int i, std::vector<Activation>& batch) {
       case Cause::Link: {
         LinkState s = a.data.is_bool() && a.data.as_bool() ? LinkState::Up : LinkState::Down;
         std::vector<LinkState>* links = &c.inferior_links;
-        int k = position(c.inferiors, a.from);
+        int k = position(c.inferior_position, a.from);
         if (k < 0) {
           links = &c.superior_links;
-          k = position(c.superiors, a.from);
+          k = position(c.superior_position, a.from);
         }
         if (k < 0 || (*links)[static_cast<std::size_t>(k)] == s) break;
         (*links)[static_cast<std::size_t>(k)] = s;

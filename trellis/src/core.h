@@ -48,6 +48,10 @@ struct Cell {
   std::unique_ptr<Node> node;
   Value state;
   std::vector<int> inferiors, superiors;
+  // Node index -> its first position in inferiors / superiors: a node with
+  // thousands of inferiors (a scheduler over a large pool) finds the sender
+  // of each activation without a scan.
+  std::unordered_map<int, int> inferior_position, superior_position;
   std::vector<Value> inferior_states;
   std::vector<LinkState> inferior_links, superior_links;
   NodeStats stats;

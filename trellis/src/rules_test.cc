@@ -74,6 +74,18 @@ class Orphan : public Node {
   }
 };
 
+// Its state: each superior's name and whether the link to it is "up" or "down".
+class Followers : public Node {
+ public:
+  explicit Followers(const Params&) {}
+  Value calculate(Context& ctx) override {
+    Value::Map links;
+    for (std::size_t i = 0; i < ctx.superior_count(); ++i)
+      links[ctx.superior_name(i)] = ctx.superior_link(i) == LinkState::Up ? "up" : "down";
+    return links;
+  }
+};
+
 struct Fixture {
   ManualClock clock;
   Registry types;
@@ -84,6 +96,7 @@ struct Fixture {
     types.add<Nag>("nag");
     types.add<Throws>("throws");
     types.add<Orphan>("orphan");
+    types.add<Followers>("followers");
     types.add("slow", [this](const Params& p) { return std::make_unique<Slow>(p, clock); });
   }
   Program program(const std::string& yaml) { return parse_program(yaml, types, "test.yaml"); }
@@ -295,6 +308,26 @@ TEST_CASE_FIXTURE(Fixture, "trellis: a lost superior is reported to its inferior
   CHECK(t.steps()[0].node == "o");
   CHECK(t.steps()[0].causes == static_cast<unsigned>(Cause::Link));
   CHECK(t.state("o") == Value("orphaned"));
+}
+
+TEST_CASE_FIXTURE(Fixture, "trellis: a link state names the superior it is about, among several") {
+  DeterministicTrellis t(program(R"(nodes:
+  - {name: a, type: sum, inferiors: [o]}
+  - {name: b, type: sum, inferiors: [o]}
+  - {name: c, type: sum, inferiors: [o]}
+  - {name: o, type: followers}
+)"),
+                         types, &clock);
+  t.probe("o");
+  t.run();
+  CHECK(t.state("o") == Value(Value::Map{{"a", "up"}, {"b", "up"}, {"c", "up"}}));
+  t.set_link("o", "c", LinkState::Down);
+  t.run();
+  CHECK(t.state("o") == Value(Value::Map{{"a", "up"}, {"b", "up"}, {"c", "down"}}));
+  t.set_link("o", "b", LinkState::Down);
+  t.set_link("o", "c", LinkState::Up);
+  t.run();
+  CHECK(t.state("o") == Value(Value::Map{{"a", "up"}, {"b", "down"}, {"c", "up"}}));
 }
 
 TEST_CASE_FIXTURE(Fixture,
