@@ -10,7 +10,9 @@
 namespace piranha::nps {
 
 SimPool::SimPool(sched::PoolModel& model, const AvailabilityTrace& trace, std::int64_t start)
-    : model_(model), trace_(trace), start_(start) {}
+    : model_(model), trace_(trace), start_(start) {
+  for (std::size_t n = 0; n < model_.nodes(); ++n) index_.try_emplace(model_.node_name(n), n);
+}
 
 double SimPool::now() const {
   return static_cast<double>(model_.now());
@@ -26,9 +28,9 @@ std::vector<std::string> SimPool::node_names() const {
 }
 
 std::optional<std::size_t> SimPool::index(std::string_view node) const {
-  for (std::size_t n = 0; n < model_.nodes(); ++n)
-    if (model_.node_name(n) == node) return n;
-  return std::nullopt;
+  const auto it = index_.find(node);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<NodeStatus> SimPool::node(std::string_view name) const {
