@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "piranha/nps/node_types.h"
@@ -17,6 +18,7 @@
 #include "piranha/scheduler/predictor.h"
 #include "piranha/scheduler/random.h"
 #include "piranha/scheduler/strategy.h"
+#include "piranha/trellis/value.h"
 
 namespace piranha::nps {
 
@@ -35,8 +37,14 @@ struct SchedulerMemory {
   std::unique_ptr<sched::Strategy> strategy;
   std::unique_ptr<sched::Rng> rng;
   sched::Decider decider;
-  std::map<std::string, std::optional<JobId>, std::less<>> decided;  // node -> job
-  std::map<std::string, std::int64_t, std::less<>> sent_tick;        // node -> tick of the last command
+  // What it last decided for a node, and when it last commanded the node's monitor.
+  struct Decided {
+    std::optional<JobId> job;
+    std::int64_t sent_tick = 0;
+  };
+  // By node: hashed, since a scheduler of a large pool looks up every node on every tick.
+  std::unordered_map<std::string, Decided, NameHash, std::equal_to<>> decided;
+  trellis::Value::Map assignments;  // `decided` as the state shows it: node -> job or null
   std::optional<double> next_due;
   std::int64_t last_tick = -1;
   std::vector<std::pair<JobId, bool>> last_queue;  // (job, measured) at the last decision, for on_events

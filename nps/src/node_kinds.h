@@ -57,6 +57,17 @@ class Jobs : public trellis::Node {
   Environment env_;
 };
 
+// What a scheduler reads of one inferior's state, read once per
+// recalculation: a scheduler of a large pool has thousands of inferiors.
+struct Seen {
+  bool jobs = false;     // a jobs node's state
+  bool monitor = false;  // a monitor's state
+  bool up = true;        // the link to it
+  bool null = true;      // no state yet
+  std::int64_t tick = -1;
+  const std::string* node = nullptr;  // a monitor's node, in its state
+};
+
 class Scheduler : public trellis::Node {
  public:
   Scheduler(Environment env, const trellis::Params& p);
@@ -64,11 +75,12 @@ class Scheduler : public trellis::Node {
 
  private:
   // Whether every inferior whose link is up has reached `tick`.
-  bool ready(const trellis::Context& ctx, std::int64_t tick) const;
-  void decide(trellis::Context& ctx);
-  // Commands `monitor` (an inferior index) with this scheduler's decision for `node`.
-  void send(trellis::Context& ctx, std::size_t monitor, const std::string& node, std::optional<JobId> job,
-            std::optional<std::int64_t> epoch = std::nullopt);
+  bool ready(const std::vector<Seen>& seen, std::int64_t tick) const;
+  void decide(trellis::Context& ctx, const std::vector<Seen>& seen);
+  // Commands `monitor` (an inferior index) with this scheduler's decision
+  // for its node, whose entry is `decided`.
+  void send(trellis::Context& ctx, std::size_t monitor, SchedulerMemory::Decided& decided,
+            std::optional<JobId> job, std::optional<std::int64_t> epoch = std::nullopt);
 
   Environment env_;
   std::int64_t id_;

@@ -10,19 +10,35 @@
 namespace piranha::nps {
 namespace {
 
-bool is_monitor(const Value& state) {
-  return state["node"].is_string() && state["decisions"].is_map();
+std::vector<Seen> look(const trellis::Context& ctx) {
+  std::vector<Seen> seen(ctx.inferior_count());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    const Value& s = ctx.inferior(i);
+    Seen& v = seen[i];
+    v.jobs = s["jobs"].is_list();
+    const Value& node = s["node"];
+    v.monitor = node.is_string() && s["decisions"].is_map();
+    if (v.monitor) v.node = &node.as_string();
+    v.up = ctx.inferior_link(i) == trellis::LinkState::Up;
+    v.null = s.is_null();
+    v.tick = int_of(s, "tick");
+  }
+  return seen;
 }
-bool is_jobs(const Value& state) {
-  return state["jobs"].is_list();
+
+// The newest enabler tick among the inferiors' states (-1: none yet).
+std::int64_t newest_tick_of(const std::vector<Seen>& seen) {
+  std::int64_t tick = -1;
+  for (const Seen& v : seen) tick = std::max(tick, v.tick);
+  return tick;
 }
 
 // The queue as on_events compares it: the jobs, and which are measured (a job
 // measured since the last decision is news for the strategy, as an arrival is).
-std::vector<std::pair<JobId, bool>> queue_key(const trellis::Context& ctx) {
+std::vector<std::pair<JobId, bool>> queue_key(const trellis::Context& ctx, const std::vector<Seen>& seen) {
   std::vector<std::pair<JobId, bool>> key;
-  for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-    if (is_jobs(ctx.inferior(i)))
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    if (seen[i].jobs)
       for (const Value& j : ctx.inferior(i)["jobs"].as_list())
         key.emplace_back(int_of(j, "id"), j["measured"].is_bool() && j["measured"].as_bool());
   return key;
@@ -31,13 +47,9 @@ std::vector<std::pair<JobId, bool>> queue_key(const trellis::Context& ctx) {
 // Whether a monitor within reach reports a node this scheduler has never
 // decided for (it joined the pool after the last decision): news, as an
 // arrival is, for a scheduler deciding on events.
-bool undecided_node(const trellis::Context& ctx, const SchedulerMemory& m) {
-  for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
-    const Value& s = ctx.inferior(i);
-    if (is_monitor(s) && ctx.inferior_link(i) == trellis::LinkState::Up &&
-        !m.decided.count(s["node"].as_string()))
-      return true;
-  }
+bool undecided_node(const std::vector<Seen>& seen, const SchedulerMemory& m) {
+  for (const Seen& v : seen)
+    if (v.monitor && v.up && !m.decided.contains(*v.node)) return true;
   return false;
 }
 
@@ -103,29 +115,29 @@ Scheduler::Scheduler(Environment env, const trellis::Params& p)
   memory_ = &m;
 }
 
-bool Scheduler::ready(const trellis::Context& ctx, std::int64_t tick) const {
+bool Scheduler::ready(const std::vector<Seen>& seen, std::int64_t tick) const {
   bool jobs = false;
-  for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
-    const Value& s = ctx.inferior(i);
-    if (is_jobs(s)) jobs = true;
-    if (ctx.inferior_link(i) != trellis::LinkState::Up) {
-      if (is_jobs(s) || s.is_null()) return false;  // no job list, no decision
-      continue;                                     // a monitor out of reach is left out
+  for (const Seen& v : seen) {
+    if (v.jobs) jobs = true;
+    if (!v.up) {
+      if (v.jobs || v.null) return false;  // no job list, no decision
+      continue;                            // a monitor out of reach is left out
     }
-    if (int_of(s, "tick") < tick) return false;
+    if (v.tick < tick) return false;
   }
   return jobs;
 }
 
 Value Scheduler::calculate(trellis::Context& ctx) {
   SchedulerMemory& m = *memory_;
-  const std::int64_t tick = newest_tick(ctx);
-  if (tick > m.last_tick && ready(ctx, tick)) {
+  const std::vector<Seen> seen = look(ctx);
+  const std::int64_t tick = newest_tick_of(seen);
+  if (tick > m.last_tick && ready(seen, tick)) {
     const double now = env_.pool->now();
     bool due = !m.next_due || now >= *m.next_due - env_.pool->slack();
-    if (on_events_ && !due) due = queue_key(ctx) != m.last_queue || undecided_node(ctx, m);
+    if (on_events_ && !due) due = queue_key(ctx, seen) != m.last_queue || undecided_node(seen, m);
     m.last_tick = tick;
-    if (due) decide(ctx);
+    if (due) decide(ctx, seen);
     // Alive and deciding: beaten every tick, so that a period longer than
     // the agents' stale time does not make them fall back between decisions.
     env_.pool->heartbeat(id_);
@@ -134,43 +146,41 @@ Value Scheduler::calculate(trellis::Context& ctx) {
   // came back, or it was rebuilt): monitors are the only way decisions
   // reach the agents.
   const std::string key = std::to_string(id_);
-  for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
-    const Value& s = ctx.inferior(i);
-    if (!is_monitor(s) || ctx.inferior_link(i) != trellis::LinkState::Up) continue;
-    const std::string& node = s["node"].as_string();
-    const auto it = m.decided.find(node);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    const Seen& v = seen[i];
+    if (!v.monitor || !v.up) continue;
+    const auto it = m.decided.find(*v.node);
     if (it == m.decided.end()) continue;
-    const Value& recorded = s["decisions"];
-    if (recorded.as_map().count(key) && job_of(recorded[key]) == it->second) continue;
-    if (int_of(s, "tick") <= m.sent_tick[node]) continue;  // it has not had the chance yet
-    send(ctx, i, node, it->second);
+    const Value& recorded = ctx.inferior(i)["decisions"];
+    if (recorded.as_map().count(key) && job_of(recorded[key]) == it->second.job) continue;
+    if (v.tick <= it->second.sent_tick) continue;  // it has not had the chance yet
+    send(ctx, i, it->second, it->second.job);
   }
-  Value::Map assignments;
-  for (const auto& [node, job] : m.decided) assignments[node] = job_value(job);
   return Fields()("id", id_)("strategy", m.strategy_name)("period", period_)("on_events", on_events_)(
-      "tick", m.last_tick)("decisions", m.decisions)("assignments", std::move(assignments));
+      "tick", m.last_tick)("decisions", m.decisions)("assignments", m.assignments);
 }
 
-void Scheduler::send(trellis::Context& ctx, std::size_t monitor, const std::string& node,
+void Scheduler::send(trellis::Context& ctx, std::size_t monitor, SchedulerMemory::Decided& decided,
                      std::optional<JobId> job, std::optional<std::int64_t> epoch) {
   ctx.command(monitor,
               Fields()("scheduler", id_)("epoch", epoch.value_or(env_.pool->epoch()))("job", job_value(job)));
-  memory_->sent_tick[node] = memory_->last_tick;
+  decided.sent_tick = memory_->last_tick;
 }
 
-void Scheduler::decide(trellis::Context& ctx) {
+void Scheduler::decide(trellis::Context& ctx, const std::vector<Seen>& seen) {
   SchedulerMemory& m = *memory_;
   Pool& pool = *env_.pool;
   const double now = pool.now();
   std::vector<sched::QueuedJob> queue;
   std::vector<JobId> unmeasured;
   std::vector<std::size_t> monitors;
+  std::vector<SchedulerMemory::Decided*> known;  // per monitor: its node's entry, if decided before
   std::vector<std::optional<JobId>> current;
   std::vector<double> ap, fraction;
-  m.last_queue = queue_key(ctx);
-  for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
+  m.last_queue = queue_key(ctx, seen);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
     const Value& s = ctx.inferior(i);
-    if (is_jobs(s)) {
+    if (seen[i].jobs) {
       for (const Value& j : s["jobs"].as_list()) {
         sched::QueuedJob q;
         q.id = int_of(j, "id");
@@ -184,10 +194,11 @@ void Scheduler::decide(trellis::Context& ctx) {
         if (!measured) unmeasured.push_back(q.id);
         queue.push_back(q);
       }
-    } else if (is_monitor(s)) {
+    } else if (seen[i].monitor) {
       monitors.push_back(i);
-      const auto it = m.decided.find(s["node"].as_string());
-      current.push_back(it == m.decided.end() ? std::nullopt : it->second);
+      const auto it = m.decided.find(*seen[i].node);
+      known.push_back(it == m.decided.end() ? nullptr : &it->second);
+      current.push_back(it == m.decided.end() ? std::nullopt : it->second.job);
       ap.push_back(number_of(s, "ap_length"));
       fraction.push_back(number_of(s, "fraction", 1));
     }
@@ -221,9 +232,13 @@ void Scheduler::decide(trellis::Context& ctx) {
   for (std::size_t f = 0; f < free.size(); ++f) chosen[free[f]] = placed[f];
   const std::int64_t epoch = pool.epoch();
   for (std::size_t k = 0; k < monitors.size(); ++k) {
-    const std::string& node = ctx.inferior(monitors[k])["node"].as_string();
-    m.decided[node] = chosen[k];
-    if (chosen[k] != current[k] || m.decisions == 0) send(ctx, monitors[k], node, chosen[k], epoch);
+    const std::string& node = *seen[monitors[k]].node;
+    // Entries stay where they are as others are added, so `known` holds.
+    SchedulerMemory::Decided* d = known[k];
+    if (!d) d = &m.decided.try_emplace(node).first->second;
+    if (!known[k] || d->job != chosen[k]) m.assignments.insert_or_assign(node, job_value(chosen[k]));
+    d->job = chosen[k];
+    if (chosen[k] != current[k] || m.decisions == 0) send(ctx, monitors[k], *d, chosen[k], epoch);
   }
   ++m.decisions;
   // The next due time is a whole number of periods after the first decision,

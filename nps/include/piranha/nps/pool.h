@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,6 +31,14 @@
 namespace piranha::nps {
 
 using sched::JobId;
+
+// A transparent hash of node names, for unordered maps keyed by name that a
+// string_view finds without a copy: a pool of thousands of nodes looks
+// names up on every tick.
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
 // A node as its agent last reported it.
 struct NodeStatus {

@@ -48,11 +48,6 @@ class SimPool : public Pool {
   std::int64_t heartbeats() const { return heartbeats_; }
 
  private:
-  // Transparent, so that a string_view finds a node without a copy.
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   std::optional<std::size_t> index(std::string_view node) const;
   sched::PoolModel& model_;
   std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> index_;  // node -> model index
