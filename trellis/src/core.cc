@@ -77,7 +77,7 @@ unsigned Core::process(int i, std::vector<Activation>& batch) {
         int k = position(c.inferior_position, a.from);
         if (k < 0) break;  // not an inferior of this node: ignore
         Value& known = c.inferior_states[static_cast<std::size_t>(k)];
-        if (known == a.data) break;
+        if (!a.changed && known == a.data) break;
         known = std::move(a.data);
         cause = true;
         break;
@@ -130,7 +130,11 @@ unsigned Core::process(int i, std::vector<Activation>& batch) {
     c.state = std::move(next);
     ++c.stats.changes;
     sink_.changed(c);
-    for (int s : c.superiors) sink_.deliver(s, Activation{Cause::Inferior, i, c.state, trace});
+    for (int s : c.superiors) {
+      Activation a{Cause::Inferior, i, c.state, trace};
+      a.changed = true;
+      sink_.deliver(s, std::move(a));
+    }
   }
   for (auto& o : ctx.orders_) {
     int to = c.inferiors[o.inferior];

@@ -37,6 +37,11 @@ struct Activation {
   int from = -1;  // the sending node; -1: an external entity
   Value data;     // Inferior: the new state; Command: its data; Link: true when Up
   Trace trace;
+  // Inferior, from a node on this host: the sender found `data` to differ
+  // from the state it sent before, which the receiver has (local deliveries
+  // arrive every one, in order), so the receiver need not compare them: a
+  // scheduler over thousands of monitors would compare every state twice.
+  bool changed = false;
 };
 
 // One node of the program. Remote nodes have a Cell too (no Node, no state)
