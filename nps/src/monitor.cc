@@ -57,13 +57,12 @@ Value Monitor::calculate(trellis::Context& ctx) {
     if (const Value& b = ctx.inferior(i)["blocked"]; b.is_bool() && b.as_bool()) blocked = true;
   Value::Map decisions;
   for (const auto& [id, job] : m.decisions) decisions[std::to_string(id)] = job_value(job);
-  return Fields()("node", node_)("tick", newest_tick(ctx))(
-      "state", status ? status->state : std::string("unknown"))("available",
-                                                                status && status->available && !blocked)(
-      "ap_length", m.predictor->predict(0, *m.history) * pool.history_step())(
-      "fraction", m.history->available_fraction(m.window))(
-      "running", status ? job_value(status->running) : Value())("decisions", std::move(decisions))(
-      "obeys", obeys)("predictor", m.predictor_name)("window", m.window);
+  // In key order (Fields).
+  return Fields()("ap_length", m.predictor->predict(0, *m.history) * pool.history_step())(
+      "available", status && status->available && !blocked)("decisions", std::move(decisions))(
+      "fraction", m.history->available_fraction(m.window))("node", node_)("obeys", obeys)(
+      "predictor", m.predictor_name)("running", status ? job_value(status->running) : Value())(
+      "state", status ? status->state : std::string("unknown"))("tick", newest_tick(ctx))("window", m.window);
 }
 
 }  // namespace piranha::nps

@@ -22,8 +22,8 @@ Value Owner::calculate(trellis::Context&) {
   Value::List complaints;
   for (const Complaint& c : env_.pool->complaints(node_))
     complaints.push_back(Fields()("time", c.time)("text", c.text));
-  return Fields()("node", node_)("blocks", std::move(blocks))("blocked", blocked)("complaints",
-                                                                                  std::move(complaints));
+  return Fields()("blocked", blocked)("blocks", std::move(blocks))("complaints", std::move(complaints))(
+      "node", node_);  // in key order (Fields)
 }
 
 }  // namespace piranha::nps

@@ -156,8 +156,8 @@ Value Scheduler::calculate(trellis::Context& ctx) {
     if (v.tick <= it->second.sent_tick) continue;  // it has not had the chance yet
     send(ctx, i, it->second, it->second.job);
   }
-  return Fields()("id", id_)("strategy", m.strategy_name)("period", period_)("on_events", on_events_)(
-      "tick", m.last_tick)("decisions", m.decisions)("assignments", m.assignments);
+  return Fields()("assignments", m.assignments)("decisions", m.decisions)("id", id_)("on_events", on_events_)(
+      "period", period_)("strategy", m.strategy_name)("tick", m.last_tick);  // in key order (Fields)
 }
 
 void Scheduler::send(trellis::Context& ctx, std::size_t monitor, SchedulerMemory::Decided& decided,
