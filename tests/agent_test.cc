@@ -35,10 +35,11 @@ std::string trace_text(const std::string& rows, int length = 1000) {
          "\nnode,start,end\n" + rows;
 }
 
-// `piranha agent` for node `node` replaying `trace` at `scale`.
-std::vector<std::string> agent_argv(const ServerProcess& server, const Scratch& s, const std::string& node,
-                                    const std::string& trace, double scale,
-                                    std::vector<std::string> extra = {}) {
+// `piranha agent` for node `node` replaying `trace` at `scale`, then `extra`;
+// what they do not say is the agent's default (piranhas at SCHED_IDLE).
+std::vector<std::string> agent_argv_as_configured(const ServerProcess& server, const Scratch& s,
+                                                  const std::string& node, const std::string& trace,
+                                                  double scale, std::vector<std::string> extra = {}) {
   std::vector<std::string> argv = {bin("piranha"),     "agent",
                                    "--node",           node,
                                    "--server",         server.endpoint(),
@@ -48,6 +49,16 @@ std::vector<std::string> agent_argv(const ServerProcess& server, const Scratch& 
                                    "--piranha-output", s.dir + "/" + node + ".piranhas"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
+}
+
+// The same with the piranhas at the agent's own priority, for the cases not
+// about priority: on a machine whose every core is busy a piranha at
+// SCHED_IDLE gets next to nothing, as it should, and its job would not end.
+std::vector<std::string> agent_argv(const ServerProcess& server, const Scratch& s, const std::string& node,
+                                    const std::string& trace, double scale,
+                                    std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), {"--piranha-priority", "normal"});
+  return agent_argv_as_configured(server, s, node, trace, scale, extra);
 }
 
 // A job's feeder, run with PIRANHA_SERVER set.
@@ -114,10 +125,8 @@ TEST_CASE("agent: a node that turns unavailable makes its piranha retreat, and t
   ServerProcess server;
   Scratch s;
   auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
-  // The piranhas at the agent's own priority: on a machine whose every core
-  // is busy one at SCHED_IDLE gets next to nothing, as it should, and the
-  // job would not finish; retreating is the same at either priority.
-  Process agent(agent_argv(server, s, "n1", trace, 60, {"--piranha-priority", "normal"}));
+  // Retreating is the same at either priority.
+  Process agent(agent_argv(server, s, "n1", trace, 60));
   // Tasks of a second: a piranha told to retreat is mid-task.
   Process job(job_argv(server, {"sleepy_job", "8", "1000"}));
   // The node turns unavailable (its owner blocks it) once a piranha
@@ -283,7 +292,8 @@ TEST_CASE("agent: an input event on a watched device makes the piranha retreat a
                             "  terminals: false\n"
                             "  x11: false\n");
   Process agent({bin("piranha"), "agent", "--config", config, "--server", server.endpoint(), "--events",
-                 s.dir + "/n1.events", "--piranha-output", s.dir + "/n1.piranhas"});
+                 s.dir + "/n1.events", "--piranha-output", s.dir + "/n1.piranhas", "--piranha-priority",
+                 "normal"});
   Process job(job_argv(server, {"sleepy_job", "2000", "50"}));
   // Idle for a second: available, and a piranha computes.
   REQUIRE(wait_until([&] { return s.read("n1.piranhas").find("took task") != std::string::npos; }));
@@ -501,7 +511,7 @@ TEST_CASE(
                         Case{"n2", {"--config", yaml, "--piranha-priority", "idle"}, true}}) {
     CAPTURE(c.idle);
     ServerProcess server;
-    Process agent(agent_argv(server, s, c.node, trace, 60, c.extra));
+    Process agent(agent_argv_as_configured(server, s, c.node, trace, 60, c.extra));
     // Four tasks of 5 s: the piranha is there long enough to be looked at.
     Process job(job_argv(server, {"sleepy_job", "4", "5000"}));
     // The start event is written once the piranha runs at its priority.

@@ -34,10 +34,23 @@ TEST_CASE("auth pool: two agents, the NPS and submitted jobs work with authentic
   // ws01's keys come from its YAML (beside it), and it prunes ended jobs
   // soon; ws02's from --key and --server-key.
   auto config = s.write("ws01.yaml", "key: ws01.key\nserver_key: server.pub\nretention: {jobs_seconds: 4}\n");
+  // The piranhas at the agents' own priority: at SCHED_IDLE (the default) a
+  // machine whose every core is busy gives them next to nothing.
   auto agent = [&](const std::string& node, std::vector<std::string> keys) {
-    std::vector<std::string> argv = {
-        bin("piranha"), "agent", "--node",       node, "--server",         pool.endpoint(),
-        "--trace",      trace,   "--time-scale", "60", "--piranha-output", s.dir + "/" + node + ".piranhas"};
+    std::vector<std::string> argv = {bin("piranha"),
+                                     "agent",
+                                     "--node",
+                                     node,
+                                     "--server",
+                                     pool.endpoint(),
+                                     "--trace",
+                                     trace,
+                                     "--time-scale",
+                                     "60",
+                                     "--piranha-output",
+                                     s.dir + "/" + node + ".piranhas",
+                                     "--piranha-priority",
+                                     "normal"};
     argv.insert(argv.end(), keys.begin(), keys.end());
     return argv;
   };

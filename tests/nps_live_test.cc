@@ -22,7 +22,9 @@ namespace sys = piranha::sys;
 namespace {
 
 // A pool: a server and agents that are always available; their scheduler 0
-// goes stale after 2 s.
+// goes stale after 2 s. The agents run their piranhas at their own priority:
+// at SCHED_IDLE (the agents' default) a machine whose every core is busy
+// gives the piranhas next to nothing, as it should, and no job would end.
 struct Pool {
   ServerProcess server;
   Scratch s;
@@ -35,7 +37,8 @@ struct Pool {
   void add_agent(const std::string& node) {
     agents[node] = std::make_unique<Process>(std::vector<std::string>{
         bin("piranha"), "agent", "--node", node, "--server", server.endpoint(), "--config", config, "--trace",
-        trace, "--trace-node", "up", "--piranha-output", s.dir + "/" + node + ".piranhas", "--quiet"});
+        trace, "--trace-node", "up", "--piranha-output", s.dir + "/" + node + ".piranhas",
+        "--piranha-priority", "normal", "--quiet"});
   }
   // `piranha nps run` with a program of an enabler ticking every 0.5 s, the
   // jobs node, monitors m1, m2, ... for `nodes`, and then `rest` (YAML node

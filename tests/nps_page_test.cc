@@ -145,6 +145,8 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
                                     "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
                                     "node,start,end\nflip,0,12\nup,0,100000\n");
   const std::string config = s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 3\n");
+  // The piranhas stay at SCHED_IDLE: the page shows the nodes, not the job's
+  // progress, and on a busy machine they leave the CPU to the browser.
   std::vector<std::unique_ptr<Process>> agents;
   for (const auto& [node, replay] : {std::pair("ws01", "flip"), std::pair("ws02", "up")})
     agents.push_back(std::make_unique<Process>(std::vector<std::string>{

@@ -31,15 +31,27 @@ std::string always_available(const Scratch& s, const std::string& node) {
                      node + ",0,100000\n");
 }
 
+// `piranha agent` for `node`, its piranhas at the agent's own priority: at
+// SCHED_IDLE (the default) a machine whose every core is busy gives them next
+// to nothing, as it should, and the job would not end.
 std::vector<std::string> agent_argv(const std::string& endpoint, const Scratch& s, const std::string& node,
                                     const std::string& trace) {
-  return {bin("piranha"),     "agent",
-          "--node",           node,
-          "--server",         endpoint,
-          "--trace",          trace,
-          "--time-scale",     "60",
-          "--events",         s.dir + "/" + node + ".events",
-          "--piranha-output", s.dir + "/" + node + ".piranhas"};
+  return {bin("piranha"),
+          "agent",
+          "--node",
+          node,
+          "--server",
+          endpoint,
+          "--trace",
+          trace,
+          "--time-scale",
+          "60",
+          "--events",
+          s.dir + "/" + node + ".events",
+          "--piranha-output",
+          s.dir + "/" + node + ".piranhas",
+          "--piranha-priority",
+          "normal"};
 }
 
 std::vector<std::string> job_argv(const std::string& endpoint, std::vector<std::string> job) {
