@@ -70,6 +70,21 @@ struct Store::Watch {
   WatchId id;
   ClientId client;
   TemplateImage tmpl;
+  // Where the watch is filed in its WatchGroup: under one of its checks
+  // (check < tmpl.checks.size()), or among the unchecked.
+  std::size_t check = 0;
+};
+
+// The watches of one index key (field 0 an actual) or of one signature
+// (field 0 formal). A write looks at the unchecked ones, and of the checked
+// ones only those filed under a field's bytes the tuple has: an agent's
+// ("assign", 0, epoch, node, job) watch is filed under its node, so a write
+// of one node's assignment meets one watch, not one per agent.
+struct Store::WatchGroup {
+  std::vector<Watch*> unchecked;
+  // position -> the field's bytes at that position -> watches.
+  std::map<std::uint8_t, std::unordered_map<std::string, std::vector<Watch*>>> by_check;
+  std::size_t size = 0;
 };
 
 struct Store::SpaceState {
@@ -79,7 +94,11 @@ struct Store::SpaceState {
   // Waiters whose field 0 is an actual, by index key; the others by signature.
   std::unordered_map<std::string, std::list<Waiter*>> waiters_by_key;
   std::unordered_map<Signature, std::list<Waiter*>> waiters_by_signature;
-  std::vector<Watch> watches;
+  // Every watch of the space, by id (the order events are delivered in),
+  // and filed for lookup by a write (WatchGroup).
+  std::map<WatchId, Watch> watches;
+  std::unordered_map<std::string, WatchGroup> watches_by_key;
+  std::unordered_map<Signature, WatchGroup> watches_by_signature;
   std::uint64_t tuples = 0;
   std::uint64_t bytes = 0;
   std::uint64_t waiters = 0;
@@ -205,8 +224,32 @@ void Store::unlink(SpaceState& s, Bucket* b, Record* r) {
   }
 }
 
+Store::WatchGroup& Store::watch_group(SpaceState& s, const TemplateImage& tmpl) {
+  return tmpl.field0_actual ? s.watches_by_key[tmpl.key] : s.watches_by_signature[tmpl.signature];
+}
+
+void Store::watch_candidates(const WatchGroup& g, std::string_view bytes, std::vector<Watch*>& out) {
+  out.insert(out.end(), g.unchecked.begin(), g.unchecked.end());
+  if (g.by_check.empty()) return;
+  std::string_view fields[kMaxFields];
+  const std::size_t n = split_fields(bytes, fields, kMaxFields);
+  for (const auto& [position, filed] : g.by_check) {
+    if (position >= n) continue;
+    const auto it = filed.find(std::string(fields[position]));
+    if (it != filed.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+}
+
 void Store::notify(SpaceState& s, const std::string& key, Signature sig, Record* r, WatchEventKind k) {
-  for (const Watch& w : s.watches) {
+  std::vector<Watch*> found;
+  if (auto g = s.watches_by_key.find(key); g != s.watches_by_key.end())
+    watch_candidates(g->second, r->bytes(), found);
+  if (auto g = s.watches_by_signature.find(sig); g != s.watches_by_signature.end())
+    watch_candidates(g->second, r->bytes(), found);
+  // In the order the watches were made, as one client expects its events.
+  std::sort(found.begin(), found.end(), [](const Watch* a, const Watch* b) { return a->id < b->id; });
+  for (const Watch* wp : found) {
+    const Watch& w = *wp;
     if (!key_matches(w.tmpl, key, sig) || !checks_match(w.tmpl, r->bytes())) continue;
     Delivery d = make_delivery(Delivery::Kind::Event, w.client);
     d.tuple.assign(r->bytes());
@@ -500,17 +543,66 @@ void Store::return_to_space(Lease&& lease, Millis now) {
 WatchId Store::watch(std::string_view space, const TemplateImage& tmpl, ClientId client) {
   SpaceState& s = space_for(space);
   WatchId id = next_watch_++;
-  s.watches.push_back(Watch{id, client, tmpl});
+  Watch& w = s.watches.emplace(id, Watch{id, client, tmpl}).first->second;
+  WatchGroup& g = watch_group(s, tmpl);
+  // Filed under the check whose place holds the fewest watches so far, so
+  // that watches differing in one field (each agent's node) spread out even
+  // when they share another (scheduler 0).
+  w.check = tmpl.checks.size();
+  std::size_t fewest = std::numeric_limits<std::size_t>::max();
+  for (std::size_t i = 0; i < tmpl.checks.size(); ++i) {
+    const auto& c = tmpl.checks[i];
+    std::size_t n = 0;
+    if (auto p = g.by_check.find(c.position); p != g.by_check.end())
+      if (auto f = p->second.find(c.bytes); f != p->second.end()) n = f->second.size();
+    if (n < fewest) {
+      fewest = n;
+      w.check = i;
+    }
+  }
+  if (w.check < tmpl.checks.size()) {
+    const auto& c = tmpl.checks[w.check];
+    g.by_check[c.position][c.bytes].push_back(&w);
+  } else {
+    g.unchecked.push_back(&w);
+  }
+  ++g.size;
   watch_owner_.emplace(id, std::make_pair(&s, client));
+  watches_of_[client].insert(id);
   return id;
 }
 
 bool Store::unwatch(WatchId id, ClientId client) {
   auto it = watch_owner_.find(id);
   if (it == watch_owner_.end() || it->second.second != client) return false;
-  auto& ws = it->second.first->watches;
-  ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const Watch& w) { return w.id == id; }), ws.end());
+  SpaceState& s = *it->second.first;
+  auto w = s.watches.find(id);
+  const TemplateImage& tmpl = w->second.tmpl;
+  const bool by_key = tmpl.field0_actual;
+  WatchGroup& g = watch_group(s, tmpl);
+  auto drop = [&](std::vector<Watch*>& v) { v.erase(std::find(v.begin(), v.end(), &w->second)); };
+  if (w->second.check < tmpl.checks.size()) {
+    const auto& c = tmpl.checks[w->second.check];
+    auto p = g.by_check.find(c.position);
+    auto f = p->second.find(c.bytes);
+    drop(f->second);
+    if (f->second.empty()) p->second.erase(f);
+    if (p->second.empty()) g.by_check.erase(p);
+  } else {
+    drop(g.unchecked);
+  }
+  if (--g.size == 0) {
+    if (by_key)
+      s.watches_by_key.erase(tmpl.key);
+    else
+      s.watches_by_signature.erase(tmpl.signature);
+  }
+  s.watches.erase(w);
   watch_owner_.erase(it);
+  if (auto c = watches_of_.find(client); c != watches_of_.end()) {
+    c->second.erase(id);
+    if (c->second.empty()) watches_of_.erase(c);
+  }
   return true;
 }
 
@@ -537,7 +629,13 @@ bool Store::remove(std::string_view space) {
       ++l;
     }
   }
-  for (const Watch& w : s->watches) watch_owner_.erase(w.id);
+  for (const auto& [id, w] : s->watches) {
+    watch_owner_.erase(id);
+    if (auto c = watches_of_.find(w.client); c != watches_of_.end()) {
+      c->second.erase(id);
+      if (c->second.empty()) watches_of_.erase(c);
+    }
+  }
   for (auto& [key, b] : s->buckets)
     for (Record* r = b.head; r;) {
       Record* next = r->next;
@@ -564,10 +662,10 @@ std::size_t Store::drop_client(ClientId client, Millis now) {
     return_to_space(std::move(node.mapped()), now);
   }
 
-  std::vector<WatchId> watches;
-  for (auto& [id, owner] : watch_owner_)
-    if (owner.second == client) watches.push_back(id);
-  for (WatchId id : watches) unwatch(id, client);
+  if (auto c = watches_of_.find(client); c != watches_of_.end()) {
+    const std::vector<WatchId> watches(c->second.begin(), c->second.end());
+    for (WatchId id : watches) unwatch(id, client);
+  }
   return held.size();
 }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <random>
 
 using namespace piranha::ts;
 
@@ -258,6 +259,57 @@ TEST_CASE("watches report writes and takes of matching tuples") {
   CHECK(d[1].event == WatchEventKind::Taken);
   CHECK(st.unwatch(w, 8));
   CHECK_FALSE(st.unwatch(w, 8));
+}
+
+TEST_CASE("a write's events go to exactly the matching watches, in the order they were made") {
+  // Watches are filed by field 0 and by one of their actuals (an agent's
+  // node); this checks the filing against matching every watch by hand.
+  std::mt19937 rng(29);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const std::vector<std::string> heads{"assign", "node", "heartbeat"};
+  const std::vector<std::string> names{"ws1", "ws2", "ws3", "ws4"};
+  Store st;
+  struct Made {
+    WatchId id;
+    ClientId client;
+    Template t;
+  };
+  std::vector<Made> made;
+  auto field = [&](int i, bool formal_ok) -> Field {
+    if (formal_ok && pick(3) == 0) return Field::formal(i == 1 ? Type::Int : Type::String);
+    return i == 1 ? Field::of(Value(std::int64_t{pick(2)})) : Field::of(Value(names[pick(4)]));
+  };
+  for (int round = 0; round < 400; ++round) {
+    const int what = pick(10);
+    if (what < 4 || made.empty()) {
+      std::vector<Field> f;
+      f.push_back(pick(4) == 0 ? Field::formal(Type::String) : Field::of(Value(heads[pick(3)])));
+      f.push_back(field(1, true));
+      f.push_back(field(2, true));
+      Template t(std::move(f));
+      const ClientId c = 1 + pick(5);
+      made.push_back({st.watch("s", image_of(t), c), c, t});
+    } else if (what == 4) {
+      const std::size_t k = pick(static_cast<int>(made.size()));
+      CHECK(st.unwatch(made[k].id, made[k].client));
+      made.erase(made.begin() + static_cast<std::ptrdiff_t>(k));
+    } else if (what == 5) {
+      const ClientId c = 1 + pick(5);
+      st.drop_client(c, 0);
+      std::erase_if(made, [&](const Made& m) { return m.client == c; });
+    } else {
+      const Tuple t = Tuple::of(heads[pick(3)], std::int64_t{pick(2)}, names[pick(4)]);
+      st.out("s", image_of(t), 0);
+      std::vector<WatchId> expected;
+      for (const auto& m : made)
+        if (m.t.matches(t)) expected.push_back(m.id);
+      std::vector<WatchId> got;
+      for (const auto& d : drain(st))
+        if (d.kind == Delivery::Kind::Event) got.push_back(d.watch);
+      REQUIRE(got == expected);
+    }
+  }
+  CHECK(st.stats("s")->watches == made.size());
 }
 
 TEST_CASE("in_many takes up to max, oldest first") {

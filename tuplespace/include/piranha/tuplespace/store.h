@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -264,6 +265,7 @@ class Store {
   struct Waiter;
   struct Lease;
   struct Watch;
+  struct WatchGroup;
   struct SpaceState;
 
   SpaceState& space_for(std::string_view name);
@@ -274,6 +276,11 @@ class Store {
   Record* find_oldest(SpaceState& s, const TemplateImage& tmpl, Bucket** bucket_out);
   void unlink(SpaceState& s, Bucket* b, Record* r);
   void notify(SpaceState& s, const std::string& key, Signature sig, Record* r, WatchEventKind k);
+  // The group a watch of `tmpl` is filed in (created when absent).
+  static WatchGroup& watch_group(SpaceState& s, const TemplateImage& tmpl);
+  // Adds the watches of `g` that a record of `bytes` may match to `out`:
+  // the unchecked ones and those filed under one of its fields.
+  static void watch_candidates(const WatchGroup& g, std::string_view bytes, std::vector<Watch*>& out);
   Taken hand_out(SpaceState& s, Record* r, const WaitSpec& spec, Millis now);
   void return_to_space(Lease&& lease, Millis now);
   void remove_waiter(std::uint64_t id);
@@ -284,6 +291,7 @@ class Store {
   std::unordered_map<std::uint64_t, Waiter*> waiters_;  // by waiter id
   std::unordered_map<LeaseId, Lease> leases_;
   std::unordered_map<WatchId, std::pair<SpaceState*, ClientId>> watch_owner_;
+  std::unordered_map<ClientId, std::set<WatchId>> watches_of_;  // each client's, for drop_client
   // Deadlines: (when, id), one entry per live waiter with a timeout and per
   // live lease, erased when it ends.
   std::multimap<Millis, std::uint64_t> waiter_deadlines_;
