@@ -16,11 +16,11 @@
 
 #include "piranha/agent/decide.h"
 #include "piranha/agent/piranha_host.h"
+#include "piranha/agent/uplink.h"
 #include "piranha/base/input_error.h"
 #include "piranha/runtime/endpoint.h"
 #include "piranha/runtime/short_slice.h"
 #include "piranha/runtime/sysspace.h"
-#include "uplink.h"
 
 namespace piranha {
 namespace {

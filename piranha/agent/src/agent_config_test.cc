@@ -52,7 +52,7 @@ TEST_CASE("agent config: an empty file gives the documented defaults") {
   CHECK(c.retreat.grace_seconds == 2);
   CHECK(c.retreat.suspend_max_seconds == 30);
   CHECK(c.scheduler.stale_seconds == 10);
-  CHECK(c.heartbeat_seconds == 1);
+  CHECK(c.heartbeat_seconds == 10);
   CHECK(parse_agent_config("# only a comment\n", "agent.yaml").cores == 1);
 }
 

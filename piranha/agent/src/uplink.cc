@@ -1,4 +1,4 @@
-#include "uplink.h"
+#include "piranha/agent/uplink.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -100,6 +100,11 @@ Uplink::~Uplink() {
 Uplink::View Uplink::view() const {
   std::lock_guard lock(mu_);
   return view_;
+}
+
+std::uint64_t Uplink::generation() const {
+  std::lock_guard lock(mu_);
+  return view_.generation;
 }
 
 bool Uplink::ever_connected() const {
@@ -227,11 +232,16 @@ void Uplink::run() {
 void Uplink::step(ts::Client& c) {
   auto now = Clock::now();
   double wall = sys::wall_now();
+  // The heartbeat alone says the agent is alive; the node record, which the
+  // NPS watches, is rewritten only when the state changes.
+  auto beat_now = [&] {
+    sys::replace(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
+    c.flush();
+  };
   auto publish_state = [&](sys::NodeState st) {
     sys::replace(c, sys::node_template(s_.node),
                  sys::NodeRecord{s_.node, s_.cores, s_.speed, st, wall}.to_tuple());
-    sys::replace(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
-    c.flush();
+    beat_now();
   };
 
   // Writes first, oldest first; each leaves its queue once written.
@@ -272,9 +282,8 @@ void Uplink::step(ts::Client& c) {
     lock.lock();
     if (run_ && run_->to_tuple() == r.to_tuple()) run_.reset();
   }
-  // The heartbeat: the current state again (there is one from the start).
+  // The heartbeat, once the node has a state (from the start).
   bool beat = now >= next_heartbeat_ && state_.has_value();
-  sys::NodeState current = state_.value_or(sys::NodeState::Unavailable);
   bool read_due = watching_ && (read_now_ || now >= next_read_);
   // Cleared as the read starts: a request made during the read (a watch
   // event) asks for another one.
@@ -287,7 +296,7 @@ void Uplink::step(ts::Client& c) {
   std::uint64_t holds_written = holds_written_;
   lock.unlock();
 
-  if (beat) publish_state(current);
+  if (beat) beat_now();
   if (now >= next_heartbeat_) next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
   if (read_due) next_read_ = read(c, holds_written);
   if (now >= next_prune_) {

@@ -1,4 +1,4 @@
-#include "uplink.h"
+#include "piranha/agent/uplink.h"
 
 #include <doctest/doctest.h>
 

@@ -71,7 +71,7 @@ struct AgentSettings {
   std::chrono::milliseconds grace{2000};         // from SIGUSR1 to SIGKILL
   std::chrono::milliseconds suspend_max{30000};  // suspend mode: then retreat
   double scheduler_stale_seconds = 10;           // scheduler 0 is obeyed while its heartbeat is younger
-  double heartbeat_seconds = 1;                  // node and heartbeat tuples refresh
+  double heartbeat_seconds = 10;                 // the heartbeat tuple refreshes (the node record on changes)
   // How often the system space is read in full as a safety net (against
   // watch events lost on the way); changes to jobs, assignments and owner
   // blocks are watched and read at once, and what changes unwatched (a block

@@ -99,7 +99,7 @@ struct AgentConfig {
   // YAML: idle or normal.
   PiranhaPriority piranha_priority = PiranhaPriority::Idle;
   SchedulerConfig scheduler;
-  double heartbeat_seconds = 1;  // how often the agent writes its heartbeat and node tuples (> 0)
+  double heartbeat_seconds = 10;  // how often the agent rewrites its heartbeat tuple (> 0)
   // A job whose piranhas fail this many times in a row on this node is held (>= 1).
   int max_failures = 3;
   RetentionConfig retention;

@@ -1,6 +1,8 @@
 // Uplink: a node agent's link to the system space, on a thread of its own, so
 // that sensing availability and making piranhas retreat never wait on the
-// server (agent.cc is its only user).
+// server. Its users: the agent (agent.cc), and the swarm benchmark
+// (bench/src/swarm.cc), which runs thousands of them in one process so that
+// what it measures is what that many agents cost the pool.
 //
 // The thread connects (patiently: the server may start later), then
 //  - reads what the agent decides with into a View: owner blocks, live jobs
@@ -25,7 +27,10 @@
 //    availability periods and holds in a queue, the node's state and its
 //    ("running", ...) record latest-wins, so a period that ended while the
 //    server was away is still recorded once it is back;
-//  - refreshes the node's records every heartbeat and prunes old records.
+//  - writes the node's record (("node", ...), with its heartbeat) when its
+//    state changes, and only its heartbeat (("heartbeat", "agent", ...))
+//    every `heartbeat_seconds`: one small replace per node per beat, which
+//    watches of the node records (the NPS's) do not hear; prunes old records.
 // When a call fails (the server gone, restarting, a network cut) it logs
 // "lost the tuple-space server" once, keeps what is queued, tries again every
 // second and logs when the server answers again. Its client's request
@@ -114,6 +119,8 @@ class Uplink {
   Uplink& operator=(const Uplink&) = delete;
 
   View view() const;
+  // The View's generation (View::generation), without copying the View.
+  std::uint64_t generation() const;
   // True once the server answered at least once.
   bool ever_connected() const;
   // True while the last attempt to reach the server failed.
