@@ -111,6 +111,15 @@ std::vector<JobStat> list_jobstats(ts::Client& c) {
 std::vector<NodeRecord> list_nodes(ts::Client& c) {
   return decode_all<NodeRecord>(c.rd_many(kSpace, node_template(), kListMax));
 }
+std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c) {
+  return decode_all<AgentHeartbeat>(c.rd_many(kSpace, agent_heartbeat_template(), kListMax));
+}
+std::vector<OwnerBlock> list_owner_blocks(ts::Client& c) {
+  return decode_all<OwnerBlock>(c.rd_many(kSpace, owner_template(), kListMax));
+}
+std::vector<NodeRun> list_running(ts::Client& c) {
+  return decode_all<NodeRun>(c.rd_many(kSpace, running_template(), kListMax));
+}
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
   return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
 }

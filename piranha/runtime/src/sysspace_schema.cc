@@ -320,6 +320,16 @@ ts::Template assign_template(std::int64_t scheduler_id, const std::string& node)
 ts::Template scheduler_heartbeat_template(std::int64_t id) {
   return ts::Template({tag("heartbeat"), tag("scheduler"), num(id), any(Type::Double)});
 }
+ts::Template agent_heartbeat_template() {
+  return ts::Template({tag("heartbeat"), tag("agent"), any(Type::String), any(Type::Double)});
+}
+ts::Template owner_template() {
+  return ts::Template({tag("owner"), any(Type::String), tag("block"), any(Type::Double), any(Type::Double)});
+}
+ts::Template running_template() {
+  return ts::Template(
+      {tag("running"), any(Type::String), any(Type::Int), any(Type::String), any(Type::Double)});
+}
 ts::Template agent_heartbeat_template(const std::string& node) {
   return ts::Template({tag("heartbeat"), tag("agent"), str(node), any(Type::Double)});
 }

@@ -126,9 +126,10 @@ class LivePool : public Pool {
   };
   std::map<std::pair<std::int64_t, std::string>, Pending> assigns_;
   std::set<std::int64_t> beats_, beaten_;
-  std::vector<EvalRecord> records_;    // read at start(), then appended to and forgotten from
-  std::vector<EvalRecord> unsent_;     // appended since the last flush()
-  std::vector<EvalRecord> forgotten_;  // to be removed from the space by flush()
+  std::map<std::int64_t, double> last_beat_;  // flush()'s own: when each scheduler's heartbeat was written
+  std::vector<EvalRecord> records_;           // read at start(), then appended to and forgotten from
+  std::vector<EvalRecord> unsent_;            // appended since the last flush()
+  std::vector<EvalRecord> forgotten_;         // to be removed from the space by flush()
 };
 
 }  // namespace piranha::nps

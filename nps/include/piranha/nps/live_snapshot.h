@@ -64,10 +64,10 @@ struct LivePoolOptions {
 struct LiveSnapshot {
   double time = 0;                              // wall-clock seconds when the reading began
   std::vector<sys::NodeRecord> nodes;           // as listed
-  std::vector<sys::AgentHeartbeat> heartbeats;  // the listed nodes' agents', where found
-  std::vector<sys::OwnerBlock> owner_blocks;    // the listed nodes', as read (ended ones too)
+  std::vector<sys::AgentHeartbeat> heartbeats;  // every agent's, as read
+  std::vector<sys::OwnerBlock> owner_blocks;    // every node's, as read (ended ones too)
   std::vector<sys::Complaint> complaints;       // oldest first
-  std::vector<sys::NodeRun> running;            // the listed nodes' ("running", ...), where found
+  std::vector<sys::NodeRun> running;            // every node's ("running", ...), as read
   std::vector<sys::JobStat> stats;              // as listed
   // As listed, then those of the jobs of the last state's `live_records`
   // missing from the listing and found when read again on their own.

@@ -297,8 +297,11 @@ ts::Template ap_template();
 ts::Template ap_template(const std::string& node);
 ts::Template assign_template(std::int64_t scheduler_id, const std::string& node);
 ts::Template scheduler_heartbeat_template(std::int64_t id);
+ts::Template agent_heartbeat_template();  // every agent's
 ts::Template agent_heartbeat_template(const std::string& node);
+ts::Template owner_template();  // every node's blocks
 ts::Template owner_template(const std::string& node);
+ts::Template running_template();  // every node's
 ts::Template running_template(const std::string& node);
 ts::Template complaint_template();
 ts::Template complaint_template(const std::string& node);
@@ -361,6 +364,11 @@ std::vector<JobRecord> list_jobs(ts::Client& c);
 std::vector<JobRecord> list_live_jobs(ts::Client& c);
 std::vector<JobStat> list_jobstats(ts::Client& c);
 std::vector<NodeRecord> list_nodes(ts::Client& c);
+// Every agent's heartbeat, every node's owner blocks, every node's
+// ("running", ...) record: one request each, whatever the pool's size.
+std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c);
+std::vector<OwnerBlock> list_owner_blocks(ts::Client& c);
+std::vector<NodeRun> list_running(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
 // In time order (then as written).
 std::vector<Complaint> list_complaints(ts::Client& c);
