@@ -238,7 +238,8 @@ Client::~Client() {
 
 // Waits for the reply to `rid`, queueing watch events that arrive meanwhile.
 // A reply that arrived before the connection dropped is still taken.
-Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible) {
+Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible,
+                                       int wake_fd) {
   zmq::message_t msg;
   int interrupt = interruptible ? options_.interrupt_fd : -1;
   // Waits with ::poll on the sockets' ZMQ_FDs rather than zmq_poll, which
@@ -254,12 +255,15 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
       if (monitor_readable && socket_->dropped()) return Received::Lost;
       Millis left = deadline < 0 ? -1 : deadline - steady_ms();
       if (deadline >= 0 && left <= 0) return Received::Timeout;
-      pollfd fds[] = {{dealer_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {interrupt, POLLIN, 0}};
+      // An absent fd (-1) is ignored by poll(2).
+      pollfd fds[] = {
+          {dealer_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {interrupt, POLLIN, 0}, {wake_fd, POLLIN, 0}};
       int timeout = left < 0 ? -1 : static_cast<int>(std::min<Millis>(left, std::numeric_limits<int>::max()));
-      if (::poll(fds, interrupt >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
+      if (::poll(fds, 4, timeout) < 0 && errno != EINTR)
         throw TupleSpaceError(Code::Unreachable, std::string("poll: ") + std::strerror(errno));
       if (interrupt >= 0 && interrupt_signalled(fds[2].revents)) return Received::Interrupted;
       if (interrupt >= 0 && (fds[2].revents & POLLNVAL)) interrupt = -1;  // closed: no interrupt can come
+      if (wake_fd >= 0 && (fds[3].revents & POLLIN)) return Received::Timeout;
       monitor_readable = (fds[1].revents & POLLIN) != 0;
       continue;
     }
@@ -543,12 +547,12 @@ void Client::unwatch(WatchId id) {
   call(Retry::Done);
 }
 
-std::optional<WatchEvent> Client::next_event(std::chrono::milliseconds timeout) {
+std::optional<WatchEvent> Client::next_event(std::chrono::milliseconds timeout, int wake_fd) {
   Millis deadline = timeout.count() < 0 ? -1 : steady_ms() + timeout.count();
   while (events_.empty()) {
     Reply r;
     ensure_session(steady_ms() + options_.request_timeout.count());
-    Received got = receive_until(0, r, deadline, true);
+    Received got = receive_until(0, r, deadline, true, wake_fd);
     if (got == Received::Interrupted) throw interrupted();
     if (got != Received::Lost) break;
     session_lost();

@@ -77,9 +77,9 @@ std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(
 Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd)
     : s_(settings), log_(std::move(log)), wake_fd_(wake_fd) {
   stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (stop_fd_ < 0) throw std::runtime_error("agent: cannot create an eventfd");
+  kick_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (stop_fd_ < 0 || kick_fd_ < 0) throw std::runtime_error("agent: cannot create an eventfd");
   thread_ = std::thread([this] { run(); });
-  watcher_ = std::thread([this] { watch(); });
 }
 
 Uplink::~Uplink() {
@@ -92,9 +92,15 @@ Uplink::~Uplink() {
   std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(stop_fd_, &one, sizeof one);
   thread_.join();
-  watcher_.join();
   client_.reset();
   ::close(stop_fd_);
+  ::close(kick_fd_);
+}
+
+void Uplink::kick() {
+  cv_.notify_all();
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(kick_fd_, &one, sizeof one);
 }
 
 Uplink::View Uplink::view() const {
@@ -123,7 +129,7 @@ void Uplink::set_state(sys::NodeState state) {
     state_ = state;
     state_dirty_ = true;
   }
-  cv_.notify_all();
+  kick();
 }
 
 void Uplink::set_run(sys::NodeRun run) {
@@ -131,7 +137,7 @@ void Uplink::set_run(sys::NodeRun run) {
     std::lock_guard lock(mu_);
     run_ = std::move(run);
   }
-  cv_.notify_all();
+  kick();
 }
 
 void Uplink::record_period(sys::AvailabilityPeriod ap) {
@@ -139,7 +145,7 @@ void Uplink::record_period(sys::AvailabilityPeriod ap) {
     std::lock_guard lock(mu_);
     periods_.push_back(std::move(ap));
   }
-  cv_.notify_all();
+  kick();
 }
 
 void Uplink::hold(sys::JobHold hold) {
@@ -147,7 +153,7 @@ void Uplink::hold(sys::JobHold hold) {
     std::lock_guard lock(mu_);
     holds_.push_back(std::move(hold));
   }
-  cv_.notify_all();
+  kick();
 }
 
 void Uplink::read_soon() {
@@ -155,7 +161,7 @@ void Uplink::read_soon() {
     std::lock_guard lock(mu_);
     read_now_ = true;
   }
-  cv_.notify_all();
+  kick();
 }
 
 bool Uplink::pending_locked() const {
@@ -174,7 +180,12 @@ bool Uplink::connect() {
     o.connect_timeout = std::chrono::milliseconds(1000);
     o.request_timeout = std::chrono::milliseconds(2000);
     o.interrupt_fd = stop_fd_;
-    client_ = std::make_unique<ts::Client>(s_.server, o);
+    auto c = std::make_unique<ts::Client>(s_.server, o);
+    // Watches first: whatever is written after them prompts a read, so the
+    // first read (next) misses nothing. The client re-establishes them on
+    // a new session by itself (the gap's events are lost: run() reads).
+    for (const auto& t : watched(s_.node)) c->watch(sys::kSpace, t);
+    client_ = std::move(c);
   } catch (const std::exception& e) {
     // Unreachable, refused (auth_failed), or keys that cannot be read any more.
     std::lock_guard lock(mu_);
@@ -187,7 +198,9 @@ bool Uplink::connect() {
        s_.server);
   connected_once_ = true;
   away_ = false;
+  watching_ = true;
   read_now_ = true;
+  reconnects_seen_ = client_->reconnects();
   return true;
 }
 
@@ -195,32 +208,33 @@ void Uplink::run() {
   while (true) {
     {
       std::unique_lock lock(mu_);
-      if (away_) {
-        cv_.wait_for(lock, kRetry, [this] { return stopping_; });
-      } else {
-        auto wake = std::min(next_heartbeat_, next_prune_);
-        if (watching_) wake = std::min(wake, next_read_);
-        cv_.wait_until(lock, wake,
-                       [this] { return stopping_ || (read_now_ && watching_) || pending_locked(); });
-      }
+      if (away_) cv_.wait_for(lock, kRetry, [this] { return stopping_; });
       if (stopping_) return;
     }
     if (!client_ && !connect()) continue;
     try {
       step(*client_);
-      std::lock_guard lock(mu_);
-      if (away_) log_("the tuple-space server at " + s_.server + " answers again");
-      // The client reconnected by itself within its deadline (a restart, a
-      // short cut): worth a line too.
-      if (client_->reconnects() != reconnects_seen_ && !away_)
-        log_("lost the tuple-space server at " + s_.server +
-             " and reconnected (a restart or a network fault)");
-      reconnects_seen_ = client_->reconnects();
-      away_ = false;
+      {
+        std::lock_guard lock(mu_);
+        if (away_) log_("the tuple-space server at " + s_.server + " answers again");
+        // The client reconnected by itself within its deadline (a restart, a
+        // short cut): worth a line, and a read (the gap's events are lost).
+        if (client_->reconnects() != reconnects_seen_) {
+          if (!away_)
+            log_("lost the tuple-space server at " + s_.server +
+                 " and reconnected (a restart or a network fault)");
+          read_now_ = true;
+        }
+        reconnects_seen_ = client_->reconnects();
+        away_ = false;
+      }
+      cv_.notify_all();  // drain() may be waiting
+      listen(*client_);
     } catch (const std::exception& e) {
       std::lock_guard lock(mu_);
       busy_ = false;
-      if (!away_)
+      read_now_ = true;  // what failed is read again once the server answers
+      if (!away_ && !stopping_)
         log_(std::string("lost the tuple-space server: ") + e.what() +
              "; trying again every second (sensing and retreats go on)");
       away_ = true;
@@ -229,13 +243,43 @@ void Uplink::run() {
   }
 }
 
+void Uplink::listen(ts::Client& c) {
+  while (true) {
+    // Cleared before looking, so that a kick after the look ends the wait.
+    std::uint64_t kicks;
+    [[maybe_unused]] auto r = ::read(kick_fd_, &kicks, sizeof kicks);
+    Clock::time_point wake;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_ || read_now_ || pending_locked()) return;
+      wake = std::min({next_heartbeat_, next_prune_, next_read_});
+    }
+    const auto now = Clock::now();
+    if (now >= wake) return;
+    // A second at most, so that a new session (whose gap's events are lost)
+    // is noticed soon.
+    const auto left = std::min<Clock::duration>(wake - now, 1s);
+    auto e = c.next_event(std::chrono::ceil<std::chrono::milliseconds>(left), kick_fd_);
+    bool read = false;
+    for (; e; e = c.next_event(0ms)) read = on_event(*e) || read;
+    note_new_jobs(c);
+    if (c.reconnects() != reconnects_seen_) return;  // run() says so and reads
+    if (read) {
+      std::lock_guard lock(mu_);
+      read_now_ = true;
+    }
+  }
+}
+
 void Uplink::step(ts::Client& c) {
   auto now = Clock::now();
   double wall = sys::wall_now();
   // The heartbeat alone says the agent is alive; the node record, which the
-  // NPS watches, is rewritten only when the state changes.
+  // NPS watches, is rewritten only when the state changes. Superseded, not
+  // replaced: a reader must never find it absent, or the node's older
+  // record would make it look stale.
   auto beat_now = [&] {
-    sys::replace(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
+    sys::supersede(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
     c.flush();
   };
   auto publish_state = [&](sys::NodeState st) {
@@ -505,49 +549,6 @@ void Uplink::wake_agent() const {
   if (wake_fd_ < 0) return;
   std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
-}
-
-void Uplink::watch() {
-  std::unique_ptr<ts::Client> c;
-  std::uint64_t reconnects = 0;
-  while (true) {
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) return;
-    }
-    try {
-      if (!c) {
-        ts::ClientOptions o;
-        o.connect_timeout = std::chrono::milliseconds(1000);
-        o.request_timeout = std::chrono::milliseconds(2000);
-        o.interrupt_fd = stop_fd_;
-        c = std::make_unique<ts::Client>(s_.server, o);
-        for (const auto& t : watched(s_.node)) c->watch(sys::kSpace, t);
-        reconnects = c->reconnects();
-        {
-          std::lock_guard lock(mu_);
-          watching_ = true;
-        }
-        read_soon();  // what changed before the watches began
-      }
-      // A second at most, so that a reconnection (whose gap's events are
-      // lost) is noticed soon.
-      auto e = c->next_event(1s);
-      bool read = false;
-      for (; e; e = c->next_event(0ms)) read = on_event(*e) || read;
-      note_new_jobs(*c);
-      if (c->reconnects() != reconnects) {
-        reconnects = c->reconnects();
-        read = true;
-      }
-      if (read) read_soon();
-    } catch (const std::exception&) {
-      // The server is away (the uplink says so) or the Uplink is stopping.
-      c.reset();
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, kRetry, [this] { return stopping_; });
-    }
-  }
 }
 
 }  // namespace piranha

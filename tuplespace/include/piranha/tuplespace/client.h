@@ -326,7 +326,10 @@ class Client {
   WatchId watch(std::string_view space, const Template& t);
   void unwatch(WatchId id);
   // The next watch event, waiting up to `timeout` (kForever: no limit).
-  std::optional<WatchEvent> next_event(std::chrono::milliseconds timeout = kForever);
+  // With `wake_fd` (an eventfd, a pipe; -1: none), returns nullopt as soon
+  // as it is readable, without reading it: one thread can then both wait for
+  // events and be woken for other work (the agent's uplink).
+  std::optional<WatchEvent> next_event(std::chrono::milliseconds timeout = kForever, int wake_fd = -1);
   // False when the space did not exist.
   bool remove(std::string_view space);
   std::vector<SpaceStats> stats();
@@ -359,7 +362,9 @@ class Client {
   // Waits for the reply to `rid` (0: a watch event) until `deadline`
   // (steady ms; -1: none), queueing events and settling posted replies;
   // `interruptible`: also until options_.interrupt_fd is readable.
-  Received receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible = false);
+  // Returns Timeout early when `wake_fd` (-1: none) is readable.
+  Received receive_until(std::uint64_t rid, Reply& out, Millis deadline, bool interruptible = false,
+                         int wake_fd = -1);
   // Forgets the lost session: posted requests get unknown_outcome.
   void session_lost();
   // True when the connection was closed since the last look; never blocks.

@@ -4,16 +4,18 @@
 // (bench/src/swarm.cc), which runs thousands of them in one process so that
 // what it measures is what that many agents cost the pool.
 //
-// The thread connects (patiently: the server may start later), then
+// The thread connects (patiently: the server may start later) with ONE
+// connection, which carries both its requests and its watches (a pool of
+// N agents costs the server N connections), places its watches, then
 //  - reads what the agent decides with into a View: owner blocks, live jobs
 //    with their launch records, scheduler 0's assignment for this node and
 //    its heartbeat, the tasks each live job completed here. It reads when
-//    one of those records changes, which a second thread learns from
-//    tuple-space watches (so a new job, an assignment or an owner block
+//    one of those records changes, which it learns from tuple-space watches
+//    while it waits for work (so a new job, an assignment or an owner block
 //    reaches the agent within milliseconds: a new live job, whose written
 //    record the event carries, is put into the View at once, with its
-//    launch record read by the watching thread, before the read the event
-//    also asks for; scheduler 0's heartbeat, rewritten at every NPS tick,
+//    launch record, before the read the event
+//    also asks for; scheduler 0's heartbeat, rewritten every 2 s by the NPS,
 //    is noted without a read unless it says the scheduler came or went:
 //    heartbeat_news); when an owner block begins or ends, when scheduler 0's
 //    heartbeat goes stale, when a running job's feeder would count as
@@ -35,8 +37,8 @@
 // "lost the tuple-space server" once, keeps what is queued, tries again every
 // second and logs when the server answers again. Its client's request
 // deadline is short (2 s): every request it makes is answered at once by a
-// live server. Destroying the Uplink interrupts a call in progress, and the
-// watching thread's wait.
+// live server. Destroying the Uplink interrupts a call in progress or a wait
+// for events.
 //
 // Thread-safety: every public method may be called from any thread. The log
 // callback runs on the uplink's thread.
@@ -146,8 +148,12 @@ class Uplink {
   void step(ts::Client& c);
   // Reads the View; returns when the next read is due at the latest.
   Clock::time_point read(ts::Client& c, std::uint64_t holds_written);
-  // The watching thread: asks for a read whenever a watched record changes.
-  void watch();
+  // Waits for watch events on `c` until something is due (a write handed
+  // over, a read asked for, the heartbeat, the next read, pruning) or the
+  // Uplink stops, handling each event as it comes.
+  void listen(ts::Client& c);
+  // Wakes listen() (and drain()): something was handed over.
+  void kick();
   // One watch event: a job's tasks here are noted at once, anything else
   // asks for a read; true when it does.
   bool on_event(const ts::WatchEvent& e);
@@ -156,10 +162,9 @@ class Uplink {
   Clock::time_point read_with(ts::Client& c, View& v, Clock::time_point steady, double now,
                               double next_change, const std::set<std::int64_t>& written);
   // Puts the live jobs an event just showed written, and the view has not,
-  // into the view at once, with their launch records read on the watcher's
-  // own connection `c`: the agent can start a new job's piranhas one round
-  // trip after its registration, before the read the event also asks for
-  // (eight round trips, slow while the feeder itself is starting).
+  // into the view at once, with their launch records read on `c`: the agent can start a new job's piranhas
+  // one round trip after its registration, before the read the event also asks for (eight round trips, slow
+  // while the feeder itself is starting).
   void note_new_jobs(ts::Client& c);
   // Tells the agent's loop (wake_fd) that the View changed.
   void wake_agent() const;
@@ -169,15 +174,15 @@ class Uplink {
   std::function<void(const std::string&)> log_;
   int wake_fd_;
   int stop_fd_ = -1;  // readable once stopping: interrupts the client
+  int kick_fd_ = -1;  // written when something is handed over: ends listen()'s wait
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
   bool read_now_ = true;
-  // Set once the watching thread's watches are first in place; no read
-  // before. A read made earlier was the View's first, and a job registered
-  // just after it, whose record was absent (mid-rewrite) at the read the
-  // watches then asked for, was known neither from an event nor from a read.
+  // Set once the watches are first in place; no read before. A read made earlier was the View's first, and a
+  // job registered just after it, whose record was absent (mid-rewrite) at the read the watches then asked
+  // for, was known neither from an event nor from a read.
   bool watching_ = false;
   View view_;
   bool connected_once_ = false;
@@ -211,7 +216,6 @@ class Uplink {
   double heartbeat_taken_ = -std::numeric_limits<double>::infinity();
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;
-  std::thread watcher_;
 };
 
 }  // namespace piranha
