@@ -53,7 +53,7 @@ trellis::Program load_nps_program(const std::string& file) {
 
 struct RunArgs {
   std::shared_ptr<std::string> server;
-  std::string program, strategy = "TSK", predictor = "REC_HIST", shadows, http;
+  std::string program, strategy = "TSK", predictor = "REC_HIST", shadows, http, tick_stats;
   std::vector<std::string> hosts;
   double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30;
   std::int64_t window = 10;
@@ -98,6 +98,9 @@ void add_run(CLI::App& nps) {
       ->capture_default_str();
   run->add_option("--seconds", a->seconds, "stop after this long (default: until SIGINT or SIGTERM)");
   run->add_flag("--quiet", a->quiet, "do not log the schedulers' decisions");
+  run->add_option("--tick-stats", a->tick_stats,
+                  "write the ticks' durations (p50, p99, max ms, reading the pool to scheduler 0's decision) "
+                  "to this JSON file every 5 s");
   run->add_option("--http", a->http,
                   "serve the live page at HOST:PORT (e.g. 127.0.0.1:8080): nodes, jobs, retreats, "
                   "schedulers, updated as they change; /api/state has the same as JSON");
@@ -144,6 +147,7 @@ void add_run(CLI::App& nps) {
       o.pool.stale_seconds = a->stale;
       o.pool.slack = std::min(0.25, std::min(a->tick, a->period) / 4);
       o.quiet = a->quiet;
+      o.tick_stats_file = a->tick_stats;
       if (a->seconds > 0) o.duration = std::chrono::milliseconds(static_cast<long>(a->seconds * 1000));
       std::unique_ptr<nps::LivePage> page;
       if (!a->http.empty()) {

@@ -1,13 +1,16 @@
 #include "piranha/nps/live.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
 
 #include "piranha/nps/node_types.h"
+#include "piranha/nps/tick_timer.h"
 #include "piranha/nps/ticker.h"
 #include "piranha/trellis/fiber_trellis.h"
 #include "values.h"
@@ -65,9 +68,11 @@ class Shell {
     note(what.str());
     Ticker ticker(Clock::now(), tick, kEventGap);
     auto next_look = Clock::now();
+    auto next_stats = Clock::now();
     while (!stopped()) {
       const auto now = Clock::now();
       if (ticker.take(now) != Ticker::Tick::None) {
+        ticks_.began(seconds(now), pool_.heartbeat_calls());
         try {
           pool_.refresh(*client_);
           if (!program_ || trellises_.empty()) build();
@@ -80,6 +85,11 @@ class Shell {
         if (pool_.pending()) pool_.flush(*client_);
       } catch (const ts::TupleSpaceError& e) {
         note(std::string("tuple space: ") + e.what());
+      }
+      ticks_.decided(seconds(Clock::now()), pool_.heartbeat_calls());
+      if (!o_.tick_stats_file.empty() && now >= next_stats) {
+        write_tick_stats();
+        next_stats = now + std::chrono::seconds(5);
       }
       if (now >= next_look) {
         report_decisions();
@@ -105,11 +115,35 @@ class Shell {
     } catch (const ts::TupleSpaceError& e) {
       note(std::string("could not withdraw the heartbeat: ") + e.what());
     }
+    const TickSummary t = ticks_.summary();
+    if (!o_.tick_stats_file.empty()) write_tick_stats();
+    if (t.ticks > 0) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "%zu ticks: p50 %.1f ms, p99 %.1f ms, max %.1f ms (reading to decision)", t.ticks,
+                    t.p50_ms, t.p99_ms, t.max_ms);
+      note(line);
+    }
     note("stopped");
     return 0;
   }
 
  private:
+  static double seconds(Clock::time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+  }
+
+  // Written whole, then renamed: a reader never sees half a file.
+  void write_tick_stats() {
+    const std::string tmp = o_.tick_stats_file + ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::trunc);
+      f << ticks_.summary().to_json() << "\n";
+      if (!f) return;
+    }
+    std::rename(tmp.c_str(), o_.tick_stats_file.c_str());
+  }
+
   bool connect(const std::function<bool()>& stopped) {
     client_ = sys::connect_patiently(o_.server, stopped, [&](const std::string& m) { note(m); });
     return client_ != nullptr;
@@ -259,6 +293,7 @@ class Shell {
   const LiveOptions& o_;
   std::ostream& log_;
   LivePool pool_;
+  TickTimer ticks_;
   std::unique_ptr<ts::Client> client_;
   trellis::Registry types_;
   std::optional<trellis::Program> program_, built_;

@@ -354,6 +354,12 @@ void LivePool::assign(std::int64_t scheduler, std::int64_t epoch, std::string_vi
 void LivePool::heartbeat(std::int64_t scheduler) {
   std::lock_guard lock(mu_);
   beats_.insert(scheduler);
+  ++heartbeat_calls_;
+}
+
+std::uint64_t LivePool::heartbeat_calls() const {
+  std::lock_guard lock(mu_);
+  return heartbeat_calls_;
 }
 
 }  // namespace piranha::nps

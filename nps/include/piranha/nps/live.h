@@ -44,6 +44,9 @@ struct LiveOptions {
   LivePoolOptions pool;
   bool quiet = false;  // no log of decisions
   std::optional<std::chrono::milliseconds> duration;
+  // Non-empty: the ticks' durations (tick_timer.h) as one JSON object,
+  // rewritten every 5 s and at the end (written whole, then renamed).
+  std::string tick_stats_file;
   // Called about every 100 ms, from the shell's thread, with the wall time
   // and the states of every node of the program run here (the live page's
   // feed); must not block for long.

@@ -93,6 +93,9 @@ class LivePool : public Pool {
   void assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,
               std::optional<JobId> job) override;
   void heartbeat(std::int64_t scheduler) override;
+  // How many times heartbeat() was called: once per scheduler per tick it
+  // decided on, so the shell can time its ticks (tick_timer.h). Any thread.
+  std::uint64_t heartbeat_calls() const;
 
  private:
   void add_period(const sys::AvailabilityPeriod& ap);
@@ -126,6 +129,7 @@ class LivePool : public Pool {
   };
   std::map<std::pair<std::int64_t, std::string>, Pending> assigns_;
   std::set<std::int64_t> beats_, beaten_;
+  std::uint64_t heartbeat_calls_ = 0;         // under mu_
   std::map<std::int64_t, double> last_beat_;  // flush()'s own: when each scheduler's heartbeat was written
   std::vector<EvalRecord> records_;           // read at start(), then appended to and forgotten from
   std::vector<EvalRecord> unsent_;            // appended since the last flush()

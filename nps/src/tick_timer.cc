@@ -1,0 +1,46 @@
+#include "piranha/nps/tick_timer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+namespace piranha::nps {
+
+std::string TickSummary::to_json() const {
+  return nlohmann::ordered_json{
+      {"ticks", ticks}, {"p50_ms", p50_ms}, {"p99_ms", p99_ms}, {"max_ms", max_ms}, {"mean_ms", mean_ms}}
+      .dump();
+}
+
+void TickTimer::began(double now, std::uint64_t decisions) {
+  if (start_) ms_.push_back((now - *start_) * 1000);
+  start_ = now;
+  decisions_ = decisions;
+}
+
+void TickTimer::decided(double now, std::uint64_t decisions) {
+  if (!start_ || decisions <= decisions_) return;
+  ms_.push_back((now - *start_) * 1000);
+  start_.reset();
+}
+
+TickSummary TickTimer::summary() const {
+  TickSummary s;
+  s.ticks = ms_.size();
+  if (ms_.empty()) return s;
+  std::vector<double> v = ms_;
+  std::sort(v.begin(), v.end());
+  // Nearest rank: the smallest value with at least q of them at or below.
+  auto rank = [&](double q) {
+    const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
+  };
+  s.p50_ms = rank(0.50);
+  s.p99_ms = rank(0.99);
+  s.max_ms = v.back();
+  s.mean_ms = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  return s;
+}
+
+}  // namespace piranha::nps

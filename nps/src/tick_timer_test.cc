@@ -1,0 +1,42 @@
+#include "piranha/nps/tick_timer.h"
+
+#include <doctest/doctest.h>
+
+using piranha::nps::TickTimer;
+
+TEST_CASE("tick timer: a tick lasts from its reading to the decision after it") {
+  TickTimer t;
+  t.began(10.0, 5);
+  t.decided(10.004, 5);  // no decision yet
+  t.decided(10.020, 6);
+  t.decided(10.030, 7);  // a decision outside a tick is not a tick
+  const auto s = t.summary();
+  REQUIRE(s.ticks == 1);
+  CHECK(s.max_ms == doctest::Approx(20));
+}
+
+TEST_CASE("tick timer: a tick still undecided when the next begins counts up to it") {
+  TickTimer t;
+  t.began(0.0, 0);
+  t.began(1.5, 0);
+  t.decided(1.6, 1);
+  const auto s = t.summary();
+  REQUIRE(s.ticks == 2);
+  CHECK(s.max_ms == doctest::Approx(1500));
+  CHECK(s.p50_ms == doctest::Approx(100));
+}
+
+TEST_CASE("tick timer: nearest-rank percentiles over many ticks") {
+  TickTimer t;
+  for (int i = 1; i <= 200; ++i) {
+    t.began(i * 10.0, static_cast<std::uint64_t>(i - 1));
+    t.decided(i * 10.0 + i / 1000.0, static_cast<std::uint64_t>(i));
+  }
+  const auto s = t.summary();
+  CHECK(s.ticks == 200);
+  CHECK(s.p50_ms == doctest::Approx(100));
+  CHECK(s.p99_ms == doctest::Approx(198));
+  CHECK(s.max_ms == doctest::Approx(200));
+  CHECK(s.mean_ms == doctest::Approx(100.5));
+  CHECK(s.to_json().find("\"ticks\":200") != std::string::npos);
+}
