@@ -115,9 +115,12 @@ void add_ts_serve(CLI::App& ts) {
                   "largest request in bytes; larger ones get error too_large")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
-  cmd->add_option("--heartbeat-ms", o->heartbeat_interval_ms, "ZeroMQ heartbeat interval")
+  cmd->add_option(
+         "--heartbeat-ms", o->heartbeat_interval_ms,
+         "ZeroMQ heartbeat interval; 0: send none (clients' own heartbeats and TCP keepalive find dead "
+         "ones; for pools of thousands of agents, docs/scale.md)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 3'600'000));
+      ->check(CLI::Range(0, 3'600'000));
   cmd->add_option("--heartbeat-timeout-ms", o->heartbeat_timeout_ms,
                   "drop a client (and return its leases) after this much silence")
       ->capture_default_str()

@@ -155,7 +155,8 @@ class Run:
         def raise_nofile():
             hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        server = self.start("server", [self.piranha, "ts", "serve", "--bind", self.ep, "--quiet"],
+        server = self.start("server", [self.piranha, "ts", "serve", "--bind", self.ep, "--quiet",
+                                       "--heartbeat-ms", str(a.server_heartbeat_ms)],
                             preexec_fn=raise_nofile)
         ticks = os.path.join(self.work, "ticks.json")
         nps = self.start("nps", [self.piranha, "nps", "run", "--server", self.ep, "--period", "1",
@@ -313,6 +314,8 @@ def main():
     p.add_argument("--idle", type=float, default=20, help="seconds of the background phase (default 20)")
     p.add_argument("--settle", type=float, default=10, help="seconds after registration before measuring")
     p.add_argument("--real", type=int, default=2, help="real agents with real spin piranhas (default 2)")
+    p.add_argument("--server-heartbeat-ms", type=int, default=0,
+                   help="the server's --heartbeat-ms (default 0: none, as docs/scale.md advises for large pools)")
     p.add_argument("--per-process", type=int, default=2500, help="simulated nodes per swarm process (default 2500)")
     p.add_argument("--ramp", type=float, default=1000, help="nodes started per second per swarm process")
     p.add_argument("--port", type=int, default=7171, help="the server's port (default 7171)")

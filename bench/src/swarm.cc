@@ -20,9 +20,9 @@
 // NPS and `piranha nodes` apply); "spread_s" is, per job, the time from its
 // submission (its job record) until 90 % of the available nodes consumed
 // its tasks.
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -164,7 +164,8 @@ class Driver {
     s.quiet = true;
     const std::string& trace_node = trace_.nodes[static_cast<std::size_t>(i) % trace_.nodes.size()];
     auto source = std::make_unique<TraceAvailability>(trace_, trace_node, o_.time_scale, 0, origin);
-    auto node = std::make_unique<SwarmNode>(s, std::move(source), ConsumerSettings{o_.task_seconds}, tally_, wake_);
+    auto node =
+        std::make_unique<SwarmNode>(s, std::move(source), ConsumerSettings{o_.task_seconds}, tally_, wake_);
     std::lock_guard lock(mu_);
     nodes_.push_back(std::move(node));
   }
@@ -243,7 +244,8 @@ class Reporter {
   void check_stale(const std::vector<std::string>& alive) {
     std::map<std::string, double> heard;
     for (const auto& n : sys::list_nodes(*client_)) heard[n.name] = n.updated_at;
-    for (const auto& h : sys::list_agent_heartbeats(*client_)) heard[h.node] = std::max(heard[h.node], h.time);
+    for (const auto& h : sys::list_agent_heartbeats(*client_))
+      heard[h.node] = std::max(heard[h.node], h.time);
     const double now = sys::wall_now();
     std::size_t stale = 0;
     registered_ = 0;
@@ -348,8 +350,8 @@ int run(const Options& o) {
   std::thread timer;
   if (o.seconds > 0)
     timer = std::thread([&] {
-      const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(o.seconds));
+      const auto end = Clock::now() +
+                       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
       while (!g_stop && Clock::now() < end) std::this_thread::sleep_for(100ms);
       g_stop = true;
     });
@@ -369,7 +371,9 @@ int main(int argc, char** argv) {
       "piranha-swarm: N simulated workstations (the agent's own uplink and decision, a replayed trace, a "
       "task consumer instead of piranhas) against a real tuple-space server and NPS (docs/scale.md)"};
   app.add_option("--server", o.server, "the tuple-space server")->capture_default_str();
-  app.add_option("--nodes", o.nodes, "simulated workstations")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--nodes", o.nodes, "simulated workstations")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--first", o.first, "the first node's number (several swarms can share one pool)")
       ->check(CLI::Range(0, 9999999))
       ->capture_default_str();
@@ -392,10 +396,13 @@ int main(int argc, char** argv) {
   app.add_option("--scheduler-stale", o.scheduler_stale, "the agents' scheduler.stale_seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--node-stale", o.node_stale, "a node heard from longer ago counts as stale (the NPS's --stale)")
+  app.add_option("--node-stale", o.node_stale,
+                 "a node heard from longer ago counts as stale (the NPS's --stale)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--ramp", o.ramp, "nodes started per second")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--ramp", o.ramp, "nodes started per second")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--status", o.status, "rewrite this JSON file every second with what the swarm sees");
   app.add_option("--seconds", o.seconds, "stop after this long (default: at SIGINT or SIGTERM)");
   try {

@@ -47,7 +47,8 @@ SwarmNode::SwarmNode(const AgentSettings& settings, std::unique_ptr<Availability
       consumer_(consumer),
       tally_(tally),
       state_(s_),
-      uplink_(std::make_unique<Uplink>(s_, [](const std::string&) {}, wake_fd)) {}
+      uplink_(std::make_unique<Uplink>(
+          s_, [](const std::string&) {}, wake_fd)) {}
 
 SwarmNode::~SwarmNode() = default;
 

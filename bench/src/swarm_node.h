@@ -59,8 +59,8 @@ class SwarmNode {
  public:
   // Starts the node's uplink (its threads connect at once). `wake_fd` is
   // written after each of the uplink's reads (the driver's eventfd).
-  SwarmNode(const AgentSettings& settings, std::unique_ptr<AvailabilitySource> source, ConsumerSettings consumer,
-            Tally& tally, int wake_fd);
+  SwarmNode(const AgentSettings& settings, std::unique_ptr<AvailabilitySource> source,
+            ConsumerSettings consumer, Tally& tally, int wake_fd);
   ~SwarmNode();
 
   // Decides and carries out when due, a new view has come, or a task is

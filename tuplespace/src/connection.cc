@@ -25,7 +25,7 @@ Connection::Connection(const std::string& endpoint, const ClientOptions& o, int 
   dealer.set(zmq::sockopt::rcvhwm, 0);
   dealer.set(zmq::sockopt::heartbeat_ivl, o.heartbeat_interval_ms);
   dealer.set(zmq::sockopt::heartbeat_timeout, o.heartbeat_timeout_ms);
-  dealer.set(zmq::sockopt::heartbeat_ttl, o.heartbeat_timeout_ms);
+  dealer.set(zmq::sockopt::heartbeat_ttl, o.heartbeat_ttl ? o.heartbeat_timeout_ms : 0);
   dealer.set(zmq::sockopt::reconnect_ivl, static_cast<int>(o.reconnect_backoff.count()));
   dealer.set(zmq::sockopt::reconnect_ivl_max, static_cast<int>(o.reconnect_backoff_max.count()));
   if (curve_) {

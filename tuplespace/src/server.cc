@@ -164,6 +164,13 @@ struct Server::Impl {
     router.set(zmq::sockopt::heartbeat_ivl, opt.heartbeat_interval_ms);
     router.set(zmq::sockopt::heartbeat_timeout, opt.heartbeat_timeout_ms);
     router.set(zmq::sockopt::heartbeat_ttl, opt.heartbeat_timeout_ms);
+    // The kernel's keepalive finds a peer whose host vanished without a
+    // close, at no cost to this process, for clients that send no heartbeat
+    // TTL and servers started with heartbeats off.
+    router.set(zmq::sockopt::tcp_keepalive, 1);
+    router.set(zmq::sockopt::tcp_keepalive_idle, 30);
+    router.set(zmq::sockopt::tcp_keepalive_intvl, 5);
+    router.set(zmq::sockopt::tcp_keepalive_cnt, 3);
     // A hard wall well above the reply-with-error limit: frames beyond it make
     // ZeroMQ drop the connection instead of buffering them.
     router.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt.max_message_bytes) * 4 + 4096);

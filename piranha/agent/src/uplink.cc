@@ -24,6 +24,9 @@ void insert_by_id(std::vector<sys::JobLaunch>& live, const sys::JobLaunch& l) {
 // Between attempts to reach a server that did not answer.
 constexpr auto kRetry = std::chrono::seconds(1);
 
+// The uplink connection's ZeroMQ heartbeat interval (ms).
+constexpr int kLinkHeartbeatMs = 10000;
+
 // ("jobwork", any job, node, ...): the tasks each job completed here.
 ts::Template jobwork_here_template(const std::string& node) {
   using ts::Field;
@@ -180,6 +183,13 @@ bool Uplink::connect() {
     o.connect_timeout = std::chrono::milliseconds(1000);
     o.request_timeout = std::chrono::milliseconds(2000);
     o.interrupt_fd = stop_fd_;
+    // ZeroMQ heartbeats every 10 s, not every second, and no TTL asked of
+    // the server: each costs the server time that grows with its
+    // connections (libzmq keeps its timers in one list), and an agent holds
+    // nothing the server must hurry to return (client.h, heartbeat_ttl).
+    o.heartbeat_interval_ms = kLinkHeartbeatMs;
+    o.heartbeat_timeout_ms = 3 * kLinkHeartbeatMs;
+    o.heartbeat_ttl = false;
     auto c = std::make_unique<ts::Client>(s_.server, o);
     // Watches first: whatever is written after them prompts a read, so the
     // first read (next) misses nothing. The client re-establishes them on

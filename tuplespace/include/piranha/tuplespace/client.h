@@ -157,6 +157,14 @@ struct ClientOptions {
   // return) even when the TCP connection does not close.
   int heartbeat_interval_ms = 1000;
   int heartbeat_timeout_ms = 5000;
+  // Whether the server is asked to drop this client after
+  // heartbeat_timeout_ms of silence (ZeroMQ's heartbeat TTL). Each such
+  // client costs the server a timer that libzmq re-arms, in time growing
+  // with all its timers, at every heartbeat; a client that holds nothing the
+  // server must hurry to return (an agent's uplink) turns it off, and the
+  // server then notices it gone when its TCP connection closes or its
+  // keepalive fails (server.h).
+  bool heartbeat_ttl = true;
   // The deadline of every request (see "Faults" above): how long a request
   // may go unanswered, beyond its own timeout, and how long a lost
   // connection may take to come back.

@@ -50,6 +50,12 @@ struct ServerOptions {
   // Requests above this size get error "too_large" and are not processed.
   std::size_t max_message_bytes = kDefaultMaxMessageBytes;
   // ZeroMQ heartbeats: a peer silent for heartbeat_timeout_ms is disconnected.
+  // 0: the server sends none of its own; a client is then dropped after the
+  // TTL its own heartbeats ask for (ClientOptions::heartbeat_ttl), or when
+  // its TCP connection closes or TCP keepalive (30 s idle, then 3 probes 5 s
+  // apart) finds its host gone. libzmq re-arms a timer per heartbeat in time
+  // that grows with the connections: a pool of thousands of agents runs
+  // the server with 0 (docs/scale.md).
   int heartbeat_interval_ms = 1000;
   int heartbeat_timeout_ms = 5000;
   // Durability: empty keeps everything in memory; else the data directory.
