@@ -317,7 +317,8 @@ def main():
     p.add_argument("--server-heartbeat-ms", type=int, default=0,
                    help="the server's --heartbeat-ms (default 0: none, as docs/scale.md advises for large pools)")
     p.add_argument("--per-process", type=int, default=2500, help="simulated nodes per swarm process (default 2500)")
-    p.add_argument("--ramp", type=float, default=1000, help="nodes started per second per swarm process")
+    p.add_argument("--ramp", type=float, default=250,
+                   help="nodes started per second per swarm process (default 250)")
     p.add_argument("--port", type=int, default=7171, help="the server's port (default 7171)")
     p.add_argument("--bin", default=os.environ.get("BIN", os.path.join(ROOT, "build", "bin")))
     p.add_argument("--keep", action="store_true", help="keep the work directory")

@@ -93,7 +93,8 @@ Clock::time_point SwarmNode::turn(Clock::time_point now, ts::Client& consumer) {
   consume(now, consumer);
   job_running_ = piranhas_.running > 0 && !piranhas_.retreating ? piranhas_.job.value_or(0) : 0;
 
-  auto wake = std::min(next_eval_, now + 1s);
+  // Views, exits and tasks wake the node; otherwise the trace's next step.
+  auto wake = std::min(next_eval_, now + 10s);
   if (piranhas_.running > 0) wake = std::min(wake, next_task_);
   if (auto d = next_due(state_, piranhas_, now)) wake = std::min(wake, *d);
   return wake;

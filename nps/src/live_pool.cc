@@ -109,10 +109,8 @@ bool LivePool::is_news(ts::WatchId watch, const ts::Tuple& t) const {
   if (watch == node_watch_) {
     const auto n = sys::NodeRecord::from_tuple(t);
     if (!n) return false;
-    const auto& order = state_.order;
     const auto it = state_.nodes.find(n->name);
-    return std::find(order.begin(), order.end(), n->name) == order.end() || it == state_.nodes.end() ||
-           it->second.status.state != sys::name(n->state);
+    return it == state_.nodes.end() || it->second.status.state != sys::name(n->state);
   }
   return false;
 }
@@ -290,9 +288,8 @@ std::vector<std::string> LivePool::node_names() const {
 std::optional<NodeStatus> LivePool::node(std::string_view name) const {
   std::lock_guard lock(mu_);
   auto it = state_.nodes.find(name);
-  if (it == state_.nodes.end() ||
-      std::find(state_.order.begin(), state_.order.end(), name) == state_.order.end())
-    return std::nullopt;
+  // The nodes and the order hold the same names (derive()).
+  if (it == state_.nodes.end()) return std::nullopt;
   return it->second.status;
 }
 

@@ -94,8 +94,11 @@ void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOp
   next.order = last.order;
   std::vector<std::string> joined;
   for (const auto& n : s.nodes)
-    if (std::find(next.order.begin(), next.order.end(), n.name) == next.order.end()) joined.push_back(n.name);
+    // Every node of `nodes` is in `order` and the other way round: a lookup,
+    // not a scan of the order (a scan per node was quadratic in the pool).
+    if (!last.nodes.contains(n.name)) joined.push_back(n.name);
   std::sort(joined.begin(), joined.end());
+  joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
   next.order.insert(next.order.end(), joined.begin(), joined.end());
   // A node not listed now keeps its last state.
   next.nodes = last.nodes;

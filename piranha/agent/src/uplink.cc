@@ -21,8 +21,10 @@ void insert_by_id(std::vector<sys::JobLaunch>& live, const sys::JobLaunch& l) {
   live.insert(std::find_if(live.begin(), live.end(), [&](const auto& k) { return k.id > l.id; }), l);
 }
 
-// Between attempts to reach a server that did not answer.
-constexpr auto kRetry = std::chrono::seconds(1);
+// Between attempts to reach a server that did not answer: the first pause,
+// doubling up to the last (retry_pause()).
+constexpr auto kRetry = std::chrono::milliseconds(1000);
+constexpr auto kRetryMax = std::chrono::milliseconds(16000);
 
 // The uplink connection's ZeroMQ heartbeat interval (ms).
 constexpr int kLinkHeartbeatMs = 10000;
@@ -180,7 +182,8 @@ bool Uplink::drain(Clock::time_point deadline) {
 bool Uplink::connect() {
   try {
     ts::ClientOptions o;
-    o.connect_timeout = std::chrono::milliseconds(1000);
+    // A server that many agents are meeting at once answers late.
+    o.connect_timeout = std::chrono::milliseconds(5000);
     o.request_timeout = std::chrono::milliseconds(2000);
     o.interrupt_fd = stop_fd_;
     // ZeroMQ heartbeats every 10 s, not every second, and no TTL asked of
@@ -201,6 +204,7 @@ bool Uplink::connect() {
     std::lock_guard lock(mu_);
     if (!away_) log_("waiting for the tuple-space server at " + s_.server + " (" + e.what() + ")");
     away_ = true;
+    ++failures_;
     return false;
   }
   std::lock_guard lock(mu_);
@@ -214,11 +218,22 @@ bool Uplink::connect() {
   return true;
 }
 
+std::chrono::milliseconds Uplink::retry_pause(int failures) const {
+  auto pause = kRetry;
+  for (int i = 1; i < failures && pause < kRetryMax; ++i) pause *= 2;
+  pause = std::min(pause, kRetryMax);
+  // Jitter of up to half the pause, the same for a node each time, so that
+  // a pool's agents, which lost a restarting server together, come back
+  // spread out rather than all in the same second.
+  const auto spread = static_cast<std::int64_t>(std::hash<std::string>{}(s_.node) % 1000);
+  return pause / 2 + pause * spread / 2000;
+}
+
 void Uplink::run() {
   while (true) {
     {
       std::unique_lock lock(mu_);
-      if (away_) cv_.wait_for(lock, kRetry, [this] { return stopping_; });
+      if (away_) cv_.wait_for(lock, retry_pause(failures_), [this] { return stopping_; });
       if (stopping_) return;
     }
     if (!client_ && !connect()) continue;
@@ -237,6 +252,7 @@ void Uplink::run() {
         }
         reconnects_seen_ = client_->reconnects();
         away_ = false;
+        failures_ = 0;
       }
       cv_.notify_all();  // drain() may be waiting
       listen(*client_);
@@ -246,8 +262,10 @@ void Uplink::run() {
       read_now_ = true;  // what failed is read again once the server answers
       if (!away_ && !stopping_)
         log_(std::string("lost the tuple-space server: ") + e.what() +
-             "; trying again every second (sensing and retreats go on)");
+             "; trying again after a second, then less and less often, up to every 16 s (sensing and "
+             "retreats go on)");
       away_ = true;
+      ++failures_;
     }
     cv_.notify_all();  // drain() may be waiting
   }

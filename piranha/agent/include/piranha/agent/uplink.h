@@ -34,8 +34,10 @@
 //    every `heartbeat_seconds`: one small replace per node per beat, which
 //    watches of the node records (the NPS's) do not hear; prunes old records.
 // When a call fails (the server gone, restarting, a network cut) it logs
-// "lost the tuple-space server" once, keeps what is queued, tries again every
-// second and logs when the server answers again. Its client's request
+// "lost the tuple-space server" once, keeps what is queued, tries again after
+// a second, then backing off to 16 s with a per-node jitter (a restarted
+// server is not met by the whole pool in one second), and logs when the
+// server answers again. Its client's request
 // deadline is short (2 s): every request it makes is answered at once by a
 // live server. Destroying the Uplink interrupts a call in progress or a wait
 // for events.
@@ -169,6 +171,8 @@ class Uplink {
   // Tells the agent's loop (wake_fd) that the View changed.
   void wake_agent() const;
   bool pending_locked() const;
+  // The pause after `failures` failed attempts in a row (>= 1).
+  std::chrono::milliseconds retry_pause(int failures) const;
 
   AgentSettings s_;
   std::function<void(const std::string&)> log_;
@@ -187,6 +191,7 @@ class Uplink {
   View view_;
   bool connected_once_ = false;
   bool away_ = false;
+  int failures_ = 0;                     // attempts in a row that failed
   std::optional<sys::NodeState> state_;  // the current state
   bool state_dirty_ = false;
   std::optional<sys::NodeRun> run_;
