@@ -20,7 +20,7 @@
 //    heartbeat_news); when an owner block begins or ends, when scheduler 0's
 //    heartbeat goes stale, when a running job's feeder would count as
 //    silent (its jobstat is not watched) and when an absent job's grace
-//    ends; and every `tick` (10 s) as a safety net. The first read waits
+//    ends; and every `tick` (60 s) as a safety net. The first read waits
 //    until the watches are in place, so that whatever is written after a
 //    View was read prompts another read. A read costs a few requests and
 //    grows with the live jobs, not with the finished ones kept for
