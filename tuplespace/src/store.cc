@@ -33,6 +33,14 @@ struct Store::Record {
   }
 };
 
+// A large bucket's records by the bytes of one of their fields, each list in
+// the bucket's order: the system space holds one ("assign", 0, epoch, node,
+// job) per node, and an agent reading its own must not scan them all.
+struct Store::FieldIndex {
+  std::uint8_t position = 0;
+  std::unordered_map<std::string, std::vector<Record*>> by_value;
+};
+
 // Tuples sharing a signature and a field-0 value, oldest first.
 struct Store::Bucket {
   Record* head = nullptr;
@@ -41,6 +49,10 @@ struct Store::Bucket {
   Signature signature = 0;
   std::size_t slot = 0;  // position in SpaceState::by_signature[signature]
   std::string key;
+  // Built the first time a template with an actual beyond field 0 looks
+  // into the bucket while it holds kIndexFrom records or more; kept up to
+  // date from then on (a lookup may build it, hence mutable).
+  mutable std::unique_ptr<FieldIndex> index;
 };
 
 struct Store::Waiter {
@@ -106,6 +118,16 @@ struct Store::SpaceState {
 };
 
 namespace {
+
+// A bucket is indexed (FieldIndex) from this many records.
+constexpr std::size_t kIndexFrom = 64;
+
+// The bytes of field `position` of a record.
+std::string field_bytes(std::string_view bytes, std::uint8_t position) {
+  std::string_view fields[kMaxFields];
+  const std::size_t n = split_fields(bytes, fields, kMaxFields);
+  return position < n ? std::string(fields[position]) : std::string();
+}
 
 // True when the record's non-field-0 actuals match; the caller has already
 // matched the signature and (when it is an actual) field 0.
@@ -194,12 +216,19 @@ void Store::store_record(SpaceState& s, Record* r, const std::string& key, Signa
   else
     b.head = r;
   b.tail = r;
+  if (b.index) b.index->by_value[field_bytes(r->bytes(), b.index->position)].push_back(r);
   ++b.count;
   ++s.tuples;
   s.bytes += r->size;
 }
 
 void Store::unlink(SpaceState& s, Bucket* b, Record* r) {
+  if (b->index) {
+    auto it = b->index->by_value.find(field_bytes(r->bytes(), b->index->position));
+    auto& v = it->second;
+    v.erase(std::find(v.begin(), v.end(), r));
+    if (v.empty()) b->index->by_value.erase(it);
+  }
   if (r->prev)
     r->prev->next = r->next;
   else
@@ -333,8 +362,42 @@ void Store::out(std::string_view space, TupleImage t, Millis now) {
   if (!offer(s, r, t.key, t.signature, now)) store_record(s, r, t.key, t.signature);
 }
 
+const std::vector<Store::Record*>* Store::indexed(const Bucket& b, const TemplateImage& tmpl) {
+  static const std::vector<Record*> none;
+  if (tmpl.checks.empty()) return nullptr;
+  if (!b.index) {
+    if (b.count < kIndexFrom) return nullptr;
+    // On the checked field whose values differ most among the records.
+    std::uint8_t best = tmpl.checks.front().position;
+    std::size_t most = 0;
+    for (const auto& c : tmpl.checks) {
+      std::unordered_set<std::string> seen;
+      for (const Record* r = b.head; r; r = r->next) seen.insert(field_bytes(r->bytes(), c.position));
+      if (seen.size() > most) {
+        most = seen.size();
+        best = c.position;
+      }
+    }
+    auto index = std::make_unique<FieldIndex>();
+    index->position = best;
+    for (Record* r = b.head; r; r = r->next) index->by_value[field_bytes(r->bytes(), best)].push_back(r);
+    b.index = std::move(index);
+  }
+  for (const auto& c : tmpl.checks)
+    if (c.position == b.index->position) {
+      auto it = b.index->by_value.find(c.bytes);
+      return it == b.index->by_value.end() ? &none : &it->second;
+    }
+  return nullptr;
+}
+
 Store::Record* Store::find_oldest(SpaceState& s, const TemplateImage& tmpl, Bucket** bucket_out) {
   auto first_match = [&](Bucket& b) -> Record* {
+    if (const auto* v = indexed(b, tmpl)) {
+      for (Record* r : *v)
+        if (checks_match(tmpl, r->bytes())) return r;
+      return nullptr;
+    }
     for (Record* r = b.head; r; r = r->next)
       if (checks_match(tmpl, r->bytes())) return r;
     return nullptr;
@@ -436,7 +499,16 @@ std::vector<std::string> Store::rd_many(std::string_view space, const TemplateIm
   // write sequence yields the matches oldest first, touching no others.
   std::vector<const Bucket*> buckets;
   if (tmpl.field0_actual) {
-    if (auto b = s.buckets.find(tmpl.key); b != s.buckets.end()) buckets.push_back(&b->second);
+    auto b = s.buckets.find(tmpl.key);
+    if (b == s.buckets.end()) return copies;
+    if (const auto* v = indexed(b->second, tmpl)) {
+      for (const Record* r : *v) {
+        if (copies.size() >= max) break;
+        if (checks_match(tmpl, r->bytes())) copies.emplace_back(r->bytes());
+      }
+      return copies;
+    }
+    buckets.push_back(&b->second);
   } else if (auto sig = s.by_signature.find(tmpl.signature); sig != s.by_signature.end()) {
     buckets.assign(sig->second.begin(), sig->second.end());
   }

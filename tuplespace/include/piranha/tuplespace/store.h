@@ -261,6 +261,7 @@ class Store {
 
  private:
   struct Record;
+  struct FieldIndex;
   struct Bucket;
   struct Waiter;
   struct Lease;
@@ -276,6 +277,10 @@ class Store {
   Record* find_oldest(SpaceState& s, const TemplateImage& tmpl, Bucket** bucket_out);
   void unlink(SpaceState& s, Bucket* b, Record* r);
   void notify(SpaceState& s, const std::string& key, Signature sig, Record* r, WatchEventKind k);
+  // The records of `b` that `tmpl` may match, in the bucket's order, from
+  // the bucket's field index (built here when the bucket is large enough);
+  // nullptr when the index cannot narrow them (then scan the bucket).
+  static const std::vector<Record*>* indexed(const Bucket& b, const TemplateImage& tmpl);
   // The group a watch of `tmpl` is filed in (created when absent).
   static WatchGroup& watch_group(SpaceState& s, const TemplateImage& tmpl);
   // Adds the watches of `g` that a record of `bytes` may match to `out`:
