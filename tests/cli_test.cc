@@ -81,7 +81,7 @@ TEST_CASE("an unknown option exits nonzero with a message naming it") {
 
   // Numeric options are named in their errors.
   for (auto argv : std::vector<std::vector<std::string>>{{"ts", "serve", "--heartbeat-timeout-ms", "-5"},
-                                                         {"ts", "serve", "--heartbeat-ms", "0"},
+                                                         {"ts", "serve", "--heartbeat-ms", "-1"},
                                                          {"agent", "--cores", "0"},
                                                          {"agent", "--time-scale", "-1"}}) {
     std::string option = argv[argv.size() - 2];
