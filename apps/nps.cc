@@ -55,7 +55,7 @@ struct RunArgs {
   std::shared_ptr<std::string> server;
   std::string program, strategy = "TSK", predictor = "REC_HIST", shadows, http, tick_stats;
   std::vector<std::string> hosts;
-  double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30;
+  double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30, beat = 1;
   std::int64_t window = 10;
   bool spill = false, quiet = false, on_events = true;
 };
@@ -98,6 +98,12 @@ void add_run(CLI::App& nps) {
       ->capture_default_str();
   run->add_option("--seconds", a->seconds, "stop after this long (default: until SIGINT or SIGTERM)");
   run->add_flag("--quiet", a->quiet, "do not log the schedulers' decisions");
+  run->add_option(
+         "--beat", a->beat,
+         "rewrite scheduler heartbeats at most this often, in seconds (keep it well under the agents' "
+         "scheduler.stale_seconds; 2 or more halves a large pool's watch events, docs/scale.md)")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
   run->add_option("--tick-stats", a->tick_stats,
                   "write the ticks' durations (p50, p99, max ms, reading the pool to scheduler 0's decision) "
                   "to this JSON file every 5 s");
@@ -145,6 +151,7 @@ void add_run(CLI::App& nps) {
       o.hosts = a->hosts;
       o.pool.history_step = a->step_seconds;
       o.pool.stale_seconds = a->stale;
+      o.pool.beat_seconds = a->beat;
       o.pool.slack = std::min(0.25, std::min(a->tick, a->period) / 4);
       o.quiet = a->quiet;
       o.tick_stats_file = a->tick_stats;

@@ -160,7 +160,7 @@ class Run:
                             preexec_fn=raise_nofile)
         ticks = os.path.join(self.work, "ticks.json")
         nps = self.start("nps", [self.piranha, "nps", "run", "--server", self.ep, "--period", "1",
-                                 "--tick", "1", "--stale", "30", "--quiet", "--tick-stats", ticks],
+                                 "--tick", "1", "--stale", "30", "--beat", "2", "--quiet", "--tick-stats", ticks],
                          preexec_fn=raise_nofile)
 
         def swarm_limits():

@@ -12,14 +12,6 @@ namespace {
 // Records removed from the space per flush() at most: each is a round trip.
 constexpr std::size_t kForgetPerFlush = 1000;
 
-// A scheduler's heartbeat is rewritten at most this often, however often
-// it decides (up to 50 times a second on event ticks). Every agent watches
-// scheduler 0's: each rewrite is two events per agent, so at 10,000 agents
-// a rewrite per tick cost 20,000 messages a tick. Every 2 s keeps it five
-// times fresher than the agents' default stale_seconds (10 s) and within
-// the 3 s another NPS waits for silence (live.cc).
-constexpr double kBeatEvery = 2;
-
 // The node records, the agents' heartbeats and the ("running", ...) records
 // are read whole this often; in between the node records come from the
 // watch on their shape (a node's state change is seen at the tick after
@@ -263,7 +255,7 @@ void LivePool::flush(ts::Client& c) {
   const double now = sys::wall_now();
   for (std::int64_t id : beats) {
     auto [last, first] = last_beat_.try_emplace(id, now);
-    if (!first && now - last->second < kBeatEvery) continue;
+    if (!first && now - last->second < options_.beat_seconds) continue;
     last->second = now;
     sys::supersede(c, sys::scheduler_heartbeat_template(id), sys::SchedulerHeartbeat{id, now}.to_tuple());
   }

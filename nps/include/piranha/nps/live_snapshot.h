@@ -49,6 +49,13 @@ struct LivePoolOptions {
   double history_step = 60;                // seconds per history step (a trace's step_seconds)
   std::int64_t history_steps = 10080 + 2;  // how far back start() reads availability (steps)
   double stale_seconds = 30;               // an agent silent this long counts as down
+  // A scheduler's heartbeat is rewritten at most this often, however often it
+  // decides (up to 50 times a second on event ticks). Every agent watches
+  // scheduler 0's, so each rewrite is two events per agent: a large pool
+  // whose agents keep the default stale_seconds (10 s) runs with 2 or more
+  // (`nps run --beat`, docs/scale.md). Keep it well under the agents'
+  // stale_seconds.
+  double beat_seconds = 1;
   double feeder_silence =
       kFeederSilence;   // a running job whose jobstat is this old is dead (as agents judge)
   double slack = 0.25;  // how early a scheduler's due time may be met (seconds)
