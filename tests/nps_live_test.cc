@@ -140,7 +140,8 @@ TEST_CASE(
     return c.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0ms) &&
            c.rd(sys::kSpace, sys::assign_template(0, "ws02"), 0ms);
   }));
-  auto job = pool.spin(300, 50);  // 15 s of work
+  // 20 s of work: it outlasts the kill, the fallback and the restart.
+  auto job = pool.spin(400, 50);
   REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 2); }));
   REQUIRE(wait_until([&] {
     auto r = runs(c);

@@ -13,9 +13,10 @@ namespace {
 constexpr std::size_t kForgetPerFlush = 1000;
 
 // The node records, the agents' heartbeats and the ("running", ...) records
-// are read whole this often; in between the node records come from the
-// watch on their shape (a node's state change is seen at the tick after
-// it), and the heartbeats and running records are those last read. A
+// are read whole this often; in between the node and running records come
+// from the watches on their shapes (a node's state change, or the job it
+// takes, is seen at the tick after it), and the heartbeats are those last
+// read. A
 // heartbeat at most this old still leaves a node fresh well within
 // --stale (30 s: a beat every 10 s, plus this). At 10,000 nodes a whole
 // read is 30,000 tuples: each tick it was most of the server's background.
@@ -51,6 +52,7 @@ void LivePool::start(ts::Client& c) {
   job_watch_ = c.watch(sys::kSpace, sys::job_template());
   jobstat_watch_ = c.watch(sys::kSpace, sys::jobstat_template());
   node_watch_ = c.watch(sys::kSpace, sys::node_template());
+  running_watch_ = c.watch(sys::kSpace, sys::running_template());
   for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 1'000'000))
     if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
       std::lock_guard lock(mu_);
@@ -85,6 +87,8 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
     if (e->kind != ts::WatchEventKind::Written) continue;
     if (e->watch == node_watch_)
       if (auto n = sys::NodeRecord::from_tuple(e->tuple)) nodes_seen_[n->name] = *n;
+    if (e->watch == running_watch_)
+      if (auto r = sys::NodeRun::from_tuple(e->tuple)) running_seen_[r->node] = *r;
     if (e->watch == ap_watch_) {
       if (auto ap = sys::AvailabilityPeriod::from_tuple(e->tuple)) aps_.push_back(*ap);
     } else if (!news) {
@@ -144,11 +148,12 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
     nodes_seen_.clear();
     for (auto& n : sys::list_nodes(c)) nodes_seen_[n.name] = std::move(n);
     heartbeats_ = sys::list_agent_heartbeats(c);
-    running_ = sys::list_running(c);
+    running_seen_.clear();
+    for (auto& r : sys::list_running(c)) running_seen_[r.node] = std::move(r);
   }
   for (const auto& [name, n] : nodes_seen_) s.nodes.push_back(n);
+  for (const auto& [name, r] : running_seen_) s.running.push_back(r);
   s.heartbeats = heartbeats_;
-  s.running = running_;
   s.owner_blocks = sys::list_owner_blocks(c);
   s.complaints = sys::list_complaints(c);
   s.stats = sys::list_jobstats(c);

@@ -109,6 +109,35 @@ TEST_CASE(
   CHECK(steps[3]);
 }
 
+// The node and running records are read whole only every few seconds; in
+// between their watches bring what changed, so the job a node takes is seen
+// at the next refresh (the evaluator's span on it starts then).
+TEST_CASE("live pool: a node's state and the job it runs are seen at the next refresh, between whole reads") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const double now = sys::wall_now();
+  auto write = [&](const ts::Tuple& t) {
+    c.out(sys::kSpace, t);
+    c.flush();
+  };
+  write(sys::NodeRecord{"ws01", 1, 1.0, sys::NodeState::Available, now}.to_tuple());
+  write(sys::NodeRun{"ws01", 0, "FAIR", now}.to_tuple());
+  LivePool pool;
+  pool.start(c);
+  pool.refresh(c);  // the whole read
+  REQUIRE(pool.node("ws01"));
+  CHECK(pool.node("ws01")->running == std::nullopt);
+  // The agent takes a job and changes state.
+  write(sys::NodeRun{"ws01", 7, "scheduler 0", now + 1}.to_tuple());
+  write(sys::NodeRecord{"ws01", 1, 1.0, sys::NodeState::Unavailable, now + 1}.to_tuple());
+  pool.refresh(c);
+  const auto n = pool.node("ws01");
+  REQUIRE(n);
+  CHECK(n->running == std::optional<JobId>(7));
+  CHECK(n->by == "scheduler 0");
+  CHECK(n->state == "unavailable");
+}
+
 TEST_CASE(
     "live pool: a job whose record is being rewritten stays, for the grace and while it can be launched") {
   ts::EmbeddedServer server;

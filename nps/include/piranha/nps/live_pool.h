@@ -121,14 +121,14 @@ class LivePool : public Pool {
   // known to have a launch record (it is read once per job).
   AbsentJobs absent_jobs_;
   std::set<JobId> launchable_;
-  ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0;
+  ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0, running_watch_ = 0;
   std::vector<sys::AvailabilityPeriod> aps_;  // read from the watch, not yet added (shell side)
-  // Shell side: the node records as last read whole and then written (the
-  // node watch), the heartbeats and running records as last read whole, and
-  // when (read_snapshot()).
+  // Shell side: the node and running records as last read whole and then
+  // written (their watches), the heartbeats as last read whole, and when
+  // (read_snapshot()).
   std::map<std::string, sys::NodeRecord> nodes_seen_;
+  std::map<std::string, sys::NodeRun> running_seen_;
   std::vector<sys::AgentHeartbeat> heartbeats_;
-  std::vector<sys::NodeRun> running_;
   double whole_read_at_ = -1e300;
   struct Pending {
     std::int64_t epoch;
