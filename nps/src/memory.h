@@ -44,7 +44,9 @@ struct SchedulerMemory {
   };
   // By node: hashed, since a scheduler of a large pool looks up every node on every tick.
   std::unordered_map<std::string, Decided, NameHash, std::equal_to<>> decided;
-  trellis::Value::Map assignments;  // `decided` as the state shows it: node -> job or null
+  // `decided` as the state shows it: node -> job or null. A map Value, so
+  // that the state shares it rather than copying it at every tick.
+  trellis::Value assignments = trellis::Value::Map{};
   std::optional<double> next_due;
   std::int64_t last_tick = -1;
   std::vector<std::pair<JobId, bool>> last_queue;  // (job, measured) at the last decision, for on_events

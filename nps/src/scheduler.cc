@@ -236,7 +236,7 @@ void Scheduler::decide(trellis::Context& ctx, const std::vector<Seen>& seen) {
     // Entries stay where they are as others are added, so `known` holds.
     SchedulerMemory::Decided* d = known[k];
     if (!d) d = &m.decided.try_emplace(node).first->second;
-    if (!known[k] || d->job != chosen[k]) m.assignments.insert_or_assign(node, job_value(chosen[k]));
+    if (!known[k] || d->job != chosen[k]) m.assignments.as_map().insert_or_assign(node, job_value(chosen[k]));
     d->job = chosen[k];
     if (chosen[k] != current[k] || m.decisions == 0) send(ctx, monitors[k], *d, chosen[k], epoch);
   }

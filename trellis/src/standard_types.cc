@@ -63,8 +63,10 @@ class Watch : public Node {
   explicit Watch(const Params&) {}
   Value calculate(Context& ctx) override {
     Value::Map m;
-    for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-      m[ctx.inferior_name(i)] = ctx.inferior_link(i) == LinkState::Up ? ctx.inferior(i) : Value("down");
+    for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
+      const bool up = ctx.inferior_link(i) == LinkState::Up;
+      m.insert_or_assign(ctx.inferior_name(i), up ? ctx.inferior(i) : Value("down"));
+    }
     return m;
   }
 };

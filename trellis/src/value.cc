@@ -26,10 +26,29 @@ nlohmann::json to_nlohmann(const Value& v) {
       return out;
     }
   };
-  return std::visit(Visitor{}, v.variant());
+  return v.visit(Visitor{});
 }
 
 }  // namespace
+
+Value::Value(const Value&) = default;
+Value::Value(Value&&) noexcept = default;
+Value& Value::operator=(const Value&) = default;
+Value& Value::operator=(Value&&) noexcept = default;
+Value::~Value() = default;
+
+bool operator==(const Value& a, const Value& b) {
+  if (a.v_.index() != b.v_.index()) return false;
+  return std::visit(
+      [&b](const auto& x) {
+        const auto& y = std::get<std::decay_t<decltype(x)>>(b.v_);
+        if constexpr (requires { *x; })
+          return x == y || *x == *y;
+        else
+          return x == y;
+      },
+      a.v_);
+}
 
 const Value& Value::operator[](std::string_view key) const {
   static const Value kNull;

@@ -56,7 +56,7 @@ void pack_value(std::string& out, const Value& v) {
       }
     }
   };
-  std::visit(Visitor{out, pk}, v.variant());
+  v.visit(Visitor{out, pk});
 }
 
 Value value_of(const msgpack::object& o, int depth = 0) {
