@@ -34,6 +34,12 @@ class Owner : public trellis::Node {
  private:
   Environment env_;
   std::string node_;
+  // What the state was last built from: when the blocks, the complaints and
+  // whether one is in force are all unchanged, the state is (most ticks, on
+  // most nodes).
+  std::vector<Block> blocks_;
+  std::vector<Complaint> complaints_;
+  bool blocked_ = false;
 };
 
 class Monitor : public trellis::Node {

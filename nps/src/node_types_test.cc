@@ -216,6 +216,24 @@ TEST_CASE("owner: a block in force makes the monitor report the node unavailable
   CHECK(r.t->state("monitor_ws01")["available"] == Value(false));
 }
 
+// The owner node rebuilds its state only when what it is built from
+// changes: a block added for later, or a complaint, still shows at once.
+TEST_CASE("owner: a block set for later and a complaint show in its state at the next tick") {
+  Rig r({"ws01"});
+  r.standard("TSK");
+  r.tick(1);
+  CHECK(r.t->state("owner_ws01")["blocks"].as_list().empty());
+  r.pool.owner_blocks["ws01"] = {Block{50, 60}};
+  r.tick(2);
+  REQUIRE(r.t->state("owner_ws01")["blocks"].as_list().size() == 1);
+  CHECK(r.t->state("owner_ws01")["blocks"].as_list()[0] == Value(Value::List{50.0, 60.0}));
+  CHECK(r.t->state("owner_ws01")["blocked"] == Value(false));
+  r.pool.complaint_list["ws01"] = {Complaint{2.5, "slow at noon"}};
+  r.tick(3);
+  REQUIRE(r.t->state("owner_ws01")["complaints"].as_list().size() == 1);
+  CHECK(r.t->state("owner_ws01")["complaints"].as_list()[0]["text"] == Value("slow at noon"));
+}
+
 const char* kShadowProgram = R"(program: shadow
 nodes:
   - {name: enabler, type: enabler}

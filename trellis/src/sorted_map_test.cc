@@ -19,12 +19,8 @@ TEST_CASE("trellis: SortedMap keeps keys in byte order and answers as std::map d
     const std::string k = keys[rng() % std::size(keys)] + std::string(rng() % 3 == 0 ? "x" : "");
     const int v = static_cast<int>(rng() % 100);
     switch (rng() % 5) {
-      case 0:
-        CHECK(m.insert_or_assign(k, v).second == model.insert_or_assign(k, v).second);
-        break;
-      case 1:
-        CHECK(m.try_emplace(k, v).second == model.try_emplace(k, v).second);
-        break;
+      case 0: CHECK(m.insert_or_assign(k, v).second == model.insert_or_assign(k, v).second); break;
+      case 1: CHECK(m.try_emplace(k, v).second == model.try_emplace(k, v).second); break;
       case 2: CHECK(m.erase(k) == model.erase(k)); break;
       case 3:
         m.insert_or_assign(m.end(), k, v);  // a wrong hint still lands in order
@@ -33,8 +29,9 @@ TEST_CASE("trellis: SortedMap keeps keys in byte order and answers as std::map d
       case 4: CHECK((m[k] += v) == (model[k] += v)); break;
     }
     REQUIRE(m.size() == model.size());
-    CHECK(std::equal(m.begin(), m.end(), model.begin(), model.end(),
-                     [](const auto& a, const auto& b) { return a.first == b.first && a.second == b.second; }));
+    CHECK(std::equal(m.begin(), m.end(), model.begin(), model.end(), [](const auto& a, const auto& b) {
+      return a.first == b.first && a.second == b.second;
+    }));
     CHECK(m.count(k) == model.count(k));
     CHECK((m.find(k) == m.end()) == (model.find(k) == model.end()));
   }

@@ -73,12 +73,14 @@ struct JobInfo {
 struct Block {
   double start = 0;
   double end = 0;
+  friend bool operator==(const Block&, const Block&) = default;
 };
 
 // An owner's complaint about Piranha on a node (`piranha owner complain`).
 struct Complaint {
   double time = 0;
   std::string text;
+  friend bool operator==(const Complaint&, const Complaint&) = default;
 };
 
 // One of the evaluator's records: a JSON object of the kind named
