@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,11 +29,6 @@
 
 namespace piranha::apps {
 namespace {
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_nps_signal(int) {
-  g_stop.store(true);
-}
 
 trellis::Registry checking_types() {
   trellis::Registry types;
@@ -156,6 +152,10 @@ void add_run(CLI::App& nps) {
       o.quiet = a->quiet;
       o.tick_stats_file = a->tick_stats;
       if (a->seconds > 0) o.duration = std::chrono::milliseconds(static_cast<long>(a->seconds * 1000));
+      // Before the page's threads start: they inherit the blocked signals,
+      // so SIGINT and SIGTERM reach the watcher and stop the NPS cleanly.
+      std::atomic<bool> stop{false};
+      StopOnSignals signals(stop);
       std::unique_ptr<nps::LivePage> page;
       if (!a->http.empty()) {
         try {
@@ -169,9 +169,7 @@ void add_run(CLI::App& nps) {
           p->publish(nps::live_state(now, states));
         };
       }
-      g_stop = false;
-      StopOnSignals signals(g_stop);
-      const int rc = nps::run_live(o, g_stop, std::cerr);  // guarded reports an InputError
+      const int rc = nps::run_live(o, stop, std::cerr);  // guarded reports an InputError
       if (rc != 0) throw CLI::RuntimeError(rc);
     });
   });

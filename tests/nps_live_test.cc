@@ -14,6 +14,7 @@
 
 #include "harness.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/testing/raw_http.h"
 
 using namespace piranha::it;
 namespace sys = piranha::sys;
@@ -462,4 +463,65 @@ TEST_CASE("nps live: the evaluator's retention keeps the records in the system s
   CHECK(job_ids().count(1) == 0);  // the first job's records went
   nps->signal(SIGTERM);
   CHECK(nps->wait() == 0);
+}
+
+TEST_CASE(
+    "nps live: SIGTERM and SIGINT stop it cleanly in every mode, a live page and its readers included") {
+  // Agents that would trust a dead NPS for a minute: they can fall back
+  // at once only if the heartbeat is withdrawn.
+  Pool pool;
+  pool.config = pool.s.write("patient.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 60\n");
+  pool.add_agent("ws01");
+  auto c = pool.client();
+  REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 1; }));
+  const std::string program =
+      pool.s.write("one.yaml",
+                   "program: nps\nnodes:\n"
+                   "  - {name: enabler, type: enabler, params: {period: 0.5}}\n"
+                   "  - {name: jobs, type: jobs, inferiors: [enabler]}\n"
+                   "  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}\n"
+                   "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0}}\n");
+  enum class Mode { Standard, Program, Page, PageRead };
+  int fallbacks = 0;  // the agent's "scheduler 0 is gone" so far
+  for (const Mode mode : {Mode::Standard, Mode::Program, Mode::Page, Mode::PageRead}) {
+    for (const int sig : {SIGTERM, SIGINT}) {
+      CAPTURE(static_cast<int>(mode));
+      CAPTURE(sig);
+      std::vector<std::string> argv = {bin("piranha"), "nps", "run", "--server", pool.server.endpoint()};
+      if (mode == Mode::Program) argv.push_back(program);
+      if (mode == Mode::Page || mode == Mode::PageRead) argv.insert(argv.end(), {"--http", "127.0.0.1:0"});
+      Process nps(argv);
+      INFO(nps.err());
+      // Serving: scheduler 0 beats and the agent obeys it.
+      REQUIRE(wait_until(
+          [&] { return c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms).has_value(); }));
+      REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 1); }));
+      std::unique_ptr<piranha::testing::RawHttp> reader;
+      if (mode == Mode::PageRead) {
+        REQUIRE(nps.wait_for_err("the live page is at http://127.0.0.1:"));
+        const std::string err = nps.err();
+        const int port = std::stoi(err.substr(err.find("http://127.0.0.1:") + 17));
+        reader = std::make_unique<piranha::testing::RawHttp>(port, piranha::testing::RawHttp::get("/events"));
+        REQUIRE(reader->wait_for("data: {", kPatience));
+      }
+      nps.signal(sig);
+      CHECK(nps.wait() == 0);
+      CHECK(contains(nps.err(), "nps: stopped"));
+      // The heartbeat is withdrawn, the last assignment stays written, and
+      // the agent falls back at once, not a minute later.
+      CHECK_FALSE(c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms).has_value());
+      CHECK(c.rd(sys::kSpace, sys::assign_template(0, "ws01"), 0ms).has_value());
+      ++fallbacks;
+      CHECK(wait_until([&] {
+        const std::string log = pool.agents["ws01"]->err();
+        int n = 0;
+        for (auto at = log.find("scheduler 0 is gone"); at != std::string::npos;
+             at = log.find("scheduler 0 is gone", at + 1))
+          ++n;
+        return n == fallbacks;
+      }));
+      CHECK(all_by(c, "FAIR", 1));
+      if (reader) CHECK(reader->wait_closed(kPatience));  // the stream ended with the NPS
+    }
+  }
 }

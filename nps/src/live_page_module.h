@@ -17,9 +17,9 @@ extern "C" {
 
 // Serves `html` at /, the last state at /api/state and each new state at
 // /events on host:port (port 0: a free one), its own thread serving until
-// close. Returns once it listens, with the port in `*bound`; null, with a
-// message in `error` (at most `error_size` bytes with its NUL), when it
-// cannot listen there.
+// close; its threads block every signal (the program takes its own). Returns once it listens, with the port
+// in `*bound`; null, with a message in `error` (at most `error_size` bytes with its NUL), when it cannot
+// listen there.
 void* piranha_nps_page_open(const char* host, int port, const char* html, int* bound, char* error,
                             std::size_t error_size);
 

@@ -2,6 +2,8 @@
 // that LivePage (live_page.cc) loads: live_page_module.h states the interface
 // and says why it is a module.
 #include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -88,10 +90,22 @@ void* piranha_nps_page_open(const char* host, int port, const char* html, int* b
       return nullptr;
     }
     Page* raw = p.get();
-    p->thread = std::thread([raw] {
-      raw->server.listen_after_bind();
-      raw->ended = true;
-    });
+    // The serving thread and the workers it starts take no signals: a
+    // SIGTERM meant for the program (its own watcher stops it cleanly) must
+    // not land on one of them and end the process by default.
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &before);
+    try {
+      p->thread = std::thread([raw] {
+        raw->server.listen_after_bind();
+        raw->ended = true;
+      });
+    } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &before, nullptr);
+      throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
     // Until it serves: a stop before that would not reach the thread, and
     // close would wait for it for ever (cpp-httplib 0.11).
     while (!p->server.is_running() && !p->ended) std::this_thread::sleep_for(std::chrono::microseconds(100));
