@@ -182,4 +182,10 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
     b.evaluate("window.scrollTo(0, 0)");
     std::ofstream(file, std::ios::binary) << b.screenshot();
   }
+  // Stopped while the browser reads the page: a clean stop all the same.
+  nps.signal(SIGTERM);
+  CHECK(nps.wait() == 0);
+  CHECK(nps.err().find("nps: stopped") != std::string::npos);
+  CHECK_FALSE(c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms).has_value());
+  CHECK(wait_until([&] { return b.evaluate("document.getElementById('conn').textContent") != "live"; }));
 }
