@@ -180,6 +180,7 @@ struct InitArgs {
   std::string strategy = "TSK", nodes, predictor = "REC_HIST", shadows;
   double period = 10;
   std::int64_t window = 10;
+  bool on_events = true;
 };
 
 void add_init(CLI::App& nps) {
@@ -192,6 +193,9 @@ void add_init(CLI::App& nps) {
   init->add_option("--predictor", a->predictor, "AP-length predictor")->capture_default_str();
   init->add_option("--shadow", a->shadows,
                    "shadow schedulers' strategies, comma-separated (scheduler 1, 2, ...)");
+  init->add_flag("--on-events,!--no-on-events", a->on_events,
+                 "scheduler 0 (and the shadows) also decide at once when a job arrives, ends or is first "
+                 "measured, or a node joins, as `nps run` without a program does (default: on)");
   init->add_option("--nodes", a->nodes,
                    "comma-separated node names (default: the nodes registered at --server)");
   init->callback([a] {
@@ -203,6 +207,7 @@ void add_init(CLI::App& nps) {
       o.period = a->period;
       o.window = a->window;
       o.predictor = a->predictor;
+      o.on_events = a->on_events;
       if (!a->shadows.empty()) {
         o.shadows = schedcli::split_list(a->shadows);
         for (const auto& s : o.shadows) sched::make_strategy(s);
@@ -230,6 +235,7 @@ void add_check(CLI::App& nps) {
   check->add_option("program", *file, "the program's YAML file")->required();
   check->callback([file] {
     trellis::Program p = load_nps_program(*file);
+    for (const auto& w : nps::nps_program_warnings(p)) std::cerr << w << "\n";
     std::size_t monitors = 0;
     std::string schedulers;
     for (const auto& n : p.nodes) {

@@ -190,13 +190,14 @@ pool_up() {
     if [[ $period == *e ]]; then
       # Period P plus a decision whenever the job queue changes (the
       # scheduler's on_events parameter), through the standard program for
-      # the registered nodes as `nps init` prints it, edited. `nps run` now
-      # sets on_events by default (--on-events), so the plain setting P
-      # decides on events too; this one differs only in going through the
-      # program file, and is kept so that older runs' columns still mean
-      # what they meant.
-      "$P" nps init --server "$EP" --strategy TSK --period "${period%e}" ${SHADOWS:+--shadow "$SHADOWS"} |
-        sed 's/on_events: false/on_events: true/' >"$D/nps-events.yaml"
+      # the registered nodes as `nps init` prints it (on_events: true, as
+      # `nps run` decides without a file; it printed false until
+      # 2026-11-27 and this script edited it). The plain setting P decides
+      # on events too; this one differs only in going through the program
+      # file, and is kept so that older runs' columns still mean what they
+      # meant.
+      "$P" nps init --server "$EP" --strategy TSK --period "${period%e}" ${SHADOWS:+--shadow "$SHADOWS"} \
+        >"$D/nps-events.yaml"
       grep -q 'on_events: true' "$D/nps-events.yaml" || die "nps init printed no on_events parameter"
       "$P" nps run "$D/nps-events.yaml" --server "$EP" "${extra[@]}" 2>"$D/nps.log" &
     else

@@ -181,6 +181,26 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
     CHECK(rule.err.find(file.string() + ":7: ") != std::string::npos);
     CHECK(rule.err.find(c.needle) != std::string::npos);
   }
+  // nps init writes what nps run does without a file: deciding on events,
+  // and nps check is content with it; a long period without events is
+  // warned about, with its line, and still ok.
+  Run init = piranha("nps init --nodes ws01");
+  REQUIRE(init.status == 0);
+  CHECK(init.out.find("on_events: true") != std::string::npos);
+  CHECK(init.out.find("on_events: false") == std::string::npos);
+  Run quiet = piranha("nps check " + write("init.yaml", init.out).string());
+  CHECK(quiet.status == 0);
+  CHECK(quiet.err.empty());
+  Run off = piranha("nps init --nodes ws01 --no-on-events");
+  REQUIRE(off.status == 0);
+  CHECK(off.out.find("on_events: false") != std::string::npos);
+  const auto slow = write("slow.yaml", off.out);
+  Run warned = piranha("nps check " + slow.string());
+  CHECK(warned.status == 0);
+  CHECK(warned.out.find(": ok: ") != std::string::npos);
+  CHECK(warned.err.find(slow.string() + ":") == 0);
+  CHECK(warned.err.find(": warning: scheduler \"scheduler_0\" decides only every 10 s") != std::string::npos);
+
   Run bad_http = piranha("nps run --http 8080 --server tcp://127.0.0.1:1");
   CHECK(bad_http.status == 2);
   CHECK(bad_http.err.find("--http: \"8080\" is not HOST:PORT") != std::string::npos);

@@ -1,6 +1,7 @@
 #include "piranha/nps/program.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -171,6 +172,27 @@ void check_nps_program(const trellis::Program& p) {
              "evaluator \"" + n.name + "\": its switch names scheduler " + std::to_string(id.as_int()) +
                  ", which is not among its inferiors");
   }
+}
+
+std::vector<std::string> nps_program_warnings(const trellis::Program& p) {
+  std::vector<std::string> out;
+  for (const auto& n : p.nodes) {
+    if (n.type != "scheduler") continue;
+    const auto events = n.params.find("on_events");
+    if (events != n.params.end() && events->second.is_bool() && events->second.as_bool()) continue;
+    const auto period_it = n.params.find("period");
+    const double period =
+        period_it != n.params.end() && period_it->second.is_number() ? period_it->second.as_number() : 1.0;
+    if (period <= kLongPeriodSeconds) continue;
+    char every[32];
+    std::snprintf(every, sizeof every, "%g", period);
+    out.push_back(p.source + ":" + std::to_string(n.line) + ": warning: scheduler \"" + n.name +
+                  "\" decides only every " + every +
+                  " s (on_events is off): a job that arrives waits up to " + every +
+                  " s for a node; on_events: true decides at once when a job arrives, ends or is "
+                  "first measured, or a node joins");
+  }
+  return out;
 }
 
 double enabler_period(const trellis::Program& p) {

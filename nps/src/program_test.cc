@@ -104,5 +104,35 @@ TEST_CASE("nps check: each error names the file and line") {
         "");
 }
 
+// The warnings checking `yaml` gives.
+std::vector<std::string> warnings_of(const std::string& yaml) {
+  return nps_program_warnings(trellis::parse_program(yaml, types(), "p.yaml"));
+}
+
+TEST_CASE("nps check: a scheduler with a long period that does not decide on events is warned about") {
+  const auto slow = warnings_of(
+      kHead + "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, period: 10}}\n");
+  REQUIRE(slow.size() == 1);
+  CHECK(
+      slow[0].starts_with("p.yaml:6: warning: scheduler \"s0\" decides only every 10 s (on_events is off)"));
+  CHECK(warnings_of(kHead +
+                    "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: {id: 0, period: 10, "
+                    "on_events: false}}\n")
+            .size() == 1);
+  // Deciding on events, or often enough, or by default (a period of 1): nothing to say.
+  for (const char* params : {"{id: 0, period: 10, on_events: true}", "{id: 0, period: 5}", "{id: 0}"})
+    CHECK(warnings_of(kHead + "  - {name: s0, type: scheduler, inferiors: [jobs, m1], params: " + params +
+                      "}\n")
+              .empty());
+  // The standard program (what `nps init` prints) decides on events, as `nps run` does without a file.
+  StandardOptions o;
+  o.nodes = {"ws01"};
+  o.on_events = true;
+  o.shadows = {"SRT"};
+  CHECK(warnings_of(standard_program_yaml(o)).empty());
+  o.on_events = false;
+  CHECK(warnings_of(standard_program_yaml(o)).size() == 2);
+}
+
 }  // namespace
 }  // namespace piranha::nps

@@ -62,6 +62,15 @@ trellis::Program standard_program(const StandardOptions& options, const trellis:
 // monitor's; no enabler at all.
 void check_nps_program(const trellis::Program& program);
 
+// A scheduler whose period is longer than this, deciding only when it is
+// due (on_events off), leaves a new job waiting that long for a node.
+inline constexpr double kLongPeriodSeconds = 5;
+
+// What a valid program probably does not mean, one line each, "FILE:LINE:
+// warning: ...": a scheduler with on_events off and a period longer than
+// kLongPeriodSeconds. Empty when there is nothing to say.
+std::vector<std::string> nps_program_warnings(const trellis::Program& program);
+
 // The enabler's period (its `period` parameter, default 10) of the first
 // enabler in the program, and the name of that enabler ("" when none).
 double enabler_period(const trellis::Program& program);
