@@ -16,7 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "piranha/nps/live_page.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/testing/raw_http.h"
 
 using namespace piranha::it;
 using piranha::Clock;
@@ -182,6 +184,20 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
     b.evaluate("window.scrollTo(0, 0)");
     std::ofstream(file, std::ios::binary) << b.screenshot();
   }
+  // Every other event stream taken (the page above holds one): a second
+  // page is refused a stream, says so and shows the state by polling.
+  const int port = std::stoi(url.substr(url.rfind(':') + 1));
+  std::vector<std::unique_ptr<piranha::testing::RawHttp>> taken;
+  for (int i = 1; i < piranha::nps::LivePage::kMaxStreams; ++i) {
+    taken.push_back(
+        std::make_unique<piranha::testing::RawHttp>(port, piranha::testing::RawHttp::get("/events")));
+    REQUIRE(taken.back()->wait_for("data: {", 10s));
+  }
+  b.open(url);
+  CHECK(wait_until(
+      [&] { return b.evaluate("document.getElementById('conn').textContent") == "polling every 2 s"; }, 20s));
+  CHECK(wait_until([&] { return state() == "unavailable"; }, 20s));
+  taken.clear();
   // Stopped while the browser reads the page: a clean stop all the same.
   nps.signal(SIGTERM);
   CHECK(nps.wait() == 0);

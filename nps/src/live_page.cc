@@ -91,7 +91,7 @@ LivePage::LivePage(const std::string& address) {
 
   const Module& m = module();
   char error[256] = "";
-  page_ = m.open(host.c_str(), port, live_page_html().c_str(), &port_, error, sizeof error);
+  page_ = m.open(host.c_str(), port, live_page_html().c_str(), kMaxStreams, &port_, error, sizeof error);
   if (!page_) throw std::runtime_error("--http " + address + ": " + error);
 }
 

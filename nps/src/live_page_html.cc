@@ -84,14 +84,25 @@ function render(s) {
     rt.appendChild(li);
   }
 }
+let polling = null;
+function poll() { fetch("/api/state").then(r => r.json()).then(render).catch(() => {}); }
 function connect() {
   const es = new EventSource("/events");
   const conn = document.getElementById("conn");
-  es.onopen = () => { conn.textContent = "live"; conn.className = "on"; };
+  es.onopen = () => {
+    conn.textContent = "live"; conn.className = "on";
+    if (polling) { clearInterval(polling); polling = null; }
+  };
   es.onmessage = (e) => render(JSON.parse(e.data));
-  es.onerror = () => { conn.textContent = "reconnecting…"; conn.className = "off"; };
+  es.onerror = () => {
+    if (es.readyState !== EventSource.CLOSED) { conn.textContent = "reconnecting…"; conn.className = "off"; return; }
+    // Refused (every event stream is taken): read the state every 2 s, and try a stream again later.
+    conn.textContent = "polling every 2 s"; conn.className = "off";
+    if (!polling) polling = setInterval(poll, 2000);
+    setTimeout(connect, 30000);
+  };
 }
-fetch("/api/state").then(r => r.json()).then(render).catch(() => {});
+poll();
 connect();
 </script>
 </body></html>

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -21,8 +22,14 @@
 
 namespace {
 
+// Workers kept for requests other than event streams, beyond the streams'
+// own: the page, /api/state, refusals, idle keep-alive connections.
+constexpr int kOtherWorkers = 8;
+
 struct Page {
   httplib::Server server;
+  int max_streams = 0;
+  int streams = 0;  // open event streams, under mu
   std::thread thread;
   std::mutex mu;
   std::condition_variable changed;
@@ -30,6 +37,28 @@ struct Page {
   std::uint64_t version = 0;
   bool stopping = false;
   std::atomic<bool> ended{false};  // the serving thread's listen returned
+};
+
+// One of the page's max_streams event streams, given back when destroyed.
+class StreamSlot {
+ public:
+  // A slot, or null when all are taken.
+  static std::shared_ptr<StreamSlot> take(Page& p) {
+    std::lock_guard lock(p.mu);
+    if (p.streams >= p.max_streams) return nullptr;
+    ++p.streams;
+    return std::shared_ptr<StreamSlot>(new StreamSlot(p));
+  }
+  ~StreamSlot() {
+    std::lock_guard lock(p_.mu);
+    --p_.streams;
+  }
+  StreamSlot(const StreamSlot&) = delete;
+  StreamSlot& operator=(const StreamSlot&) = delete;
+
+ private:
+  explicit StreamSlot(Page& p) : p_(p) {}
+  Page& p_;
 };
 
 void routes(Page& p, std::string html) {
@@ -41,9 +70,26 @@ void routes(Page& p, std::string html) {
     res.set_content(p.state, "application/json");
   });
   p.server.Get("/events", [&p](const httplib::Request&, httplib::Response& res) {
+    // A stream holds a worker for as long as it is open: past the cap it is
+    // refused at once, so open streams never leave the page and /api/state
+    // without a worker (a browser's EventSource does not retry a 503; the
+    // page then polls /api/state).
+    auto slot = StreamSlot::take(p);
+    if (!slot) {
+      res.status = 503;
+      res.set_header("Retry-After", "30");
+      res.set_content("the live page serves at most " + std::to_string(p.max_streams) +
+                          " event streams at once and all are open: close a page that shows it, or read "
+                          "/api/state\n",
+                      "text/plain; charset=utf-8");
+      return;
+    }
     res.set_header("Cache-Control", "no-cache");
     auto sent = std::make_shared<std::uint64_t>(~std::uint64_t{0});
-    res.set_chunked_content_provider("text/event-stream", [&p, sent](std::size_t, httplib::DataSink& sink) {
+    // The provider holds the slot: it is given back when the response, and
+    // so every copy of the provider, is gone, however the stream ended.
+    res.set_chunked_content_provider("text/event-stream", [&p, sent, slot](std::size_t,
+                                                                           httplib::DataSink& sink) {
       std::string out;
       {
         std::unique_lock lock(p.mu);
@@ -75,10 +121,13 @@ void set_error(char* error, std::size_t size, const std::string& message) {
 
 extern "C" {
 
-void* piranha_nps_page_open(const char* host, int port, const char* html, int* bound, char* error,
-                            std::size_t error_size) {
+void* piranha_nps_page_open(const char* host, int port, const char* html, int max_streams, int* bound,
+                            char* error, std::size_t error_size) {
   try {
     auto p = std::make_unique<Page>();
+    p->max_streams = std::max(0, max_streams);
+    const auto workers = static_cast<std::size_t>(p->max_streams + kOtherWorkers);
+    p->server.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
     routes(*p, html);
     int listening = 0;
     if (port == 0)

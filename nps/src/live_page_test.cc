@@ -5,13 +5,23 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 
+#include <chrono>
+#include <memory>
+#include <thread>
+
 #include "piranha/base/input_error.h"
+#include "piranha/testing/raw_http.h"
 #include "values.h"
 
 namespace piranha::nps {
 namespace {
 
+using namespace std::chrono_literals;
+using testing::RawHttp;
 using trellis::Value;
+
+// How long a request to a page on this machine may take to be answered.
+constexpr auto kAnswer = 10s;
 
 std::vector<Value> states() {
   return {Fields()("node", "ws01")("tick", 3)("state", "available")("available", true)("running", 2)(
@@ -72,6 +82,46 @@ TEST_CASE(
   auto again = c.Get("/api/state");
   REQUIRE(again);
   CHECK(nlohmann::json::parse(again->body)["nodes"].empty());
+}
+
+TEST_CASE(
+    "live page: event streams past its cap are refused with a message, and every other request served") {
+  LivePage page("127.0.0.1:0");
+  page.publish(live_state(100, states()));
+  std::vector<std::unique_ptr<RawHttp>> streams;
+  for (int i = 0; i < LivePage::kMaxStreams; ++i) {
+    CAPTURE(i);
+    streams.push_back(std::make_unique<RawHttp>(page.port(), RawHttp::get("/events")));
+    REQUIRE(streams.back()->wait_for("data: {", kAnswer));
+  }
+  for (int i = 0; i < 3; ++i) {
+    RawHttp refused(page.port(), RawHttp::get("/events"));
+    REQUIRE(refused.wait_closed(kAnswer));
+    CHECK(refused.status() == 503);
+    CHECK(refused.body().find("the live page serves at most " + std::to_string(LivePage::kMaxStreams) +
+                              " event streams at once") == 0);
+  }
+  // The page and its state are served meanwhile, many times over.
+  for (int i = 0; i < 20; ++i) {
+    RawHttp home(page.port(), RawHttp::get("/"));
+    REQUIRE(home.wait_closed(kAnswer));
+    CHECK(home.status() == 200);
+    RawHttp api(page.port(), RawHttp::get("/api/state"));
+    REQUIRE(api.wait_closed(kAnswer));
+    CHECK(api.status() == 200);
+    CHECK(nlohmann::json::parse(api.body())["nodes"][0]["name"] == "ws01");
+  }
+  // A reader that leaves gives its stream back (noticed at the next write,
+  // within a second or so).
+  streams.pop_back();
+  const auto deadline = std::chrono::steady_clock::now() + kAnswer;
+  bool again = false;
+  while (!again && std::chrono::steady_clock::now() < deadline) {
+    RawHttp next(page.port(), RawHttp::get("/events"));
+    again = next.wait_for("data: {", 1s);  // or refused at once, while the slot is still held
+    if (!again) std::this_thread::sleep_for(10ms);
+  }
+  CHECK(again);
 }
 
 TEST_CASE("live page: a malformed address is refused with a message") {

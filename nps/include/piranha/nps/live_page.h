@@ -7,7 +7,9 @@
 //   GET /            the page
 //   GET /api/state   the state as JSON (live_state's output)
 //   GET /events      server-sent events: one `data: STATE` per change, a
-//                    comment line every second to notice a gone client
+//                    comment line every second to notice a gone client;
+//                    503 with a message when LivePage::kMaxStreams are
+//                    open (the page then polls /api/state)
 //   anything else    404 with a one-line message
 //
 // live_state() and live_page_html() are pure; LivePage is the thin HTTP
@@ -37,6 +39,10 @@ std::string live_page_html();
 
 class LivePage {
  public:
+  // Event streams served at once. Each holds one of the server's workers;
+  // the server has eight more than this, so every other request finds one.
+  static constexpr int kMaxStreams = 16;
+
   // Serves on `address` ("127.0.0.1:8080"; port 0 picks a free one).
   // Throws InputError (source "--http") for a malformed address and
   // std::runtime_error when it cannot listen there or its module cannot be
