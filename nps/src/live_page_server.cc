@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "live_page_module.h"
@@ -38,6 +39,50 @@ struct Page {
   bool stopping = false;
   std::atomic<bool> ended{false};  // the serving thread's listen returned
 };
+
+// `text` with every byte that does not belong to a well-formed UTF-8
+// sequence replaced by U+FFFD: a reply that quotes the request (its path,
+// percent-decoded by cpp-httplib, may be any bytes) is valid UTF-8, as its
+// charset says.
+std::string utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char b = byte(i);
+    std::size_t n = 0;  // continuation bytes, and the range of the first one
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b < 0x80) {
+      out += static_cast<char>(b);
+      ++i;
+      continue;
+    }
+    if (b >= 0xC2 && b <= 0xDF) {
+      n = 1;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      n = 2;
+      if (b == 0xE0) lo = 0xA0;  // no overlong forms
+      if (b == 0xED) hi = 0x9F;  // no surrogates
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      n = 3;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
+    }
+    bool whole = n > 0 && i + n < text.size();
+    for (std::size_t k = 1; whole && k <= n; ++k) {
+      const unsigned char c = byte(i + k);
+      whole = k == 1 ? c >= lo && c <= hi : c >= 0x80 && c <= 0xBF;
+    }
+    if (whole) {
+      out.append(text.substr(i, n + 1));
+      i += n + 1;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
 
 // One of the page's max_streams event streams, given back when destroyed.
 class StreamSlot {
@@ -108,7 +153,7 @@ void routes(Page& p, std::string html) {
   });
   p.server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404)
-      res.set_content("no such page: " + req.path + " (the NPS serves /, /api/state and /events)\n",
+      res.set_content("no such page: " + utf8(req.path) + " (the NPS serves /, /api/state and /events)\n",
                       "text/plain; charset=utf-8");
   });
 }

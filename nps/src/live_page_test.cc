@@ -124,6 +124,27 @@ TEST_CASE(
   CHECK(again);
 }
 
+TEST_CASE("live page: a reply that quotes the request is valid UTF-8, whatever bytes the request had") {
+  LivePage page("127.0.0.1:0");
+  struct Case {
+    std::string path, quoted;
+  };
+  const std::string bad = "\xEF\xBF\xBD";  // U+FFFD
+  for (const Case& c :
+       {Case{"/%FF%FEok%C3%28", "/" + bad + bad + "ok" + bad + "("},
+        Case{"/\xC0\xAF\xED\xA0\x80x", "/" + bad + bad + bad + bad + bad + "x"},
+        Case{"/\xF4\x90\x80\x80", "/" + bad + bad + bad + bad},
+        Case{"/caf%C3%A9/\xE2\x82\xAC/\xF0\x9F\x90\x9F", "/caf\xC3\xA9/\xE2\x82\xAC/\xF0\x9F\x90\x9F"},
+        Case{"/cut%E2%82", "/cut" + bad + bad}}) {
+    CAPTURE(c.path);
+    RawHttp reply(page.port(), RawHttp::get(c.path));
+    REQUIRE(reply.wait_closed(kAnswer));
+    CHECK(reply.status() == 404);
+    CHECK(reply.body() == "no such page: " + c.quoted + " (the NPS serves /, /api/state and /events)\n");
+    CHECK_NOTHROW(nlohmann::json(reply.body()).dump());  // throws on bytes that are not UTF-8
+  }
+}
+
 TEST_CASE("live page: a malformed address is refused with a message") {
   CHECK_THROWS_WITH_AS(LivePage("8080"), "--http: \"8080\" is not HOST:PORT (e.g. 127.0.0.1:8080)",
                        piranha::InputError);
