@@ -20,6 +20,7 @@
 #include "piranha/nps/node_types.h"
 #include "piranha/nps/program.h"
 #include "piranha/nps/simulate.h"
+#include "piranha/runtime/endpoint.h"
 #include "piranha/runtime/sysspace.h"
 #include "piranha/scheduler/strategy.h"
 #include "pool_command.h"
@@ -49,7 +50,7 @@ trellis::Program load_nps_program(const std::string& file) {
 
 struct RunArgs {
   std::shared_ptr<std::string> server;
-  std::string program, strategy = "TSK", predictor = "REC_HIST", shadows, http, tick_stats;
+  std::string program, strategy = "TSK", predictor = "REC_HIST", shadows, http, http_token, tick_stats;
   std::vector<std::string> hosts;
   double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30, beat = 1;
   std::int64_t window = 10;
@@ -105,7 +106,12 @@ void add_run(CLI::App& nps) {
                   "to this JSON file every 5 s");
   run->add_option("--http", a->http,
                   "serve the live page at HOST:PORT (e.g. 127.0.0.1:8080): nodes, jobs, retreats, "
-                  "schedulers, updated as they change; /api/state has the same as JSON");
+                  "schedulers, updated as they change; /api/state has the same as JSON. An address other "
+                  "machines can reach needs --http-token");
+  run->add_option(
+      "--http-token", a->http_token,
+      "the page asks every request for the token in this file (made, mode 0600, with a new "
+      "random token if it does not exist): a browser opens /?token=TOKEN once (docs/security.md)");
   run->callback([a, strategy, period, tick, window, predictor, events] {
     schedcli::guarded([&] {
       if (!(a->period > 0)) schedcli::bad_input("--period must be positive");
@@ -157,14 +163,37 @@ void add_run(CLI::App& nps) {
       std::atomic<bool> stop{false};
       StopOnSignals signals(stop);
       std::unique_ptr<nps::LivePage> page;
+      if (!a->http_token.empty() && a->http.empty()) schedcli::bad_input("--http-token is for --http");
       if (!a->http.empty()) {
+        // The page has no login of its own: off this machine, a token is
+        // the operator's explicit choice and the page's access control.
+        nps::HttpAddress address;
         try {
-          page = std::make_unique<nps::LivePage>(a->http);
+          address = nps::parse_http_address(a->http);
         } catch (const InputError& e) {
           schedcli::bad_input(e.what());
         }
-        std::cerr << "nps: the live page is at http://" << a->http.substr(0, a->http.rfind(':')) << ":"
-                  << page->port() << "/\n";
+        if (a->http_token.empty() && !endpoint_is_local("tcp://" + address.host + ":1"))
+          schedcli::bad_input(
+              "--http " + a->http +
+              ": other machines can reach this address, and anyone who reaches the live page "
+              "may read the whole pool's state: give --http-token FILE (a secret the page asks "
+              "for, docs/security.md), or serve it on 127.0.0.1 (ssh -L to reach it)");
+        bool made = false;
+        std::string token;
+        try {
+          if (!a->http_token.empty()) token = nps::page_token(a->http_token, &made);
+          page = std::make_unique<nps::LivePage>(a->http, token);
+        } catch (const InputError& e) {
+          schedcli::bad_input(e.what());
+        }
+        if (made) std::cerr << "nps: wrote a new token for the live page to " << a->http_token << "\n";
+        const std::string at = "http://" + address.host + ":" + std::to_string(page->port()) + "/";
+        std::cerr << "nps: the live page is at " << at;
+        if (!token.empty())
+          std::cerr << " (it asks for the token in " << a->http_token << ": open " << at
+                    << "?token=TOKEN once)";
+        std::cerr << "\n";
         o.on_states = [p = page.get()](double now, const std::vector<trellis::Value>& states) {
           p->publish(nps::live_state(now, states));
         };

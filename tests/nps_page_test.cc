@@ -156,9 +156,13 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
         trace, "--trace-node", replay, "--piranha-output", s.dir + "/" + node + ".piranhas", "--quiet"}));
   ts::Client c(server.endpoint());
   REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 2; }));
+  // The page asks for a token, as one other machines reach must.
+  const std::string token_file = s.dir + "/page.token";
   Process nps({bin("piranha"), "nps", "run", "--server", server.endpoint(), "--period", "1", "--shadow",
-               "FCFS", "--http", "127.0.0.1:0"});
+               "FCFS", "--http", "127.0.0.1:0", "--http-token", token_file});
   REQUIRE(nps.wait_for_err("the live page is at http://127.0.0.1:"));
+  std::string token;
+  std::ifstream(token_file) >> token;
   const std::string err = nps.err();
   const auto at = err.find("http://127.0.0.1:");
   const std::string url = err.substr(at, err.find('/', at + 7) + 1 - at);
@@ -166,7 +170,10 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
                "--tasks", "2000", "--task-ms", "20"});
 
   Browser b(s.dir + "/chromium");
-  b.open(url);
+  // Opened once with the token in its address: the page takes it as a
+  // cookie and leaves the address without it.
+  b.open(url + "?token=" + token);
+  CHECK(wait_until([&] { return b.evaluate("location.href") == url; }, 10s));
   auto state = [&] { return b.evaluate("document.getElementById('node-ws01')?.dataset.state || ''"); };
   INFO(nps.err());
   REQUIRE(wait_until([&] { return state() == "available"; }, 10s));
@@ -189,11 +196,11 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
   const int port = std::stoi(url.substr(url.rfind(':') + 1));
   std::vector<std::unique_ptr<piranha::testing::RawHttp>> taken;
   for (int i = 1; i < piranha::nps::LivePage::kMaxStreams; ++i) {
-    taken.push_back(
-        std::make_unique<piranha::testing::RawHttp>(port, piranha::testing::RawHttp::get("/events")));
+    taken.push_back(std::make_unique<piranha::testing::RawHttp>(
+        port, piranha::testing::RawHttp::get("/events", "Authorization: Bearer " + token + "\r\n")));
     REQUIRE(taken.back()->wait_for("data: {", 10s));
   }
-  b.open(url);
+  b.open(url);  // with the cookie
   CHECK(wait_until(
       [&] { return b.evaluate("document.getElementById('conn').textContent") == "polling every 2 s"; }, 20s));
   CHECK(wait_until([&] { return state() == "unavailable"; }, 20s));

@@ -205,6 +205,35 @@ TEST_CASE("nps check and nps run name what is wrong, and where") {
   CHECK(bad_http.status == 2);
   CHECK(bad_http.err.find("--http: \"8080\" is not HOST:PORT") != std::string::npos);
 
+  // A page other machines can reach needs a token, and says so before it listens.
+  for (const std::string host : {"0.0.0.0", "10.1.2.3", "ws01.example"}) {
+    CAPTURE(host);
+    Run open = piranha("nps run --http " + host + ":0 --server tcp://127.0.0.1:1 --seconds 1");
+    CHECK(open.status == 2);
+    CHECK(open.err ==
+          std::string("piranha: --http ") + host +
+              ":0: other machines can reach this address, and anyone who reaches the live page may "
+              "read the whole pool's state: give --http-token FILE (a secret the page asks for, "
+              "docs/security.md), or serve it on 127.0.0.1 (ssh -L to reach it)\n");
+  }
+  const fs::path token = scratch() / "page.token";
+  fs::remove(token);
+  Run exposed = piranha("nps run --http 0.0.0.0:0 --http-token " + token.string() +
+                        " --server tcp://127.0.0.1:1 --seconds 0.5");
+  CHECK(exposed.err.find("nps: wrote a new token for the live page to " + token.string()) !=
+        std::string::npos);
+  CHECK(exposed.err.find("nps: the live page is at http://0.0.0.0:") != std::string::npos);
+  CHECK(exposed.err.find("(it asks for the token in " + token.string()) != std::string::npos);
+  CHECK(slurp(token).size() == 33);
+  fs::permissions(token, fs::perms::others_read, fs::perm_options::add);
+  Run readable = piranha("nps run --http 0.0.0.0:0 --http-token " + token.string() +
+                         " --server tcp://127.0.0.1:1 --seconds 1");
+  CHECK(readable.status == 2);
+  CHECK(readable.err.find("a token file that its group or others may read (mode 0604)") != std::string::npos);
+  Run stray = piranha("nps run --http-token " + token.string() + " --server tcp://127.0.0.1:1 --seconds 1");
+  CHECK(stray.status == 2);
+  CHECK(stray.err == "piranha: --http-token is for --http\n");
+
   // A `piranha` whose page module is not where it looks: a clear error, no page.
   const fs::path alone = scratch() / "alone";
   fs::create_directories(alone);

@@ -4,8 +4,19 @@
 #include "piranha/nps/live_page.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -73,7 +84,52 @@ const Module& module() {
 
 }  // namespace
 
-LivePage::LivePage(const std::string& address) {
+std::string page_token(const std::string& file, bool* made) {
+  if (made) *made = false;
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    unsigned char bytes[16];
+    std::string token;
+    const bool random = ::getrandom(bytes, sizeof bytes, 0) == static_cast<ssize_t>(sizeof bytes);
+    for (unsigned char b : bytes) {
+      token += "0123456789abcdef"[b >> 4];
+      token += "0123456789abcdef"[b & 15];
+    }
+    const std::string text = token + "\n";
+    const bool written = random && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    if (::close(fd) != 0 || !written) {
+      ::unlink(file.c_str());
+      throw InputError("--http-token", file + ": cannot write a new token there");
+    }
+    if (made) *made = true;
+    return token;
+  }
+  if (errno != EEXIST)
+    throw InputError("--http-token", file + ": cannot make a token file there: " + std::strerror(errno));
+  struct stat st {};
+  if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw InputError("--http-token", file + ": a token file that its group or others may read (mode " + mode +
+                                         ") is not used: chmod 600 " + file);
+  }
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) throw InputError("--http-token", file + ": cannot read it");
+  const auto first = text.find_first_not_of(" \t\r\n"), last = text.find_last_not_of(" \t\r\n");
+  const std::string token = first == std::string::npos ? "" : text.substr(first, last - first + 1);
+  const bool plain = std::all_of(token.begin(), token.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == '~';
+  });
+  if (token.size() < 16 || !plain)
+    throw InputError("--http-token",
+                     file +
+                         ": the token must be at least 16 characters from A-Z a-z 0-9 - . _ ~ "
+                         "(remove the file and a new one is made)");
+  return token;
+}
+
+HttpAddress parse_http_address(const std::string& address) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0)
     throw InputError("--http", "\"" + address + "\" is not HOST:PORT (e.g. 127.0.0.1:8080)");
@@ -88,10 +144,15 @@ LivePage::LivePage(const std::string& address) {
   }
   if (port < 0 || port > 65535)
     throw InputError("--http", "\"" + address + "\": the port must be a number from 0 to 65535");
+  return HttpAddress{host, port};
+}
 
+LivePage::LivePage(const std::string& address, const std::string& token) {
+  const auto [host, port] = parse_http_address(address);
   const Module& m = module();
   char error[256] = "";
-  page_ = m.open(host.c_str(), port, live_page_html().c_str(), kMaxStreams, &port_, error, sizeof error);
+  page_ = m.open(host.c_str(), port, live_page_html().c_str(), token.c_str(), kMaxStreams, &port_, error,
+                 sizeof error);
   if (!page_) throw std::runtime_error("--http " + address + ": " + error);
 }
 

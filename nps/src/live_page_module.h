@@ -17,14 +17,15 @@ extern "C" {
 
 // Serves `html` at /, the last state at /api/state and each new state at
 // /events on host:port (port 0: a free one), its own thread serving until
-// close; its threads block every signal (the program takes its own). At
-// most `max_streams` event streams are open at once: one more is refused
-// with 503 and a message, and the server keeps workers beyond them for
-// every other request. Returns once it listens, with the port in `*bound`;
-// null, with a message in `error` (at most `error_size` bytes with its
-// NUL), when it cannot listen there.
-void* piranha_nps_page_open(const char* host, int port, const char* html, int max_streams, int* bound,
-                            char* error, std::size_t error_size);
+// close; its threads block every signal (the program takes its own). With
+// a `token` (not null or empty), every request must present it (live_page.h
+// says how) or is refused with 401. At most `max_streams` event streams are
+// open at once: one more is refused with 503 and a message, and the server
+// keeps workers beyond them for every other request. Returns once it
+// listens, with the port in `*bound`; null, with a message in `error` (at
+// most `error_size` bytes with its NUL), when it cannot listen there.
+void* piranha_nps_page_open(const char* host, int port, const char* html, const char* token, int max_streams,
+                            int* bound, char* error, std::size_t error_size);
 
 // The new state (JSON text): /api/state answers it, every event stream sends
 // it. Thread-safe. Out of memory, the page keeps the last state.
@@ -39,5 +40,5 @@ int piranha_nps_page_interface();
 }  // extern "C"
 
 namespace piranha::nps {
-constexpr int kPageInterface = 2;
+constexpr int kPageInterface = 3;
 }

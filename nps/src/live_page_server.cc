@@ -29,6 +29,8 @@ constexpr int kOtherWorkers = 8;
 
 struct Page {
   httplib::Server server;
+  std::string token;   // what a request must present; empty: none asked
+  std::string cookie;  // the cookie's name, with the port: pages on one host keep theirs apart
   int max_streams = 0;
   int streams = 0;  // open event streams, under mu
   std::thread thread;
@@ -106,7 +108,61 @@ class StreamSlot {
   Page& p_;
 };
 
+// Compared in time that depends on the lengths only, so that a guesser
+// learns nothing from how long a refusal takes.
+bool same(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+// Whether the request presents the page's token: as a bearer token, or in
+// the page's cookie.
+bool presents_token(const Page& p, const httplib::Request& req) {
+  const std::string auth = req.get_header_value("Authorization");
+  if (auth.rfind("Bearer ", 0) == 0 && same(std::string_view(auth).substr(7), p.token)) return true;
+  for (std::size_t i = 0, n = req.get_header_value_count("Cookie"); i < n; ++i) {
+    const std::string cookies = req.get_header_value("Cookie", i);
+    std::size_t at = 0;
+    while (at < cookies.size()) {
+      std::size_t end = cookies.find(';', at);
+      if (end == std::string::npos) end = cookies.size();
+      std::string_view one = std::string_view(cookies).substr(at, end - at);
+      while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+      const auto eq = one.find('=');
+      if (eq != std::string_view::npos && one.substr(0, eq) == p.cookie && same(one.substr(eq + 1), p.token))
+        return true;
+      at = end + 1;
+    }
+  }
+  return false;
+}
+
+// With a token, before any route: a request that presents it goes on; one
+// with `?token=` right gets the cookie (and, for the page itself, a
+// redirect that takes the token out of the address bar); any other is
+// refused with 401, before it could take an event stream.
+httplib::Server::HandlerResponse check_token(const Page& p, const httplib::Request& req,
+                                             httplib::Response& res) {
+  if (p.token.empty() || presents_token(p, req)) return httplib::Server::HandlerResponse::Unhandled;
+  if (req.has_param("token") && same(req.get_param_value("token"), p.token)) {
+    res.set_header("Set-Cookie", p.cookie + "=" + p.token + "; Path=/; HttpOnly; SameSite=Strict");
+    if (req.path != "/") return httplib::Server::HandlerResponse::Unhandled;
+    res.set_redirect("/", 303);
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  res.status = 401;
+  res.set_header("WWW-Authenticate", "Bearer realm=\"piranha nps\"");
+  res.set_content(
+      "this live page asks for its token (the file given to nps run --http-token): open /?token=TOKEN "
+      "once in a browser, or send the header Authorization: Bearer TOKEN\n",
+      "text/plain; charset=utf-8");
+  return httplib::Server::HandlerResponse::Handled;
+}
+
 void routes(Page& p, std::string html) {
+  p.server.set_pre_routing_handler(
+      [&p](const httplib::Request& req, httplib::Response& res) { return check_token(p, req, res); });
   p.server.Get("/", [html = std::move(html)](const httplib::Request&, httplib::Response& res) {
     res.set_content(html, "text/html; charset=utf-8");
   });
@@ -166,10 +222,11 @@ void set_error(char* error, std::size_t size, const std::string& message) {
 
 extern "C" {
 
-void* piranha_nps_page_open(const char* host, int port, const char* html, int max_streams, int* bound,
-                            char* error, std::size_t error_size) {
+void* piranha_nps_page_open(const char* host, int port, const char* html, const char* token, int max_streams,
+                            int* bound, char* error, std::size_t error_size) {
   try {
     auto p = std::make_unique<Page>();
+    p->token = token ? token : "";
     p->max_streams = std::max(0, max_streams);
     const auto workers = static_cast<std::size_t>(p->max_streams + kOtherWorkers);
     p->server.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
@@ -183,6 +240,7 @@ void* piranha_nps_page_open(const char* host, int port, const char* html, int ma
       set_error(error, error_size, "cannot listen there (in use, or not this host's address)");
       return nullptr;
     }
+    p->cookie = "piranha_nps_" + std::to_string(listening);
     Page* raw = p.get();
     // The serving thread and the workers it starts take no signals: a
     // SIGTERM meant for the program (its own watcher stops it cleanly) must

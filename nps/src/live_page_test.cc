@@ -4,8 +4,11 @@
 
 #include <doctest/doctest.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -143,6 +146,91 @@ TEST_CASE("live page: a reply that quotes the request is valid UTF-8, whatever b
     CHECK(reply.body() == "no such page: " + c.quoted + " (the NPS serves /, /api/state and /events)\n");
     CHECK_NOTHROW(nlohmann::json(reply.body()).dump());  // throws on bytes that are not UTF-8
   }
+}
+
+TEST_CASE(
+    "live page: with a token, a request without it is refused, and one with it as a header or a cookie "
+    "served") {
+  const std::string token = "s3cret-token-0123456789";
+  LivePage page("127.0.0.1:0", token);
+  page.publish(live_state(100, states()));
+  const std::string cookie = "piranha_nps_" + std::to_string(page.port());
+  // No token, a wrong one, another page's cookie: 401 with a message, and no event stream taken.
+  for (const std::string& extra :
+       {std::string(), std::string("Authorization: Bearer s3cret-token-012345678X\r\n"),
+        std::string("Authorization: Bearer \r\n"), "Cookie: piranha_nps_1=" + token + "\r\n",
+        "Cookie: " + cookie + "=" + token + "x\r\n"}) {
+    for (const char* path : {"/", "/api/state", "/events", "/nowhere", "/?token=s3cret"}) {
+      CAPTURE(extra);
+      CAPTURE(path);
+      RawHttp refused(page.port(), RawHttp::get(path, extra));
+      REQUIRE(refused.wait_closed(kAnswer));
+      CHECK(refused.status() == 401);
+      CHECK(refused.body().find("this live page asks for its token") == 0);
+      CHECK(refused.text().find("Set-Cookie") == std::string::npos);
+    }
+  }
+  // The first visit: the token in the address gives the cookie, and the
+  // page is reloaded without the token in its address.
+  RawHttp first(page.port(), RawHttp::get("/?token=" + token));
+  REQUIRE(first.wait_closed(kAnswer));
+  CHECK(first.status() == 303);
+  CHECK(first.text().find("\r\nLocation: /\r\n") != std::string::npos);
+  CHECK(first.text().find("\r\nSet-Cookie: " + cookie + "=" + token +
+                          "; Path=/; HttpOnly; SameSite=Strict\r\n") != std::string::npos);
+  for (const std::string& extra : {"Authorization: Bearer " + token + "\r\n",
+                                   "Cookie: theme=dark; " + cookie + "=" + token + "; lang=en\r\n"}) {
+    CAPTURE(extra);
+    RawHttp home(page.port(), RawHttp::get("/", extra));
+    REQUIRE(home.wait_closed(kAnswer));
+    CHECK(home.status() == 200);
+    RawHttp api(page.port(), RawHttp::get("/api/state", extra));
+    REQUIRE(api.wait_closed(kAnswer));
+    CHECK(nlohmann::json::parse(api.body())["nodes"][0]["name"] == "ws01");
+    RawHttp stream(page.port(), RawHttp::get("/events", extra));
+    CHECK(stream.wait_for("data: {", kAnswer));
+  }
+  // Without a token, the page asks for none.
+  LivePage open_page("127.0.0.1:0");
+  RawHttp home(open_page.port(), RawHttp::get("/"));
+  REQUIRE(home.wait_closed(kAnswer));
+  CHECK(home.status() == 200);
+}
+
+TEST_CASE("live page: the token file, made when missing and refused when others may read it") {
+  const auto dir = std::filesystem::temp_directory_path() / ("live_page_token_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "page.token").string();
+  bool made = false;
+  const std::string token = page_token(file, &made);
+  CHECK(made);
+  CHECK(token.size() == 32);
+  CHECK(token.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK((std::filesystem::status(file).permissions() & std::filesystem::perms::all) ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  // Read back as it is, not made again.
+  CHECK(page_token(file, &made) == token);
+  CHECK_FALSE(made);
+  CHECK(page_token(file, &made) != page_token((dir / "other.token").string(), &made));
+  std::filesystem::permissions(file, std::filesystem::perms::group_read, std::filesystem::perm_options::add);
+  CHECK_THROWS_WITH_AS(
+      page_token(file, &made),
+      ("--http-token: " + file +
+       ": a token file that its group or others may read (mode 0640) is not used: chmod 600 " + file)
+          .c_str(),
+      piranha::InputError);
+  std::filesystem::permissions(file, std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::remove);
+  for (const char* text : {"short\n", "  with spaces inside it, which a URL does not take\n", "\n"}) {
+    CAPTURE(text);
+    std::ofstream(file, std::ios::trunc) << text;
+    CHECK_THROWS_AS(page_token(file, &made), piranha::InputError);
+  }
+  std::ofstream(file, std::ios::trunc) << "  an-operators.own_token~0123  \n";
+  CHECK(page_token(file, &made) == "an-operators.own_token~0123");
+  CHECK_THROWS_AS(page_token((dir / "no" / "such" / "dir").string(), &made), piranha::InputError);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("live page: a malformed address is refused with a message") {

@@ -12,6 +12,12 @@
 //                    open (the page then polls /api/state)
 //   anything else    404 with a one-line message
 //
+// With a token, every request must present it, or is refused with 401 and a
+// message: as `Authorization: Bearer TOKEN`, or in the page's cookie
+// (piranha_nps_PORT), which a request with `?token=TOKEN` is given (a
+// browser opens /?token=TOKEN once; it is redirected to /, and its later
+// requests, the event stream's included, carry the cookie).
+//
 // live_state() and live_page_html() are pure; LivePage is the thin HTTP
 // shell: cpp-httplib with its own threads, in the module piranha-nps-page.so
 // that the first LivePage loads (src/live_page_module.h says why), found
@@ -37,17 +43,35 @@ nlohmann::json live_state(double now, const std::vector<trellis::Value>& states)
 // The page: HTML with inline CSS and JavaScript, no external assets.
 std::string live_page_html();
 
+// HOST:PORT as --http takes it; the port from 0 (any free one) to 65535.
+// Throws InputError (source "--http") for anything else.
+struct HttpAddress {
+  std::string host;
+  int port = 0;
+};
+HttpAddress parse_http_address(const std::string& address);
+
+// The page's token, from `file` (`nps run --http-token FILE`): its text,
+// without surrounding white space, which must be at least 16 characters
+// from A-Z a-z 0-9 - . _ ~ (they stand in a URL as they are). A file that
+// does not exist is made, mode 0600, with a new random token of 32
+// characters, and `*made` is set. Throws InputError (source "--http-token")
+// for a file its group or others may read (as a secret key file is
+// refused), an unreadable or unwritable one, or a token not so made.
+std::string page_token(const std::string& file, bool* made);
+
 class LivePage {
  public:
   // Event streams served at once. Each holds one of the server's workers;
   // the server has eight more than this, so every other request finds one.
   static constexpr int kMaxStreams = 16;
 
-  // Serves on `address` ("127.0.0.1:8080"; port 0 picks a free one).
-  // Throws InputError (source "--http") for a malformed address and
-  // std::runtime_error when it cannot listen there or its module cannot be
-  // loaded (the message says where it was looked for).
-  explicit LivePage(const std::string& address);
+  // Serves on `address` ("127.0.0.1:8080"; port 0 picks a free one), asking
+  // every request for `token` unless it is empty. Throws InputError (source
+  // "--http") for a malformed address and std::runtime_error when it cannot
+  // listen there or its module cannot be loaded (the message says where it
+  // was looked for).
+  explicit LivePage(const std::string& address, const std::string& token = "");
   // Stops serving; open event streams end.
   ~LivePage();
   LivePage(const LivePage&) = delete;
