@@ -136,9 +136,9 @@ void add_ts_serve(CLI::App& ts) {
       ->capture_default_str()
       ->check(CLI::IsMember({"always", "everysec", "no"}));
   cmd->add_flag("--salvage", o->salvage,
-                "with --data, start even when the log is damaged in the middle: keep the records before the "
-                "damage and move the rest aside to DIR/tuples.log.dropped-OFFSET (a damaged last record is "
-                "always dropped and reported)");
+                "with --data, start even when the log is damaged: keep the records before the damage and "
+                "move the rest aside to DIR/tuples.log.dropped-OFFSET (a torn last write is always moved "
+                "there and reported; docs/durability.md)");
   cmd->add_option(
          "--key", security->key,
          "this server's secret key (`piranha keys new`): encrypt every connection with CURVE; needs --auth")

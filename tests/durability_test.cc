@@ -1,9 +1,10 @@
 // A durable server (`piranha ts serve --data DIR`) killed and restarted, in
 // the manner of LevelDB's fault_injection_test.cc: real processes, SIGKILL at
 // random points under load, a log damaged on purpose. What was acknowledged
-// must come back, and nothing that was never written; a damaged last record
-// is dropped and reported, damage in the middle stops the server unless it is
-// told to salvage. Leases do not survive a restart: their tuples come back
+// must come back, and nothing that was never written; a torn last write is
+// moved aside and reported, any other damage (a flipped bit in a length or in
+// the acknowledged last record, a file cut to half) stops the server unless
+// it is told to salvage. Leases do not survive a restart: their tuples come back
 // and the old lease ids are refused.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <random>
@@ -76,13 +78,29 @@ std::string refused_start(const std::vector<std::string>& flags) {
   return p.err();
 }
 
-void flip_byte(const std::string& path, std::uint64_t offset) {
+// The offsets of the log's records, walked by their headers (format 2: a
+// 24-byte file header, then records of a 12-byte header and a payload whose
+// length is the header's bytes 4..7).
+std::vector<std::uint64_t> record_offsets(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::uint64_t> at;
+  for (std::uint64_t o = 24; o + 12 <= file.size();) {
+    at.push_back(o);
+    std::uint64_t len = 0;
+    for (int i = 0; i < 4; ++i) len |= std::uint64_t{static_cast<unsigned char>(file[o + 4 + i])} << (8 * i);
+    o += 12 + len;
+  }
+  return at;
+}
+
+void flip_byte(const std::string& path, std::uint64_t offset, char mask = 0x5A) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
   REQUIRE(f.good());
   f.seekg(static_cast<std::streamoff>(offset));
   char b = 0;
   f.read(&b, 1);
-  b = static_cast<char>(b ^ 0x5A);
+  b = static_cast<char>(b ^ mask);
   f.seekp(static_cast<std::streamoff>(offset));
   f.write(&b, 1);
 }
@@ -173,16 +191,12 @@ TEST_CASE("SIGKILL at random points under load loses no acknowledged change and 
   }
 }
 
-TEST_CASE("a truncated or corrupt last record is reported and dropped, and the rest is recovered") {
+TEST_CASE("a torn last write is moved aside and reported, and the rest is recovered") {
   Scratch dir;
   write_numbers_and_kill(dir, 10);
   auto size = std::filesystem::file_size(log_path(dir));
-  SUBCASE("truncated") {
-    std::filesystem::resize_file(log_path(dir), size - 3);
-  }
-  SUBCASE("corrupt") {
-    flip_byte(log_path(dir), size - 1);
-  }
+  std::uint64_t last = record_offsets(log_path(dir)).back();
+  std::filesystem::resize_file(log_path(dir), size - 3);
 
   ServerProcess server(data_flags(dir));
   ts::Client c(server.endpoint());
@@ -190,8 +204,9 @@ TEST_CASE("a truncated or corrupt last record is reported and dropped, and the r
   INFO("server log:\n", server.log());
   CHECK(seen.size() == 9);
   CHECK(seen.count(9) == 0);
-  CHECK(server.log().find(log_path(dir) + ": offset ") != std::string::npos);
+  CHECK(server.log().find(log_path(dir) + ": offset " + std::to_string(last) + ": ") != std::string::npos);
   CHECK(server.log().find("torn last write") != std::string::npos);
+  CHECK(std::filesystem::file_size(log_path(dir) + ".dropped-" + std::to_string(last)) == size - 3 - last);
   // The server goes on: new writes land after the cut and survive a restart.
   c.space("log").out("n", 100);
   c.flush();
@@ -202,13 +217,36 @@ TEST_CASE("a truncated or corrupt last record is reported and dropped, and the r
   CHECK(again.log().find("torn last write") == std::string::npos);
 }
 
+TEST_CASE("a flipped bit in the acknowledged last record is damage after SIGKILL, not a torn write") {
+  Scratch dir;
+  write_numbers_and_kill(dir, 100);  // each acknowledged after its fdatasync
+  std::uint64_t last = record_offsets(log_path(dir)).back();
+  flip_byte(log_path(dir), std::filesystem::file_size(log_path(dir)) - 1);
+  std::string err = refused_start(data_flags(dir));
+  CHECK(err.find(log_path(dir) + ": offset " + std::to_string(last) +
+                 ": a checksum mismatch in the payload") != std::string::npos);
+  CHECK(err.find("--salvage") != std::string::npos);
+  ServerProcess server(data_flags(dir, {"--salvage"}));
+  ts::Client c(server.endpoint());
+  CHECK(numbers_in(c).size() == 99);
+  CHECK(std::filesystem::exists(log_path(dir) + ".dropped-" + std::to_string(last)));
+}
+
 TEST_CASE("damage in the middle of the log stops the server unless told to salvage") {
   Scratch dir;
   write_numbers_and_kill(dir, 10);
-  // Magic (8) + the first run's boot record (8 + 9): the first put's record starts at 25.
-  flip_byte(log_path(dir), 25 + 8 + 4);
+  std::uint64_t first = record_offsets(log_path(dir))[1];  // after the run's Boot record
+  std::string what;
+  SUBCASE("a flipped bit in a payload") {
+    flip_byte(log_path(dir), first + 12 + 4);
+    what = "a checksum mismatch in the payload";
+  }
+  SUBCASE("a flipped bit in a length (as 8192 -> 16,785,408)") {
+    flip_byte(log_path(dir), first + 4 + 3, 0x01);
+    what = "a record header whose checksum does not hold";
+  }
   std::string err = refused_start(data_flags(dir));
-  CHECK(err.find(log_path(dir) + ": offset 25: a checksum mismatch") != std::string::npos);
+  CHECK(err.find(log_path(dir) + ": offset " + std::to_string(first) + ": " + what) != std::string::npos);
   CHECK(err.find("--salvage") != std::string::npos);
 
   ServerProcess server(data_flags(dir, {"--salvage"}));
@@ -216,7 +254,32 @@ TEST_CASE("damage in the middle of the log stops the server unless told to salva
   INFO("server log:\n", server.log());
   CHECK(numbers_in(c).empty());
   CHECK(server.log().find("salvaged") != std::string::npos);
-  CHECK(std::filesystem::exists(log_path(dir) + ".dropped-25"));
+  CHECK(std::filesystem::exists(log_path(dir) + ".dropped-" + std::to_string(first)));
+}
+
+TEST_CASE("a log cut to half its size is refused, after SIGKILL and after a clean stop") {
+  Scratch dir;
+  SUBCASE("SIGKILL") {
+    write_numbers_and_kill(dir, 200);
+  }
+  SUBCASE("clean stop") {
+    ServerProcess server(data_flags(dir));
+    ts::Client c(server.endpoint());
+    write_numbers(c, 200);
+    server.process().signal(SIGTERM);
+    REQUIRE(server.process().wait() == 0);
+  }
+  auto offsets = record_offsets(log_path(dir));
+  std::filesystem::copy_file(log_path(dir), dir.dir + "/whole.log");
+  for (std::uint64_t cut : {std::filesystem::file_size(log_path(dir)) / 2, offsets[offsets.size() / 2]}) {
+    CAPTURE(cut);
+    std::filesystem::copy_file(dir.dir + "/whole.log", log_path(dir),
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::resize_file(log_path(dir), cut);
+    std::string err = refused_start(data_flags(dir));
+    CHECK(err.find("synced") != std::string::npos);
+    CHECK(err.find("refusing to start") != std::string::npos);
+  }
 }
 
 TEST_CASE("a leased tuple is back after a restart and the old lease is refused") {

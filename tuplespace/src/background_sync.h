@@ -30,8 +30,9 @@ class BackgroundSync {
 
   // Asks for an fdatasync of `fd` and returns at once. While one is running,
   // a second request waits for it (at most one waits: it covers every write
-  // made before it was asked for).
-  void request(int fd);
+  // made before it was asked for). `mark` is the caller's note of what the
+  // sync covers (the durable log's end of file when it asked).
+  void request(int fd, std::uint64_t mark = 0);
 
   // Returns once nothing is running or requested.
   void wait_idle();
@@ -42,11 +43,19 @@ class BackgroundSync {
   // Syncs completed, failed or not.
   std::uint64_t completed() const;
 
+  // The mark of the last sync that succeeded, 0 before one or after forget_mark().
+  std::uint64_t synced_mark() const;
+  // Forgets the marks of syncs requested so far (call after wait_idle(), when
+  // the file the marks describe is replaced).
+  void forget_mark();
+
  private:
   void loop();
   mutable std::mutex mu_;
   std::condition_variable cv_;
   int requested_fd_ = -1;  // -1: nothing requested
+  std::uint64_t requested_mark_ = 0;
+  std::uint64_t synced_mark_ = 0;
   bool running_ = false;
   bool stopping_ = false;
   std::string error_;

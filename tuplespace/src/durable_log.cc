@@ -7,9 +7,11 @@
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "background_sync.h"
+#include "log_compaction.h"
 #include "log_file.h"
 #include "log_format.h"
 #include "log_recovery.h"
@@ -41,9 +43,7 @@ namespace {
 using lf::put_fixed32;
 using lf::put_fixed64;
 using log_file::errno_text;
-using log_file::sync_dir;
 using log_file::sync_fd;
-using log_file::write_all;
 
 void put_bytes(std::string& out, std::string_view b) {
   put_fixed32(out, static_cast<std::uint32_t>(b.size()));
@@ -51,9 +51,34 @@ void put_bytes(std::string& out, std::string_view b) {
 }
 
 int open_log(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // Not O_APPEND: records are written at the end with pwrite, and the file
+  // header at offset 0.
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(path + ": cannot open: " + errno_text());
   return fd;
+}
+
+// A new log holds only its file header. It is written aside and renamed into
+// place, so that a log file that exists always has a whole header, and one
+// shorter than that is damage, not a crash during its creation.
+void create_log(const std::string& path, const std::string& dir) {
+  std::string tmp = path + ".tmp";
+  int fd = log_file::create(tmp);
+  try {
+    log_file::write_at(fd, lf::file_header(lf::kFileHeaderSize), 0, tmp);
+    sync_fd(fd, tmp);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  log_file::rename_synced(tmp, path, dir);
+}
+
+std::int64_t steady_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -78,6 +103,7 @@ DurableLog::DurableLog(DurableLogOptions options, Store& store)
   if (::flock(file_->lock_fd, LOCK_EX | LOCK_NB) != 0)
     throw std::runtime_error(opt_.dir + ": in use by another server (" + lock + " is locked)");
   path_ = opt_.dir + "/tuples.log";
+  if (!std::filesystem::exists(path_, ec)) create_log(path_, opt_.dir);
   file_->fd = open_log(path_);
   recover();
   store_.set_journal(this);
@@ -85,10 +111,15 @@ DurableLog::DurableLog(DurableLogOptions options, Store& store)
 
 DurableLog::~DurableLog() {
   store_.set_journal(nullptr);
+  compactor_.reset();  // abandoned: the log is whole without it
   try {
     if (syncer_) syncer_->wait_idle();
     commit();
     if (unsynced_) sync_fd(file_->fd, path_);
+    // A clean stop: the file header covers every record, so that a cut at
+    // any record boundary is seen at the next start.
+    write_header(size_);
+    sync_fd(file_->fd, path_);
   } catch (const std::exception& e) {
     if (opt_.log) opt_.log(e.what());
   }
@@ -98,27 +129,60 @@ LeaseId DurableLog::first_lease() const {
   return LeaseId{report_.boot} << lf::kLeaseBootShift;
 }
 
+void DurableLog::write_header(std::uint64_t synced_end) {
+  log_file::write_at(file_->fd, lf::file_header(synced_end), 0, path_);
+  header_end_ = synced_end;
+}
+
 void DurableLog::recover() {
   auto started = steady_ms();
   RecoveredLog recovered = recover_log(file_->fd, path_, opt_, store_);
   report_ = recovered.report;
   size_ = report_.bytes;
   store_.resume_numbering(recovered.next_seq, first_lease());
+  if (recovered.version == 1) {
+    migrate();
+  } else {
+    // What was read is on the device before the header says so: a server
+    // killed under everysec or no may have left it in the page cache only.
+    sync_fd(file_->fd, path_);
+    write_header(size_);
+  }
+  synced_ = size_;
 
   // As if the last rewrite were empty: a log recovered above compact_min_bytes is
-  // rewritten by this first commit, so churn from earlier runs does not pile up.
+  // rewritten after this first commit, so churn from earlier runs does not pile up.
   compacted_size_ = 0;
   buffer_.push_back(static_cast<char>(lf::OpCode::Boot));
   put_fixed64(buffer_, report_.boot);
   commit();
   if (unsynced_) sync_fd(file_->fd, path_);
   unsynced_ = false;
+  synced_ = size_;
   last_sync_ms_ = steady_ms();
   if (opt_.log)
     opt_.log("recovered " + std::to_string(report_.tuples) + " tuples from " + path_ + " (" +
              std::to_string(report_.records) + " records, " + std::to_string(report_.bytes) + " bytes) in " +
              std::to_string(steady_ms() - started) + " ms; run " + std::to_string(report_.boot) +
              ", leases of earlier runs are void; fsync " + std::string(fsync_policy_name(opt_.fsync)));
+}
+
+void DurableLog::migrate() {
+  std::uint64_t before = size_;
+  SnapshotWriter snapshot(path_ + ".tmp");
+  snapshot.boot(report_.boot - 1);
+  store_.for_each_tuple([&](std::string_view space, std::uint64_t seq, std::string_view tuple) {
+    snapshot.put(seq, space, tuple);
+  });
+  snapshot.seal();
+  log_file::rename_synced(snapshot.path(), path_, opt_.dir);
+  ::close(file_->fd);
+  file_->fd = snapshot.release();
+  size_ = header_end_ = snapshot.size();
+  report_.bytes = size_;
+  if (opt_.log)
+    opt_.log(path_ + ": rewrote the format-1 log in format 2: " + std::to_string(before) + " -> " +
+             std::to_string(size_) + " bytes");
 }
 
 void DurableLog::commit() {
@@ -128,21 +192,47 @@ void DurableLog::commit() {
   record.reserve(buffer_.size() + lf::kHeaderSize);
   lf::append_record(record, buffer_);
   buffer_.clear();
-  write_all(file_->fd, record, path_, size_);
+  log_file::write_at(file_->fd, record, size_, path_);
+  // The header advances to what the last sync covered, in the same sync as
+  // this record: it never claims a byte that was not already on the device.
+  if (synced_ > header_end_) write_header(synced_);
   size_ += record.size();
-  if (opt_.fsync == FsyncPolicy::Always)
+  if (opt_.fsync == FsyncPolicy::Always) {
     sync_fd(file_->fd, path_);
-  else
+    synced_ = size_;
+  } else {
     unsynced_ = true;
-  if (size_ > std::max(opt_.compact_min_bytes, 2 * compacted_size_)) compact();
+  }
+  last_commit_ms_ = steady_ms();
+  if (compactor_) {
+    compactor_->committed(size_);
+    poll_compaction();
+  } else if (size_ > std::max(opt_.compact_min_bytes, 2 * compacted_size_)) {
+    start_compaction();
+  }
 }
 
 void DurableLog::sync_if_due(std::int64_t now_ms) {
-  if (opt_.fsync != FsyncPolicy::EverySec) return;
   throw_if_sync_failed();
+  poll_compaction();
+  if (opt_.fsync == FsyncPolicy::Always) {
+    // Idle: the header catches up with the last commit, so that a cut of the
+    // file at that commit's start is seen at the next start too.
+    if (header_end_ < synced_ && buffer_.empty() && now_ms - last_commit_ms_ >= 100) {
+      write_header(synced_);
+      sync_fd(file_->fd, path_);
+    }
+    return;
+  }
+  if (opt_.fsync != FsyncPolicy::EverySec) return;
+  if (syncer_) synced_ = std::max(synced_, syncer_->synced_mark());
+  if (!unsynced_ && header_end_ < synced_ && buffer_.empty() && now_ms - last_commit_ms_ >= 1000) {
+    write_header(synced_);  // on the device with the next background sync
+    unsynced_ = true;
+  }
   if (!unsynced_ || now_ms - last_sync_ms_ < 1000) return;
   if (!syncer_) syncer_ = std::make_unique<BackgroundSync>();
-  syncer_->request(file_->fd);
+  syncer_->request(file_->fd, size_);
   unsynced_ = false;
   last_sync_ms_ = now_ms;
 }
@@ -157,54 +247,53 @@ std::uint64_t DurableLog::background_syncs() const {
   return syncer_ ? syncer_->completed() : 0;
 }
 
-void DurableLog::compact() {
-  auto started = steady_ms();
-  std::uint64_t before = size_;
-  std::string tmp = path_ + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(tmp + ": cannot create: " + errno_text());
-  std::uint64_t written = 0, tuples = 0;
-  std::string payload, out;
-  auto flush = [&] {
-    out.clear();
-    lf::append_record(out, payload);
-    payload.clear();
-    write_all(fd, out, tmp, written);
-    written += out.size();
-  };
-  try {
-    write_all(fd, lf::kMagic, tmp, 0);
-    written = lf::kMagic.size();
-    payload.push_back(static_cast<char>(lf::OpCode::Boot));
-    put_fixed64(payload, report_.boot);
-    store_.for_each_tuple([&](std::string_view space, std::uint64_t seq, std::string_view tuple) {
-      payload.push_back(static_cast<char>(lf::OpCode::Put));
-      put_fixed64(payload, seq);
-      put_bytes(payload, space);
-      put_bytes(payload, tuple);
-      ++tuples;
-      if (payload.size() >= (1u << 20)) flush();
-    });
-    flush();
-    sync_fd(fd, tmp);
-  } catch (...) {
-    ::close(fd);
-    throw;
+void DurableLog::start_compaction() {
+  compaction_started_ms_ = steady_ms();
+  compaction_before_ = size_;
+  compactor_ = std::make_unique<LogCompactor>(file_->fd, path_, path_ + ".tmp", size_, report_.boot);
+}
+
+void DurableLog::poll_compaction() {
+  if (!compactor_ || !compactor_->done()) return;
+  auto paused = steady_us();
+  SnapshotWriter* snapshot = compactor_->snapshot();
+  if (!snapshot) {
+    std::string error = compactor_->error();
+    compactor_.reset();
+    throw std::runtime_error(path_ + ".tmp: rewriting the log failed: " + error);
   }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path_.c_str()) != 0)
-    throw std::runtime_error(tmp + ": cannot rename to " + path_ + ": " + errno_text());
-  sync_dir(opt_.dir);
-  if (syncer_) syncer_->wait_idle();  // it may be syncing the old file
+  // The records committed since the thread last looked, then the switch.
+  snapshot->copy(file_->fd, path_, compactor_->copied_to(), size_);
+  snapshot->seal();
+  if (syncer_) {
+    syncer_->wait_idle();  // it may be syncing the old file
+    syncer_->forget_mark();
+  }
+  log_file::rename_synced(snapshot->path(), path_, opt_.dir);
   ::close(file_->fd);
-  file_->fd = -1;
-  file_->fd = open_log(path_);
-  size_ = compacted_size_ = written;
+  file_->fd = snapshot->release();
+  std::uint64_t tuples = snapshot->tuples();
+  size_ = compacted_size_ = synced_ = header_end_ = snapshot->size();
   unsynced_ = false;
+  compactor_.reset();
+  ++compactions_;
+  std::int64_t pause = steady_us() - paused;
+  longest_pause_us_ = std::max(longest_pause_us_, pause);
   if (opt_.log)
     opt_.log("rewrote " + path_ + " as " + std::to_string(tuples) +
-             " live tuples: " + std::to_string(before) + " -> " + std::to_string(written) + " bytes in " +
-             std::to_string(steady_ms() - started) + " ms");
+             " live tuples: " + std::to_string(compaction_before_) + " -> " + std::to_string(size_) +
+             " bytes in " + std::to_string(steady_ms() - compaction_started_ms_) +
+             " ms, of which requests waited " + std::to_string(pause / 1000) + " ms");
+}
+
+void DurableLog::wait_for_compaction() {
+  while (compactor_) {
+    if (!compactor_->done()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    poll_compaction();
+  }
 }
 
 void DurableLog::put(std::uint64_t seq, std::string_view space, std::string_view tuple) {

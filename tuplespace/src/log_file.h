@@ -3,6 +3,7 @@
 // system's reason, so that a failure says which byte of which file it was.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,12 +13,19 @@ namespace piranha::ts::log_file {
 // strerror(errno): the reason of the call that failed last.
 std::string errno_text();
 
-// The whole file open on `fd`, read from offset 0 to its size at the call.
-std::string read_all(int fd, const std::string& path);
+// The file's size now.
+std::uint64_t size_of(int fd, const std::string& path);
 
-// Writes all of `data` to `fd`, retrying short writes; `offset` is where it
-// lands in the file, for the message.
-void write_all(int fd, std::string_view data, const std::string& path, std::uint64_t offset);
+// Reads up to `n` bytes at `offset` into `out`, retrying short reads; fewer
+// only at the end of the file. Returns the bytes read.
+std::size_t read_at(int fd, char* out, std::size_t n, std::uint64_t offset, const std::string& path);
+
+// Writes all of `data` at `offset` of the file (pwrite(2), retrying short writes).
+void write_at(int fd, std::string_view data, std::uint64_t offset, const std::string& path);
+
+// Copies the bytes [from, to) of `src` to `dst` at `dst_offset`, in chunks.
+void copy_range(int src, const std::string& src_path, std::uint64_t from, std::uint64_t to, int dst,
+                const std::string& dst_path, std::uint64_t dst_offset);
 
 // fdatasync(2) of the file.
 void sync_fd(int fd, const std::string& path);
@@ -29,7 +37,11 @@ void sync_dir(const std::string& dir);
 // Truncates the file at `offset` and syncs it.
 void cut(int fd, const std::string& path, std::uint64_t offset);
 
-// Creates (or empties) the file at `path`, writes `data` and syncs it.
-void write_file(const std::string& path, std::string_view data);
+// Creates (or empties) the file at `path` and returns it open for reading and
+// writing; the caller closes it.
+int create(const std::string& path);
+
+// Renames `from` to `to` and syncs `dir`, which holds both.
+void rename_synced(const std::string& from, const std::string& to, const std::string& dir);
 
 }  // namespace piranha::ts::log_file

@@ -1,23 +1,36 @@
-// The constants and the record framing of DIR/tuples.log, the durable server's
-// log. docs/durability.md is the prose description of this format; keep the
-// two in step.
+// The constants and the framing of DIR/tuples.log, the durable server's log.
+// docs/durability.md is the prose description of this format; keep the two
+// in step.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace piranha::ts::log_format {
 
-// The file starts with these 8 bytes: a name and a format version (1).
-inline constexpr std::string_view kMagic{"PIRTSLG\x01", 8};
+// Format 2 (written): the file starts with a file header,
+//   magic "PIRTSLG\x02" (8) | synced_end: u64 | crc: u32 | zero: u32
+// where crc is the CRC-32C of the 16 bytes before it. synced_end is an offset
+// below which every byte was already on the device (fdatasync had returned)
+// when the header was written: a log shorter than it, or with anything wrong
+// below it, lost or damaged data that may have been acknowledged.
+inline constexpr std::string_view kMagic{"PIRTSLG\x02", 8};
+inline constexpr std::size_t kFileHeaderSize = 24;
+// Format 1 (read, to migrate): the bare magic, no synced_end.
+inline constexpr std::string_view kMagicV1{"PIRTSLG\x01", 8};
 
-// A record: checksum (4 bytes) | length (4 bytes) | payload (length bytes).
-// Integers are little-endian. The checksum is the CRC-32C of the length field
-// and the payload.
-inline constexpr std::size_t kHeaderSize = 8;
-// A length above this is taken as damage, not as a record.
+// A format-2 record:
+//   header_crc: u32 | length: u32 | payload_crc: u32 | payload: length bytes
+// header_crc is the CRC-32C of the length and payload_crc fields, so a header
+// is checked on its own before its length is trusted; payload_crc is the
+// CRC-32C of the payload. Integers are little-endian.
+inline constexpr std::size_t kHeaderSize = 12;
+// Format 1's record: crc: u32 (of length and payload) | length: u32 | payload.
+inline constexpr std::size_t kHeaderSizeV1 = 8;
+// No record is longer; a checked header with a longer length is damage.
 inline constexpr std::uint32_t kMaxPayload = 1u << 30;
 
 // A payload is a sequence of operations, each starting with its code.
@@ -35,8 +48,14 @@ inline constexpr int kLeaseBootShift = 32;
 // CRC-32C (Castagnoli), as iSCSI and LevelDB use; `crc` continues a previous value.
 std::uint32_t crc32c(const char* data, std::size_t n, std::uint32_t crc = 0);
 
-// Appends one record, header and payload, to `out`. The payload must not be
-// longer than kMaxPayload.
+// The format-2 file header for `synced_end`.
+std::string file_header(std::uint64_t synced_end);
+// synced_end from a format-2 file header (kFileHeaderSize bytes starting
+// with kMagic); nullopt when its checksum does not hold.
+std::optional<std::uint64_t> parse_file_header(std::string_view header);
+
+// Appends one format-2 record, header and payload, to `out`. The payload must
+// not be longer than kMaxPayload.
 void append_record(std::string& out, std::string_view payload);
 
 // Little-endian fixed-width integers, as the header and the operations hold them.

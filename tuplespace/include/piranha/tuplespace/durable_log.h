@@ -14,17 +14,29 @@
 //  - a machine crash loses none under Always, the last second or two under
 //    EverySec, and what the kernel had not written back under No.
 //
-// Recovery (open) replays the log: every tuple written and not erased comes
-// back, leased ones included (a lease does not survive a restart). A torn or
-// corrupt last record is reported through `log`, dropped (the file is cut
-// there) and the rest recovered. A bad record with valid data after it
-// (corruption in the middle) makes open throw, unless `salvage` is set: then
-// the records before it are kept and the rest of the file is moved aside to
-// DIR/tuples.log.dropped-OFFSET.
+// The file header holds a synced end: an offset below which every byte had
+// reached the device when it was written (it advances with each commit's
+// write, to what the previous sync covered, and when the log is idle).
+//
+// Recovery (open) reads the log in chunks and replays it: every tuple written
+// and not erased comes back, leased ones included (a lease does not survive a
+// restart). A torn last write (what a write cut short by a crash leaves, past
+// the synced end: log_recovery.h has the exact rules) is moved to
+// DIR/tuples.log.dropped-OFFSET, reported through `log`, and the rest
+// recovered. Any other damage (a record that does not check below the synced
+// end, a file shorter than it, a record header that does not check with data
+// after it, ...) makes open throw, unless `salvage` is set: then the records
+// before it are kept and the rest of the file is moved aside to
+// DIR/tuples.log.dropped-OFFSET. A format-1 log (before the synced end and
+// the record header checksum) is read, any damage in it refused unless
+// `salvage`, and rewritten in format 2 at open.
 //
 // The log is rewritten as a snapshot of the live tuples (compaction) when it
-// has grown to twice its size after the last rewrite, and at open when it is
-// above compact_min_bytes.
+// has grown to twice its size after the last rewrite, and after open when it
+// is above compact_min_bytes. The snapshot is written on a thread of the
+// log's own from the log file itself; commit() and sync_if_due() only start
+// it and, once it is done, append the last few records and rename it over
+// the log (log_compaction.h).
 //
 // One server per DIR: open takes an exclusive flock on DIR/LOCK.
 // Not thread-safe: owned by the server's loop thread.
@@ -72,6 +84,7 @@ struct RecoveryReport {
 };
 
 class BackgroundSync;
+class LogCompactor;
 
 class DurableLog final : public Journal {
  public:
@@ -112,6 +125,16 @@ class DurableLog final : public Journal {
   // Background syncs completed so far (EverySec only).
   std::uint64_t background_syncs() const;
 
+  // True while a compaction is under way.
+  bool compacting() const { return compactor_ != nullptr; }
+  // Waits for a compaction under way and switches to its file (tests and
+  // benchmarks; a server never waits). Throws as commit() does.
+  void wait_for_compaction();
+  // Compactions finished so far, and the longest time one kept the caller
+  // waiting in commit() or sync_if_due() (its last step), in microseconds.
+  std::uint64_t compactions() const { return compactions_; }
+  std::int64_t longest_compaction_pause_us() const { return longest_pause_us_; }
+
   // Journal.
   void put(std::uint64_t seq, std::string_view space, std::string_view tuple) override;
   void erase(std::uint64_t seq) override;
@@ -125,19 +148,34 @@ class DurableLog final : public Journal {
   struct File;
   void recover();
   void throw_if_sync_failed();
-  void compact();
+  // Writes the file header with `synced_end` (not synced here).
+  void write_header(std::uint64_t synced_end);
+  // Rewrites a format-1 log as format 2 from the store, at open.
+  void migrate();
+  void start_compaction();
+  // Finishes a compaction whose thread is done; nothing otherwise.
+  void poll_compaction();
   DurableLogOptions opt_;
   Store& store_;
   std::string path_;
   std::unique_ptr<File> file_;
   std::string buffer_;  // ops of the record being built
   RecoveryReport report_;
-  std::uint64_t size_ = 0;            // bytes in the file
+  std::uint64_t size_ = 0;        // bytes in the file
+  std::uint64_t synced_ = 0;      // bytes known to be on the device
+  std::uint64_t header_end_ = 0;  // the synced end the file header holds
+  std::int64_t last_commit_ms_ = 0;
+  std::uint64_t compactions_ = 0;
+  std::int64_t longest_pause_us_ = 0;
+  std::int64_t compaction_started_ms_ = 0;
+  std::uint64_t compaction_before_ = 0;
   std::uint64_t compacted_size_ = 0;  // size after the last rewrite; 0 at open
   std::int64_t last_sync_ms_ = 0;
   bool unsynced_ = false;
   // EverySec's syncs; after file_, so it is gone before the file closes.
   std::unique_ptr<BackgroundSync> syncer_;
+  // The compaction under way; last, so its thread stops first.
+  std::unique_ptr<LogCompactor> compactor_;
 };
 
 }  // namespace piranha::ts

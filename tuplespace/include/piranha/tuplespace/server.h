@@ -61,7 +61,7 @@ struct ServerOptions {
   // Durability: empty keeps everything in memory; else the data directory.
   std::string data_dir;
   FsyncPolicy fsync = FsyncPolicy::Always;
-  // Start from a log damaged in the middle, keeping what precedes the damage.
+  // Start from a damaged log, keeping what precedes the damage (the rest is moved aside).
   bool salvage = false;
   // CURVE: the server's secret key in Z85 text (curve.h); empty for plain
   // connections that anyone who reaches an endpoint may use.
