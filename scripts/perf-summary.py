@@ -6,7 +6,7 @@
     scripts/perf-summary.py --stdout   # print the section instead
 
 Reads every docs/perf/*.json: each is one run's JSON object as `piranha ts bench
---json`, `bench/runtime.sh --json`, `bench/nps.sh --json` or `rigid_bench --json`
+--json`, `bench/runtime.sh --json`, `bench/nps.sh --json`, `rigid_bench --json` or `log_bench --json`
 prints it, so a new run
 is added by saving its output there. An optional "provenance" object says which
 benchmark it is (otherwise the keys tell), names the run ("run"), its commit, and,
@@ -36,6 +36,7 @@ BENCHMARKS = {
     "runtime": ("`bench/runtime.sh`", "The Piranha runtime: cmatrix, job start, retreats"),
     "nps": ("`bench/nps.sh`", "The Network Piranha Scheduler against the agents' native policy"),
     "rigid": ("`rigid_bench`", "Rigid jobs at archive scale"),
+    "log_bench": ("`log_bench`", "The durable log: recovery and compaction"),
 }
 
 # pyss on 100,000 LANL-CM5 jobs (550 MHz Pentium III): the rigid figures' outside anchor.
@@ -355,8 +356,44 @@ def rigid_figures():
     ]
 
 
+def log_figures():
+    def mb(key):
+        return lambda r: f"{num(get(r, key) / (1 << 20))} MB" if get(r, key) is not None else "—"
+
+    return [
+        {
+            "name": "recovery of a 1 GB log (about half of it live), until the server serves",
+            "key": "recovery.seconds",
+            "value": lambda r: f"{num(get(r, 'recovery.seconds'), 2)} s",
+            "anchor": lambda r: labelled("reading the file once", get(r, "recovery.read_file_seconds"), " s", 2),
+            "ratio": lambda r: None,
+            "aim": "< 30 s (a client's deadline)",
+            "met": lambda r, x: get(r, "recovery.seconds") < 30,
+        },
+        {
+            "name": "peak memory of that recovery",
+            "key": "recovery.peak_rss_mb",
+            "value": lambda r: f"{num(get(r, 'recovery.peak_rss_mb'))} MB",
+            "anchor": lambda r: f"the live tuples' bytes {mb('recovery.live_bytes')(r)}",
+            "ratio": lambda r: get(r, "recovery.peak_rss_mb") * (1 << 20) / get(r, "recovery.live_bytes"),
+            "aim": "≤ 1.5 × the live set",
+            "met": lambda r, x: x <= 1.5,
+        },
+        {
+            "name": "longest wait for a commit that finished a rewrite, 554 MB of live tuples churned",
+            "key": "compaction.longest_wait_with_rewrite_ms",
+            "value": lambda r: f"{num(get(r, 'compaction.longest_wait_with_rewrite_ms'))} ms",
+            "anchor": lambda r: labelled("the longest other commit", get(r, "compaction.longest_wait_without_rewrite_ms"),
+                                         " ms"),
+            "ratio": lambda r: None,
+            "aim": "≤ 100 ms",
+            "met": lambda r, x: get(r, "compaction.longest_wait_with_rewrite_ms") <= 100,
+        },
+    ]
+
+
 FIGURES = {"ts_bench": ts_figures(), "runtime": runtime_figures(), "nps": nps_figures(),
-           "rigid": rigid_figures()}
+           "rigid": rigid_figures(), "log_bench": log_figures()}
 
 
 def describe(run):

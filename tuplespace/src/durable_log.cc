@@ -112,6 +112,7 @@ DurableLog::DurableLog(DurableLogOptions options, Store& store)
 DurableLog::~DurableLog() {
   store_.set_journal(nullptr);
   compactor_.reset();  // abandoned: the log is whole without it
+  if (closer_.joinable()) closer_.join();
   try {
     if (syncer_) syncer_->wait_idle();
     commit();
@@ -263,19 +264,22 @@ void DurableLog::poll_compaction() {
     throw std::runtime_error(path_ + ".tmp: rewriting the log failed: " + error);
   }
   // The records committed since the thread last looked, then the switch.
+  std::uint64_t tail = size_ - compactor_->copied_to();
   snapshot->copy(file_->fd, path_, compactor_->copied_to(), size_);
+  auto copied = steady_us();
   snapshot->seal();
+  auto sealed = steady_us();
   if (syncer_) {
     syncer_->wait_idle();  // it may be syncing the old file
     syncer_->forget_mark();
   }
   log_file::rename_synced(snapshot->path(), path_, opt_.dir);
-  ::close(file_->fd);
-  file_->fd = snapshot->release();
+  auto renamed = steady_us();
+  int old_fd = std::exchange(file_->fd, snapshot->release());
   std::uint64_t tuples = snapshot->tuples();
   size_ = compacted_size_ = synced_ = header_end_ = snapshot->size();
   unsynced_ = false;
-  compactor_.reset();
+  close_in_background(old_fd);
   ++compactions_;
   std::int64_t pause = steady_us() - paused;
   longest_pause_us_ = std::max(longest_pause_us_, pause);
@@ -283,7 +287,18 @@ void DurableLog::poll_compaction() {
     opt_.log("rewrote " + path_ + " as " + std::to_string(tuples) +
              " live tuples: " + std::to_string(compaction_before_) + " -> " + std::to_string(size_) +
              " bytes in " + std::to_string(steady_ms() - compaction_started_ms_) +
-             " ms, of which requests waited " + std::to_string(pause / 1000) + " ms");
+             " ms, of which requests waited " + std::to_string(pause / 1000) + " ms (copying the last " +
+             std::to_string(tail) + " bytes " + std::to_string((copied - paused) / 1000) + " ms, syncing " +
+             std::to_string((sealed - copied) / 1000) + " ms, renaming " +
+             std::to_string((renamed - sealed) / 1000) + " ms)");
+}
+
+void DurableLog::close_in_background(int fd) {
+  if (closer_.joinable()) closer_.join();
+  closer_ = std::thread([fd, done = std::shared_ptr<LogCompactor>(std::move(compactor_))]() mutable {
+    done.reset();  // joins its finished thread and closes its descriptor of the old log
+    ::close(fd);
+  });
 }
 
 void DurableLog::wait_for_compaction() {

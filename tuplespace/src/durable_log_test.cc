@@ -497,3 +497,28 @@ TEST_CASE("changes committed while a compaction runs on its thread are in the re
     ids.push_back(decode_tuple(bytes).get<std::int64_t>(1));
   CHECK(ids == std::vector<std::int64_t>(live.begin(), live.end()));
 }
+
+TEST_CASE("a log closed while a compaction runs is whole: the old file is the log until the rename") {
+  TempDir dir;
+  {
+    Store s;
+    DurableLog log(in_dir(dir), s);
+    s.out("kept", task(-1), 0);
+    for (std::int64_t i = 0; i < 2000; ++i) {
+      s.out("farm", task(i), 0);
+      REQUIRE(s.in("farm", any_task(), take_by(), 0).has_value());
+      log.commit();
+    }
+  }
+  for (int round = 0; round < 3; ++round) {
+    Store s;
+    DurableLog log(in_dir(dir, 1), s);  // every open starts a rewrite
+    CHECK(log.compacting());
+    s.out("kept", task(round), 0);
+    log.commit();
+    // Closed at once, the rewrite abandoned wherever it was.
+  }
+  Store s;
+  DurableLog log(in_dir(dir), s);
+  CHECK(tasks_in(s, "kept") == std::vector<std::int64_t>{-1, 0, 1, 2});
+}

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -50,17 +51,21 @@ void SnapshotWriter::flush() {
   payload_.clear();
   log_file::write_at(fd_, record_, size_, path_);
   size_ += record_.size();
+  unsynced_ += record_.size();
+  if (unsynced_ >= kSyncEveryBytes) sync();
 }
 
 void SnapshotWriter::copy(int log_fd, const std::string& log_path, std::uint64_t from, std::uint64_t to) {
   flush();
   log_file::copy_range(log_fd, log_path, from, to, fd_, path_, size_);
   size_ += to - from;
+  unsynced_ += to - from;
 }
 
 void SnapshotWriter::sync() {
-  flush();
+  if (!payload_.empty()) flush();
   log_file::sync_fd(fd_, path_);
+  unsynced_ = 0;
 }
 
 void SnapshotWriter::seal() {
@@ -104,7 +109,8 @@ SnapshotWriter* LogCompactor::snapshot() {
 
 void LogCompactor::run() {
   try {
-    if (log_fd_ < 0) throw std::runtime_error(log_path_ + ": cannot duplicate its descriptor: " + log_file::errno_text());
+    if (log_fd_ < 0)
+      throw std::runtime_error(log_path_ + ": cannot duplicate its descriptor: " + log_file::errno_text());
     auto writer = std::make_unique<SnapshotWriter>(tmp_path_);
     LogReplay replay;
     {
@@ -126,8 +132,11 @@ void LogCompactor::run() {
       auto node = replay.live.extract(replay.live.begin());
       writer->put(node.key(), node.mapped().first, node.mapped().second);
     }
+    // Each round copies what the log grew by during the one before; a log
+    // written faster than it can be copied is left to the owner after
+    // kCatchUpRounds, so that the rewrite ends.
     std::uint64_t copied = snapshot_end_;
-    while (true) {
+    for (int round = 0; round < kCatchUpRounds; ++round) {
       if (stop_) throw std::runtime_error("stopped");
       std::uint64_t end = committed_.load();
       if (end - copied <= kCatchUpBytes) break;

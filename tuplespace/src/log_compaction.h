@@ -6,7 +6,8 @@
 // itself (not the Store, which belongs to the event loop) up to the end it
 // was started at, writes the live tuples as a snapshot to PATH.tmp, then
 // copies the records the log grows by meanwhile (told by committed()) until
-// it is within kCatchUpBytes of the log's end, and syncs. The owner then
+// it is within kCatchUpBytes of the log's end (or kCatchUpRounds have passed:
+// a log written faster than it is copied is left to the owner), and syncs. The owner then
 // copies the last few records, syncs and renames (DurableLog::finish_compaction):
 // only that last step runs on the event loop.
 //
@@ -26,7 +27,10 @@
 
 namespace piranha::ts {
 
-// A new log file of Boot and Put records, about 1 MiB each.
+// A new log file of Boot and Put records, about 1 MiB each. It syncs every
+// kSyncEveryBytes as it writes (Redis's aof-rewrite-incremental-fsync): left
+// to pile up, a rewrite's dirty pages make the kernel throttle every writer,
+// the event loop's commits among them, for up to a second at a time.
 class SnapshotWriter {
  public:
   // Creates (or empties) `path` with a file header; throws std::runtime_error
@@ -49,6 +53,8 @@ class SnapshotWriter {
   // and syncs the file.
   void seal();
 
+  static constexpr std::uint64_t kSyncEveryBytes = 4u << 20;
+
   std::uint64_t size() const { return size_; }
   std::uint64_t tuples() const { return tuples_; }
   const std::string& path() const { return path_; }
@@ -60,6 +66,7 @@ class SnapshotWriter {
   int fd_ = -1;
   std::uint64_t size_ = 0;
   std::uint64_t tuples_ = 0;
+  std::uint64_t unsynced_ = 0;
   std::string payload_;
   std::string record_;
 };
@@ -68,6 +75,8 @@ class LogCompactor {
  public:
   // Copy until the log's end is this close; the rest is the owner's.
   static constexpr std::uint64_t kCatchUpBytes = 1u << 20;
+  // At most this many rounds of copying, each what the log grew by during the last.
+  static constexpr int kCatchUpRounds = 8;
 
   // Starts the thread: a snapshot of the log at `log_path` (open on
   // `log_fd`, which the compactor duplicates) up to `snapshot_end`, a record

@@ -47,6 +47,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "piranha/tuplespace/store.h"
 
@@ -155,6 +156,11 @@ class DurableLog final : public Journal {
   void start_compaction();
   // Finishes a compaction whose thread is done; nothing otherwise.
   void poll_compaction();
+  // Closes a replaced log's descriptor `fd` and ends the finished compactor_
+  // on closer_, off the event loop: the last close frees the file's blocks
+  // and ending the compactor joins its thread, together tens of milliseconds
+  // to seconds for a large log.
+  void close_in_background(int fd);
   DurableLogOptions opt_;
   Store& store_;
   std::string path_;
@@ -174,6 +180,8 @@ class DurableLog final : public Journal {
   bool unsynced_ = false;
   // EverySec's syncs; after file_, so it is gone before the file closes.
   std::unique_ptr<BackgroundSync> syncer_;
+  // Closes replaced logs; joined before the next one and on destruction.
+  std::thread closer_;
   // The compaction under way; last, so its thread stops first.
   std::unique_ptr<LogCompactor> compactor_;
 };
