@@ -67,7 +67,8 @@ TupleImage tuple(std::int64_t i, const std::string& blob) {
 }
 
 TemplateImage any() {
-  return image_of(Template({Field::of(make_value("t")), Field::formal(Type::Int), Field::formal(Type::String)}));
+  return image_of(
+      Template({Field::of(make_value("t")), Field::formal(Type::Int), Field::formal(Type::String)}));
 }
 
 WaitSpec take() {
@@ -182,7 +183,8 @@ Compaction compaction(const std::string& dir, std::uint64_t live_bytes, const st
       for (int i = 0; i < 256; ++i) s.in("bench", any(), take(), 0);
     // A rewrite that never finishes would fill the disk.
     if (std::filesystem::file_size(log.path()) > 8 * live_bytes + (1u << 30))
-      throw std::runtime_error(log.path() + " grew past eight times the live set: the rewrites do not finish");
+      throw std::runtime_error(log.path() +
+                               " grew past eight times the live set: the rewrites do not finish");
     int before = rewrites;
     // A rewrite under way off the event loop has its snapshot file open.
     bool rewriting = std::filesystem::exists(log.path() + ".tmp");
@@ -221,7 +223,8 @@ int run(int argc, char** argv, Args& a) {
     else if (k == "--json")
       a.json = true;
     else {
-      std::cerr << "usage: log_bench [--dir DIR] [--log-mb N] [--live-mb M] [--tuple-bytes B] [--commits-per-s C] [--json]\n";
+      std::cerr << "usage: log_bench [--dir DIR] [--log-mb N] [--live-mb M] [--tuple-bytes B] "
+                   "[--commits-per-s C] [--json]\n";
       return 2;
     }
   }
@@ -248,12 +251,9 @@ int run(int argc, char** argv, Args& a) {
                       {"live_mb", a.live_mb},
                       {"tuple_bytes", a.tuple_bytes},
                       {"commits_per_s", a.commits_per_s}};
-  report["recovery"] = {{"log_bytes", log_bytes},
-                        {"live_bytes", live},
-                        {"tuples", r.tuples},
-                        {"seconds", r.seconds},
-                        {"peak_rss_mb", r.peak_rss_mb},
-                        {"read_file_seconds", cat_s}};
+  report["recovery"] = {{"log_bytes", log_bytes},       {"live_bytes", live},
+                        {"tuples", r.tuples},           {"seconds", r.seconds},
+                        {"peak_rss_mb", r.peak_rss_mb}, {"read_file_seconds", cat_s}};
   report["compaction"] = {{"live_bytes", c.live_bytes},
                           {"rewrites", c.rewrites},
                           {"longest_wait_with_rewrite_ms", c.longest_with_rewrite_ms},
@@ -264,11 +264,14 @@ int run(int argc, char** argv, Args& a) {
   if (a.json) {
     std::cout << report.dump(2) << "\n";
   } else {
-    std::printf("recovery of a %.0f MB log (%.0f MB live, %lu tuples): %.2f s, peak RSS %.0f MB; reading the file: %.2f s\n",
-                static_cast<double>(log_bytes) / (1 << 20), static_cast<double>(live) / (1 << 20), r.tuples,
-                r.seconds, r.peak_rss_mb, cat_s);
     std::printf(
-        "compaction at %.0f MB live: %d rewrites; longest wait %.1f ms finishing a rewrite, %.1f ms while one ran, "
+        "recovery of a %.0f MB log (%.0f MB live, %lu tuples): %.2f s, peak RSS %.0f MB; reading the file: "
+        "%.2f s\n",
+        static_cast<double>(log_bytes) / (1 << 20), static_cast<double>(live) / (1 << 20), r.tuples,
+        r.seconds, r.peak_rss_mb, cat_s);
+    std::printf(
+        "compaction at %.0f MB live: %d rewrites; longest wait %.1f ms finishing a rewrite, %.1f ms while "
+        "one ran, "
         "%.1f ms with none under way\n",
         static_cast<double>(c.live_bytes) / (1 << 20), c.rewrites, c.longest_with_rewrite_ms,
         c.longest_during_rewrite_ms, c.longest_without_rewrite_ms);
