@@ -362,7 +362,7 @@ def log_figures():
 
     return [
         {
-            "name": "recovery of a 1 GB log (about half of it live), until the server serves",
+            "name": "recovery of a 1 GB log (about half of it live), its rewrite at open left out",
             "key": "recovery.seconds",
             "value": lambda r: f"{num(get(r, 'recovery.seconds'), 2)} s",
             "anchor": lambda r: labelled("reading the file once", get(r, "recovery.read_file_seconds"), " s", 2),
