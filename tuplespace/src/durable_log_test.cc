@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "log_format.h"
+#include "log_v1_record.h"
 #include "piranha/base/input_error.h"
 
 using namespace piranha::ts;
@@ -308,6 +309,9 @@ TEST_CASE("a log cut short is damage, at a record boundary or between, after a c
       CHECK(contains(err, "synced"));
       CHECK(contains(err, "refusing to start"));
     }
+    put_file(path, file.substr(0, boundary));
+    CHECK(Reopened(*d, true).tasks() == 49);  // salvaged: what is left, and nothing to move aside
+    CHECK(Reopened(*d).tasks() == 49);        // then a log like any other
     put_file(path, file);
   }
 }
@@ -401,17 +405,10 @@ TEST_CASE("a flipped bit in the file header is damage, and --salvage moves the w
 }
 
 TEST_CASE("a format-1 log is recovered and rewritten in format 2, and damage in it is refused") {
-  auto v1_record = [](std::string_view payload) {
-    std::string length;
-    lf::put_fixed32(length, static_cast<std::uint32_t>(payload.size()));
-    std::string out;
-    lf::put_fixed32(out, lf::crc32c(payload.data(), payload.size(), lf::crc32c(length.data(), 4)));
-    return out + length + std::string(payload);
-  };
   std::string file(lf::kMagicV1);
   std::string boot = "B";
   lf::put_fixed64(boot, 3);
-  file += v1_record(boot);
+  file += lf::v1_record(boot);
   for (std::uint64_t i = 0; i < 5; ++i) {
     std::string put = "P";
     lf::put_fixed64(put, i + 1);
@@ -420,7 +417,7 @@ TEST_CASE("a format-1 log is recovered and rewritten in format 2, and damage in 
     std::string bytes = task(static_cast<std::int64_t>(i)).bytes;
     lf::put_fixed32(put, static_cast<std::uint32_t>(bytes.size()));
     put += bytes;
-    file += v1_record(put);
+    file += lf::v1_record(put);
   }
   TempDir dir;
   std::string path = dir.path + "/tuples.log";
@@ -452,6 +449,10 @@ TEST_CASE("a new log has a whole file header, and a log shorter than that is dam
   CHECK(bytes_of(path).starts_with(lf::kMagic));
   put_file(path, bytes_of(path).substr(0, 12));
   CHECK(contains(open_error(dir), "the file header cut short (12 bytes)"));
+  put_file(path, "");  // as a format-1 server's crash while creating it could leave
+  CHECK(contains(open_error(dir), "the file header cut short (0 bytes)"));
+  CHECK(Reopened(dir, true).tasks() == 0);
+  CHECK(bytes_of(path).starts_with(lf::kMagic));
 }
 
 TEST_CASE("changes committed while a compaction runs on its thread are in the rewritten log") {

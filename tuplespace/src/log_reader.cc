@@ -58,7 +58,11 @@ std::optional<std::string_view> LogReader::start() {
     end_ = lf::kMagicV1.size();
     return std::nullopt;
   }
-  if (!head.starts_with(lf::kMagic))
+  // Shorter than a magic and a prefix of one: a file header cut short (a
+  // format-1 server's crash while it created the file, or damage), not another file.
+  bool cut_magic =
+      head.size() < lf::kMagic.size() && (lf::kMagic.starts_with(head) || lf::kMagicV1.starts_with(head));
+  if (!head.starts_with(lf::kMagic) && !cut_magic)
     return report(LogDamageKind::BadMagic, "not a piranha tuple-space log (bad magic)");
   version_ = 2;
   if (got < lf::kFileHeaderSize)

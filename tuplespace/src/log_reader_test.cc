@@ -16,6 +16,7 @@
 
 #include "log_file.h"
 #include "log_format.h"
+#include "log_v1_record.h"
 
 using namespace piranha::ts;
 namespace lf = piranha::ts::log_format;
@@ -246,14 +247,7 @@ TEST_CASE("log reader: a file header cut short or that does not check is reporte
 }
 
 TEST_CASE("log reader: a format-1 file is read, its damage reported as before") {
-  auto v1_record = [](std::string_view payload) {
-    std::string length;
-    lf::put_fixed32(length, static_cast<std::uint32_t>(payload.size()));
-    std::string out;
-    lf::put_fixed32(out, lf::crc32c(payload.data(), payload.size(), lf::crc32c(length.data(), 4)));
-    return out + length + std::string(payload);
-  };
-  std::string file = std::string(lf::kMagicV1) + v1_record("one") + v1_record("two");
+  std::string file = std::string(lf::kMagicV1) + lf::v1_record("one") + lf::v1_record("two");
   Read whole = read_whole(file);
   CHECK(whole.records == std::vector<std::string>{"one", "two"});
   CHECK(whole.damage.empty());
