@@ -130,6 +130,9 @@ TEST_CASE("live pool: a node's state and the job it runs are seen at the next re
   // The agent takes a job and changes state.
   write(sys::NodeRun{"ws01", 7, "scheduler 0", now + 1}.to_tuple());
   write(sys::NodeRecord{"ws01", 1, 1.0, sys::NodeState::Unavailable, now + 1}.to_tuple());
+  // The watch events come after the writes' replies: wait for the state
+  // change (news), which comes after the running record's event.
+  CHECK(pool.news(c, 5000ms));
   pool.refresh(c);
   const auto n = pool.node("ws01");
   REQUIRE(n);
