@@ -1,8 +1,9 @@
 // piranha jobs: the pool's jobs and their progress, from the ("job", ...),
-// ("jobstat", ...), ("jobtime", ...) and ("jobheld", ...) tuples of the
-// system space. Without --all: queued, running and held jobs (a held job's
-// reason under its row); with --all also the finished ones, with their
-// start and end times and the feeder's exit status (condor_history's view).
+// ("jobstat", ...), ("jobtime", ...), ("jobheld", ...) and ("joblost", ...)
+// tuples of the system space. Without --all: queued, running and held jobs
+// (a held job's reason under its row); with --all also the finished ones,
+// with their start and end times, the feeder's exit status (condor_history's
+// view) and, under a job whose feeder was lost, why it failed.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -27,6 +28,7 @@ struct JobRow {
   std::optional<sys::JobStat> stat;
   sys::JobTimes times;  // 0: not yet
   std::optional<sys::JobHold> hold;
+  std::optional<sys::JobLost> lost;
   std::optional<std::int64_t> exit_status;  // the feeder's, once the job has ended
   // Seconds from submission to the end; 0 while the job runs.
   double turnaround() const { return times.end_time != 0 ? times.end_time - job.submit_time : 0; }
@@ -55,6 +57,9 @@ nlohmann::json to_json(const JobRow& r) {
   j["exit_status"] = r.exit_status ? nlohmann::json(*r.exit_status) : nlohmann::json(nullptr);
   j["held"] = r.hold
                   ? nlohmann::json{{"node", r.hold->node}, {"reason", r.hold->reason}, {"time", r.hold->time}}
+                  : nlohmann::json(nullptr);
+  j["lost"] = r.lost
+                  ? nlohmann::json{{"node", r.lost->node}, {"reason", r.lost->reason}, {"time", r.lost->time}}
                   : nlohmann::json(nullptr);
   return j;
 }
@@ -92,6 +97,9 @@ void print_table(const std::vector<JobRow>& rows, double now, bool history) {
       std::printf("      held by %s %s: %s\n", r.hold->node.c_str(), age(r.hold->time, now).c_str(),
                   reason.c_str());
     }
+    if (r.lost && r.job.state == sys::JobState::Failed)
+      std::printf("      failed, recorded by %s %s: %s\n", r.lost->node.c_str(),
+                  age(r.lost->time, now).c_str(), r.lost->reason.c_str());
   }
 }
 
@@ -105,6 +113,7 @@ int jobs(const JobsArgs& a) {
   auto times = sys::jobtimes_by_job(*client);
   auto holds = sys::holds_by_job(*client);
   auto exits = sys::exit_status_by_job(*client);
+  auto losses = sys::losses_by_job(*client);
   std::vector<JobRow> rows;
   std::size_t finished = 0;
   for (auto& j : sys::list_jobs(*client)) {
@@ -115,9 +124,11 @@ int jobs(const JobsArgs& a) {
     auto it = stats.find(j.id);
     auto t = times.find(j.id);
     rows.push_back({j, it == stats.end() ? std::nullopt : std::optional<sys::JobStat>(it->second),
-                    t == times.end() ? sys::JobTimes{j.id, 0, 0} : t->second, std::nullopt, std::nullopt});
+                    t == times.end() ? sys::JobTimes{j.id, 0, 0} : t->second, std::nullopt, std::nullopt,
+                    std::nullopt});
     if (auto h = holds.find(j.id); h != holds.end()) rows.back().hold = h->second;
     if (auto e = exits.find(j.id); e != exits.end()) rows.back().exit_status = e->second;
+    if (auto l = losses.find(j.id); l != losses.end()) rows.back().lost = l->second;
   }
   std::sort(rows.begin(), rows.end(), [](const JobRow& x, const JobRow& y) { return x.job.id < y.job.id; });
 

@@ -1,12 +1,14 @@
 // piranha nodes: the pool's nodes as their agents last reported them, from
-// the ("node", ...), agent ("heartbeat", ...), ("owner", ...) and
-// ("running", ...) tuples.
+// the ("node", ...), agent ("heartbeat", ...), ("agentbeat", ...),
+// ("owner", ...) and ("running", ...) tuples, each node judged by the
+// node-liveness rule (node_liveness.h).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "piranha/runtime/node_liveness.h"
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
 
@@ -15,10 +17,6 @@ using namespace std::chrono_literals;
 namespace piranha::apps {
 namespace {
 
-// An agent reports at least every 10 s; three missed reports and the node
-// counts as down, whatever its last record says.
-constexpr double kStaleSeconds = 3 * 10.0;
-
 struct NodesArgs {
   std::shared_ptr<std::string> server;
   bool json = false;
@@ -26,18 +24,25 @@ struct NodesArgs {
 
 struct NodeRow {
   sys::NodeRecord node;
-  double heard_at = 0;  // the newer of updated_at and the agent's heartbeat
-  bool stale = false;
+  double heard_at = 0;                        // the newer of updated_at and the agent's heartbeat
+  double beat_seconds = kDefaultBeatSeconds;  // how often its agent beats
+  Liveness liveness = Liveness::Heard;
   std::optional<double> blocked_until;  // an owner block in force now
   std::optional<sys::NodeRun> run;      // what its agent last said it runs
-  std::string state() const { return stale ? "down (stale)" : std::string(sys::name(node.state)); }
+  bool stale() const { return liveness == Liveness::Stale; }
+  bool suspect() const { return liveness == Liveness::Suspect; }
+  std::string state() const {
+    return stale() ? "down (stale)" : suspect() ? "suspect" : std::string(sys::name(node.state));
+  }
 };
 
 NodeRow row_of(ts::Client& c, const sys::NodeRecord& n, double now) {
-  NodeRow r{n, n.updated_at, false, std::nullopt, std::nullopt};
+  NodeRow r{n, n.updated_at, kDefaultBeatSeconds, Liveness::Heard, std::nullopt, std::nullopt};
   if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0ms))
     if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) r.heard_at = std::max(r.heard_at, h->time);
-  r.stale = now - r.heard_at > kStaleSeconds;
+  if (auto t = c.rd(sys::kSpace, sys::agentbeat_template(n.name), 0ms))
+    if (auto b = sys::AgentBeat::from_tuple(*t); b && b->seconds > 0) r.beat_seconds = b->seconds;
+  r.liveness = node_liveness(r.heard_at, now, r.beat_seconds);
   for (const auto& t : c.rd_many(sys::kSpace, sys::owner_template(n.name), 1000))
     if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now))
       r.blocked_until = std::max(r.blocked_until.value_or(0.0), b->end);
@@ -58,9 +63,13 @@ int nodes(const NodesArgs& a) {
     for (const auto& r : rows)
       out.push_back(
           {{"node", r.node.name},
-           {"state", r.stale ? std::string("down") : std::string(sys::name(r.node.state))},
+           {"state", r.stale()     ? std::string("down")
+                     : r.suspect() ? std::string("suspect")
+                                   : std::string(sys::name(r.node.state))},
            {"reported_state", std::string(sys::name(r.node.state))},
-           {"stale", r.stale},
+           {"stale", r.stale()},
+           {"suspect", r.suspect()},
+           {"heartbeat_seconds", r.beat_seconds},
            {"cores", r.node.cores},
            {"speed", r.node.speed},
            {"updated_at", r.node.updated_at},
@@ -99,7 +108,9 @@ void add_nodes(CLI::App& app) {
       "nodes", "list the pool's nodes: state, cores, speed, last report, job and who chose it, owner blocks");
   a->server = add_server_option(*cmd);
   cmd->add_flag("--json", a->json, "print one JSON array of node objects instead of the table");
-  cmd->footer("A node whose agent has not reported for 30 s shows as \"down (stale)\".");
+  cmd->footer(
+      "A node whose agent has not been heard from for more than 1.5 of its heartbeat intervals (15 s at the "
+      "default 10 s) shows as \"suspect\", for 30 s as \"down (stale)\".");
   cmd->callback([a] { run_command("nodes", *a->server, [&] { return nodes(*a); }); });
 }
 

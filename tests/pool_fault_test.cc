@@ -1,6 +1,7 @@
 // A pool that survives faults, tried as people run it: a durable server,
 // agents replaying availability traces, and jobs, with real faults injected
-// (SIGKILL and restart of the server, SIGSTOP, a network namespace cut off),
+// (SIGKILL and restart of the server, SIGSTOP of the server and of a feeder,
+// a network namespace cut off),
 // and the server's memory after a million completed tasks.
 //
 // Every case bounds its own run time, stops only the processes it started
@@ -200,6 +201,67 @@ TEST_CASE("pool: a server stopped with SIGSTOP for 10 s during cmatrix resumes i
   CHECK(job.running() == false);
   CHECK(n1.running());  // the agents carry on
   CHECK(n2.running());
+}
+
+// Each freeze is longer than a client's request deadline (30 s) and than
+// the feeder silence after which agents once dropped a job: the feeder gave
+// up ("could not record its end"), leaving a job `running` that nobody ran,
+// and agents retreated a frozen feeder's piranhas. Both fit in the job's
+// patience (feeder_silence.h, 300 s): the job goes on.
+TEST_CASE(
+    "pool: a server, then a feeder, frozen for 32 s each mid-job: the job goes on, work resumes at once, and "
+    "it ends done") {
+  Scratch s;
+  ServerProcess server;
+  const std::string& ep = server.endpoint();
+  Process n1(agent_argv(ep, s, "n1", always_available(s, "n1")));
+  Process n2(agent_argv(ep, s, "n2", always_available(s, "n2")));
+  // 800 tasks of 100 ms: 80 s of work for the agents' piranhas (20 to 40 s
+  // on two agents), so that work is left after the server's freeze and
+  // into the feeder's.
+  Process job(job_argv(ep, {"sleepy_job", "800", "100"}));
+  REQUIRE_MESSAGE(wait_until([&] { return tasks_done(ep, 1) >= 20; }, 60s), job.err(), n1.err());
+
+  server.process().signal(SIGSTOP);
+  std::this_thread::sleep_for(32s);
+  server.process().signal(SIGCONT);
+  std::int64_t at_resume = tasks_done(ep, 1);
+  double progress_ms = ms_until_progress(ep, 1, at_resume);
+  MESSAGE("server SIGSTOP 32 s during sleepy_job 800 100 on two agents: progress again ", progress_ms,
+          " ms after SIGCONT");
+  CHECK(progress_ms < 2000);
+  REQUIRE(job.running());  // the feeder waited: its patience is 300 s
+
+  // The feeder frozen: its piranhas work on, their results waiting in the
+  // job's space for it.
+  ts::Client c(ep, quick_client_options());
+  auto results = [&] {
+    return c
+        .rd_many(
+            "job.1",
+            ts::Template({ts::Field::of(ts::Value(std::string("result"))), ts::Field::formal(ts::Type::Int)}),
+            100'000)
+        .size();
+  };
+  job.signal(SIGSTOP);
+  auto frozen = Clock::now();
+  std::this_thread::sleep_for(5s);
+  const std::size_t early = results();
+  std::this_thread::sleep_until(frozen + 30s);
+  const std::size_t late = results();
+  MESSAGE("feeder SIGSTOP 32 s: results waiting for it ", early, " after 5 s, ", late, " after 30 s");
+  CHECK(late > early);  // the piranhas were not retreated when the feeder fell silent
+  std::this_thread::sleep_until(frozen + 32s);
+  at_resume = tasks_done(ep, 1);
+  job.signal(SIGCONT);
+  progress_ms = ms_until_progress(ep, 1, at_resume);
+  MESSAGE("feeder SIGSTOP 32 s: progress published again ", progress_ms, " ms after SIGCONT");
+  CHECK(progress_ms < 2000);
+  check_correct(job, 60s);
+  auto t = c.rd(sys::kSpace, sys::job_template(1), 0ms);
+  REQUIRE(t);
+  CHECK(sys::JobRecord::from_tuple(*t)->state == sys::JobState::Done);
+  CHECK(n1.err().find("recorded failed") == std::string::npos);
 }
 
 TEST_CASE("pool: an agent cut off from the server for 20 s still retreats at once, then rejoins the job") {

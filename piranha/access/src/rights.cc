@@ -15,7 +15,7 @@ constexpr std::size_t kShown = 72;  // characters of a tuple a message shows
 // The tags of a job's records in the system space; field 1 is the job id.
 bool is_job_record(std::string_view tag) {
   return tag == "job" || tag == "jobexec" || tag == "jobstat" || tag == "jobwork" || tag == "jobtime" ||
-         tag == "jobexit" || tag == "jobheld";
+         tag == "jobexit" || tag == "jobheld" || tag == "jobpatience" || tag == "joblost";
 }
 
 std::string shown(std::string text) {
@@ -112,16 +112,21 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
       return no("a scheduler writes only assignments, its heartbeats and evaluator records");
     case Role::Agent: {
       const std::string mine = "an agent writes only node " + who.node + "'s records";
-      if (*tag == "node" || *tag == "running" || *tag == "ap")
+      if (*tag == "node" || *tag == "running" || *tag == "ap" || *tag == "agentbeat")
         return is(str_at(t, 1), who.node) ? allow() : no(mine);
       if (*tag == "heartbeat")
         return is(str_at(t, 1), "agent") && is(str_at(t, 2), who.node) ? allow() : no(mine);
       if (*tag == "jobheld")
         return is(str_at(t, 2), who.node) ? allow() : no("an agent holds jobs on its own node only");
+      if (*tag == "joblost")
+        return is(str_at(t, 2), who.node) ? allow()
+                                          : no("an agent records lost feeders in its own name only");
       if (*tag == "jobtime" && int_at(t, 1)) return allow();  // its piranhas record when a job starts
       if (*tag == "job")
-        return no("an agent writes a job's record only back, held or unchanged, as it ends its lease on it");
-      return no(mine + ", holds and job start times");
+        return no(
+            "an agent writes a job's record only back, held, failed or unchanged, as it ends its lease on "
+            "it");
+      return no(mine + ", holds, lost feeders and job times");
     }
     case Role::Owner:
       if (*tag == "owner" || *tag == "complaint")
@@ -169,7 +174,7 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
       return no("a scheduler takes only assignments and its heartbeats");
     case Role::Agent: {
       const std::string mine = "an agent takes only node " + who.node + "'s records";
-      if (*tag == "node" || *tag == "running" || *tag == "ap")
+      if (*tag == "node" || *tag == "running" || *tag == "ap" || *tag == "agentbeat")
         return is(actual_str(t, 1), who.node) ? allow() : no(mine);
       if (*tag == "heartbeat")
         return is(actual_str(t, 1), "agent") && is(actual_str(t, 2), who.node) ? allow() : no(mine);
@@ -232,6 +237,8 @@ Decision take(const Principal& who, const Action& a, const PoolFacts& facts) {
 Decision remove(const Principal& who, const Action& a, const PoolFacts& facts) {
   SpaceAccess s = access_to(who, a.space, facts);
   if (s.reach == Reach::Everything) return allow();
+  // An agent that recorded a job's feeder lost ends its piranhas' waits.
+  if (auto id = job_of_space(a.space); id && who.role == Role::Agent && ended_job(*id, facts)) return allow();
   return refuse(who, "remove " + a.space,
                 s.reach == Reach::Nothing       ? s.why
                 : s.reach == Reach::SystemRules ? "only an admin removes the system space"
@@ -272,13 +279,17 @@ Decision end_leases(const Principal& who, const Action& a, const PoolFacts& fact
         if (justified[i] || w.size() != held.size() || w.size() != 6 || !is(str_at(w, 0), "job")) continue;
         bool same = std::equal(held.fields().begin() + 1, held.fields().begin() + 5, w.fields().begin() + 1);
         const std::string* state = str_at(w, 5);
-        if (same && state && (*state == sys::name(sys::JobState::Held) || w[5] == held[5]))
+        // Failed: a running job whose feeder is lost (sys::lose_job).
+        const bool lost = is(str_at(held, 5), sys::name(sys::JobState::Running)) && state &&
+                          *state == sys::name(sys::JobState::Failed);
+        if (same && state && (*state == sys::name(sys::JobState::Held) || lost || w[5] == held[5]))
           back = justified[i] = true;
       }
       if (!back)
-        return refuse(
-            who, "end its lease on " + shown(ts::to_string(held)),
-            "an agent ends a lease on a job's record only by writing the record back, held or unchanged");
+        return refuse(who, "end its lease on " + shown(ts::to_string(held)),
+                      "an agent ends a lease on a job's record only by writing the record back, held, failed "
+                      "(a running "
+                      "job's) or unchanged");
     }
   }
   if (who.role == Role::Admin || !completes) return verdict;

@@ -182,6 +182,27 @@ TEST_CASE("an agent holds a live job: the record goes back held or unchanged, ne
   CHECK(!allowed(ws01, take(kSys, sys::jobheld_template(3), 10000)));  // could be another node's
 }
 
+TEST_CASE("an agent records a running job's lost feeder: the record goes back failed, with its own joblost") {
+  Facts f = pool();
+  ts::Tuple running = job3().to_tuple();
+  CHECK(allowed(ws01, ends({running}, std::vector{job3(sys::JobState::Failed).to_tuple()}), f));
+  CHECK(allowed(ws01, out(kSys, sys::JobLost{3, "ws01", "feeder lost", 5.0}.to_tuple()), f));
+  CHECK(!allowed(ws01, out(kSys, sys::JobLost{3, "ws02", "feeder lost", 5.0}.to_tuple()), f));
+  // Only a running job's: a queued or held one has no feeder to lose.
+  ts::Tuple held = job3(sys::JobState::Held).to_tuple();
+  CHECK(!allowed(ws01, ends({held}, std::vector{job3(sys::JobState::Failed).to_tuple()}), f));
+  // The space of an ended job (4), not of a live one (3).
+  CHECK(allowed(ws01, on(Op::Remove, "job.4"), f));
+  CHECK(!allowed(ws01, on(Op::Remove, "job.3"), f));
+}
+
+TEST_CASE("an agent writes how often it beats for its own node only") {
+  CHECK(allowed(ws01, out(kSys, sys::AgentBeat{"ws01", 10}.to_tuple())));
+  CHECK(allowed(ws01, take(kSys, sys::agentbeat_template("ws01"), 10000)));
+  CHECK(!allowed(ws01, out(kSys, sys::AgentBeat{"ws02", 10}.to_tuple())));
+  CHECK(!allowed(ws01, take(kSys, sys::agentbeat_template("ws02"), 10000)));
+}
+
 TEST_CASE("an agent removes the records of ended jobs only") {
   Facts f = pool();
   for (const auto& tmpl : {sys::launch_template(4), sys::jobstat_template(4), sys::jobwork_template(4),

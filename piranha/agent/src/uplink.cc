@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 
 #include "piranha/runtime/feeder_silence.h"
@@ -215,6 +216,7 @@ bool Uplink::connect() {
   watching_ = true;
   read_now_ = true;
   reconnects_seen_ = client_->reconnects();
+  server_back_ = sys::wall_now();
   return true;
 }
 
@@ -238,6 +240,12 @@ void Uplink::run() {
     }
     if (!client_ && !connect()) continue;
     try {
+      {
+        // Trying again after the server was away (or the client reconnected
+        // by itself): a feeder's silence counts from here (read_with).
+        std::lock_guard lock(mu_);
+        if (away_ || client_->reconnects() != reconnects_seen_) server_back_ = sys::wall_now();
+      }
       step(*client_);
       {
         std::lock_guard lock(mu_);
@@ -313,6 +321,9 @@ void Uplink::step(ts::Client& c) {
   auto publish_state = [&](sys::NodeState st) {
     sys::replace(c, sys::node_template(s_.node),
                  sys::NodeRecord{s_.node, s_.cores, s_.speed, st, wall}.to_tuple());
+    // How often it beats, so readers judge its silence by its own beat.
+    sys::replace(c, sys::agentbeat_template(s_.node),
+                 sys::AgentBeat{s_.node, s_.heartbeat_seconds}.to_tuple());
     beat_now();
   };
 
@@ -455,17 +466,33 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
   }
   absent_jobs_.end_read();
   std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::map<std::int64_t, double> patience;
   for (const auto& j : live) {
-    // A running job whose feeder is silent is dead (feeder_silence.h): its
-    // piranhas would wait for ever.
+    // A running job whose feeder is lost (feeder_silence.h) is recorded
+    // failed: its piranhas would wait for ever. A silent feeder is not yet a
+    // lost one, so its piranhas go on meanwhile with the tasks the server
+    // holds; and its silence counts only from when this agent last heard the
+    // server come back, for a feeder could not be heard while the server was
+    // away either.
     if (j.state == sys::JobState::Running) {
       std::vector<sys::JobStat> stats;
       for (const auto& t : c.rd_many(sys::kSpace, sys::jobstat_template(j.id), 8))
         if (auto st = sys::JobStat::from_tuple(t)) stats.push_back(*st);
       const double heard = feeder_heard(stats, j.id);
-      if (feeder_silent(j.state, heard, now)) continue;
-      // Read again when it would fall silent: a jobstat is not watched.
-      if (heard > 0) next_change = std::min(next_change, heard + kFeederSilence);
+      if (heard > 0) {
+        auto known_patience = patience_.find(j.id);
+        const double p = known_patience != patience_.end()
+                             ? known_patience->second
+                             : sys::find_patience(c, j.id).value_or(kFeederPatience);
+        patience[j.id] = p;
+        const double since = std::max(heard, server_back_);
+        if (feeder_silent(j.state, since, now, feeder_lost_after(p))) {
+          lose(c, j, heard, p, now);
+          continue;
+        }
+        // Read again when it would count as lost: a jobstat is not watched.
+        next_change = std::min(next_change, since + feeder_lost_after(p));
+      }
     }
     auto known = launches_.find(j.id);
     std::optional<sys::JobLaunch> l =
@@ -481,6 +508,7 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
     v.tasks_here[j.id] = std::max(before != tasks_before.end() ? before->second : 0, work ? work->tasks : 0);
   }
   launches_ = std::move(still);
+  patience_ = std::move(patience);
 
   for (const auto& t : c.rd_many(sys::kSpace, sys::assign_template(0, s_.node), 1000))
     if (auto a = sys::Assignment::from_tuple(t); a && (!v.assignment || a->epoch > v.assignment->epoch))
@@ -509,6 +537,15 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
   return steady +
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(next_change - now)) +
          std::chrono::milliseconds(1);
+}
+
+void Uplink::lose(ts::Client& c, const sys::JobRecord& j, double heard, double patience, double now) {
+  char reason[200];
+  std::snprintf(reason, sizeof reason,
+                "feeder lost: not heard from for %.0f s (last at %.3f), past its patience of %.0f s",
+                now - heard, heard, patience);
+  if (sys::lose_job(c, sys::JobLost{j.id, s_.node, reason, now}, j.space))
+    log_("job " + std::to_string(j.id) + " recorded failed: " + reason);
 }
 
 bool Uplink::on_event(const ts::WatchEvent& e) {

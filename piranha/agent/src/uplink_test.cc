@@ -145,21 +145,38 @@ struct Linked {
 
 TEST_CASE_FIXTURE(
     Linked,
-    "uplink: a running job whose feeder is silent is not live, and leaves when its feeder falls "
-    "silent") {
-  // Job 1's feeder last wrote long ago; job 2's, 4 s short of the silence.
-  // The jobstats first: every read that finds the jobs finds them too.
+    "uplink: a running job whose feeder is silent stays live until its patience is over, then is "
+    "recorded failed, feeder lost") {
+  // Job 1's feeder last wrote long ago, with a patience of 1 s; job 2's
+  // writes now, with the default patience. The jobstats first: every read
+  // that finds the jobs finds them too.
   const double now = sys::wall_now();
+  c.out(sys::kSpace, sys::JobPatience{1, 1}.to_tuple());
   c.out(sys::kSpace, sys::JobStat{1, 3, 7, 0.1, now - piranha::kFeederSilence - 5}.to_tuple());
-  c.out(sys::kSpace, sys::JobStat{2, 3, 7, 0.1, now - piranha::kFeederSilence + 4}.to_tuple());
+  c.out(sys::kSpace, sys::JobStat{2, 3, 7, 0.1, now}.to_tuple());
   for (std::int64_t id : {1, 2}) {
     c.out(sys::kSpace, sys::JobLaunch{id, "/bin/true", {}, "/"}.to_tuple());
-    c.out(sys::kSpace, sys::JobRecord{id, "true", "job", now, sys::JobState::Running}.to_tuple());
+    c.out(sys::kSpace,
+          sys::JobRecord{id, "true", "job." + std::to_string(id), now, sys::JobState::Running}.to_tuple());
   }
+  c.out("job.1", ts::Tuple::of("task", 1));
+  // Silent, not yet lost: its silence counts from when the uplink found the
+  // server (a moment ago), not from the jobstat's time.
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.size() == 2; }));
+  // A jobstat is not watched: the uplink reads again when job 1's feeder
+  // would count as lost (1 s + kFeederSlack after the uplink connected).
   CHECK(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1 && v.live[0].id == 2; }));
-  // A jobstat is not watched: the uplink reads again when job 2's feeder
-  // would count as silent.
-  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
+  auto rec = sys::JobRecord::from_tuple(c.rd(sys::kSpace, sys::job_template(1), 0ms).value());
+  CHECK(rec->state == sys::JobState::Failed);
+  auto lost = sys::losses_by_job(c);
+  REQUIRE(lost.count(1) == 1);
+  CHECK(lost[1].node == "n1");
+  CHECK(lost[1].reason.find("feeder lost") == 0);
+  CHECK(sys::find_jobtimes(c, 1)->end_time == doctest::Approx(lost[1].time));
+  CHECK_FALSE(
+      c.rd("job.1",
+           ts::Template({ts::Field::of(ts::Value(std::string("task"))), ts::Field::formal(ts::Type::Int)}),
+           0ms));  // its space removed
 }
 
 TEST_CASE("uplink: heartbeat_news reads only when scheduler 0 comes or goes") {

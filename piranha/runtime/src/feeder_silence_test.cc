@@ -16,6 +16,9 @@ TEST_CASE("feeder silence: a running job whose feeder has not written for longer
   // The default is the agents' and the NPS's.
   CHECK_FALSE(feeder_silent(sys::JobState::Running, 100, 100 + piranha::kFeederSilence));
   CHECK(feeder_silent(sys::JobState::Running, 100, 100 + piranha::kFeederSilence + 0.1));
+  // A feeder is lost once silent past its patience and the slack.
+  CHECK(piranha::feeder_lost_after(5) == 5 + piranha::kFeederSlack);
+  CHECK(piranha::kFeederSilence == piranha::feeder_lost_after(piranha::kFeederPatience));
 }
 
 TEST_CASE("feeder silence: a queued job, one that ended and a feeder never heard from are not silent") {

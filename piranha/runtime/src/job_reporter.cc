@@ -16,8 +16,13 @@ constexpr auto kHeartbeat = std::chrono::seconds(5);
 
 }  // namespace
 
-JobReporter::JobReporter(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put)
-    : server_(std::move(server)), job_(std::move(job)), tasks_put_(tasks_put), thread_([this] { run(); }) {}
+JobReporter::JobReporter(std::string server, sys::JobRecord job, const std::atomic<std::int64_t>& tasks_put,
+                         std::chrono::milliseconds patience)
+    : server_(std::move(server)),
+      job_(std::move(job)),
+      tasks_put_(tasks_put),
+      patience_(patience),
+      thread_([this] { run(); }) {}
 
 JobReporter::~JobReporter() {
   stop();
@@ -64,18 +69,29 @@ void JobReporter::run() {
       if (!client) {
         ts::ClientOptions o;
         o.safe_takes = true;
+        o.request_timeout = patience_;
+        // Heard again within a second of the server's answering.
+        o.reconnect_backoff_max = std::chrono::milliseconds(1000);
         client = std::make_unique<ts::Client>(server_, o);
       }
       ts::Client& c = *client;
-      if (!cancelled_) {
+      if (!cancelled_ && !lost_) {
         auto t = c.rd(sys::kSpace, sys::job_template(job_.id), 0ms);
         auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
         if (rec && rec->state == sys::JobState::Cancelled) cancelled_ = true;
+        // Failed while this feeder runs: an agent found it silent (lose_job).
+        if (rec && rec->state == sys::JobState::Failed) {
+          auto l = c.rd(sys::kSpace, sys::joblost_template(job_.id), 0ms);
+          auto why = l ? sys::JobLost::from_tuple(*l) : std::nullopt;
+          lost_reason_ = why ? why->reason + " (recorded by " + why->node + ")" : "no reason recorded";
+          lost_ = true;
+        }
       }
-      // Removed on every tick while cancelled: a feeder still writing
-      // recreates the space, and only the next removal ends its waits.
-      if (cancelled_ && !last) c.remove(job_.space);
-      if (!cancelled_) collect(c);
+      const bool ended = cancelled_ || lost_;
+      // Removed on every tick while ended: a feeder still writing recreates
+      // the space, and only the next removal ends its waits.
+      if (ended && !last) c.remove(job_.space);
+      if (!ended) collect(c);
       std::int64_t put = tasks_put_.load();
       auto now = std::chrono::steady_clock::now();
       if (tally_.tasks_done() != published_done || put != published_put ||

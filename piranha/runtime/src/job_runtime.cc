@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "piranha/runtime/child.h"
+#include "piranha/runtime/feeder_silence.h"
 #include "piranha/runtime/job_reporter.h"
 #include "piranha/runtime/sysspace.h"
 #include "piranha/runtime/task_tally.h"
@@ -53,6 +54,23 @@ long long env_int(const char* name, long long fallback) {
   long long n = std::strtoll(v->c_str(), &end, 10);
   if (*end != '\0') throw std::runtime_error(std::string(name) + "=\"" + *v + "\" is not an integer");
   return n;
+}
+
+// How long the job's processes wait for a server that does not answer
+// (feeder_silence.h): PIRANHA_PATIENCE_SECONDS, else kFeederPatience.
+std::chrono::milliseconds patience() {
+  long long s = env_int("PIRANHA_PATIENCE_SECONDS", static_cast<long long>(kFeederPatience));
+  if (s < 1) throw std::runtime_error("PIRANHA_PATIENCE_SECONDS must be at least 1");
+  return std::chrono::seconds(s);
+}
+
+// What a job's clients do about a server that does not answer: wait up to
+// the job's patience, a call at a time (a frozen or restarting server still
+// holds the job's tasks and results), and try to reconnect at least every
+// second, so that work resumes within a second or two of its answering again.
+void set_patience(ts::ClientOptions& o) {
+  o.request_timeout = patience();
+  o.reconnect_backoff_max = std::chrono::milliseconds(1000);
 }
 
 std::string host_name() {
@@ -116,6 +134,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
     // The feeder's takes (its results) must survive a server restart.
     ts::ClientOptions opts;
     opts.safe_takes = true;
+    set_patience(opts);
     client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {
     if (e.code() == ts::Code::AuthFailed)
@@ -140,6 +159,10 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   }
   // A job held before its feeder started stays held until released.
   if (job.state != sys::JobState::Held) sys::set_job_state(*client, job.id, sys::JobState::Running);
+  // Before the first jobstat, so an agent that hears this feeder knows how
+  // long it may be silent before it counts as lost.
+  const double patience_s = std::chrono::duration<double>(patience()).count();
+  client->out(sys::kSpace, sys::JobPatience{job.id, patience_s}.to_tuple());
   client->out(sys::kSpace, sys::JobStat{job.id, 0, 0, 0.0, sys::wall_now()}.to_tuple());
 
   Feeder::Impl impl;
@@ -148,7 +171,7 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   impl.args = args;
   impl.job_id = job.id;
   Feeder feeder(impl);
-  JobReporter reporter(server, job, impl.tasks_put);
+  JobReporter reporter(server, job, impl.tasks_put, patience());
 
   std::vector<std::unique_ptr<ChildProcess>> piranhas;
   for (int i = 0; i < local; ++i) {
@@ -176,10 +199,17 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   }
   double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   reporter.stop();
-  sys::JobState final_state = reporter.cancelled() ? sys::JobState::Cancelled
-                              : rc == 0            ? sys::JobState::Done
-                                                   : sys::JobState::Failed;
+  sys::JobState final_state = reporter.cancelled()          ? sys::JobState::Cancelled
+                              : rc == 0 && !reporter.lost() ? sys::JobState::Done
+                                                            : sys::JobState::Failed;
   if (reporter.cancelled()) rc = 130;
+  if (reporter.lost()) {
+    // An agent found this feeder silent past its patience and failed the
+    // job (its space is gone): the job's end is recorded already.
+    std::fprintf(stderr, "%s: job %lld was recorded failed while this feeder was silent: %s\n", name.c_str(),
+                 static_cast<long long>(job.id), reporter.lost_reason().c_str());
+    rc = 1;
+  }
   try {
     double ended = sys::wall_now();
     sys::set_job_state(*client, job.id, final_state);
@@ -274,6 +304,7 @@ std::optional<int> read_settings(PiranhaRun& run, int argc, char** argv, Retreat
   run.options.interrupt_fd = signals.fd;
   run.options.heartbeat_timeout_ms =
       static_cast<int>(env_int("PIRANHA_HEARTBEAT_TIMEOUT_MS", run.options.heartbeat_timeout_ms));
+  set_patience(run.options);
   if (!env("PIRANHA_JOB_ID")) {
     std::fprintf(stderr, "%s: PIRANHA_ROLE=piranha needs PIRANHA_JOB_ID\n", run.name.c_str());
     return 2;

@@ -114,6 +114,9 @@ std::vector<NodeRecord> list_nodes(ts::Client& c) {
 std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c) {
   return decode_all<AgentHeartbeat>(c.rd_many(kSpace, agent_heartbeat_template(), kListMax));
 }
+std::vector<AgentBeat> list_agent_beats(ts::Client& c) {
+  return decode_all<AgentBeat>(c.rd_many(kSpace, agentbeat_template(), kListMax));
+}
 std::vector<OwnerBlock> list_owner_blocks(ts::Client& c) {
   return decode_all<OwnerBlock>(c.rd_many(kSpace, owner_template(), kListMax));
 }
@@ -236,6 +239,29 @@ bool hold_job(ts::Client& c, const JobHold& hold) {
   });
 }
 
+bool lose_job(ts::Client& c, const JobLost& lost, const std::string& space) {
+  bool recorded = change_job(c, lost.id, [&](JobRecord& j) {
+    if (j.state != JobState::Running) return false;
+    // Written while the job record is taken: whoever reads `failed` finds why.
+    // Plainly: only the taker of a running record writes one (a duplicate
+    // left by an attempt that failed after it is harmless: readers keep one).
+    c.out(kSpace, lost.to_tuple());
+    j.state = JobState::Failed;
+    return true;
+  });
+  if (!recorded) return false;
+  record_job_times(c, JobTimes{lost.id, 0, lost.time});
+  // Ends the piranhas' waits. The job's own space, so refused only on a
+  // server whose rules keep it from this client: the piranhas then stop at
+  // their next look at the job record, a second later.
+  try {
+    c.remove(space);
+  } catch (const ts::TupleSpaceError& e) {
+    if (e.code() != ts::Code::NotPermitted) throw;
+  }
+  return true;
+}
+
 bool release_job(ts::Client& c, std::int64_t id, JobState state) {
   bool released = change_job(c, id, [&](JobRecord& j) {
     if (j.state != JobState::Held) return false;
@@ -258,6 +284,19 @@ std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c) {
   return out;
 }
 
+std::map<std::int64_t, JobLost> losses_by_job(ts::Client& c) {
+  std::map<std::int64_t, JobLost> out;
+  for (auto& l : decode_all<JobLost>(c.rd_many(kSpace, joblost_template(), kListMax))) out[l.id] = l;
+  return out;
+}
+
+std::optional<double> find_patience(ts::Client& c, std::int64_t id) {
+  auto t = c.rd(kSpace, jobpatience_template(id), 0ms);
+  auto p = t ? JobPatience::from_tuple(*t) : std::nullopt;
+  if (!p) return std::nullopt;
+  return p->seconds;
+}
+
 std::size_t prune_finished_jobs(ts::Client& c, double before) {
   auto times = jobtimes_by_job(c);
   std::size_t pruned = 0;
@@ -267,9 +306,9 @@ std::size_t prune_finished_jobs(ts::Client& c, double before) {
     double ended = t != times.end() && t->second.end_time != 0 ? t->second.end_time : j.submit_time;
     if (ended >= before) continue;
     // The job record last: a pruner that dies half way leaves it to be found again.
-    for (const auto& tmpl :
-         {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id), jobtime_template(j.id),
-          jobexit_template(j.id), jobheld_template(j.id), jobowner_template(j.id)})
+    for (const auto& tmpl : {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id),
+                             jobtime_template(j.id), jobexit_template(j.id), jobheld_template(j.id),
+                             jobpatience_template(j.id), joblost_template(j.id), jobowner_template(j.id)})
       c.in_many(kSpace, tmpl, kListMax);
     c.in_many(kSpace, job_template(j.id), kListMax);
     ++pruned;

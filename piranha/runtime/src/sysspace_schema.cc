@@ -158,6 +158,22 @@ std::optional<JobExit> JobExit::from_tuple(const ts::Tuple& t) {
   return JobExit{i_at(t, 1), i_at(t, 2)};
 }
 
+ts::Tuple JobPatience::to_tuple() const {
+  return ts::Tuple::of("jobpatience", id, seconds);
+}
+std::optional<JobPatience> JobPatience::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobpatience", {Type::Int, Type::Double})) return std::nullopt;
+  return JobPatience{i_at(t, 1), d_at(t, 2)};
+}
+
+ts::Tuple JobLost::to_tuple() const {
+  return ts::Tuple::of("joblost", id, node, reason, time);
+}
+std::optional<JobLost> JobLost::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "joblost", {Type::Int, Type::String, Type::String, Type::Double})) return std::nullopt;
+  return JobLost{i_at(t, 1), s_at(t, 2), s_at(t, 3), d_at(t, 4)};
+}
+
 ts::Tuple JobOwner::to_tuple() const {
   return ts::Tuple::of("jobowner", id, name);
 }
@@ -217,6 +233,14 @@ std::optional<AgentHeartbeat> AgentHeartbeat::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "heartbeat", {Type::String, Type::String, Type::Double}) || s_at(t, 1) != "agent")
     return std::nullopt;
   return AgentHeartbeat{s_at(t, 2), d_at(t, 3)};
+}
+
+ts::Tuple AgentBeat::to_tuple() const {
+  return ts::Tuple::of("agentbeat", node, seconds);
+}
+std::optional<AgentBeat> AgentBeat::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "agentbeat", {Type::String, Type::Double})) return std::nullopt;
+  return AgentBeat{s_at(t, 1), d_at(t, 2)};
 }
 
 ts::Tuple OwnerBlock::to_tuple() const {
@@ -300,6 +324,16 @@ ts::Template jobheld_template(std::int64_t id, const std::string& node) {
 ts::Template jobowner_template(std::int64_t id) {
   return ts::Template({tag("jobowner"), num(id), any(Type::String)});
 }
+ts::Template jobpatience_template(std::int64_t id) {
+  return ts::Template({tag("jobpatience"), num(id), any(Type::Double)});
+}
+ts::Template joblost_template() {
+  return ts::Template(
+      {tag("joblost"), any(Type::Int), any(Type::String), any(Type::String), any(Type::Double)});
+}
+ts::Template joblost_template(std::int64_t id) {
+  return ts::Template({tag("joblost"), num(id), any(Type::String), any(Type::String), any(Type::Double)});
+}
 ts::Template node_template() {
   return ts::Template({tag("node"), any(Type::String), any(Type::Int), any(Type::Double), any(Type::String),
                        any(Type::Double)});
@@ -332,6 +366,12 @@ ts::Template running_template() {
 }
 ts::Template agent_heartbeat_template(const std::string& node) {
   return ts::Template({tag("heartbeat"), tag("agent"), str(node), any(Type::Double)});
+}
+ts::Template agentbeat_template() {
+  return ts::Template({tag("agentbeat"), any(Type::String), any(Type::Double)});
+}
+ts::Template agentbeat_template(const std::string& node) {
+  return ts::Template({tag("agentbeat"), str(node), any(Type::Double)});
 }
 ts::Template owner_template(const std::string& node) {
   return ts::Template({tag("owner"), str(node), tag("block"), any(Type::Double), any(Type::Double)});

@@ -19,10 +19,13 @@
 //    is noted without a read unless it says the scheduler came or went:
 //    heartbeat_news); when an owner block begins or ends, when scheduler 0's
 //    heartbeat goes stale, when a running job's feeder would count as
-//    silent (its jobstat is not watched) and when an absent job's grace
+//    lost (its jobstat is not watched) and when an absent job's grace
 //    ends; and every `tick` (60 s) as a safety net. The first read waits
 //    until the watches are in place, so that whatever is written after a
-//    View was read prompts another read. A read costs a few requests and
+//    View was read prompts another read. A running job whose feeder is
+//    lost (silent past its patience, feeder_silence.h, counted from when
+//    this uplink last found the server back) is recorded failed
+//    (sys::lose_job) and left out. A read costs a few requests and
 //    grows with the live jobs, not with the finished ones kept for
 //    retention;
 //  - writes what the agent hands it, oldest first, each kept until written:
@@ -168,6 +171,9 @@ class Uplink {
   // one round trip after its registration, before the read the event also asks for (eight round trips, slow
   // while the feeder itself is starting).
   void note_new_jobs(ts::Client& c);
+  // Records running job `j` failed, its feeder lost: last heard at `heard`,
+  // silent past its `patience` at `now` (wall seconds).
+  void lose(ts::Client& c, const sys::JobRecord& j, double heard, double patience, double now);
   // Tells the agent's loop (wake_fd) that the View changed.
   void wake_agent() const;
   bool pending_locked() const;
@@ -204,6 +210,11 @@ class Uplink {
   std::unique_ptr<ts::Client> client_;
   std::uint64_t reconnects_seen_ = 0;
   std::map<std::int64_t, sys::JobLaunch> launches_;
+  // The running jobs' feeder patience (their ("jobpatience", ...) records).
+  std::map<std::int64_t, double> patience_;
+  // When this uplink last found the server back (wall seconds; under mu_
+  // where written): a feeder's silence is counted from here at the most.
+  double server_back_ = 0;
   // Live jobs whose record was absent at a read, since when: a record being
   // rewritten is back within a moment; one gone for good (a server restarted
   // without its data, a cancel killed between its take and its write) is let

@@ -1,14 +1,20 @@
-// The feeder-silence rule: when a running job's feeder counts as dead.
+// The feeder-loss rule: when a running job's feeder counts as gone for good.
 //
 // A job's feeder rewrites its ("jobstat", ...) record at least every 5 s
 // (job_reporter.h), so the record's updated_at is the feeder's heartbeat. A
-// running job whose feeder has not been heard from for kFeederSilence has
-// lost its feeder (killed outright, outside `piranha submit`, which would
-// have recorded its end). Readers of the system space (the node agent's
-// uplink, the NPS's LivePool) then treat the job as not live, or its
-// piranhas would wait for tasks for ever. A queued job has no feeder yet,
-// and a running job without a jobstat has a feeder that has not reported
-// yet: neither is silent.
+// feeder that loses its server keeps trying for its *patience*
+// (PIRANHA_PATIENCE_SECONDS, default kFeederPatience; the job's
+// ("jobpatience", ...) record says it to the pool), and its piranhas meanwhile
+// go on with the tasks the server holds: a silent feeder is not yet a lost
+// one. A running job whose feeder has not been heard from for its patience
+// plus kFeederSlack has lost its feeder (killed outright, outside `piranha
+// submit`, frozen, or cut off past its patience). A node agent that finds
+// one records it (sys::lose_job: the job `failed`, with a ("joblost", ...)
+// record saying when and why), so that its piranhas stop and `piranha jobs`
+// shows it; readers that do not know a job's patience (the NPS's LivePool)
+// use kFeederSilence, the default's. A queued job has no feeder yet, and a
+// running job without a jobstat has a feeder that has not reported yet:
+// neither is silent.
 //
 // Pure: time is the caller's (wall-clock seconds, as in the jobstat), so
 // the rule is tested without a clock. Thread-safe.
@@ -22,9 +28,25 @@
 
 namespace piranha {
 
-// Six times the feeder's longest interval between rewrites: a late rewrite
-// on a loaded host is not taken for a death.
-inline constexpr double kFeederSilence = 30;
+// How long a job's processes wait for a server that does not answer before
+// they give up (seconds): five minutes, far beyond a server restart, short
+// enough that a job nobody works on is recorded failed the same hour.
+inline constexpr double kFeederPatience = 300;
+
+// Two of the feeder's longest intervals between jobstat rewrites: a feeder
+// whose server answers again at the end of its patience is heard before it
+// counts as lost.
+inline constexpr double kFeederSlack = 10;
+
+// How long a running job's feeder may be silent before it counts as lost,
+// when its patience is `patience`.
+inline constexpr double feeder_lost_after(double patience) {
+  return patience + kFeederSlack;
+}
+
+// The same for a feeder of the default patience: what a reader that does not
+// read a job's patience (the NPS) takes.
+inline constexpr double kFeederSilence = feeder_lost_after(kFeederPatience);
 
 // When job `id`'s feeder was last heard from, by the records in `stats`:
 // the newest updated_at of that job's (there are two for a moment when
@@ -37,7 +59,7 @@ inline double feeder_heard(std::span<const sys::JobStat> stats, std::int64_t id)
 }
 
 // Whether a job in `state`, whose feeder was last heard from at `heard`
-// (0: never), counts as dead at `now`: it is running and has been silent
+// (0: never), counts as lost at `now`: it is running and has been silent
 // for longer than `silence` seconds. It turns silent just after
 // heard + silence, the moment a reader that does not watch jobstats should
 // look again.

@@ -58,7 +58,8 @@ namespace ts = piranha::ts;
 inline constexpr const char* kTaskTag = "task";
 
 // The exit status of a piranha cut off from the server (EX_TEMPFAIL): the
-// server stayed unreachable past the client's deadline (30 s), or a task's
+// server stayed unreachable past the job's patience (PIRANHA_PATIENCE_SECONDS,
+// default 300 s: feeder_silence.h), or a task's
 // lease ran out without a renewal getting through. Its tasks return to the
 // space when their leases end; the node's agent does not count it as a
 // failure of the job and starts another piranha once the server is back.
@@ -197,6 +198,11 @@ struct JobFunctions {
 //   PIRANHA_SERVER        the tuple-space server (default tcp://127.0.0.1:7070)
 //   PIRANHA_JOB_ID        the job, when `piranha submit` registered it
 //   PIRANHA_NODE          the node name (piranhas; default: the host name)
+//   PIRANHA_PATIENCE_SECONDS  how long a call waits for a server that does
+//                         not answer (default 300): the job goes on through
+//                         a freeze, a restart or a cut that short; a feeder
+//                         silent longer than this plus 10 s is lost, and
+//                         an agent records its job failed (feeder_silence.h)
 //   PIRANHA_LOCAL_PIRANHAS=N  feeder only: also start N piranhas of this
 //                         program on this host, and serve the tuple space
 //                         in-process when PIRANHA_SERVER is not set (a job

@@ -145,6 +145,33 @@ struct JobHold {
   static std::optional<JobHold> from_tuple(const ts::Tuple& t);
 };
 
+// ("jobpatience", id, seconds): how long the job's feeder waits for a server
+// that does not answer before it gives up (feeder_silence.h). Written once
+// by the feeder's runtime as it starts, before its first jobstat; read by
+// node agents, which count the feeder lost only after that long (plus
+// kFeederSlack) without a jobstat. Removed with the job's records. An
+// extension of the schema.
+struct JobPatience {
+  std::int64_t id = 0;
+  double seconds = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobPatience> from_tuple(const ts::Tuple& t);
+};
+
+// ("joblost", id, node, reason, time): a running job recorded failed because
+// its feeder was lost: the node whose agent found it, why ("feeder lost:
+// ..."), and when (wall time). Written by lose_job() while the job record is
+// taken; one per job. Removed with the job's records. An extension of the
+// schema.
+struct JobLost {
+  std::int64_t id = 0;
+  std::string node;
+  std::string reason;
+  double time = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobLost> from_tuple(const ts::Tuple& t);
+};
+
 // ("jobexit", id, status): the feeder's exit status, as a shell reports it
 // (128 + N for signal N). Written once when the job ends, by the feeder's
 // runtime (its return value; 130 when cancelled) or by `piranha submit`
@@ -234,6 +261,17 @@ struct AgentHeartbeat {
   static std::optional<AgentHeartbeat> from_tuple(const ts::Tuple& t);
 };
 
+// ("agentbeat", node, seconds): how often the node's agent rewrites its
+// heartbeat (its heartbeat_seconds), so that readers judge its silence by
+// its own beat (node_liveness.h). Written by the node's agent, by atomic
+// replace, with its node record; never removed. An extension of the schema.
+struct AgentBeat {
+  std::string node;
+  double seconds = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<AgentBeat> from_tuple(const ts::Tuple& t);
+};
+
 // ("owner", node, action, start, end): the node's owner blocks ("block") the
 // node for piranhas during [start, end), whatever the sensors say. "allow"
 // rules are not stored: `piranha owner allow` removes block rules. An
@@ -291,6 +329,9 @@ ts::Template jobheld_template();
 ts::Template jobheld_template(std::int64_t id);
 ts::Template jobheld_template(std::int64_t id, const std::string& node);
 ts::Template jobowner_template(std::int64_t id);
+ts::Template jobpatience_template(std::int64_t id);
+ts::Template joblost_template();
+ts::Template joblost_template(std::int64_t id);
 ts::Template node_template();
 ts::Template node_template(const std::string& node);
 ts::Template ap_template();
@@ -299,6 +340,8 @@ ts::Template assign_template(std::int64_t scheduler_id, const std::string& node)
 ts::Template scheduler_heartbeat_template(std::int64_t id);
 ts::Template agent_heartbeat_template();  // every agent's
 ts::Template agent_heartbeat_template(const std::string& node);
+ts::Template agentbeat_template();  // every agent's
+ts::Template agentbeat_template(const std::string& node);
 ts::Template owner_template();  // every node's blocks
 ts::Template owner_template(const std::string& node);
 ts::Template running_template();  // every node's
@@ -324,6 +367,14 @@ bool set_job_state(ts::Client& c, std::int64_t id, JobState state);
 // the job is absent, already held, or finished.
 bool hold_job(ts::Client& c, const JobHold& hold);
 
+// Records that a running job's feeder is lost: `lost` is written while the
+// job's record is taken, then the record is written back failed, so a
+// reader that sees the job failed finds why; then the job's end time is
+// recorded and its space removed (which ends its piranhas' waits). Returns
+// false, changing nothing, when the job is absent or not running (its
+// feeder reported, or another agent recorded the loss first).
+bool lose_job(ts::Client& c, const JobLost& lost, const std::string& space);
+
 // Lets a held job run again: its state becomes `state` (queued or running)
 // and its ("jobheld", ...) record goes. Returns false, changing nothing,
 // when the job is absent or not held.
@@ -335,9 +386,17 @@ std::map<std::int64_t, std::int64_t> exit_status_by_job(ts::Client& c);
 // Every job's ("jobheld", ...) record, by job id.
 std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c);
 
+// Every job's ("joblost", ...) record, by job id.
+std::map<std::int64_t, JobLost> losses_by_job(ts::Client& c);
+
+// Job `id`'s feeder patience (its ("jobpatience", ...) record); nullopt when
+// it has none (a feeder of an older runtime: kFeederPatience applies).
+std::optional<double> find_patience(ts::Client& c, std::int64_t id);
+
 // Removes every record of the finished jobs that ended (their jobtime's
 // end_time, else their submit_time) before `before`: job, jobexec,
-// jobstat, jobwork, jobtime, jobexit, jobheld and jobowner. Returns how
+// jobstat, jobwork, jobtime, jobexit, jobheld, jobpatience, joblost and
+// jobowner. Returns how
 // many jobs went.
 std::size_t prune_finished_jobs(ts::Client& c, double before);
 
@@ -367,6 +426,7 @@ std::vector<NodeRecord> list_nodes(ts::Client& c);
 // Every agent's heartbeat, every node's owner blocks, every node's
 // ("running", ...) record: one request each, whatever the pool's size.
 std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c);
+std::vector<AgentBeat> list_agent_beats(ts::Client& c);
 std::vector<OwnerBlock> list_owner_blocks(ts::Client& c);
 std::vector<NodeRun> list_running(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
