@@ -1,7 +1,8 @@
 // No ghost jobs, and no silent node shown as well: with real processes, a
 // feeder killed outright (outside `piranha submit`) is recorded failed,
 // feeder lost, by the agent that finds it silent past its patience, and its
-// piranhas stop; an agent that is frozen shows as suspect by its own
+// piranhas stop; a feeder frozen that long finds so when it resumes, and
+// stops; an agent that is frozen shows as suspect by its own
 // heartbeat, long before it is stale. The long faults (a server and a
 // feeder frozen for 32 s) are in pool_fault_test (slow).
 #include <doctest/doctest.h>
@@ -27,12 +28,18 @@ std::string always(const Scratch& s, const std::string& node) {
 
 std::vector<std::string> agent_argv(const ServerProcess& server, const Scratch& s, const std::string& node,
                                     std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {bin("piranha"),     "agent",
-                                   "--node",           node,
-                                   "--server",         server.endpoint(),
-                                   "--trace",          always(s, node),
-                                   "--piranha-output", s.dir + "/" + node + ".piranhas",
-                                   "--piranha-priority", "normal"};
+  std::vector<std::string> argv = {bin("piranha"),
+                                   "agent",
+                                   "--node",
+                                   node,
+                                   "--server",
+                                   server.endpoint(),
+                                   "--trace",
+                                   always(s, node),
+                                   "--piranha-output",
+                                   s.dir + "/" + node + ".piranhas",
+                                   "--piranha-priority",
+                                   "normal"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
@@ -67,8 +74,8 @@ TEST_CASE("feeder loss: a feeder killed outright is recorded failed, feeder lost
   Process feeder({"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_PATIENCE_SECONDS=2",
                   bin("sleepy_job"), "1000", "100"});
   ts::Client c(server.endpoint(), quick_client_options());
-  REQUIRE_MESSAGE(
-      wait_until([&] { return contains(s.read("n1.piranhas"), "took task"); }, 30s), feeder.err(), agent.err());
+  REQUIRE_MESSAGE(wait_until([&] { return contains(s.read("n1.piranhas"), "took task"); }, 30s), feeder.err(),
+                  agent.err());
   auto patience = sys::find_patience(c, 1);
   REQUIRE(patience);
   CHECK(*patience == 2);
@@ -113,6 +120,35 @@ TEST_CASE("feeder loss: a feeder killed outright is recorded failed, feeder lost
   CHECK(agent.running());
 }
 
+TEST_CASE("feeder loss: a feeder frozen past its patience finds its job failed when it resumes, and stops") {
+  ServerProcess server;
+  Scratch s;
+  Process agent(agent_argv(server, s, "n1", {"--cores", "1"}));
+  Process feeder({"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_PATIENCE_SECONDS=2",
+                  bin("sleepy_job"), "1000", "100"});
+  ts::Client c(server.endpoint(), quick_client_options());
+  REQUIRE_MESSAGE(wait_until([&] { return contains(s.read("n1.piranhas"), "took task"); }, 30s), feeder.err(),
+                  agent.err());
+  feeder.signal(SIGSTOP);
+  REQUIRE_MESSAGE(wait_until(
+                      [&] {
+                        auto l = sys::losses_by_job(c);
+                        return l.count(1) == 1;
+                      },
+                      60s),
+                  agent.err());
+  feeder.signal(SIGCONT);
+  auto rc = feeder.wait(30s);
+  INFO("feeder stderr: ", feeder.err());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 1);
+  CHECK(contains(feeder.err(), "job 1 was recorded failed while this feeder was silent: feeder lost"));
+  CHECK(contains(feeder.err(), "(recorded by n1)"));
+  auto t = c.rd(sys::kSpace, sys::job_template(1), 0ms);
+  REQUIRE(t);
+  CHECK(sys::JobRecord::from_tuple(*t)->state == sys::JobState::Failed);
+}
+
 TEST_CASE("node liveness: a frozen agent shows as suspect by its own heartbeat, before it is stale") {
   ServerProcess server;
   Scratch s;
@@ -131,6 +167,8 @@ TEST_CASE("node liveness: a frozen agent shows as suspect by its own heartbeat, 
   REQUIRE(wait_until([&] { return pool_json(server, {"nodes"})[0]["state"] == "suspect"; }, 20s));
   const double suspect_ms = ms_since(stopped);
   MESSAGE("an agent beating every second, frozen: suspect after ", suspect_ms, " ms");
+  // Judged by its own 1 s beat, not the default 10 s one (suspect at 15 s).
+  CHECK(suspect_ms < 10000);
   auto n = pool_json(server, {"nodes"});
   CHECK(n[0]["suspect"] == true);
   CHECK(n[0]["stale"] == false);
