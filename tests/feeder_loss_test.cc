@@ -3,8 +3,8 @@
 // feeder lost, by the agent that finds it silent past its patience, and its
 // piranhas stop; a feeder frozen that long finds so when it resumes, and
 // stops; an agent that is frozen shows as suspect by its own
-// heartbeat, long before it is stale. The long faults (a server and a
-// feeder frozen for 32 s) are in pool_fault_test (slow).
+// heartbeat, long before it is stale. The long faults (a server frozen for
+// 40 s, a feeder for 32 s) are in pool_fault_test (slow).
 #include <doctest/doctest.h>
 #include <signal.h>
 

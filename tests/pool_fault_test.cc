@@ -203,13 +203,15 @@ TEST_CASE("pool: a server stopped with SIGSTOP for 10 s during cmatrix resumes i
   CHECK(n2.running());
 }
 
-// Each freeze is longer than a client's request deadline (30 s) and than
-// the feeder silence after which agents once dropped a job: the feeder gave
-// up ("could not record its end"), leaving a job `running` that nobody ran,
-// and agents retreated a frozen feeder's piranhas. Both fit in the job's
+// The server's freeze is longer than a client's request deadline (30 s,
+// counted from the 5 s heartbeat timeout), the feeder's longer than the
+// feeder silence after which agents once dropped a job (30 s): the feeder
+// gave up ("could not record its end"), leaving a job `running` that nobody
+// ran, and agents retreated a frozen feeder's piranhas. Both fit in the job's
 // patience (feeder_silence.h, 300 s): the job goes on.
 TEST_CASE(
-    "pool: a server, then a feeder, frozen for 32 s each mid-job: the job goes on, work resumes at once, and "
+    "pool: a server frozen for 40 s, then a feeder for 32 s, mid-job: the job goes on, work resumes at once, "
+    "and "
     "it ends done") {
   Scratch s;
   ServerProcess server;
@@ -223,11 +225,11 @@ TEST_CASE(
   REQUIRE_MESSAGE(wait_until([&] { return tasks_done(ep, 1) >= 20; }, 60s), job.err(), n1.err());
 
   server.process().signal(SIGSTOP);
-  std::this_thread::sleep_for(32s);
+  std::this_thread::sleep_for(40s);
   server.process().signal(SIGCONT);
   std::int64_t at_resume = tasks_done(ep, 1);
   double progress_ms = ms_until_progress(ep, 1, at_resume);
-  MESSAGE("server SIGSTOP 32 s during sleepy_job 800 100 on two agents: progress again ", progress_ms,
+  MESSAGE("server SIGSTOP 40 s during sleepy_job 800 100 on two agents: progress again ", progress_ms,
           " ms after SIGCONT");
   CHECK(progress_ms < 2000);
   REQUIRE(job.running());  // the feeder waited: its patience is 300 s
