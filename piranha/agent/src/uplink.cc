@@ -466,7 +466,7 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
   }
   absent_jobs_.end_read();
   std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  std::map<std::int64_t, double> patience;
+  std::map<std::int64_t, double> patience, heard_now;
   for (const auto& j : live) {
     // A running job whose feeder is lost (feeder_silence.h) is recorded
     // failed: its piranhas would wait for ever. A silent feeder is not yet a
@@ -478,8 +478,13 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
       std::vector<sys::JobStat> stats;
       for (const auto& t : c.rd_many(sys::kSpace, sys::jobstat_template(j.id), 8))
         if (auto st = sys::JobStat::from_tuple(t)) stats.push_back(*st);
-      const double heard = feeder_heard(stats, j.id);
+      // A jobstat is absent for a moment while its reporter replaces it: the
+      // feeder was heard when the last read found it at the latest, or a read
+      // in that moment would schedule no other and miss the feeder's loss.
+      const auto before = heard_.find(j.id);
+      const double heard = std::max(feeder_heard(stats, j.id), before != heard_.end() ? before->second : 0.0);
       if (heard > 0) {
+        heard_now[j.id] = heard;
         auto known_patience = patience_.find(j.id);
         const double p = known_patience != patience_.end()
                              ? known_patience->second
@@ -487,7 +492,9 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
         patience[j.id] = p;
         const double since = std::max(heard, server_back_);
         if (feeder_silent(j.state, since, now, feeder_lost_after(p))) {
-          lose(c, j, heard, p, now);
+          // Not recorded: its record was held by another writer, or it is
+          // not running any more; a read in a second says which.
+          if (!lose(c, j, heard, p, now)) next_change = std::min(next_change, now + 1);
           continue;
         }
         // Read again when it would count as lost: a jobstat is not watched.
@@ -509,6 +516,7 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
   }
   launches_ = std::move(still);
   patience_ = std::move(patience);
+  heard_ = std::move(heard_now);
 
   for (const auto& t : c.rd_many(sys::kSpace, sys::assign_template(0, s_.node), 1000))
     if (auto a = sys::Assignment::from_tuple(t); a && (!v.assignment || a->epoch > v.assignment->epoch))
@@ -539,13 +547,14 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
          std::chrono::milliseconds(1);
 }
 
-void Uplink::lose(ts::Client& c, const sys::JobRecord& j, double heard, double patience, double now) {
+bool Uplink::lose(ts::Client& c, const sys::JobRecord& j, double heard, double patience, double now) {
   char reason[200];
   std::snprintf(reason, sizeof reason,
                 "feeder lost: not heard from for %.0f s (last at %.3f), past its patience of %.0f s",
                 now - heard, heard, patience);
-  if (sys::lose_job(c, sys::JobLost{j.id, s_.node, reason, now}, j.space))
-    log_("job " + std::to_string(j.id) + " recorded failed: " + reason);
+  if (!sys::lose_job(c, sys::JobLost{j.id, s_.node, reason, now}, j.space)) return false;
+  log_("job " + std::to_string(j.id) + " recorded failed: " + reason);
+  return true;
 }
 
 bool Uplink::on_event(const ts::WatchEvent& e) {

@@ -172,8 +172,9 @@ class Uplink {
   // while the feeder itself is starting).
   void note_new_jobs(ts::Client& c);
   // Records running job `j` failed, its feeder lost: last heard at `heard`,
-  // silent past its `patience` at `now` (wall seconds).
-  void lose(ts::Client& c, const sys::JobRecord& j, double heard, double patience, double now);
+  // silent past its `patience` at `now` (wall seconds). False when it did
+  // not (sys::lose_job).
+  bool lose(ts::Client& c, const sys::JobRecord& j, double heard, double patience, double now);
   // Tells the agent's loop (wake_fd) that the View changed.
   void wake_agent() const;
   bool pending_locked() const;
@@ -212,6 +213,9 @@ class Uplink {
   std::map<std::int64_t, sys::JobLaunch> launches_;
   // The running jobs' feeder patience (their ("jobpatience", ...) records).
   std::map<std::int64_t, double> patience_;
+  // When each running job's feeder was last heard from (its jobstat's
+  // updated_at), as the reads found it.
+  std::map<std::int64_t, double> heard_;
   // When this uplink last found the server back (wall seconds; under mu_
   // where written): a feeder's silence is counted from here at the most.
   double server_back_ = 0;
