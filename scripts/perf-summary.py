@@ -6,7 +6,7 @@
     scripts/perf-summary.py --stdout   # print the section instead
 
 Reads every docs/perf/*.json: each is one run's JSON object as `piranha ts bench
---json`, `bench/runtime.sh --json`, `bench/nps.sh --json`, `rigid_bench --json` or `log_bench --json`
+--json`, `bench/runtime.sh --json`, `bench/nps.sh --json`, `rigid_bench --json`, `log_bench --json` or `bench/swarm.sh --json`
 prints it, so a new run
 is added by saving its output there. An optional "provenance" object says which
 benchmark it is (otherwise the keys tell), names the run ("run"), its commit, and,
@@ -37,6 +37,7 @@ BENCHMARKS = {
     "nps": ("`bench/nps.sh`", "The Network Piranha Scheduler against the agents' native policy"),
     "rigid": ("`rigid_bench`", "Rigid jobs at archive scale"),
     "log_bench": ("`log_bench`", "The durable log: recovery and compaction"),
+    "swarm": ("`bench/swarm.sh`", "A pool of simulated workstations against one server and one NPS"),
 }
 
 # pyss on 100,000 LANL-CM5 jobs (550 MHz Pentium III): the rigid figures' outside anchor.
@@ -55,6 +56,8 @@ def kind_of(run):
         return "nps"
     if "workload" in run and "results" in run:
         return "rigid"
+    if "runs" in run and all("nodes" in r for r in run["runs"]):
+        return "swarm"
     raise SystemExit(f"perf-summary.py: {run['_file']}: not the output of a known benchmark")
 
 
@@ -394,8 +397,83 @@ def log_figures():
     ]
 
 
+def swarm_figures():
+    # One figure per pool size and measure: the aims are issue 29's (docs/scale.md). The
+    # anchor of a tick is the tick's period, of a latency the beat (--beat 2, docs/scale.md).
+    def at(n, key):
+        return f"at.{n}.{key}"
+
+    def ms(n, key):
+        return lambda r: f"{num(get(r, at(n, key)))} ms"
+
+    figures = []
+    for n, tick_aim in ((1000, 50), (3000, None), (10000, 250)):
+        figures.append({
+            "name": f"NPS tick p99, {n:,} nodes (a tick every 1 s)",
+            "key": at(n, "nps_tick_ms_p99"),
+            "value": ms(n, "nps_tick_ms_p99"),
+            "anchor": lambda r, n=n: both(labelled("p50", get(r, at(n, "nps_tick_ms_p50")), " ms"),
+                                          "the period 1,000 ms"),
+            "ratio": lambda r, n=n: get(r, at(n, "nps_tick_ms_p99")) / 1000,  # of the period
+            "aim": f"≤ {tick_aim} ms" if tick_aim else "",
+            "met": (lambda r, x, n=n, a=tick_aim: get(r, at(n, "nps_tick_ms_p99")) <= a) if tick_aim
+            else (lambda r, x: None),
+        })
+    for n in (1000, 3000, 10000):
+        figures += [
+            {
+                "name": f"a decision obeyed, p99, {n:,} nodes",
+                "key": at(n, "obey_latency_ms_p99"),
+                "value": ms(n, "obey_latency_ms_p99"),
+                "anchor": lambda r, n=n: labelled("p50", get(r, at(n, "obey_latency_ms_p50")), " ms"),
+                "ratio": lambda r: None,
+                "aim": "≤ 2,000 ms at 10,000 nodes",
+                "met": lambda r, x, n=n: get(r, at(n, "obey_latency_ms_p99")) <= 2000,
+            },
+            {
+                "name": f"a job on 90 % of the available nodes, {n:,} nodes",
+                "key": at(n, "job_spread_s"),
+                "value": lambda r, n=n: f"{num(get(r, at(n, 'job_spread_s')), 1)} s",
+                "anchor": lambda r, n=n: labelled("registration of every node", get(r, at(n, "registration_s")),
+                                                  " s", 1),
+                "ratio": lambda r: None,
+                "aim": "≤ 5 s at 10,000 nodes",
+                "met": lambda r, x, n=n: get(r, at(n, "job_spread_s")) <= 5,
+            },
+            {
+                "name": f"the server's background CPU (liveness, heartbeats, watches), {n:,} nodes",
+                "key": at(n, "background_cpu_share"),
+                "value": lambda r, n=n: f"{num(100 * get(r, at(n, 'background_cpu_share')), 1)} % of a core",
+                "anchor": lambda r, n=n: labelled("per node", get(r, at(n, "background_us_per_node_s")), " µs/s"),
+                "ratio": lambda r: None,
+                "aim": "≤ 50 % of a core at 10,000 nodes",
+                "met": lambda r, x, n=n: get(r, at(n, "background_cpu_share")) <= 0.5,
+            },
+            {
+                "name": f"the server's RSS, {n:,} nodes",
+                "key": at(n, "server_rss_bytes"),
+                "value": lambda r, n=n: f"{num(get(r, at(n, 'server_rss_bytes')) / 1e6)} MB",
+                "anchor": lambda r, n=n: labelled("the swarm's", get(r, at(n, "swarm_rss_bytes")) / 1e6
+                                                  if get(r, at(n, "swarm_rss_bytes")) else None, " MB"),
+                "ratio": lambda r: None,
+                "aim": "≤ 1 GB at 10,000 nodes",
+                "met": lambda r, x, n=n: get(r, at(n, "server_rss_bytes")) <= 1e9,
+            },
+            {
+                "name": f"nodes wrongly seen stale, {n:,} nodes",
+                "key": at(n, "false_stale"),
+                "value": lambda r, n=n: num(get(r, at(n, "false_stale")), 0),
+                "anchor": lambda r, n=n: labelled("checks", get(r, at(n, "stale_checks")), "", 0),
+                "ratio": lambda r: None,
+                "aim": "0",
+                "met": lambda r, x, n=n: get(r, at(n, "false_stale")) == 0,
+            },
+        ]
+    return figures
+
+
 FIGURES = {"ts_bench": ts_figures(), "runtime": runtime_figures(), "nps": nps_figures(),
-           "rigid": rigid_figures(), "log_bench": log_figures()}
+           "rigid": rigid_figures(), "log_bench": log_figures(), "swarm": swarm_figures()}
 
 
 def describe(run):
@@ -427,6 +505,11 @@ def index_rigid(run):
     run["by"] = {name: by}
 
 
+def index_swarm(run):
+    # A run lists one entry per pool size: the figures find them as at.N.key.
+    run["at"] = {str(r["nodes"]): r for r in run["runs"]}
+
+
 def load():
     runs = []
     for f in sorted(glob.glob(os.path.join(ROOT, "docs", "perf", "*.json"))):
@@ -435,6 +518,8 @@ def load():
         run["_file"] = os.path.relpath(f, ROOT)
         if kind_of(run) == "rigid":
             index_rigid(run)
+        if kind_of(run) == "swarm":
+            index_swarm(run)
         runs.append(run)
     return runs
 
