@@ -481,25 +481,28 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
       // A jobstat is absent for a moment while its reporter replaces it: the
       // feeder was heard when the last read found it at the latest, or a read
       // in that moment would schedule no other and miss the feeder's loss.
+      // A job first seen running before its reporter's first jobstat: its
+      // feeder was heard when it marked the job running, now at the
+      // earliest; counted from then, or no read would be scheduled for its
+      // loss but the safety net's.
       const auto before = heard_.find(j.id);
-      const double heard = std::max(feeder_heard(stats, j.id), before != heard_.end() ? before->second : 0.0);
-      if (heard > 0) {
-        heard_now[j.id] = heard;
-        auto known_patience = patience_.find(j.id);
-        const double p = known_patience != patience_.end()
-                             ? known_patience->second
-                             : sys::find_patience(c, j.id).value_or(kFeederPatience);
-        patience[j.id] = p;
-        const double since = std::max(heard, server_back_);
-        if (feeder_silent(j.state, since, now, feeder_lost_after(p))) {
-          // Not recorded: its record was held by another writer, or it is
-          // not running any more; a read in a second says which.
-          if (!lose(c, j, heard, p, now)) next_change = std::min(next_change, now + 1);
-          continue;
-        }
-        // Read again when it would count as lost: a jobstat is not watched.
-        next_change = std::min(next_change, since + feeder_lost_after(p));
+      double heard = std::max(feeder_heard(stats, j.id), before != heard_.end() ? before->second : 0.0);
+      if (heard <= 0) heard = now;
+      heard_now[j.id] = heard;
+      auto known_patience = patience_.find(j.id);
+      const double p = known_patience != patience_.end()
+                           ? known_patience->second
+                           : sys::find_patience(c, j.id).value_or(kFeederPatience);
+      patience[j.id] = p;
+      const double since = std::max(heard, server_back_);
+      if (feeder_silent(j.state, since, now, feeder_lost_after(p))) {
+        // Not recorded: its record was held by another writer, or it is
+        // not running any more; a read in a second says which.
+        if (!lose(c, j, heard, p, now)) next_change = std::min(next_change, now + 1);
+        continue;
       }
+      // Read again when it would count as lost: a jobstat is not watched.
+      next_change = std::min(next_change, since + feeder_lost_after(p));
     }
     auto known = launches_.find(j.id);
     std::optional<sys::JobLaunch> l =
