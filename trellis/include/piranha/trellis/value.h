@@ -8,9 +8,8 @@
 // not change.
 //
 // A map is one sorted array (sorted_map.h). Lists and maps are shared, not
-// copied: copying a Value that holds one
-// copies a reference, and two Values that share one compare equal without
-// looking inside. That is what keeps a trellis of 10,000 monitors cheap,
+// copied: copying a Value that holds one copies a reference, and two Values
+// that share one compare equal without looking inside. That is what keeps a trellis of 10,000 monitors cheap,
 // where each state is delivered to its superiors and compared with the last
 // one at every tick (docs/scale.md). A shared list or map is never changed in
 // place: the mutable accessors copy it first when anything else shares it
