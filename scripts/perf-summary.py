@@ -419,55 +419,31 @@ def swarm_figures():
             "met": (lambda r, x, n=n, a=tick_aim: get(r, at(n, "nps_tick_ms_p99")) <= a) if tick_aim
             else (lambda r, x: None),
         })
+    def bounded(n, name, key, value, anchor, aim, limit):
+        # A figure of pool size n whose aim is an upper bound on its own value.
+        return {"name": f"{name}, {n:,} nodes", "key": at(n, key), "value": value, "anchor": anchor,
+                "ratio": lambda r: None, "aim": aim, "met": lambda r, x: get(r, at(n, key)) <= limit}
+
     for n in (1000, 3000, 10000):
+        rss = lambda r, n=n: get(r, at(n, "swarm_rss_bytes"))
         figures += [
-            {
-                "name": f"a decision obeyed, p99, {n:,} nodes",
-                "key": at(n, "obey_latency_ms_p99"),
-                "value": ms(n, "obey_latency_ms_p99"),
-                "anchor": lambda r, n=n: labelled("p50", get(r, at(n, "obey_latency_ms_p50")), " ms"),
-                "ratio": lambda r: None,
-                "aim": "≤ 2,000 ms at 10,000 nodes",
-                "met": lambda r, x, n=n: get(r, at(n, "obey_latency_ms_p99")) <= 2000,
-            },
-            {
-                "name": f"a job on 90 % of the available nodes, {n:,} nodes",
-                "key": at(n, "job_spread_s"),
-                "value": lambda r, n=n: f"{num(get(r, at(n, 'job_spread_s')), 1)} s",
-                "anchor": lambda r, n=n: labelled("registration of every node", get(r, at(n, "registration_s")),
-                                                  " s", 1),
-                "ratio": lambda r: None,
-                "aim": "≤ 5 s at 10,000 nodes",
-                "met": lambda r, x, n=n: get(r, at(n, "job_spread_s")) <= 5,
-            },
-            {
-                "name": f"the server's background CPU (liveness, heartbeats, watches), {n:,} nodes",
-                "key": at(n, "background_cpu_share"),
-                "value": lambda r, n=n: f"{num(100 * get(r, at(n, 'background_cpu_share')), 1)} % of a core",
-                "anchor": lambda r, n=n: labelled("per node", get(r, at(n, "background_us_per_node_s")), " µs/s"),
-                "ratio": lambda r: None,
-                "aim": "≤ 50 % of a core at 10,000 nodes",
-                "met": lambda r, x, n=n: get(r, at(n, "background_cpu_share")) <= 0.5,
-            },
-            {
-                "name": f"the server's RSS, {n:,} nodes",
-                "key": at(n, "server_rss_bytes"),
-                "value": lambda r, n=n: f"{num(get(r, at(n, 'server_rss_bytes')) / 1e6)} MB",
-                "anchor": lambda r, n=n: labelled("the swarm's", get(r, at(n, "swarm_rss_bytes")) / 1e6
-                                                  if get(r, at(n, "swarm_rss_bytes")) else None, " MB"),
-                "ratio": lambda r: None,
-                "aim": "≤ 1 GB at 10,000 nodes",
-                "met": lambda r, x, n=n: get(r, at(n, "server_rss_bytes")) <= 1e9,
-            },
-            {
-                "name": f"nodes wrongly seen stale, {n:,} nodes",
-                "key": at(n, "false_stale"),
-                "value": lambda r, n=n: num(get(r, at(n, "false_stale")), 0),
-                "anchor": lambda r, n=n: labelled("checks", get(r, at(n, "stale_checks")), "", 0),
-                "ratio": lambda r: None,
-                "aim": "0",
-                "met": lambda r, x, n=n: get(r, at(n, "false_stale")) == 0,
-            },
+            bounded(n, "a decision obeyed, p99", "obey_latency_ms_p99", ms(n, "obey_latency_ms_p99"),
+                    lambda r, n=n: labelled("p50", get(r, at(n, "obey_latency_ms_p50")), " ms"),
+                    "≤ 2,000 ms at 10,000 nodes", 2000),
+            bounded(n, "a job on 90 % of the available nodes", "job_spread_s",
+                    lambda r, n=n: f"{num(get(r, at(n, 'job_spread_s')), 1)} s",
+                    lambda r, n=n: labelled("registration of every node", get(r, at(n, "registration_s")), " s", 1),
+                    "≤ 5 s at 10,000 nodes", 5),
+            bounded(n, "the server's background CPU (liveness, heartbeats, watches)", "background_cpu_share",
+                    lambda r, n=n: f"{num(100 * get(r, at(n, 'background_cpu_share')), 1)} % of a core",
+                    lambda r, n=n: labelled("per node", get(r, at(n, "background_us_per_node_s")), " µs/s"),
+                    "≤ 50 % of a core at 10,000 nodes", 0.5),
+            bounded(n, "the server's RSS", "server_rss_bytes",
+                    lambda r, n=n: f"{num(get(r, at(n, 'server_rss_bytes')) / 1e6)} MB",
+                    lambda r, rss=rss: labelled("the swarm's", rss(r) / 1e6 if rss(r) else None, " MB"),
+                    "≤ 1 GB at 10,000 nodes", 1e9),
+            bounded(n, "nodes wrongly seen stale", "false_stale", lambda r, n=n: num(get(r, at(n, "false_stale")), 0),
+                    lambda r, n=n: labelled("checks", get(r, at(n, "stale_checks")), "", 0), "0", 0),
         ]
     return figures
 
