@@ -40,6 +40,14 @@ bool is_scheduler_state(const Value& s) {
   return s["assignments"].is_map() && s["strategy"].is_string();
 }
 
+// The latest ended jobs, which the evaluator's state lists (the live page
+// keeps them listed with their turnaround, as the report counts them).
+constexpr std::size_t kRecentEnded = 20;
+void remember_ended(EvaluatorMemory& m, EvaluatorMemory::Ended e) {
+  m.recent_ended.push_back(std::move(e));
+  if (m.recent_ended.size() > kRecentEnded) m.recent_ended.erase(m.recent_ended.begin());
+}
+
 }  // namespace
 
 Evaluator::Evaluator(Environment env, const trellis::Params& p)
@@ -141,6 +149,9 @@ void Evaluator::load() {
       ObservedJob o{j.value("id", JobId{0}), j.value("arrival", 0.0), j.value("tasks", std::int64_t{1}),
                     j.value("task_time", 0.0), j.value("end", 0.0)};
       m.jobs[o.id] = o;
+      remember_ended(
+          m, {o.id, j.value("name", ""), o.arrival, o.end.value_or(r.time),
+              j.value("owner_retreats", std::int64_t{0}), j.value("scheduler_retreats", std::int64_t{0})});
     } else if (r.kind == "switch") {
       m.obeyed = j.value("to", std::int64_t{0});
       ++m.switches;
@@ -262,8 +273,9 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     if (o.end || live.count(id)) continue;
     o.end = now;
     m.estimate_due = true;
-    if (!recording_) continue;
     const auto r = m.retreats[id];
+    remember_ended(m, {id, names_[id], o.arrival, now, r.first, r.second});
+    if (!recording_) continue;
     write("job", now,
           {{"id", id},
            {"name", names_[id]},
@@ -334,6 +346,11 @@ void Evaluator::estimate(double now) {
 
 void Evaluator::apply(const ReplayOutcome& outcome, double now) {
   EvaluatorMemory& m = env_.memory->evaluator;
+  Value::List recent_ended;
+  for (const auto& e : m.recent_ended)
+    recent_ended.push_back(Fields()("id", e.id)("name", e.name)("arrival", e.arrival)("end", e.end)(
+        "turnaround", e.end - e.arrival)("owner_retreats", e.owner_retreats)("scheduler_retreats",
+                                                                             e.scheduler_retreats));
   std::int64_t ended = 0;
   for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
   for (const auto& [id, estimate] : outcome.estimates) {
@@ -369,6 +386,11 @@ void Evaluator::apply(const ReplayOutcome& outcome, double now) {
 void Evaluator::maybe_switch(double now) {
   EvaluatorMemory& m = env_.memory->evaluator;
   if (!rule_) return;
+  Value::List recent_ended;
+  for (const auto& e : m.recent_ended)
+    recent_ended.push_back(Fields()("id", e.id)("name", e.name)("arrival", e.arrival)("end", e.end)(
+        "turnaround", e.end - e.arrival)("owner_retreats", e.owner_retreats)("scheduler_retreats",
+                                                                             e.scheduler_retreats));
   std::int64_t ended = 0;
   for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
   const double hours = m.first_time < 0 ? 0 : (now - m.first_time) / 3600;
@@ -468,11 +490,16 @@ Value Evaluator::state(const trellis::Context& ctx) const {
   Value::List recent;
   for (const auto& r : m.recent)
     recent.push_back(Fields()("time", r.time)("node", r.node)("job", r.job)("by", r.by));
+  Value::List recent_ended;
+  for (const auto& e : m.recent_ended)
+    recent_ended.push_back(Fields()("id", e.id)("name", e.name)("arrival", e.arrival)("end", e.end)(
+        "turnaround", e.end - e.arrival)("owner_retreats", e.owner_retreats)("scheduler_retreats",
+                                                                             e.scheduler_retreats));
   std::int64_t ended = 0;
   for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
   return Fields()("tick", newest_tick(ctx))("obeyed", m.obeyed)("schedulers", std::move(schedulers))(
-      "nodes", std::move(nodes))("ended_jobs", ended)("observed_mean_turnaround",
-                                                      m.observed_mean ? Value(*m.observed_mean) : Value())(
+      "nodes", std::move(nodes))("ended", std::move(recent_ended))("ended_jobs", ended)(
+      "observed_mean_turnaround", m.observed_mean ? Value(*m.observed_mean) : Value())(
       "retreats", std::move(recent))("switches", m.switches)("last_switch", last_switch_);
 }
 

@@ -99,6 +99,11 @@ TEST_CASE("evaluator: spans, decisions, ended jobs and estimates are records in 
   const Value e = r.eval();
   CHECK(e["ended_jobs"] == Value(1));
   CHECK(e["observed_mean_turnaround"] == Value(2.0));
+  // The latest ended jobs, listed in the state for the live page.
+  REQUIRE(e["ended"].is_list());
+  REQUIRE(e["ended"].as_list().size() == 1);
+  CHECK(e["ended"].as_list()[0]["id"] == Value(2));
+  CHECK(e["ended"].as_list()[0]["turnaround"] == Value(2.0));
   REQUIRE(e["schedulers"]["0"]["estimate"].is_number());
   REQUIRE(e["schedulers"]["1"]["estimate"].is_number());
   CHECK(e["schedulers"]["0"]["estimate"] == Value(5.0));
@@ -144,6 +149,9 @@ TEST_CASE("evaluator: a fresh NPS reads the records back, so nothing is lost in 
   again.tick(4);
   const Value e = again.eval();
   CHECK(e["ended_jobs"] == Value(1));
+  REQUIRE(e["ended"].as_list().size() == 1);  // from the job record read back
+  CHECK(e["ended"].as_list()[0]["id"] == Value(2));
+  CHECK(e["ended"].as_list()[0]["turnaround"] == Value(2.0));
   CHECK(e["nodes"]["ws01"]["scheduler_retreats"] == Value(1));
   CHECK(e["nodes"]["ws01"]["observed_seconds"].as_number() >= 3.0);
   CHECK(e["schedulers"]["1"]["estimate"].is_number());

@@ -55,6 +55,49 @@ TEST_CASE(
   CHECK(s["retreats"][0]["by"] == "owner");
 }
 
+TEST_CASE("live state: each node says why it is in its state and what it is expected to do next") {
+  std::vector<Value> s = {
+      // Runs job 5; the obeyed scheduler gave it job 6: a decision not yet carried out.
+      Fields()("node", "ws01")("state", "available")("available", true)("running", 5)("ap_length", 0.0)(
+          "fraction", 1.0)("history", 10),
+      // Always available in its history, no job.
+      Fields()("node", "ws02")("state", "available")("available", true)("running", Value())("ap_length", 0.0)(
+          "fraction", 1.0)("history", 10),
+      // Just started: no history.
+      Fields()("node", "ws03")("state", "available")("available", true)("running", Value())("ap_length", 0.0)(
+          "fraction", 1.0)("history", 0),
+      Fields()("node", "ws04")("state", "unavailable")("available", false)("running", Value())(
+          "ap_length", 600.0)("fraction", 0.5)("history", 10),
+      Fields()("node", "ws05")("state", "available")("available", false)("running", Value())(
+          "ap_length", 0.0)("fraction", 1.0)("history", 10),
+      Fields()("node", "ws05")("blocks", Value::List{Value::List{Value(90.0), Value(1300.0)}})(
+          "blocked", true)("complaints", Value::List{}),
+      Fields()("id", 0)("strategy", "SRT")("assignments", Fields()("ws01", 6)("ws02", Value())),
+      Fields()("obeyed", 0)("schedulers", Fields())(
+          "ended", Value::List{Fields()("id", 4)("name", "crash")("arrival", 10.0)("end", 40.0)(
+                       "turnaround", 30.0)("owner_retreats", 2)("scheduler_retreats", 0)})};
+  const auto j = live_state(100, s);
+  REQUIRE(j["nodes"].size() == 5);
+  const auto& ws01 = j["nodes"][0];
+  CHECK(ws01["job"] == 5);
+  CHECK(ws01["assigned"] == 6);
+  CHECK(ws01["starting"] == true);
+  CHECK(ws01["next"] == "assigned job 6, starting (job 5 still runs)");
+  CHECK(ws01["why"] == "available to Piranha (its owner is away); runs job 5");
+  CHECK(j["nodes"][1]["starting"] == false);
+  CHECK(j["nodes"][1]["next"] == "always idle in its recent history: expected to stay available");
+  CHECK(j["nodes"][2]["next"] == "no availability history yet: nothing predicted");
+  CHECK(j["nodes"][3]["why"] == "its owner is using it (its agent reports it unavailable)");
+  CHECK(j["nodes"][3]["next"] == "available 50 % of its recent history, in periods of about 10 min");
+  CHECK(j["nodes"][4]["state"] == "owner-blocked");
+  CHECK(j["nodes"][4]["why"] == "its owner blocked it (piranha owner block) for another 20 min");
+  CHECK(j["nodes"][4]["next"] == "back to Piranha when the block ends, in 20 min");
+  REQUIRE(j["finished"].size() == 1);
+  CHECK(j["finished"][0]["id"] == 4);
+  CHECK(j["finished"][0]["turnaround"] == 30.0);
+  CHECK(j["finished"][0]["owner_retreats"] == 2);
+}
+
 TEST_CASE(
     "live page: the page, its state as JSON, events, 404 for other paths, a client leaving mid-stream") {
   LivePage page("127.0.0.1:0");

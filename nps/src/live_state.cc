@@ -1,5 +1,6 @@
 // live_state (live_page.h): the page's JSON from the NPS's node states.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "piranha/nps/live_page.h"
@@ -17,17 +18,87 @@ double num(const Value& v, double fallback = 0) {
   return v.is_number() ? v.as_number() : fallback;
 }
 
+// A length of time as a person says it: "40 s", "12 min", "3.5 h".
+std::string duration_words(double seconds) {
+  char out[32];
+  if (seconds < 90)
+    std::snprintf(out, sizeof out, "%.0f s", seconds);
+  else if (seconds < 90 * 60)
+    std::snprintf(out, sizeof out, "%.0f min", seconds / 60);
+  else
+    std::snprintf(out, sizeof out, "%.1f h", seconds / 3600);
+  return out;
+}
+
+std::string job_words(const json& job) {
+  return job.is_null() ? "no job" : "job " + std::to_string(job.get<std::int64_t>());
+}
+
+// What a node's owner block leaves: when the block in force ends.
+struct OwnerView {
+  bool blocked = false;
+  double until = 0;  // the end of the block in force
+  std::size_t complaints = 0;
+};
+
+// Why the node is in its state, in words.
+std::string node_why(const std::string& state, const json& job, const OwnerView& owner, double now) {
+  if (state == "available")
+    return "available to Piranha (its owner is away); " +
+           (job.is_null() ? std::string("runs no job") : "runs " + job_words(job));
+  if (state == "owner-blocked")
+    return "its owner blocked it (piranha owner block) for another " + duration_words(owner.until - now);
+  if (state == "unavailable") return "its owner is using it (its agent reports it unavailable)";
+  if (state == "down") return "its agent has not been heard from lately";
+  return "not reported yet";
+}
+
+// What the node is expected to do next: the obeyed scheduler's decision
+// not yet carried out, else what its availability history predicts.
+std::string node_next(const std::string& state, const json& job, const json& assigned, bool has_assignment,
+                      const Value& monitor, const OwnerView& owner, double now) {
+  if (has_assignment && assigned != job && state == "available")
+    return assigned.is_null() ? "told to stop " + job_words(job) + ", stopping"
+                              : "assigned " + job_words(assigned) + ", starting" +
+                                    (job.is_null() ? "" : " (" + job_words(job) + " still runs)");
+  if (state == "down") return "nothing until its agent is heard again";
+  if (state == "owner-blocked")
+    return "back to Piranha when the block ends, in " + duration_words(owner.until - now);
+  const double ap = num(monitor["ap_length"]), fraction = num(monitor["fraction"], 1);
+  if (monitor["history"].is_int() && monitor["history"].as_int() == 0)
+    return "no availability history yet: nothing predicted";
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f %%", 100 * fraction);
+  if (state == "available") {
+    if (fraction >= 1) return "always idle in its recent history: expected to stay available";
+    if (ap > 0)
+      return "expected to stay available for about " + duration_words(ap) +
+             " (predicted availability period)";
+    return std::string("available ") + pct + " of its recent history: may be taken back at any time";
+  }
+  if (fraction <= 0) return "unavailable in all its recent history: not expected back soon";
+  return std::string("available ") + pct + " of its recent history" +
+         (ap > 0 ? ", in periods of about " + duration_words(ap) : std::string());
+}
+
 }  // namespace
 
 json live_state(double now, const std::vector<Value>& states) {
-  std::map<std::string, bool> blocked;
-  std::map<std::string, std::size_t> complaints;
+  std::map<std::string, OwnerView> owners;
   for (const Value& s : states)
     if (s["blocked"].is_bool() && s["node"].is_string()) {
-      blocked[s["node"].as_string()] = s["blocked"].as_bool();
-      if (s["complaints"].is_list()) complaints[s["node"].as_string()] = s["complaints"].as_list().size();
+      OwnerView& o = owners[s["node"].as_string()];
+      o.blocked = s["blocked"].as_bool();
+      if (s["complaints"].is_list()) o.complaints = s["complaints"].as_list().size();
+      if (s["blocks"].is_list())
+        for (const Value& b : s["blocks"].as_list())
+          if (b.is_list() && b.as_list().size() == 2) {
+            const double start = num(b.as_list()[0]), end = num(b.as_list()[1]);
+            if (start <= now && now < end) o.until = std::max(o.until, end);
+          }
     }
-  json nodes = json::array(), jobs = json::array(), schedulers = json::array(), retreats = json::array();
+  json nodes = json::array(), jobs = json::array(), schedulers = json::array(), retreats = json::array(),
+       finished = json::array();
   std::int64_t obeyed = 0;
   bool have_evaluator = false;
   for (const Value& s : states)
@@ -40,23 +111,52 @@ json live_state(double now, const std::vector<Value>& states) {
                               {"node", r["node"].is_string() ? r["node"].as_string() : ""},
                               {"job", job_json(r["job"])},
                               {"by", r["by"].is_string() ? r["by"].as_string() : ""}});
+      if (s["ended"].is_list())
+        for (const Value& e : s["ended"].as_list())
+          finished.push_back({{"id", job_json(e["id"])},
+                              {"name", e["name"].is_string() ? e["name"].as_string() : ""},
+                              {"arrival", num(e["arrival"])},
+                              {"end", num(e["end"])},
+                              {"turnaround", num(e["turnaround"])},
+                              {"owner_retreats", num(e["owner_retreats"])},
+                              {"scheduler_retreats", num(e["scheduler_retreats"])}});
     }
+  if (!have_evaluator)
+    for (const Value& s : states)
+      if (s["node"].is_string() && s["available"].is_bool() && s["obeys"].is_int())
+        obeyed = s["obeys"].as_int();
+  // The obeyed scheduler's decisions, to tell a node's job from the one it is told to take up.
+  const Value* decided = nullptr;
+  for (const Value& s : states)
+    if (s["assignments"].is_map() && s["strategy"].is_string() && s["id"].is_int() &&
+        s["id"].as_int() == obeyed)
+      decided = &s["assignments"];
   for (const Value& s : states) {
     if (s["node"].is_string() && s["available"].is_bool()) {  // a monitor
       const std::string& name = s["node"].as_string();
       std::string state = s["state"].is_string() ? s["state"].as_string() : "unknown";
-      if (blocked[name] && state != "down") state = "owner-blocked";
-      if (!have_evaluator && s["obeys"].is_int()) obeyed = s["obeys"].as_int();
-      nodes.push_back({{"name", name},
-                       {"state", state},
-                       {"job", job_json(s["running"])},
-                       {"predicted_ap_seconds", num(s["ap_length"])},
-                       {"complaints", complaints[name]}});
+      const OwnerView& owner = owners[name];
+      if (owner.blocked && state != "down") state = "owner-blocked";
+      const json job = job_json(s["running"]);
+      const bool has_assignment = decided && decided->as_map().contains(name);
+      const json assigned = has_assignment ? job_json((*decided)[name]) : json(nullptr);
+      nodes.push_back(
+          {{"name", name},
+           {"state", state},
+           {"job", job},
+           {"assigned", assigned},
+           {"starting", has_assignment && !assigned.is_null() && assigned != job && state == "available"},
+           {"predicted_ap_seconds", num(s["ap_length"])},
+           {"available_fraction", num(s["fraction"], 1)},
+           {"why", node_why(state, job, owner, now)},
+           {"next", node_next(state, job, assigned, has_assignment, s, owner, now)},
+           {"complaints", owner.complaints}});
     } else if (s["jobs"].is_list()) {
       for (const Value& j : s["jobs"].as_list()) {
         const double tasks = num(j["tasks"], 1), left = num(j["tasks_left"], tasks);
         jobs.push_back({{"id", job_json(j["id"])},
                         {"name", j["name"].is_string() ? j["name"].as_string() : ""},
+                        {"arrival", num(j["arrival"])},
                         {"tasks", static_cast<std::int64_t>(tasks)},
                         {"tasks_left", static_cast<std::int64_t>(left)},
                         {"progress", tasks > 0 ? (tasks - left) / tasks : 0.0},
@@ -88,7 +188,8 @@ json live_state(double now, const std::vector<Value>& states) {
           {"nodes", nodes},
           {"jobs", jobs},
           {"schedulers", schedulers},
-          {"retreats", retreats}};
+          {"retreats", retreats},
+          {"finished", finished}};
 }
 
 }  // namespace piranha::nps

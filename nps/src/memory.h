@@ -85,6 +85,12 @@ struct EvaluatorMemory {
     JobId job = 0;
     std::string by;  // "owner" or "scheduler"
   };
+  struct Ended {
+    JobId id = 0;
+    std::string name;
+    double arrival = 0, end = 0;
+    std::int64_t owner_retreats = 0, scheduler_retreats = 0;
+  };
   bool loaded = false;  // the pool's records have been read back
   double first_time = -1;
   std::int64_t obeyed = 0;
@@ -94,6 +100,7 @@ struct EvaluatorMemory {
   std::map<JobId, ObservedJob> jobs;
   std::map<JobId, std::pair<std::int64_t, std::int64_t>> retreats;  // job -> (owner, scheduler)
   std::vector<Retreat> recent;                                      // the latest retreats, newest last
+  std::vector<Ended> recent_ended;                                  // the latest ended jobs, newest last
   std::int64_t switches = 0;
   std::optional<double> observed_mean;  // ended jobs' mean turnaround (s)
   bool estimate_due = false;

@@ -60,8 +60,9 @@ Value Monitor::calculate(trellis::Context& ctx) {
   // In key order (Fields).
   return Fields()("ap_length", m.predictor->predict(0, *m.history) * pool.history_step())(
       "available", status && status->available && !blocked)("decisions", std::move(decisions))(
-      "fraction", m.history->available_fraction(m.window))("node", node_)("obeys", obeys)(
-      "predictor", m.predictor_name)("running", status ? job_value(status->running) : Value())(
+      "fraction", m.history->available_fraction(m.window))("history", m.history->now())("node", node_)(
+      "obeys", obeys)("predictor", m.predictor_name)("running",
+                                                     status ? job_value(status->running) : Value())(
       "state", status ? status->state : std::string("unknown"))("tick", newest_tick(ctx))("window", m.window);
 }
 

@@ -56,7 +56,8 @@ TEST_CASE("timeline: history(since) leaves out stretches and marks that ended be
   CHECK(t.history(15)["marks"].size() == 1);
 }
 
-TEST_CASE("timeline: retreats repeated in every state are marked once; a change of obeyed scheduler is a switch") {
+TEST_CASE(
+    "timeline: retreats repeated in every state are marked once; a change of obeyed scheduler is a switch") {
   Timeline t;
   const json r = {{"time", 7.0}, {"node", "ws02"}, {"job", 4}, {"by", "scheduler"}};
   for (double time : {8.0, 9.0, 10.0}) {
@@ -83,7 +84,10 @@ TEST_CASE("timeline: ended jobs stay listed once each with their turnaround, the
   Timeline t(o);
   for (int id = 1; id <= 3; ++id) {
     json s = state(100.0 * id, {node("ws01", "available")});
-    s["finished"] = {{{"id", id}, {"name", "spin"}, {"arrival", 1.0}, {"end", 100.0 * id},
+    s["finished"] = {{{"id", id},
+                      {"name", "spin"},
+                      {"arrival", 1.0},
+                      {"end", 100.0 * id},
                       {"turnaround", 100.0 * id - 1}}};
     t.observe(s);
     t.observe(s);  // sent again: kept once
@@ -112,8 +116,9 @@ TEST_CASE("timeline: memory stays bounded by stretches per node and by age") {
 
 TEST_CASE("timeline: seeded from the evaluator's records, before what is observed") {
   const std::vector<EvalRecord> records = {
-      {"span", 50, R"({"node":"ws01","state":"available","available":true,"job":3,"start":40,"end":50,)"
-                   R"("retreat":"owner"})"},
+      {"span", 50,
+       R"({"node":"ws01","state":"available","available":true,"job":3,"start":40,"end":50,)"
+       R"("retreat":"owner"})"},
       {"decision", 50, R"({"scheduler":0,"node":"ws01","job":null})"},
       {"job", 60, R"({"id":3,"name":"spin","arrival":30,"end":60,"turnaround":30,"owner_retreats":1})"},
       {"switch", 61, R"({"from":0,"to":1,"from_strategy":"TSK","to_strategy":"SRT"})"},
