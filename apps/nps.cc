@@ -197,6 +197,7 @@ void add_run(CLI::App& nps) {
         o.on_states = [p = page.get()](double now, const std::vector<trellis::Value>& states) {
           p->publish(nps::live_state(now, states));
         };
+        o.on_records = [p = page.get()](std::span<const nps::EvalRecord> records) { p->seed(records); };
       }
       const int rc = nps::run_live(o, stop, std::cerr);  // guarded reports an InputError
       if (rc != 0) throw CLI::RuntimeError(rc);

@@ -61,6 +61,7 @@ class Shell {
     const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period));
     if (!wait_for_silence(stopped, period)) return 0;
     pool_.start(*client_);
+    if (o_.on_records) o_.on_records(pool_.records());
     std::ostringstream what;
     what << "serving " << o_.server << " with "
          << (o_.program_file ? *o_.program_file : "the standard program") << ", a tick every " << period

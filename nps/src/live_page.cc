@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -151,13 +152,36 @@ LivePage::LivePage(const std::string& address, const std::string& token) {
   const auto [host, port] = parse_http_address(address);
   const Module& m = module();
   char error[256] = "";
-  page_ = m.open(host.c_str(), port, live_page_html().c_str(), token.c_str(), kMaxStreams, &port_, error,
-                 sizeof error);
+  page_ = m.open(host.c_str(), port, live_page_html().c_str(), token.c_str(), kMaxStreams, &history_text,
+                 this, &port_, error, sizeof error);
   if (!page_) throw std::runtime_error("--http " + address + ": " + error);
 }
 
 LivePage::~LivePage() {
   if (page_) module().close(page_);
+}
+
+char* LivePage::history_text(void* page, double since, std::size_t* size) {
+  try {
+    auto* self = static_cast<LivePage*>(page);
+    std::string text;
+    {
+      std::lock_guard lock(self->history_mu_);
+      text = self->history_.history(since).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    char* out = static_cast<char*>(std::malloc(text.size() + 1));
+    if (!out) return nullptr;
+    std::memcpy(out, text.data(), text.size() + 1);
+    *size = text.size();
+    return out;
+  } catch (...) {
+    return nullptr;  // no exception crosses into the module
+  }
+}
+
+void LivePage::seed(std::span<const EvalRecord> records) {
+  std::lock_guard lock(history_mu_);
+  history_.seed(records);
 }
 
 void LivePage::publish(const nlohmann::json& state) {
@@ -171,6 +195,10 @@ void LivePage::publish(const nlohmann::json& state) {
     if (text == content_ && now - published_ < std::chrono::seconds(1)) return;
     content_ = std::move(text);
     published_ = now;
+    {
+      std::lock_guard history_lock(history_mu_);
+      history_.observe(state);
+    }
     const std::string full = state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     // Under the lock: two publishers' states reach the page in their order.
     module().set_state(page_, full.data(), full.size());

@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +40,8 @@ struct Page {
   std::mutex mu;
   std::condition_variable changed;
   std::string state = "{}";
+  piranha_nps_page_history history = nullptr;  // the program's history, with its context
+  void* history_context = nullptr;
   std::uint64_t version = 0;
   bool stopping = false;
   std::atomic<bool> ended{false};  // the serving thread's listen returned
@@ -170,6 +175,25 @@ void routes(Page& p, std::string html) {
     std::lock_guard lock(p.mu);
     res.set_content(p.state, "application/json");
   });
+  p.server.Get("/history", [&p](const httplib::Request& req, httplib::Response& res) {
+    // since= absent or not a number: everything the program keeps.
+    double since = -std::numeric_limits<double>::infinity();
+    if (req.has_param("since")) {
+      const std::string text = req.get_param_value("since");
+      char* end = nullptr;
+      const double t = std::strtod(text.c_str(), &end);
+      if (end != text.c_str() && *end == '\0' && std::isfinite(t)) since = t;
+    }
+    std::size_t size = 0;
+    char* json = p.history ? p.history(p.history_context, since, &size) : nullptr;
+    if (!json) {
+      res.status = 503;
+      res.set_content("the live page's history cannot be made now\n", "text/plain; charset=utf-8");
+      return;
+    }
+    std::unique_ptr<char, decltype(&std::free)> owned(json, &std::free);
+    res.set_content(std::string(json, size), "application/json");
+  });
   p.server.Get("/events", [&p](const httplib::Request&, httplib::Response& res) {
     // A stream holds a worker for as long as it is open: past the cap it is
     // refused at once, so open streams never leave the page and /api/state
@@ -209,8 +233,9 @@ void routes(Page& p, std::string html) {
   });
   p.server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404)
-      res.set_content("no such page: " + utf8(req.path) + " (the NPS serves /, /api/state and /events)\n",
-                      "text/plain; charset=utf-8");
+      res.set_content(
+          "no such page: " + utf8(req.path) + " (the NPS serves /, /api/state, /history and /events)\n",
+          "text/plain; charset=utf-8");
   });
 }
 
@@ -223,10 +248,13 @@ void set_error(char* error, std::size_t size, const std::string& message) {
 extern "C" {
 
 void* piranha_nps_page_open(const char* host, int port, const char* html, const char* token, int max_streams,
-                            int* bound, char* error, std::size_t error_size) {
+                            piranha_nps_page_history history, void* context, int* bound, char* error,
+                            std::size_t error_size) {
   try {
     auto p = std::make_unique<Page>();
     p->token = token ? token : "";
+    p->history = history;
+    p->history_context = context;
     p->max_streams = std::max(0, max_streams);
     const auto workers = static_cast<std::size_t>(p->max_streams + kOtherWorkers);
     p->server.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };

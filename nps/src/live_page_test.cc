@@ -130,6 +130,32 @@ TEST_CASE(
   CHECK(nlohmann::json::parse(again->body)["nodes"].empty());
 }
 
+TEST_CASE("live page: /history has the earlier runs' records and every state published since") {
+  LivePage page("127.0.0.1:0");
+  const std::vector<EvalRecord> records = {
+      {"span", 50,
+       R"({"node":"ws01","state":"unavailable","available":false,"job":null,"start":20,"end":50})"}};
+  page.seed(records);
+  page.publish(live_state(100, states()));
+  httplib::Client c("127.0.0.1", page.port());
+  auto all = c.Get("/history");
+  REQUIRE(all);
+  CHECK(all->status == 200);
+  const auto h = nlohmann::json::parse(all->body);
+  REQUIRE(h["nodes"]["ws01"].size() == 2);
+  CHECK(h["nodes"]["ws01"][0][2] == "unavailable");  // seeded
+  CHECK(h["nodes"]["ws01"][1][0] == 100.0);          // published
+  CHECK(h["nodes"]["ws02"][0][2] == "owner-blocked");
+  CHECK(h["marks"][0]["kind"] == "retreat");
+  auto recent = c.Get("/history?since=60");
+  REQUIRE(recent);
+  CHECK(nlohmann::json::parse(recent->body)["nodes"]["ws01"].size() == 1);
+  CHECK(nlohmann::json::parse(recent->body)["since"] == 60.0);
+  auto bad = c.Get("/history?since=soon");  // not a number: everything
+  REQUIRE(bad);
+  CHECK(nlohmann::json::parse(bad->body)["nodes"]["ws01"].size() == 2);
+}
+
 TEST_CASE(
     "live page: event streams past its cap are refused with a message, and every other request served") {
   LivePage page("127.0.0.1:0");
@@ -186,7 +212,8 @@ TEST_CASE("live page: a reply that quotes the request is valid UTF-8, whatever b
     RawHttp reply(page.port(), RawHttp::get(c.path));
     REQUIRE(reply.wait_closed(kAnswer));
     CHECK(reply.status() == 404);
-    CHECK(reply.body() == "no such page: " + c.quoted + " (the NPS serves /, /api/state and /events)\n");
+    CHECK(reply.body() ==
+          "no such page: " + c.quoted + " (the NPS serves /, /api/state, /history and /events)\n");
     CHECK_NOTHROW(nlohmann::json(reply.body()).dump());  // throws on bytes that are not UTF-8
   }
 }

@@ -25,6 +25,7 @@
 #include <functional>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct LiveOptions {
   // and the states of every node of the program run here (the live page's
   // feed); must not block for long.
   std::function<void(double now, const std::vector<trellis::Value>& states)> on_states;
+  // Called once, from the shell's thread, with the evaluator's records the
+  // pool keeps (Pool::records()) when it has read them at start, before the
+  // first on_states (the live page's history of earlier runs).
+  std::function<void(std::span<const EvalRecord> records)> on_records;
 };
 
 // Runs until stopped. Returns 0 after a clean stop, 1 when the server could

@@ -6,6 +6,10 @@
 //
 //   GET /            the page
 //   GET /api/state   the state as JSON (live_state's output)
+//   GET /history?since=T  the page's history from wall time T on (all
+//                    that is kept without since=): Timeline::history's
+//                    JSON (timeline.h), fed by every state published and
+//                    by seed()
 //   GET /events      server-sent events: one `data: STATE` per change, a
 //                    comment line every second to notice a gone client;
 //                    503 with a message when LivePage::kMaxStreams are
@@ -27,9 +31,12 @@
 #include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "piranha/nps/pool.h"
+#include "piranha/nps/timeline.h"
 #include "piranha/trellis/value.h"
 
 namespace piranha::nps {
@@ -81,15 +88,23 @@ class LivePage {
   int port() const { return port_; }
   // A new state for /api/state and every event stream: sent at once when
   // it differs from the last one in more than its "time", else at most once
-  // a second. Thread-safe.
+  // a second; the history observes each state sent. Thread-safe.
   void publish(const nlohmann::json& state);
+  // The evaluator's records (Pool::records(), oldest first) for the
+  // history: what earlier NPS runs saw. Before the first publish().
+  // Thread-safe.
+  void seed(std::span<const EvalRecord> records);
 
  private:
+  static char* history_text(void* page, double since, std::size_t* size);
+
   void* page_ = nullptr;  // the module's page (live_page_server.cc)
   int port_ = 0;
   std::mutex mu_;
   std::string content_;  // the last state sent, without its time
   std::chrono::steady_clock::time_point published_;
+  std::mutex history_mu_;  // apart from mu_: /history is answered while states are published
+  Timeline history_;
 };
 
 }  // namespace piranha::nps
