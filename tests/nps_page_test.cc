@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "harness.h"
 #include "piranha/nps/live_page.h"
@@ -136,9 +137,19 @@ class Browser {
   std::string buffer_, session_;
 };
 
+// Whether a `chromium` is on the PATH (scripts/setup.sh installs Debian's
+// as an optional test dependency).
+bool have_chromium() {
+  return std::system("command -v chromium >/dev/null 2>&1") == 0;
+}
+
 }  // namespace
 
 TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does, without reloading") {
+  if (!have_chromium()) {
+    MESSAGE("skipped: no chromium on the PATH (scripts/setup.sh installs it; apt-get install chromium)");
+    return;
+  }
   ServerProcess server;
   Scratch s;
   // ws01 is available for its first 12 trace steps (12 s at the agents'
@@ -166,6 +177,11 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
   const std::string err = nps.err();
   const auto at = err.find("http://127.0.0.1:");
   const std::string url = err.substr(at, err.find('/', at + 7) + 1 - at);
+  // A short job that ends before the page is opened: it is listed with its
+  // turnaround all the same.
+  Process short_job({"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), bin("piranha"), "submit",
+                     bin("spin"), "--tasks", "20", "--task-ms", "10"});
+  CHECK(short_job.wait() == 0);
   Process job({"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), bin("piranha"), "submit", bin("spin"),
                "--tasks", "2000", "--task-ms", "20"});
 
@@ -175,16 +191,48 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
   b.open(url + "?token=" + token);
   CHECK(wait_until([&] { return b.evaluate("location.href") == url; }, 10s));
   auto state = [&] { return b.evaluate("document.getElementById('node-ws01')?.dataset.state || ''"); };
+  auto count = [&](const std::string& selector) {
+    return b.evaluate("document.querySelectorAll('" + selector + "').length").get<int>();
+  };
   INFO(nps.err());
   REQUIRE(wait_until([&] { return state() == "available"; }, 10s));
+  // The timeline: a row per node, stretches drawn in them.
+  REQUIRE(wait_until([&] { return count("#timeline g.row") == 2; }, 10s));
+  CHECK(count("#timeline g.row[data-node=ws01] rect.span") >= 1);
+  const int first_load = count("#timeline g.row[data-node=ws01] rect.span");
   b.evaluate("window.samePage = 42");
   // The trace turns ws01 unavailable; the page must show it by itself.
   CHECK(wait_until([&] { return state() == "unavailable"; }, 20s));
   CHECK(b.evaluate("window.samePage") == 42);
+  CHECK(wait_until(
+      [&] { return count("#timeline g.row[data-node=ws01] rect.span[data-state=unavailable]") >= 1; }, 10s));
   CHECK(b.evaluate("document.getElementById('changes').textContent")
             .get<std::string>()
             .find("ws01: available") != std::string::npos);
-  CHECK(b.evaluate("document.getElementById('conn').textContent") == "live");
+  // The short job, ended before the page opened, is listed with its turnaround.
+  CHECK(wait_until([&] { return count("#finished tr[id^=ended-]") >= 1; }, 10s));
+  CHECK(b.evaluate("document.querySelector('#finished tr[id^=ended-]').textContent")
+            .get<std::string>()
+            .find(" s") != std::string::npos);
+  // Loaded again, the page has the history from /history: more than at the
+  // first load, the stretch since included.
+  b.evaluate("location.reload()");
+  CHECK(wait_until(
+      [&] {
+        return b.evaluate("window.samePage === undefined") == true &&
+               count("#timeline g.row[data-node=ws01] rect.span") > first_load &&
+               count("#timeline g.row[data-node=ws01] rect.span[data-state=unavailable]") >= 1 &&
+               count("#finished tr[id^=ended-]") >= 1;
+      },
+      10s));
+  // Its latest changes come from the history too, not only from what it saw.
+  CHECK(b.evaluate("document.getElementById('changes').textContent")
+            .get<std::string>()
+            .find("ws01: available") != std::string::npos);
+  CHECK(b.evaluate("document.getElementById('node-ws02').textContent")
+            .get<std::string>()
+            .find("available to Piranha") != std::string::npos);
+  CHECK(wait_until([&] { return b.evaluate("document.getElementById('conn').textContent") == "live"; }, 10s));
   CHECK(b.evaluate("document.getElementById('obeyed').textContent") == "0 (TSK)");
   CHECK(b.evaluate("document.querySelectorAll('#nodes tr').length") == 2);
   if (const char* file = std::getenv("PIRANHA_SCREENSHOT")) {
@@ -195,10 +243,21 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
   // page is refused a stream, says so and shows the state by polling.
   const int port = std::stoi(url.substr(url.rfind(':') + 1));
   std::vector<std::unique_ptr<piranha::testing::RawHttp>> taken;
+  // The stream of the page before its reload is given back when the server
+  // notices it gone (within a second or two): a refused stream is asked again.
+  auto take_stream = [&] {
+    const auto give_up = Clock::now() + 20s;
+    for (;;) {
+      auto stream = std::make_unique<piranha::testing::RawHttp>(
+          port, piranha::testing::RawHttp::get("/events", "Authorization: Bearer " + token + "\r\n"));
+      if (stream->wait_for("data: {", 10s) || Clock::now() > give_up) return stream;
+      std::this_thread::sleep_for(50ms);  // refused: ask again shortly
+    }
+  };
   for (int i = 1; i < piranha::nps::LivePage::kMaxStreams; ++i) {
-    taken.push_back(std::make_unique<piranha::testing::RawHttp>(
-        port, piranha::testing::RawHttp::get("/events", "Authorization: Bearer " + token + "\r\n")));
-    REQUIRE(taken.back()->wait_for("data: {", 10s));
+    CAPTURE(i);
+    taken.push_back(take_stream());
+    REQUIRE(taken.back()->text().find("data: {") != std::string::npos);
   }
   b.open(url);  // with the cookie
   CHECK(wait_until(

@@ -74,7 +74,7 @@ std::string node_next(const std::string& state, const json& job, const json& ass
     if (ap > 0)
       return "expected to stay available for about " + duration_words(ap) +
              " (predicted availability period)";
-    return std::string("available ") + pct + " of its recent history: may be taken back at any time";
+    return std::string("no availability period predicted (available ") + pct + " of its recent history)";
   }
   if (fraction <= 0) return "unavailable in all its recent history: not expected back soon";
   return std::string("available ") + pct + " of its recent history" +
