@@ -19,7 +19,7 @@ packages=(
   python3           # scripts/perf-summary.py (docs/performance.md's opening figures)
   iproute2
   libcpp-httplib-dev
-  chromium
+  chromium          # optional: tests/nps_page_test.cc drives the live page in it, and skips without it
   dpkg-dev file   # CPack's DEB generator: dpkg-shlibdeps, file
 )
 

@@ -35,7 +35,7 @@ th{position:sticky;top:0;background:#fff}
 </div>
 <div class="scroll" id="timeline-box"><svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="1000" height="40"></svg></div>
 <p class="small muted">A row per node, time flowing to the right (the right edge is now). Filled with the job's colour while the node
-runs a job and is available; grey while its owner uses it, red while its owner has blocked it, dark while its agent is silent.
+runs a job and is available; grey while its owner uses it, hatched red while its owner has blocked it, dark while its agent is silent.
 ▼ a retreat (black: the owner came back; orange: the scheduler gave the node to another job); a dashed line a switch of the obeyed scheduler.</p>
 <h2>Nodes</h2>
 <div class="scroll"><table><thead><tr><th>node</th><th>state</th><th>running</th><th>why</th><th>next</th><th>complaints</th></tr></thead>
@@ -58,7 +58,9 @@ const KEEP = 6 * 3600, ROWS_KEPT = 2000;
 // The page's model of the pool's history: /history on load, then every state the event stream brings.
 const model = { rows: {}, open: {}, marks: [], markKeys: new Set(), finished: new Map(), obeyed: null, now: 0, last: null };
 const palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#7F3C8D", "#11A579", "#3969AC"];
-const stateFill = { "unavailable": "#bdbdbd", "owner-blocked": "#e57368", "down": "#555", "unknown": "#fff3c4" };
+// Owner-blocked stretches are hatched, so that no job's colour is taken for them.
+const stateFill = { "unavailable": "#bdbdbd", "owner-blocked": "url(#blocked-hatch)", "down": "#555", "unknown": "#fff3c4" };
+const hatchCss = "repeating-linear-gradient(45deg,#d14b3c 0 3px,#f8d0cb 3px 6px)";
 function jobColour(j) { return palette[Math.abs(j) % palette.length]; }
 function fill(state, job) { return state === "available" ? (job === null ? "#d7f0d4" : jobColour(job)) : (stateFill[state] || "#fff3c4"); }
 function text(v) { return v === null || v === undefined ? "–" : String(v); }
@@ -134,6 +136,8 @@ function drawNow() {
   const x = (t) => left + Math.max(0, Math.min(1, (t - from) / span)) * plot;
   svg.setAttribute("width", width); svg.setAttribute("height", top + rowH * names.length + 6);
   svg.replaceChildren();
+  const hatch = el("pattern", { id: "blocked-hatch", patternUnits: "userSpaceOnUse", width: 6, height: 6, patternTransform: "rotate(45)" }, el("defs", {}, svg));
+  el("rect", { width: 6, height: 6, fill: "#f8d0cb" }, hatch); el("rect", { width: 3, height: 6, fill: "#d14b3c" }, hatch);
   for (let i = 0; i <= 6; ++i) {
     const t = from + span * i / 6, xi = x(t);
     el("line", { x1: xi, x2: xi, y1: top - 4, y2: top + rowH * names.length, class: "axis" }, svg);
@@ -171,7 +175,7 @@ function drawNow() {
 }
 function legend() {
   const l = document.getElementById("legend");
-  for (const [name, c] of [["available, idle", "#d7f0d4"], ["running a job (its colour)", palette[0]], ["owner using it", stateFill.unavailable], ["owner-blocked", stateFill["owner-blocked"]], ["down", stateFill.down]]) {
+  for (const [name, c] of [["available, idle", "#d7f0d4"], ["running a job (its colour)", palette[0]], ["owner using it", stateFill.unavailable], ["owner-blocked", hatchCss], ["down", stateFill.down]]) {
     const sp = document.createElement("span"); sp.className = "swatch"; sp.style.background = c; l.appendChild(sp);
     l.appendChild(document.createTextNode(name + "  "));
   }
