@@ -2,8 +2,10 @@
 // replaying traces, `piranha nps run --http`), headless Chromium driven
 // over its DevTools pipe (--remote-debugging-pipe: JSON messages ending in
 // NUL on fds 3 and 4, no WebSocket needed), and a node whose trace turns it
-// unavailable while the page is open. With PIRANHA_SCREENSHOT=FILE the test
-// also saves a PNG of the page (docs/nps-live.png was made so).
+// unavailable while the page is open: the nodes' table and the timeline
+// follow it without a reload, and a reload has more of the timeline (from
+// /history) and the ended job. Skipped, with a message, without chromium.
+// With PIRANHA_SCREENSHOT=FILE the test also saves a PNG of the page.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
