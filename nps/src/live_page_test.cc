@@ -230,7 +230,7 @@ TEST_CASE(
        {std::string(), std::string("Authorization: Bearer s3cret-token-012345678X\r\n"),
         std::string("Authorization: Bearer \r\n"), "Cookie: piranha_nps_1=" + token + "\r\n",
         "Cookie: " + cookie + "=" + token + "x\r\n"}) {
-    for (const char* path : {"/", "/api/state", "/events", "/nowhere", "/?token=s3cret"}) {
+    for (const char* path : {"/", "/api/state", "/history", "/events", "/nowhere", "/?token=s3cret"}) {
       CAPTURE(extra);
       CAPTURE(path);
       RawHttp refused(page.port(), RawHttp::get(path, extra));
@@ -257,6 +257,9 @@ TEST_CASE(
     RawHttp api(page.port(), RawHttp::get("/api/state", extra));
     REQUIRE(api.wait_closed(kAnswer));
     CHECK(nlohmann::json::parse(api.body())["nodes"][0]["name"] == "ws01");
+    RawHttp history(page.port(), RawHttp::get("/history?since=0", extra));
+    REQUIRE(history.wait_closed(kAnswer));
+    CHECK(nlohmann::json::parse(history.body())["nodes"].contains("ws01"));
     RawHttp stream(page.port(), RawHttp::get("/events", extra));
     CHECK(stream.wait_for("data: {", kAnswer));
   }
