@@ -54,7 +54,8 @@ runs a job and is available; grey while its owner uses it, hatched red while its
 <script>
 "use strict";
 const SVG = "http://www.w3.org/2000/svg";
-const KEEP = 6 * 3600, ROWS_KEPT = 2000;
+// The same bounds as the NPS's history (timeline.h): a page left open for days stays small.
+const KEEP = 6 * 3600, ROWS_KEPT = 1024, MARKS_KEPT = 1000, FINISHED_KEPT = 200;
 // The page's model of the pool's history: /history on load, then every state the event stream brings.
 const model = { rows: {}, open: {}, marks: [], markKeys: new Set(), finished: new Map(), obeyed: null, now: 0, last: null };
 const palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#7F3C8D", "#11A579", "#3969AC"];
@@ -75,8 +76,15 @@ function addMark(m) {
   const key = JSON.stringify(m);
   if (model.markKeys.has(key)) return;
   model.markKeys.add(key); model.marks.push(m);
+  model.marks.sort((a, b) => a.time - b.time);
+  while (model.marks.length > MARKS_KEPT || (model.marks.length && model.marks[0].time < model.now - KEEP))
+    model.markKeys.delete(JSON.stringify(model.marks.shift()));
 }
-function addFinished(f) { if (f.id !== null && !model.finished.has(f.id)) model.finished.set(f.id, f); }
+function addFinished(f) {
+  if (f.id === null || model.finished.has(f.id)) return;
+  model.finished.set(f.id, f);
+  if (model.finished.size > FINISHED_KEPT) model.finished.delete(model.finished.keys().next().value);
+}
 // A change of a node's state or job, for "Latest changes".
 function change(t, name, from, to) {
   const li = document.createElement("li"); li.className = "change";

@@ -50,7 +50,8 @@ std::string node_why(const std::string& state, const json& job, const OwnerView&
     return "its owner blocked it (piranha owner block) for another " + duration_words(owner.until - now);
   if (state == "unavailable") return "its owner is using it (its agent reports it unavailable)";
   if (state == "down") return "its agent has not been heard from lately";
-  return "not reported yet";
+  if (state == "unknown") return "not reported yet";
+  return "its agent reports it " + state;
 }
 
 // What the node is expected to do next: the obeyed scheduler's decision
