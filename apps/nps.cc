@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -15,6 +14,7 @@
 
 #include "commands.h"
 #include "piranha/base/input_error.h"
+#include "piranha/base/percentile.h"
 #include "piranha/nps/live.h"
 #include "piranha/nps/live_page.h"
 #include "piranha/nps/node_types.h"
@@ -325,13 +325,10 @@ class TickTimes {
   static double mean(const std::vector<double>& v) {
     return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   }
-  // Nearest rank.
   static double p99(std::vector<double> v) {
     if (v.empty()) return 0;
-    const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
-    const auto it = v.begin() + static_cast<std::ptrdiff_t>(std::clamp<std::size_t>(rank, 1, v.size()) - 1);
-    std::nth_element(v.begin(), it, v.end());
-    return *it;
+    std::sort(v.begin(), v.end());
+    return percentile(v, 0.99);
   }
 
   mutable std::mutex mu_;

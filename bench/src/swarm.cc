@@ -38,6 +38,7 @@
 #include <zmq.hpp>
 
 #include "piranha/agent/availability_source.h"
+#include "piranha/base/percentile.h"
 #include "piranha/runtime/sysspace.h"
 #include "piranha/scheduler/avail_trace.h"
 #include "piranha/tuplespace/server.h"
@@ -180,11 +181,9 @@ class Driver {
   std::thread thread_;
 };
 
-// Nearest-rank percentile of sorted `v`.
+// percentile() of sorted `v`, 0 when there is none yet (the status file is written from the start).
 double rank(const std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
+  return v.empty() ? 0 : percentile(v, q);
 }
 
 // Watches the swarm and the system space; writes the status file.

@@ -1,9 +1,10 @@
 #include "piranha/nps/tick_timer.h"
 
 #include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 #include <numeric>
+
+#include "piranha/base/percentile.h"
 
 namespace piranha::nps {
 
@@ -31,13 +32,8 @@ TickSummary TickTimer::summary() const {
   if (ms_.empty()) return s;
   std::vector<double> v = ms_;
   std::sort(v.begin(), v.end());
-  // Nearest rank: the smallest value with at least q of them at or below.
-  auto rank = [&](double q) {
-    const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-    return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
-  };
-  s.p50_ms = rank(0.50);
-  s.p99_ms = rank(0.99);
+  s.p50_ms = percentile(v, 0.50);
+  s.p99_ms = percentile(v, 0.99);
   s.max_ms = v.back();
   s.mean_ms = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   return s;
