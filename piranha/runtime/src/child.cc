@@ -1,6 +1,7 @@
 #include "piranha/runtime/child.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -100,6 +101,8 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
     bool replaced = false;
     for (const auto& [k, v] : o.env)
       if (kv.compare(0, k.size() + 1, k + "=") == 0) replaced = true;
+    for (const auto& k : o.unset_env)
+      if (kv.compare(0, k.size() + 1, k + "=") == 0) replaced = true;
     if (!replaced) env_strings.push_back(std::move(kv));
   }
   for (const auto& [k, v] : o.env) env_strings.push_back(k + "=" + v);
@@ -121,6 +124,9 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
 
+  std::vector<rlimit> limits;
+  for (const auto& [resource, value] : o.limits) limits.push_back(rlimit{value, value});
+
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
@@ -135,6 +141,19 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
+    auto fail = [&] {
+      int err = errno;
+      (void)!write(report[1], &err, sizeof err);
+      _exit(127);
+    };
+    for (std::size_t i = 0; i < limits.size(); ++i)
+      if (setrlimit(o.limits[i].first, &limits[i]) != 0) fail();
+    // Groups first, then the group, then the user: each needs the
+    // privilege the next one gives up.
+    if (o.identity && (setgroups(0, nullptr) != 0 || setgid(o.identity->gid) != 0 ||
+                       setuid(o.identity->uid) != 0 || getuid() != o.identity->uid))
+      fail();
+    // After the identity change, which clears the parent-death signal.
     if (o.die_with_parent) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);  // the parent died before the line above
@@ -146,15 +165,9 @@ ChildProcess::ChildProcess(const SpawnOptions& o) : group_(o.own_process_group) 
       dup2(out_fd, 2);
     }
     if (o.stderr_fd >= 0) dup2(o.stderr_fd, 2);
-    if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
-      int err = errno;
-      (void)!write(report[1], &err, sizeof err);
-      _exit(127);
-    }
+    if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) fail();
     execve(argv[0], argv.data(), envp.data());
-    int err = errno;
-    (void)!write(report[1], &err, sizeof err);
-    _exit(127);
+    fail();
   }
   pid_ = pid;
   // Both sides set the group, so a signal sent right after this returns

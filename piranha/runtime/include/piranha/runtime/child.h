@@ -16,6 +16,8 @@ struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is the program: a path, or a name looked up in PATH
   // Added to (or replacing in) this process's environment.
   std::vector<std::pair<std::string, std::string>> env;
+  // Left out of the environment the child inherits (before `env` is added).
+  std::vector<std::string> unset_env;
   std::string cwd;                 // empty: this process's
   bool own_process_group = false;  // the child leads a new process group
   bool lowest_priority = false;    // nice 19 and SCHED_IDLE, as piranhas run
@@ -28,6 +30,19 @@ struct SpawnOptions {
   // When >= 0, the child's stderr goes to this descriptor instead (after
   // output_file took stdout). The caller keeps and closes it.
   int stderr_fd = -1;
+  // The identity the child runs under: it drops every supplementary group,
+  // then takes `gid` and `uid`, before it changes to `cwd` and execs, and a
+  // failure of any of these is the start's error. Needs root (CAP_SETUID
+  // and CAP_SETGID). nullopt: this process's identity and groups.
+  struct Identity {
+    uid_t uid = 0;
+    gid_t gid = 0;
+  };
+  std::optional<Identity> identity;
+  // Resource limits set in the child before exec (setrlimit, soft and hard
+  // alike, so the program cannot raise them): {RLIMIT_..., value}. A
+  // failure is the start's error.
+  std::vector<std::pair<int, unsigned long long>> limits;
 };
 
 // How a child ended: exit code, or the signal that killed it.
