@@ -28,7 +28,7 @@ std::atomic<bool> g_stop{false};
 struct AgentArgs {
   std::string config;
   bool key_given = false, server_key_given = false;  // --key, --server-key (already in the environment)
-  std::string node, server, policy, trace, trace_node, events, piranha_output, priority;
+  std::string node, server, policy, trace, trace_node, events, piranha_output, priority, piranha_user;
   double time_scale = 0;
   int cores = 0;
   bool quiet = false;
@@ -51,6 +51,10 @@ AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
   s.max_failures = c.max_failures;
   s.job_retention_seconds = c.retention.jobs_seconds;
   s.ap_retention_seconds = c.retention.ap_seconds;
+  s.launch = c.launch;
+  // With keys of its own the agent talks to a server with --auth, where
+  // each job's piranhas need a key of their own.
+  s.job_keys = ts::curve_keys_from_environment().has_value();
   s.events_file = a.events;
   s.piranha_output = a.piranha_output;
   s.quiet = a.quiet;
@@ -77,6 +81,7 @@ int run_agent(const AgentArgs& a) {
     // Keys from the environment are read now too, not first by the uplink's thread.
     ts::curve_keys_from_environment();
     if (a.cores > 0) config.cores = a.cores;
+    if (!a.piranha_user.empty()) config.launch.user = a.piranha_user;
     if (!a.policy.empty()) {
       auto p = native_policy_from(a.policy);
       if (!p) throw InputError("--policy", "unknown policy \"" + a.policy + "\" (expected FAIR or FCFS)");
@@ -142,6 +147,9 @@ void add_agent(CLI::App& app) {
                   "idle (nice 19 under SCHED_IDLE: every other thread first; the default) or normal "
                   "(for a node with no owner to protect); overrides the YAML")
       ->check(CLI::IsMember({"idle", "normal"}, CLI::ignore_case));
+  cmd->add_option("--piranha-user", a->piranha_user,
+                  "run piranhas as this user, without the agent's groups (the agent must run as root; "
+                  "overrides the YAML's piranha_user; docs/security.md)");
   cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
   add_key_options(*cmd);
   cmd->callback([a, cmd] {

@@ -258,8 +258,10 @@ struct Server::Impl {
     std::string user, status = "400", text = "refused";
     if (mechanism == "CURVE" && req.size() >= 7 && req[6].size() == 32) {
       auto it = admitted.find(req[6].to_string());
-      if (it != admitted.end()) {
-        user = it->second;
+      std::optional<std::string> other;
+      if (it == admitted.end() && opt.access) other = opt.access->admit(z85_of(req[6].data()), store);
+      if (it != admitted.end() || other) {
+        user = other ? *other : it->second;
         status = "200";
         text = "OK";
       } else {

@@ -40,8 +40,18 @@ class StoreFacts : public PoolFacts {
   std::unordered_map<std::int64_t, std::string>& owners_;
 };
 
+// The piranha principal whose name is `identity` ("NODE/job.ID", piranha_of).
+std::optional<Principal> piranha_named(std::string_view identity) {
+  auto slash = identity.rfind('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto job = job_of_space(identity.substr(slash + 1));
+  if (!job) return std::nullopt;
+  return piranha_of(*job, std::string(identity.substr(0, slash)));
+}
+
 // The request as the rules see it: decoded where the rules look.
-Action action_of(const ts::AccessQuery& q, bool admin) {
+Action action_of(const ts::AccessQuery& q, Role role) {
+  const bool admin = role == Role::Admin;
   const ts::Request& r = q.request;
   Action a;
   a.op = r.op;
@@ -52,6 +62,11 @@ Action action_of(const ts::AccessQuery& q, bool admin) {
     case ts::Op::In:
     case ts::Op::InMany:
       if (system && !admin) a.tmpl = ts::decode_template(r.tmpl.bytes);
+      break;
+    case ts::Op::Rd:
+    case ts::Op::RdMany:
+    case ts::Op::Watch:  // a piranha's reads of the system space are decided on their templates
+      if (system && role == Role::Piranha) a.tmpl = ts::decode_template(r.tmpl.bytes);
       break;
     case ts::Op::Out:
     case ts::Op::OutMany:
@@ -77,15 +92,28 @@ class PoolAccess : public ts::AccessPolicy {
     for (auto& p : principals) by_name_.emplace(p.name, std::move(p));
   }
 
+  std::optional<std::string> admit(std::string_view public_key, const ts::Store& store) override {
+    for (const auto& bytes :
+         store.rd_many(sys::kSpace, ts::image_of(sys::jobkey_template(std::string(public_key))), 1))
+      if (auto k = sys::JobKey::from_tuple(ts::decode_tuple(bytes))) {
+        std::string name = piranha_of(k->id, k->node).name;
+        if (by_name_.count(name)) return std::nullopt;  // an auth file entry's name: never shadowed
+        return name;
+      }
+    return std::nullopt;
+  }
+
   ts::AccessVerdict decide(const ts::AccessQuery& q, const ts::Store& store) override {
+    // Every identity is an auth file entry's name or one admit() gave.
+    std::optional<Principal> piranha;
     auto it = by_name_.find(std::string(q.identity));
-    if (it == by_name_.end())
+    if (it == by_name_.end() && !(piranha = piranha_named(q.identity)))
       return ts::AccessVerdict::refuse("\"" + std::string(q.identity) + "\" is in no auth file entry");
-    const Principal& who = it->second;
+    const Principal& who = piranha ? *piranha : it->second;
     Decision d;
     try {
       StoreFacts facts(store, owners_);
-      d = rights::decide(who, action_of(q, who.role == Role::Admin), facts);
+      d = rights::decide(who, action_of(q, who.role), facts);
     } catch (const std::exception& e) {
       // The server decoded and checked the request already; this is a bug.
       return ts::AccessVerdict::refuse(std::string("the request could not be judged: ") + e.what());

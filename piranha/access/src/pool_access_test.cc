@@ -115,3 +115,35 @@ TEST_CASE("every fuzz corpus request is judged for every role without throwing")
   }
   CHECK(judged > 100);
 }
+
+TEST_CASE("the pool's policy admits a key its agent announced, as that job's piranha on that node only") {
+  ts::Store store;
+  seed(store);
+  const std::string key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+  std::vector<Principal> people = principals();
+  auto policy = make_pool_access(people);
+  CHECK_FALSE(policy->admit(key, store));  // not announced
+  store.out(kSystemSpace, ts::image_of(sys::JobKey{3, "ws01", key}.to_tuple()), 0);
+  auto identity = policy->admit(key, store);
+  REQUIRE(identity);
+  CHECK(*identity == "ws01/job.3");
+  CHECK_FALSE(policy->admit("ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ", store));
+
+  ts::Request mine = request(ts::Op::Rd, "job.3");
+  CHECK(policy->decide(ts::AccessQuery{*identity, mine, {}}, store).allowed);
+  ts::Request theirs = request(ts::Op::Rd, "job.4");
+  CHECK(policy->decide(ts::AccessQuery{*identity, theirs, {}}, store).reason ==
+        "piranha ws01/job.3 may not read job.4: a piranha of job 3 uses job.3 only");
+  // Its reads of the system space are judged on their templates.
+  ts::Request nodes = request(ts::Op::RdMany, kSystemSpace);
+  nodes.tmpl = ts::image_of(sys::node_template());
+  nodes.max = 10;
+  CHECK_FALSE(policy->decide(ts::AccessQuery{*identity, nodes, {}}, store).allowed);
+  ts::Request record = request(ts::Op::Rd, kSystemSpace);
+  record.tmpl = ts::image_of(sys::job_template(3));
+  CHECK(policy->decide(ts::AccessQuery{*identity, record, {}}, store).allowed);
+
+  // A name an auth file entry has is never given to a piranha.
+  people.push_back({"ws01/job.3", Role::Admin, "", {}});
+  CHECK_FALSE(make_pool_access(people)->admit(key, store));
+}

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "piranha/tuplespace/curve.h"
+
 namespace piranha::rights {
 namespace {
 
@@ -86,7 +88,14 @@ SpaceAccess access_to(const Principal& who, std::string_view space, const PoolFa
     return {Reach::Everything, {}};
   if (space == kSystem) return {Reach::SystemRules, {}};
   if (auto id = job_of_space(space)) {
-    if (who.role == Role::Agent) return {Reach::AllButRemove, {}};  // its piranhas'
+    if (who.role == Role::Piranha)
+      return *id == who.job
+                 ? SpaceAccess{Reach::AllButRemove, {}}
+                 : SpaceAccess{Reach::Nothing, "a piranha of job " + std::to_string(who.job) + " uses job." +
+                                                   std::to_string(who.job) + " only"};
+    // Its piranhas have credentials of their own (("jobkey", ...)).
+    if (who.role == Role::Agent)
+      return {Reach::Nothing, "an agent uses no job's space (its piranhas have keys of their own)"};
     if (who.role != Role::Job)
       return {Reach::Nothing, "a " + std::string(name(who.role)) + " uses no job's space"};
     if (owns(who, *id, facts)) return {Reach::Everything, {}};
@@ -96,6 +105,11 @@ SpaceAccess access_to(const Principal& who, std::string_view space, const PoolFa
 }
 
 // ---- The system space: writes.
+
+bool ended_job(std::int64_t id, const PoolFacts& facts) {
+  auto states = facts.job_states(id);
+  return !states.empty() && std::all_of(states.begin(), states.end(), sys::is_finished);
+}
 
 Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts& facts) {
   // The message is made only for a refusal: most writes are allowed.
@@ -121,13 +135,24 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
       if (*tag == "joblost")
         return is(str_at(t, 2), who.node) ? allow()
                                           : no("an agent records lost feeders in its own name only");
-      if (*tag == "jobtime" && int_at(t, 1)) return allow();  // its piranhas record when a job starts
+      if (*tag == "jobtime" && int_at(t, 1)) return allow();  // a lost feeder's job's end
+      if (*tag == "jobkey") {
+        auto id = int_at(t, 1);
+        if (!id || !is(str_at(t, 2), who.node) || !str_at(t, 3) || !ts::is_z85_key(*str_at(t, 3)))
+          return no("an agent announces keys for its own node's piranhas only, (\"jobkey\", id, \"" +
+                    who.node + "\", key)");
+        if (ended_job(*id, facts)) return no("job " + std::to_string(*id) + " has ended");
+        return allow();
+      }
       if (*tag == "job")
         return no(
             "an agent writes a job's record only back, held, failed or unchanged, as it ends its lease on "
             "it");
-      return no(mine + ", holds, lost feeders and job times");
+      return no(mine + ", holds, lost feeders, job times and its piranhas' keys");
     }
+    case Role::Piranha:
+      if (*tag == "jobtime" && int_at(t, 1) == who.job) return allow();  // its job's start
+      return no("a piranha writes only job " + std::to_string(who.job) + "'s jobtime record");
     case Role::Owner:
       if (*tag == "owner" || *tag == "complaint")
         return is(str_at(t, 1), who.node)
@@ -155,11 +180,6 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
 
 // ---- The system space: takes.
 
-bool ended_job(std::int64_t id, const PoolFacts& facts) {
-  auto states = facts.job_states(id);
-  return !states.empty() && std::all_of(states.begin(), states.end(), sys::is_finished);
-}
-
 Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lease, const PoolFacts& facts) {
   auto no = [&](const std::string& why) {
     return refuse(who, "take " + shown(ts::to_string(t)) + " from " + kSystem, why);
@@ -180,7 +200,12 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
         return is(actual_str(t, 1), "agent") && is(actual_str(t, 2), who.node) ? allow() : no(mine);
       auto id = actual_int(t, 1);
       if (*tag == "jobheld" && id && is(actual_str(t, 2), who.node)) return allow();  // its own holds
-      if (*tag == "jobtime" && id) return allow();           // its piranhas' start times
+      if (*tag == "jobtime" && id) return allow();  // a lost feeder's job's end
+      if (*tag == "jobkey") {
+        if (is(actual_str(t, 2), who.node)) return allow();  // its own piranhas' keys
+        if (id && lease == 0 && ended_job(*id, facts)) return allow();
+        return no("an agent takes only node " + who.node + "'s piranhas' keys, and those of ended jobs");
+      }
       if (*tag == "job" && id && lease > 0) return allow();  // a hold: written back when the lease ends
       if ((is_job_record(*tag) || *tag == "jobowner") && id && lease == 0) {
         if (ended_job(*id, facts)) return allow();  // retention: the records of an ended job
@@ -188,6 +213,9 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
       }
       return no(mine + ", and the records of ended jobs (by job id)");
     }
+    case Role::Piranha:
+      if (*tag == "jobtime" && actual_int(t, 1) == who.job) return allow();
+      return no("a piranha takes only job " + std::to_string(who.job) + "'s jobtime record");
     case Role::Owner:
       if (*tag == "owner" && is(actual_str(t, 1), who.node)) return allow();
       return no("an owner takes only node " + who.node + "'s blocks");
@@ -206,9 +234,20 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
 
 // ---- Requests.
 
+// A piranha reads its own job's records in the system space, and no more:
+// the template names the tag and the job id.
+Decision read_system_as_piranha(const Principal& who, const Action& a) {
+  if (!a.tmpl) return refuse(who, "read " + kSystem, "a piranha reads only its own job's records");
+  const std::string* tag = actual_str(*a.tmpl, 0);
+  if (tag && (is_job_record(*tag) || *tag == "jobowner") && actual_int(*a.tmpl, 1) == who.job) return allow();
+  return refuse(who, "read " + shown(ts::to_string(*a.tmpl)) + " from " + kSystem,
+                "a piranha reads only job " + std::to_string(who.job) + "'s records");
+}
+
 Decision read(const Principal& who, const Action& a, const PoolFacts& facts) {
   SpaceAccess s = access_to(who, a.space, facts);
   if (s.reach == Reach::Nothing) return refuse(who, "read " + a.space, s.why);
+  if (s.reach == Reach::SystemRules && who.role == Role::Piranha) return read_system_as_piranha(who, a);
   return allow();
 }
 
@@ -239,6 +278,8 @@ Decision remove(const Principal& who, const Action& a, const PoolFacts& facts) {
   if (s.reach == Reach::Everything) return allow();
   // An agent that recorded a job's feeder lost ends its piranhas' waits.
   if (auto id = job_of_space(a.space); id && who.role == Role::Agent && ended_job(*id, facts)) return allow();
+  if (job_of_space(a.space) && who.role == Role::Agent)
+    return refuse(who, "remove " + a.space, "an agent removes a job's space only once the job has ended");
   return refuse(who, "remove " + a.space,
                 s.reach == Reach::Nothing       ? s.why
                 : s.reach == Reach::SystemRules ? "only an admin removes the system space"
@@ -307,6 +348,7 @@ std::string_view name(Role r) {
     case Role::Agent: return "agent";
     case Role::Job: return "job";
     case Role::Owner: return "owner";
+    case Role::Piranha: return "piranha";
   }
   return "?";
 }
@@ -315,6 +357,10 @@ std::optional<Role> role_from(std::string_view text) {
   for (Role r : {Role::Admin, Role::Scheduler, Role::Agent, Role::Job, Role::Owner})
     if (name(r) == text) return r;
   return std::nullopt;
+}
+
+Principal piranha_of(std::int64_t job, const std::string& node) {
+  return Principal{node + "/job." + std::to_string(job), Role::Piranha, node, {}, job};
 }
 
 std::optional<std::int64_t> job_of_space(std::string_view space) {

@@ -94,7 +94,7 @@ std::string why(const Principal& p, const Action& a, const Facts& f = pool()) {
 
 }  // namespace
 
-TEST_CASE("every role reads the system space, and only owners and agents reach a job's space") {
+TEST_CASE("every role reads the system space, and only owners and the job's piranhas reach a job's space") {
   for (const Principal* p : {&admin, &nps, &ws01, &alice, &bob, &owner01}) {
     CAPTURE(p->name);
     CHECK(allowed(*p, on(Op::Rd, kSys)));
@@ -106,9 +106,13 @@ TEST_CASE("every role reads the system space, and only owners and agents reach a
   CHECK(allowed(alice, on(Op::Rd, "job.3")));
   CHECK(allowed(alice, out("job.3", ts::Tuple::of("task", 1))));
   CHECK(allowed(alice, on(Op::Remove, "job.3")));
-  CHECK(allowed(ws01, take("job.3", ts::Template({ts::Field::formal(ts::Type::String)}), 600000)));
+  CHECK(why(ws01, take("job.3", ts::Template({ts::Field::formal(ts::Type::String)}), 600000)) ==
+        "agent ws01 may not take from job.3: an agent uses no job's space (its piranhas have keys of their "
+        "own)");
+  CHECK(!allowed(ws01, on(Op::Rd, "job.3")));
+  CHECK(!allowed(ws01, out("job.3", ts::Tuple::of("result", 1))));
   CHECK(why(ws01, on(Op::Remove, "job.3")) ==
-        "agent ws01 may not remove job.3: only the job's owner removes its space");
+        "agent ws01 may not remove job.3: an agent removes a job's space only once the job has ended");
   CHECK(why(bob, on(Op::Rd, "job.3")) == "job bob may not read job.3: job 3 belongs to alice");
   CHECK(why(bob, out("job.3", ts::Tuple::of("result", 1))) ==
         "job bob may not write in job.3: job 3 belongs to alice");
@@ -316,9 +320,65 @@ TEST_CASE("job spaces are named job.<id> exactly") {
   CHECK(job_of_space("jobs.1") == std::nullopt);
 }
 
+const Principal piranha3 = piranha_of(3, "ws01");
+
+TEST_CASE("a piranha uses its own job's space and records only") {
+  CHECK(piranha3.name == "ws01/job.3");
+  CHECK(piranha3.role == Role::Piranha);
+  auto task = ts::Template({ts::Field::formal(ts::Type::String)});
+  CHECK(allowed(piranha3, take("job.3", task, 600000)));
+  CHECK(allowed(piranha3, on(Op::Rd, "job.3")));
+  CHECK(allowed(piranha3, out("job.3", ts::Tuple::of("result", 1))));
+  CHECK(allowed(piranha3, out("_taken.00ff", ts::Tuple::of("taken", 1))));
+  // Another job's space: neither read nor written, nor taken from.
+  CHECK(why(piranha3, on(Op::Rd, "job.4")) ==
+        "piranha ws01/job.3 may not read job.4: a piranha of job 3 uses job.3 only");
+  CHECK(!allowed(piranha3, take("job.4", task, 600000)));
+  CHECK(!allowed(piranha3, out("job.4", ts::Tuple::of("result", 1))));
+  CHECK(!allowed(piranha3, on(Op::Remove, "job.3")));
+  CHECK(!allowed(piranha3, on(Op::Rd, "bench.1")));
+  // The system space: its own job's records, read; its jobtime, rewritten.
+  Action rd = on(Op::Rd, kSys);
+  rd.tmpl = sys::job_template(3);
+  CHECK(allowed(piranha3, rd));
+  rd.tmpl = sys::jobtime_template(3);
+  CHECK(allowed(piranha3, rd));
+  rd.tmpl = sys::job_template(4);
+  CHECK(
+      why(piranha3, rd) ==
+      "piranha ws01/job.3 may not read (\"job\", 4, ?string, ?string, ?double, ?string) from piranha.sys: a "
+      "piranha reads only job 3's records");
+  rd.tmpl = sys::node_template();
+  CHECK(!allowed(piranha3, rd));
+  CHECK(!allowed(piranha3, on(Op::Watch, kSys)));  // no template: the whole space
+  CHECK(allowed(piranha3, take(kSys, sys::jobtime_template(3), 10000)));
+  CHECK(allowed(piranha3, out(kSys, sys::JobTimes{3, 1.0, 0}.to_tuple())));
+  CHECK(!allowed(piranha3, out(kSys, sys::JobTimes{4, 1.0, 0}.to_tuple())));
+  CHECK(!allowed(piranha3, take(kSys, sys::job_template(3), 10000)));  // no holds
+  CHECK(!allowed(piranha3, out(kSys, sys::JobKey{3, "ws01", std::string(40, 'a')}.to_tuple())));
+}
+
+TEST_CASE("an agent announces and withdraws keys for its own node's piranhas of live jobs") {
+  const std::string key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+  CHECK(allowed(ws01, out(kSys, sys::JobKey{3, "ws01", key}.to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::JobKey{3, "ws02", key}.to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::JobKey{3, "ws01", "not a key"}.to_tuple())));
+  CHECK(why(ws01, out(kSys, sys::JobKey{4, "ws01", key}.to_tuple())) ==
+        "agent ws01 may not write (\"jobkey\", 4, \"ws01\", \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7\") in "
+        "piranha.sys: job 4 has ended");
+  CHECK(allowed(ws01, take(kSys, sys::jobkey_template(3, "ws01"))));
+  CHECK(!allowed(ws01, take(kSys, sys::jobkey_template(3, "ws02"))));
+  CHECK(!allowed(ws01, take(kSys, sys::jobkey_template(3))));
+  CHECK(allowed(ws01, take(kSys, sys::jobkey_template(4))));  // retention: job 4 has ended
+  // Nobody else announces one: a job key would make piranhas of its own.
+  CHECK(!allowed(alice, out(kSys, sys::JobKey{3, "ws01", key}.to_tuple())));
+  CHECK(!allowed(nps, out(kSys, sys::JobKey{3, "ws01", key}.to_tuple())));
+}
+
 TEST_CASE("roles are named in lower case") {
   for (Role r : {Role::Admin, Role::Scheduler, Role::Agent, Role::Job, Role::Owner})
     CHECK(role_from(name(r)) == r);
   CHECK(role_from("Admin") == std::nullopt);
+  CHECK(role_from("piranha") == std::nullopt);  // made by the server, never in an auth file
   CHECK(role_from("root") == std::nullopt);
 }

@@ -37,6 +37,25 @@ PoolView pool_view(const Uplink::View& v) {
   return PoolView{v.owner_blocked, v.live, v.assignment, v.scheduler, v.holds_written};
 }
 
+// What the piranhas get; `uplink` announces and withdraws their jobs' keys
+// (it exists whenever a piranha starts or ends).
+PiranhaEnvironment piranha_environment(const AgentSettings& s, const std::unique_ptr<Uplink>& uplink) {
+  PiranhaEnvironment env;
+  env.server = s.server;
+  env.node = s.node;
+  env.output_file = s.piranha_output;
+  env.heartbeat_timeout_ms =
+      s.mode == RetreatMode::Suspend ? static_cast<int>(s.suspend_max.count()) + 5000 : 0;
+  env.lowest_priority = s.priority == PiranhaPriority::Idle;
+  env.launch = s.launch;
+  env.job_keys = s.job_keys;
+  env.announce = [&uplink](const sys::JobKey& k) { uplink->announce_key(k); };
+  env.withdraw = [&uplink](const sys::JobKey& k) {
+    if (uplink) uplink->withdraw_key(k);
+  };
+  return env;
+}
+
 Piranhas piranhas_of(const PiranhaHost& host) {
   return Piranhas{host.running(), host.job(), host.retreating(), host.suspended_since()};
 }
@@ -60,13 +79,7 @@ struct Agent::Impl {
   std::uint64_t view_seen = 0;  // generation of the last view decided on
 
   Impl(AgentSettings settings, std::unique_ptr<AvailabilitySource> src)
-      : s(std::move(settings)),
-        source(std::move(src)),
-        state(s),
-        host(PiranhaEnvironment{
-            s.server, s.node, s.piranha_output,
-            s.mode == RetreatMode::Suspend ? static_cast<int>(s.suspend_max.count()) + 5000 : 0,
-            s.priority == PiranhaPriority::Idle}) {
+      : s(std::move(settings)), source(std::move(src)), state(s), host(piranha_environment(s, uplink)) {
     if (!s.events_file.empty()) {
       events.open(s.events_file, std::ios::app);
       if (!events) throw std::runtime_error(s.events_file + ": cannot open the events file");
@@ -191,6 +204,8 @@ struct Agent::Impl {
     use_slice(kAgentSlice);
     uplink = std::make_unique<Uplink>(
         s, [this](const std::string& m) { log(m); }, wake_fd);
+    // Keys an earlier run of this agent left: their piranhas died with it.
+    if (s.job_keys) uplink->withdraw_key(sys::JobKey{0, s.node, ""});
     log("serving " + s.server + " with " + plural(s.cores, "core") + ", native policy " +
         std::string(name(s.policy)) +
         (s.priority == PiranhaPriority::Normal ? ", piranhas at the agent's own priority" : ""));

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 
 #include "piranha/base/yaml_reader.h"
@@ -32,6 +33,9 @@ constexpr double kMaxSpeed = 1e6;
 constexpr long long kMaxCores = 4096;
 constexpr long long kMaxFailures = 1000;
 constexpr double kMaxRetentionSeconds = 10 * 365 * 86400.0;
+constexpr std::uint64_t kMaxAddressSpaceMb = 1ULL << 30;  // a petabyte
+constexpr std::uint64_t kMaxCpuSeconds = 10ULL * 365 * 86400;
+constexpr std::uint64_t kMaxOpenFiles = 1ULL << 24;
 
 std::string host_name() {
   char buf[256] = {};
@@ -138,6 +142,64 @@ AvailabilityConfig read_availability(const Reader& r, const YAML::Node& av, cons
   return c;
 }
 
+std::vector<std::string> read_list(const Reader& r, const YAML::Node& root, const char* key) {
+  const YAML::Node list = root[key];
+  if (!list.IsSequence())
+    r.fail(Reader::mark_of(root, key), std::string(key) + " must be a list, got " + r.describe(list));
+  std::vector<std::string> out;
+  for (const auto& v : list) {
+    if (!v.IsScalar() || v.Scalar().empty())
+      r.fail(v, std::string(key) + " entries must be non-empty strings, got " + r.describe(v));
+    out.push_back(v.Scalar());
+  }
+  return out;
+}
+
+// Absolute paths, symbolic links resolved as far as they exist; a directory
+// (one that exists, or written with a trailing '/') ends in '/'.
+std::vector<std::string> read_programs(const Reader& r, const YAML::Node& root) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  for (const auto& p : read_list(r, root, "piranha_programs")) {
+    const YAML::Node at = root["piranha_programs"][i++];
+    if (p.front() != '/') r.fail(at, "piranha_programs: '" + p + "' is not an absolute path");
+    std::error_code ec;
+    bool dir = p.back() == '/' || std::filesystem::is_directory(p, ec);
+    std::string real = std::filesystem::weakly_canonical(p, ec).string();
+    if (ec) r.fail(at, "piranha_programs: '" + p + "': " + ec.message());
+    if (dir && real.back() != '/') real += '/';
+    out.push_back(real);
+  }
+  return out;
+}
+
+std::vector<std::string> read_digests(const Reader& r, const YAML::Node& root) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  for (auto d : read_list(r, root, "piranha_sha256")) {
+    const YAML::Node at = root["piranha_sha256"][i++];
+    for (auto& c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (d.size() != 64 || d.find_first_not_of("0123456789abcdef") != std::string::npos)
+      r.fail(at, "piranha_sha256: '" + d + "' is not a SHA-256 digest (64 hex digits, as sha256sum prints)");
+    out.push_back(d);
+  }
+  return out;
+}
+
+LaunchLimits read_limits(const Reader& r, const YAML::Node& l) {
+  r.check_keys(l, "piranha_limits", {"address_space_mb", "cpu_seconds", "open_files"});
+  LaunchLimits out;
+  if (l["address_space_mb"])
+    out.address_space_mb = r.integer<std::uint64_t>(l, "address_space_mb", "piranha_limits.address_space_mb",
+                                                    1, kMaxAddressSpaceMb);
+  if (l["cpu_seconds"])
+    out.cpu_seconds =
+        r.integer<std::uint64_t>(l, "cpu_seconds", "piranha_limits.cpu_seconds", 1, kMaxCpuSeconds);
+  if (l["open_files"])
+    out.open_files = r.integer<std::uint64_t>(l, "open_files", "piranha_limits.open_files", 1, kMaxOpenFiles);
+  return out;
+}
+
 }  // namespace
 
 AgentConfig parse_agent_config(const std::string& text, const std::string& name) {
@@ -148,7 +210,8 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
   if (root.IsNull()) return c;
   r.check_keys(root, "the agent configuration",
                {"node", "server", "cores", "speed", "policy", "seed", "availability", "retreat", "scheduler",
-                "heartbeat_seconds", "max_failures", "retention", "key", "server_key", "piranha_priority"});
+                "heartbeat_seconds", "max_failures", "retention", "key", "server_key", "piranha_priority",
+                "piranha_user", "piranha_programs", "piranha_sha256", "piranha_limits"});
   try {
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
@@ -211,6 +274,10 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
           (slot->size() != 40 || std::filesystem::exists(beside)))
         *slot = beside.string();
     }
+    if (root["piranha_user"]) c.launch.user = r.text(root, "piranha_user", "piranha_user");
+    if (root["piranha_programs"]) c.launch.programs = read_programs(r, root);
+    if (root["piranha_sha256"]) c.launch.sha256 = read_digests(r, root);
+    if (root["piranha_limits"]) c.launch.limits = read_limits(r, root["piranha_limits"]);
     if (root["heartbeat_seconds"])
       c.heartbeat_seconds = r.number(root, "heartbeat_seconds", "heartbeat_seconds", kMinIntervalSeconds,
                                      false, kMaxIntervalSeconds);

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <stdexcept>
 
 #include "piranha/runtime/short_slice.h"
+#include "piranha/tuplespace/curve.h"
 
 namespace piranha {
 namespace {
@@ -60,6 +62,16 @@ std::string last_lines(const std::string& text) {
 }  // namespace
 
 PiranhaHost::PiranhaHost(PiranhaEnvironment env) : env_(std::move(env)) {
+  if (!env_.launch.user.empty()) identity_ = piranha_identity(env_.launch.user);
+  if (env_.job_keys) {
+    // Searchable by the piranhas' user, not listable: a piranha opens its
+    // own job's file by the name it is given and learns no other.
+    std::string dir = (std::filesystem::temp_directory_path() / "piranha-keys-XXXXXX").string();
+    if (!::mkdtemp(dir.data()) || ::chmod(dir.c_str(), 0711) != 0)
+      throw std::runtime_error(dir +
+                               ": cannot make the directory of the piranhas' keys: " + std::strerror(errno));
+    keys_dir_ = dir;
+  }
   if (!env_.output_file.empty()) {
     output_fd_ = ::open(env_.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (output_fd_ < 0)
@@ -76,7 +88,41 @@ PiranhaHost::~PiranhaHost() {
     if (p.pidfd >= 0) ::close(p.pidfd);
     if (p.err_fd >= 0) ::close(p.err_fd);
   }
+  procs_.clear();
+  drop_unused_keys();
+  if (!keys_dir_.empty()) ::rmdir(keys_dir_.c_str());
   if (output_fd_ != 2) ::close(output_fd_);
+}
+
+const PiranhaHost::JobKeyFile& PiranhaHost::key_of(std::int64_t id) {
+  if (auto it = keys_.find(id); it != keys_.end()) return it->second;
+  ts::CurveKeyPair pair = ts::new_curve_key_pair();
+  std::string base = keys_dir_ + "/job-" + std::to_string(id) + "-" + std::to_string(++keys_made_);
+  ts::write_key_files(base, pair, "job " + std::to_string(id) + "'s piranhas on " + env_.node);
+  std::string file = base + ".key";
+  ::unlink((base + ".pub").c_str());
+  if (identity_ && ::chown(file.c_str(), identity_->uid, identity_->gid) != 0) {
+    int err = errno;
+    ::unlink(file.c_str());
+    throw std::runtime_error(file + ": cannot give the piranhas' key to their user: " + std::strerror(err));
+  }
+  JobKeyFile k{sys::JobKey{id, env_.node, pair.public_key}, file};
+  if (env_.announce) env_.announce(k.key);
+  return keys_.emplace(id, std::move(k)).first->second;
+}
+
+void PiranhaHost::drop_unused_keys() {
+  for (auto it = keys_.begin(); it != keys_.end();) {
+    bool used = false;
+    for (const auto& p : procs_) used = used || p.job_id == it->first;
+    if (used) {
+      ++it;
+      continue;
+    }
+    ::unlink(it->second.file.c_str());
+    if (env_.withdraw) env_.withdraw(it->second.key);
+    it = keys_.erase(it);
+  }
 }
 
 void PiranhaHost::drain(Proc& p) {
@@ -102,9 +148,20 @@ void PiranhaHost::drain(Proc& p) {
 }
 
 void PiranhaHost::start(const sys::JobLaunch& job, int count) {
+  auto program = find_program(job.program);
+  if (!program) throw std::runtime_error(job.program + ": no such program (or not executable)");
+  // Checked on the file that runs: its real path, its content now.
+  std::optional<std::string> digest;
+  if (!env_.launch.sha256.empty()) digest = sha256_of_file(*program);
+  if (auto refused = launch_refusal(env_.launch, *program, digest)) throw std::runtime_error(*refused);
+  const LaunchLimits& l = env_.launch.limits;
+  std::vector<std::pair<int, unsigned long long>> limits;
+  if (l.address_space_mb) limits.emplace_back(RLIMIT_AS, l.address_space_mb << 20);
+  if (l.cpu_seconds) limits.emplace_back(RLIMIT_CPU, l.cpu_seconds);
+  if (l.open_files) limits.emplace_back(RLIMIT_NOFILE, l.open_files);
   for (int i = 0; i < count; ++i) {
     SpawnOptions o;
-    o.argv = {job.program};
+    o.argv = {*program};
     o.argv.insert(o.argv.end(), job.args.begin(), job.args.end());
     o.cwd = job.cwd;
     o.env = {{"PIRANHA_ROLE", "piranha"},
@@ -113,6 +170,11 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
              {"PIRANHA_NODE", env_.node}};
     if (env_.heartbeat_timeout_ms > 0)
       o.env.emplace_back("PIRANHA_HEARTBEAT_TIMEOUT_MS", std::to_string(env_.heartbeat_timeout_ms));
+    // Never the agent's own key.
+    o.unset_env = {ts::kKeyEnv};
+    if (env_.job_keys) o.env.emplace_back(ts::kKeyEnv, key_of(job.id).file);
+    if (identity_) o.identity = SpawnOptions::Identity{identity_->uid, identity_->gid};
+    o.limits = limits;
     o.own_process_group = true;
     o.lowest_priority = env_.lowest_priority;
     o.die_with_parent = true;
@@ -131,6 +193,7 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
     } catch (...) {
       ::close(err[0]);
       ::close(err[1]);
+      drop_unused_keys();
       throw;
     }
     ::close(err[1]);
@@ -189,6 +252,7 @@ std::vector<PiranhaExit> PiranhaHost::reap(Clock::time_point now) {
     ++it;
   }
   if (procs_.empty()) suspended_since_.reset();
+  if (!exits.empty()) drop_unused_keys();
   return exits;
 }
 

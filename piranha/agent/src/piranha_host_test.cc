@@ -17,11 +17,18 @@ using piranha::testing::kernel_keeps_slices;
 using piranha::testing::nice_and_policy;
 using piranha::testing::slice_of;
 
+PiranhaEnvironment environment() {
+  PiranhaEnvironment env;
+  env.server = "tcp://127.0.0.1:1";
+  env.node = "n1";
+  return env;
+}
+
 }  // namespace
 
 TEST_CASE(
     "piranha host: a piranha runs at nice 19 under SCHED_IDLE and retreats at nice 0 with a short slice") {
-  PiranhaHost host(PiranhaEnvironment{"tcp://127.0.0.1:1", "n1", "", 0});
+  PiranhaHost host(environment());
   // A program that outlives the test's checks and ignores the retreat signal.
   host.start(sys::JobLaunch{1, "sh", {"-c", "trap '' USR1; sleep 30"}, "/"}, 1);
   auto groups = host.groups();
@@ -39,7 +46,7 @@ TEST_CASE(
 }
 
 TEST_CASE("piranha host: with the normal priority a piranha runs as the agent does") {
-  PiranhaEnvironment env{"tcp://127.0.0.1:1", "n1", "", 0};
+  PiranhaEnvironment env = environment();
   env.lowest_priority = false;
   PiranhaHost host(env);
   host.start(sys::JobLaunch{1, "sh", {"-c", "trap '' USR1; sleep 30"}, "/"}, 1);

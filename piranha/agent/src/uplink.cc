@@ -162,6 +162,22 @@ void Uplink::hold(sys::JobHold hold) {
   kick();
 }
 
+void Uplink::announce_key(sys::JobKey key) {
+  {
+    std::lock_guard lock(mu_);
+    keys_.emplace_back(std::move(key), true);
+  }
+  kick();
+}
+
+void Uplink::withdraw_key(sys::JobKey key) {
+  {
+    std::lock_guard lock(mu_);
+    keys_.emplace_back(std::move(key), false);
+  }
+  kick();
+}
+
 void Uplink::read_soon() {
   {
     std::lock_guard lock(mu_);
@@ -171,7 +187,7 @@ void Uplink::read_soon() {
 }
 
 bool Uplink::pending_locked() const {
-  return state_dirty_ || run_ || !periods_.empty() || !holds_.empty() || busy_;
+  return state_dirty_ || run_ || !periods_.empty() || !holds_.empty() || !keys_.empty() || busy_;
 }
 
 bool Uplink::drain(Clock::time_point deadline) {
@@ -330,6 +346,22 @@ void Uplink::step(ts::Client& c) {
   // Writes first, oldest first; each leaves its queue once written.
   std::unique_lock lock(mu_);
   busy_ = true;
+  while (!keys_.empty()) {
+    auto [key, announce] = keys_.front();
+    lock.unlock();
+    try {
+      if (announce)
+        c.out(sys::kSpace, key.to_tuple());
+      else
+        c.in_many(sys::kSpace, key.id ? exactly(key.to_tuple()) : sys::jobkeys_template(s_.node), 1000);
+      c.flush();
+    } catch (const ts::TupleSpaceError& e) {
+      if (e.code() != ts::Code::NotPermitted) throw;
+      log_("job " + std::to_string(key.id) + "'s piranha key: " + e.what());
+    }
+    lock.lock();
+    keys_.pop_front();
+  }
   while (!periods_.empty()) {
     sys::AvailabilityPeriod ap = periods_.front();
     lock.unlock();

@@ -38,6 +38,10 @@ namespace {
 // acknowledgements of its put-backs before it exits (a server that answers
 // at all answers within a few milliseconds).
 constexpr std::chrono::milliseconds kQuickExit{100};
+// How long a piranha's handshake may be refused before it gives up: its
+// agent announces the piranha's key (("jobkey", ...)) as it starts it, and
+// the piranha may reach the server first.
+constexpr std::chrono::seconds kKeyAnnounceWait{10};
 
 std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
@@ -319,12 +323,21 @@ std::optional<int> read_settings(PiranhaRun& run, int argc, char** argv, Retreat
 // longer live.
 std::optional<int> connect_to_job(PiranhaRun& run) {
   detail::PiranhaState& ws = run.ws;
-  try {
-    run.client = std::make_unique<ts::Client>(run.server, run.options);
-  } catch (const ts::TupleSpaceError& e) {
-    if (e.code() == ts::Code::Interrupted) return 0;  // told to retreat before it connected
-    run.complain(e.what());
-    return e.code() == ts::Code::Unreachable ? kExitCutOff : 1;
+  const auto refused_until = Clock::now() + kKeyAnnounceWait;
+  for (auto pause = std::chrono::milliseconds(20);;
+       pause = std::min(pause * 2, std::chrono::milliseconds(500))) {
+    try {
+      run.client = std::make_unique<ts::Client>(run.server, run.options);
+      break;
+    } catch (const ts::TupleSpaceError& e) {
+      if (e.code() == ts::Code::Interrupted) return 0;  // told to retreat before it connected
+      if (e.code() == ts::Code::AuthFailed && Clock::now() + pause < refused_until && !ws.retreat->load()) {
+        std::this_thread::sleep_for(pause);
+        continue;
+      }
+      run.complain(e.what());
+      return e.code() == ts::Code::Unreachable ? kExitCutOff : 1;
+    }
   }
   // A short wait: the record is briefly absent while somebody rewrites it
   // (the feeder marks the job running just as agents start its piranhas).

@@ -306,9 +306,10 @@ std::size_t prune_finished_jobs(ts::Client& c, double before) {
     double ended = t != times.end() && t->second.end_time != 0 ? t->second.end_time : j.submit_time;
     if (ended >= before) continue;
     // The job record last: a pruner that dies half way leaves it to be found again.
-    for (const auto& tmpl : {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id),
-                             jobtime_template(j.id), jobexit_template(j.id), jobheld_template(j.id),
-                             jobpatience_template(j.id), joblost_template(j.id), jobowner_template(j.id)})
+    for (const auto& tmpl :
+         {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id), jobtime_template(j.id),
+          jobexit_template(j.id), jobheld_template(j.id), jobpatience_template(j.id), joblost_template(j.id),
+          jobkey_template(j.id), jobowner_template(j.id)})
       c.in_many(kSpace, tmpl, kListMax);
     c.in_many(kSpace, job_template(j.id), kListMax);
     ++pruned;

@@ -166,6 +166,13 @@ std::optional<JobPatience> JobPatience::from_tuple(const ts::Tuple& t) {
   return JobPatience{i_at(t, 1), d_at(t, 2)};
 }
 
+ts::Tuple JobKey::to_tuple() const {
+  return ts::Tuple::of("jobkey", id, node, public_key);
+}
+std::optional<JobKey> JobKey::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobkey", {Type::Int, Type::String, Type::String})) return std::nullopt;
+  return JobKey{i_at(t, 1), s_at(t, 2), s_at(t, 3)};
+}
 ts::Tuple JobLost::to_tuple() const {
   return ts::Tuple::of("joblost", id, node, reason, time);
 }
@@ -326,6 +333,18 @@ ts::Template jobowner_template(std::int64_t id) {
 }
 ts::Template jobpatience_template(std::int64_t id) {
   return ts::Template({tag("jobpatience"), num(id), any(Type::Double)});
+}
+ts::Template jobkeys_template(const std::string& node) {
+  return ts::Template({tag("jobkey"), any(Type::Int), str(node), any(Type::String)});
+}
+ts::Template jobkey_template(std::int64_t id) {
+  return ts::Template({tag("jobkey"), num(id), any(Type::String), any(Type::String)});
+}
+ts::Template jobkey_template(std::int64_t id, const std::string& node) {
+  return ts::Template({tag("jobkey"), num(id), str(node), any(Type::String)});
+}
+ts::Template jobkey_template(const std::string& public_key) {
+  return ts::Template({tag("jobkey"), any(Type::Int), any(Type::String), str(public_key)});
 }
 ts::Template joblost_template() {
   return ts::Template(

@@ -11,9 +11,11 @@
 //
 // A policy is called on the server's thread only, once per request (a
 // parked in/rd is decided when it arrives, not when it is answered), and
-// must not block. hello and bye are never asked about.
+// must not block. hello and bye are never asked about. It is also asked,
+// during the handshake, about keys the server's list does not name (admit).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,6 +54,15 @@ class AccessPolicy {
   // Decides one request. `store` is the server's, for the facts a rule
   // needs (read it, never change it).
   virtual AccessVerdict decide(const AccessQuery& query, const Store& store) = 0;
+  // A CURVE handshake with a key (Z85 text) that ServerOptions::clients does
+  // not list: the identity to admit it under, or nullopt to refuse it (the
+  // default). For credentials the pool records in its own tuples; the
+  // identity must be one decide() knows.
+  virtual std::optional<std::string> admit(std::string_view public_key, const Store& store) {
+    (void)public_key;
+    (void)store;
+    return std::nullopt;
+  }
 };
 
 }  // namespace piranha::ts

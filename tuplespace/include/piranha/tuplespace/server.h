@@ -17,8 +17,9 @@
 //
 // With a CURVE secret key (ServerOptions::curve_secret_key) every connection
 // is encrypted and only the clients whose public keys are listed in
-// ServerOptions::clients are admitted: a ZAP handler in the server's own
-// event loop checks each handshake, and logs each refusal. Each session then
+// ServerOptions::clients are admitted (and those its AccessPolicy admits:
+// access.h): a ZAP handler in the server's own event loop checks each
+// handshake, and logs each refusal. Each session then
 // has an identity, the name its key is listed under, and an AccessPolicy
 // (access.h) decides each of its requests (docs/security.md). Such a server
 // has a ZeroMQ context of its own (one context has one ZAP handler), so it

@@ -18,8 +18,11 @@
 
 namespace piranha::rights {
 
-// Decides for the sessions whose identities are these principals' names; a
-// session with any other identity is refused everything.
+// Decides for the sessions whose identities are these principals' names,
+// and admits a key that no auth file entry lists when it is a
+// ("jobkey", id, node, key) record's, as job id's piranha on node
+// (rights::piranha_of), unless that name is an auth file entry's. A session
+// with any other identity is refused everything.
 std::shared_ptr<ts::AccessPolicy> make_pool_access(std::vector<Principal> principals);
 
 }  // namespace piranha::rights

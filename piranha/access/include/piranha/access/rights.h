@@ -9,12 +9,14 @@
 //
 // The spaces it tells apart:
 //   piranha.sys    the system space (docs/system-space.md): rules per tuple tag
-//   job.<id>       a job's own space: its owner's and every agent's (piranhas
-//                  run with their agent's key)
+//   job.<id>       a job's own space: its owner's, and its piranhas' (each
+//                  with a credential for that job alone, ("jobkey", ...));
+//                  an agent only removes it once the job has ended
 //   _taken.<...>   a client's safe-take markers (client.h): anyone's
 //   any other      admins' only, or a principal's own `spaces` patterns
 //
-// Reads (rd, rd_many, watch, stats) of the system space are every role's.
+// Reads (rd, rd_many, watch, stats) of the system space are every role's,
+// but a piranha's, which reads only its own job's records.
 // Writes and takes there are decided on what the request itself says: the
 // tuples it writes, and the template it takes with, whose tag (field 0) and
 // the fields a rule names must be actuals, so that a rule on the template is
@@ -39,21 +41,26 @@ namespace ts = piranha::ts;
 enum class Role {
   Admin,      // everything
   Scheduler,  // the NPS: reads the system space, writes assignments, its heartbeats, evaluator records
-  Agent,      // a node agent and its piranhas: its node's records, jobs' spaces, holds
+  Agent,      // a node agent: its node's records, holds, its piranhas' credentials
   Job,        // a person's jobs (submit, feeders, cancel, release): the jobs it took ids for
   Owner,      // a workstation's owner: blocks and complaints for that node
+  // A job's piranhas on one node: its job's space and records only. Never in
+  // an auth file: a session is one when its key is a ("jobkey", ...) record's.
+  Piranha,
 };
-std::string_view name(Role r);                         // "admin", ...
-std::optional<Role> role_from(std::string_view text);  // exact, lower case
+std::string_view name(Role r);  // "admin", ...
+// The role an auth file names (exact, lower case); never Piranha.
+std::optional<Role> role_from(std::string_view text);
 
 // Who a session is: its entry in the auth file.
 struct Principal {
   std::string name;  // the session's identity
   Role role = Role::Job;
-  std::string node;  // Agent and Owner: the node it speaks for
+  std::string node;  // Agent, Owner and Piranha: the node it speaks for (runs on)
   // Spaces it may use as freely as its own: an exact name, or a prefix
   // followed by '*' ("bench.*").
   std::vector<std::string> spaces;
+  std::int64_t job = 0;  // Piranha: the job whose space and records it may use
 };
 
 // One request, decoded (tuple-space protocol, protocol.h).
@@ -92,6 +99,11 @@ struct Decision {
 };
 
 Decision decide(const Principal& who, const Action& what, const PoolFacts& facts);
+
+// A piranha principal: job `job`'s piranhas on `node`, as a server admits
+// the key of a ("jobkey", job, node, key) record; its name (the session's
+// identity) is "NODE/job.ID".
+Principal piranha_of(std::int64_t job, const std::string& node);
 
 // The id in a job space's name ("job.17" -> 17); nullopt for any other name.
 std::optional<std::int64_t> job_of_space(std::string_view space);

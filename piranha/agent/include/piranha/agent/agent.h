@@ -41,6 +41,7 @@
 #include <string>
 
 #include "piranha/agent/availability_source.h"
+#include "piranha/agent/launch_policy.h"
 #include "piranha/agent/native_policy.h"
 
 namespace piranha {
@@ -86,6 +87,10 @@ struct AgentSettings {
   int max_failures = 3;                      // failures in a row before a job is held (>= 1)
   double job_retention_seconds = 7 * 86400;  // finished jobs' records kept this long
   double ap_retention_seconds = 8 * 86400;   // this node's ap records kept this long
+  LaunchPolicy launch;                       // what job programs may do here (launch_policy.h)
+  // Each job's piranhas get a key of their own (the agent has CURVE keys,
+  // so the server has --auth); false: piranhas get no key.
+  bool job_keys = false;
 };
 
 class Agent {

@@ -12,6 +12,9 @@
 //   retention: {jobs_seconds: 604800, ap_seconds: 691200}
 //   key: ws01.key
 //   server_key: server.pub
+//   piranha_user: piranha-job
+//   piranha_programs: [/opt/jobs/]
+//   piranha_limits: {address_space_mb: 4096, cpu_seconds: 86400, open_files: 1024}
 //
 // Only plain data; the agent turns it into its AgentSettings and an
 // AvailabilitySource (make_availability_source in availability_source.h).
@@ -31,6 +34,7 @@
 
 #include "piranha/agent/agent.h"
 #include "piranha/agent/availability.h"
+#include "piranha/agent/launch_policy.h"
 #include "piranha/agent/native_policy.h"
 #include "piranha/base/input_error.h"
 #include "piranha/scheduler/avail_trace.h"
@@ -107,9 +111,16 @@ struct AgentConfig {
   // public key file, for a server started with --auth; each may be a key's
   // Z85 text instead. A relative path is resolved against the YAML file's
   // directory. Empty: PIRANHA_KEY and PIRANHA_SERVER_KEY, if set. The
-  // agent's piranhas use the same keys.
+  // agent's piranhas never get its key: each job's piranhas get a key of
+  // their own for that job (docs/security.md).
   std::string key;
   std::string server_key;
+  // What a job's program may do here (launch_policy.h). YAML: piranha_user
+  // (a user name), piranha_programs (absolute paths; a directory is one
+  // that exists, or ends in '/'), piranha_sha256 (64 hex digits each),
+  // piranha_limits: {address_space_mb, cpu_seconds, open_files} (each >= 1).
+  // Paths are resolved (symbolic links followed) when read.
+  LaunchPolicy launch;
 };
 
 // Parses `text`; `name` is the file name used in error messages and the base

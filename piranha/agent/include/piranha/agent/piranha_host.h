@@ -14,16 +14,31 @@
 // fds() includes the pipes, so poll wakes for them): the text is passed on
 // to the output file (or the agent's stderr) as it comes, and its last
 // kStderrTail bytes are kept for PiranhaExit::stderr_tail.
+//
+// What a job's program may do is the node's LaunchPolicy (launch_policy.h):
+// a program it does not allow is not started (start() throws, and the agent
+// holds the job with the reason); piranhas run as its user, without the
+// agent's supplementary groups, within its resource limits. They never get
+// the agent's key: PIRANHA_KEY is left out of their environment, and with
+// job keys on (a server with --auth) it names a key pair made for their job
+// on this node, in a file only the piranhas' user can read, in a directory
+// of the host's own (0711, its files' names known to their piranhas only).
+// Its public key goes to `announce` before the job's first piranha here
+// starts, and to `withdraw` once its last one here has ended, when the file
+// is removed (docs/security.md, "Piranhas").
 // Not thread-safe; the agent's loop owns it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "piranha/agent/launch_policy.h"
 #include "piranha/base/clock.h"
 #include "piranha/runtime/child.h"
 #include "piranha/runtime/sysspace.h"
@@ -38,6 +53,13 @@ struct PiranhaEnvironment {
   int heartbeat_timeout_ms = 0;  // 0: the client default
   // nice 19 under SCHED_IDLE (AgentSettings::priority, Idle); false: as the agent runs.
   bool lowest_priority = true;
+  LaunchPolicy launch;  // allowed programs, the piranhas' user, their limits
+  // Each job's piranhas get a key pair of their own (PIRANHA_KEY); false:
+  // no PIRANHA_KEY at all (a server without --auth needs none).
+  bool job_keys = false;
+  // Called with a job's key as it is made, before the job's piranhas start,
+  // and as it goes, after they have all ended here; on the host's thread.
+  std::function<void(const sys::JobKey&)> announce, withdraw;
 };
 
 // One piranha that ended, and how.
@@ -58,14 +80,18 @@ inline constexpr std::size_t kStderrTail = 2048;
 
 class PiranhaHost {
  public:
-  // Throws std::runtime_error when env.output_file cannot be opened.
+  // Throws std::runtime_error when env.output_file cannot be opened, when
+  // env.launch.user is not a user here or this process is not root to take
+  // it on, and when job keys' directory cannot be made.
   explicit PiranhaHost(PiranhaEnvironment env);
-  ~PiranhaHost();  // kills whatever still runs
+  ~PiranhaHost();  // kills whatever still runs, removes the job keys' files
   PiranhaHost(const PiranhaHost&) = delete;
   PiranhaHost& operator=(const PiranhaHost&) = delete;
 
   // Starts `count` piranhas of `job`. Throws std::runtime_error when the
-  // program cannot be started (the piranhas started before stay).
+  // program cannot be started, saying why: not found, not among the allowed
+  // programs, without an allowed checksum, or its exec failed (the piranhas
+  // started before stay).
   void start(const sys::JobLaunch& job, int count);
 
   // Tells every running piranha to retreat, because of an availability (or
@@ -111,9 +137,22 @@ class PiranhaHost {
     std::optional<Clock::time_point> kill_at;
     bool killed = false;
   };
+  // A job's key pair on this node, while its piranhas run here.
+  struct JobKeyFile {
+    sys::JobKey key;
+    std::string file;  // the secret key's file
+  };
   // Reads what `p` wrote on stderr so far, passing it on to output_fd_.
   void drain(Proc& p);
+  // Job `id`'s key file, made (and announced) if it has none.
+  const JobKeyFile& key_of(std::int64_t id);
+  // Withdraws and removes the keys of jobs with no piranha left here.
+  void drop_unused_keys();
   PiranhaEnvironment env_;
+  std::optional<PiranhaIdentity> identity_;
+  std::string keys_dir_;  // job keys: the directory of their files
+  std::map<std::int64_t, JobKeyFile> keys_;
+  std::uint64_t keys_made_ = 0;
   int output_fd_ = 2;  // where the piranhas' stderr is passed on
   std::vector<Proc> procs_;
   std::optional<Clock::time_point> suspended_since_;

@@ -141,6 +141,13 @@ class Uplink {
   // says how many were written before it was read.
   void record_period(sys::AvailabilityPeriod ap);
   void hold(sys::JobHold hold);
+  // A job's piranhas' key on this node (("jobkey", ...)), written before
+  // the holds and periods (a piranha's handshake waits for it), and taken
+  // again once they have ended; queued until done. A withdrawal of job 0
+  // takes every key of this node (those of an earlier run of the agent).
+  // A key the server refuses (its job ended) is logged and dropped.
+  void announce_key(sys::JobKey key);
+  void withdraw_key(sys::JobKey key);
   // Asks for a read of the system space now rather than at the next tick.
   void read_soon();
   // Waits until everything handed over has been written, or until
@@ -204,6 +211,7 @@ class Uplink {
   std::optional<sys::NodeRun> run_;
   std::deque<sys::AvailabilityPeriod> periods_;
   std::deque<sys::JobHold> holds_;
+  std::deque<std::pair<sys::JobKey, bool>> keys_;  // true: announce, false: withdraw
   std::uint64_t holds_written_ = 0;
   bool busy_ = false;  // the thread is writing what it took from the queues
 

@@ -172,6 +172,21 @@ struct JobLost {
   static std::optional<JobLost> from_tuple(const ts::Tuple& t);
 };
 
+// ("jobkey", id, node, public_key): the CURVE public key (Z85 text) of the
+// credential node's agent made for job id's piranhas there (docs/security.md,
+// "Piranhas"). A server with --auth admits a client holding its secret key
+// as a piranha of that job: it may use job.<id> and its job's records, and
+// nothing else. Written by the agent before it starts the piranhas, taken
+// by it when they have all ended on the node; removed with the job's
+// records. An extension of the schema.
+struct JobKey {
+  std::int64_t id = 0;
+  std::string node;
+  std::string public_key;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobKey> from_tuple(const ts::Tuple& t);
+};
+
 // ("jobexit", id, status): the feeder's exit status, as a shell reports it
 // (128 + N for signal N). Written once when the job ends, by the feeder's
 // runtime (its return value; 130 when cancelled) or by `piranha submit`
@@ -332,6 +347,11 @@ ts::Template jobowner_template(std::int64_t id);
 ts::Template jobpatience_template(std::int64_t id);
 ts::Template joblost_template();
 ts::Template joblost_template(std::int64_t id);
+ts::Template jobkey_template(std::int64_t id);
+ts::Template jobkeys_template(const std::string& node);  // every job's, on node
+ts::Template jobkey_template(std::int64_t id, const std::string& node);
+// The ("jobkey", ...) record of this public key, whichever job and node.
+ts::Template jobkey_template(const std::string& public_key);
 ts::Template node_template();
 ts::Template node_template(const std::string& node);
 ts::Template ap_template();
@@ -395,8 +415,8 @@ std::optional<double> find_patience(ts::Client& c, std::int64_t id);
 
 // Removes every record of the finished jobs that ended (their jobtime's
 // end_time, else their submit_time) before `before`: job, jobexec,
-// jobstat, jobwork, jobtime, jobexit, jobheld, jobpatience, joblost and
-// jobowner. Returns how
+// jobstat, jobwork, jobtime, jobexit, jobheld, jobpatience, joblost, jobkey
+// and jobowner. Returns how
 // many jobs went.
 std::size_t prune_finished_jobs(ts::Client& c, double before);
 
