@@ -15,6 +15,7 @@ th{position:sticky;top:0;background:#fff}
 .state{display:inline-block;min-width:8.5em;padding:1px 8px;border-radius:10px;font-weight:600}
 .available{background:#d7f0d4;color:#1b5e20}.unavailable{background:#e4e4e4;color:#444}
 .owner-blocked{background:#f8d0cb;color:#8b1a10}.down{background:#555;color:#fff}.unknown{background:#fff3c4}
+.suspect{background:#ffd8a8;color:#7a3e00}
 .bar{background:#eee;height:12px;width:220px;border-radius:6px;overflow:hidden}.bar>div{background:#0072B2;height:100%}
 #conn{float:right;font-size:.9em;padding:2px 10px;border-radius:10px}#conn.on{background:#d7f0d4}#conn.off{background:#f8d0cb}
 .muted{color:#777}ol{padding-left:1.4em;margin:.2em 0}.starting{color:#b35900;font-weight:600}

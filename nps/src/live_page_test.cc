@@ -98,6 +98,19 @@ TEST_CASE("live state: each node says why it is in its state and what it is expe
   CHECK(j["finished"][0]["owner_retreats"] == 2);
 }
 
+TEST_CASE("live state: a node whose agent missed a beat is shown suspect, as `piranha nodes` shows it") {
+  auto with = states();
+  with[0] = Fields()("node", "ws01")("tick", 3)("state", "available")("suspect", true)("available", true)(
+      "running", 2)("ap_length", 60.0);
+  const auto s = live_state(100, with);
+  CHECK(s["nodes"][0]["state"] == "suspect");
+  CHECK(s["nodes"][0]["why"] ==
+        "its agent has missed a beat (a cut link, or a frozen agent?); it last reported available");
+  CHECK(s["nodes"][1]["state"] == "owner-blocked");
+  with[0] = Fields()("node", "ws01")("tick", 3)("state", "down")("suspect", true)("available", false);
+  CHECK(live_state(100, with)["nodes"][0]["state"] == "down");
+}
+
 TEST_CASE(
     "live page: the page, its state as JSON, events, 404 for other paths, a client leaving mid-stream") {
   LivePage page("127.0.0.1:0");

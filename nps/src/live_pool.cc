@@ -148,12 +148,15 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
     nodes_seen_.clear();
     for (auto& n : sys::list_nodes(c)) nodes_seen_[n.name] = std::move(n);
     heartbeats_ = sys::list_agent_heartbeats(c);
+    beats_seen_ = sys::list_agent_beats(c);
     running_seen_.clear();
     for (auto& r : sys::list_running(c)) running_seen_[r.node] = std::move(r);
   }
   for (const auto& [name, n] : nodes_seen_) s.nodes.push_back(n);
   for (const auto& [name, r] : running_seen_) s.running.push_back(r);
   s.heartbeats = heartbeats_;
+  s.heartbeats_read_at = whole_read_at_;
+  s.beats = beats_seen_;
   s.owner_blocks = sys::list_owner_blocks(c);
   s.complaints = sys::list_complaints(c);
   s.stats = sys::list_jobstats(c);

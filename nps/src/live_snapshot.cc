@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "piranha/runtime/node_liveness.h"
+
 namespace piranha::nps {
 namespace {
 
@@ -80,6 +82,9 @@ void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOp
   std::map<std::string, double> heard;
   for (const auto& n : s.nodes) heard[n.name] = n.updated_at;
   for (const auto& h : s.heartbeats) heard[h.node] = std::max(heard[h.node], h.time);
+  std::map<std::string, double> beat;
+  for (const auto& b : s.beats)
+    if (b.seconds > 0) beat[b.node] = b.seconds;
   std::map<std::string, std::vector<Block>> blocks;
   for (const auto& b : s.owner_blocks)
     if (b.end > now) blocks[b.node].push_back({b.start, b.end});
@@ -108,6 +113,9 @@ void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOp
     st.name = n.name;
     const bool fresh = now - heard[n.name] <= options.stale_seconds;
     st.state = fresh ? std::string(sys::name(n.state)) : "down";
+    const auto b = beat.find(n.name);
+    st.suspect = fresh && node_liveness(heard[n.name], s.heartbeats_read_at,
+                                        b != beat.end() ? b->second : kDefaultBeatSeconds) != Liveness::Heard;
     d.blocks = blocks[n.name];
     d.complaints = complaints[n.name];
     bool blocked = false;

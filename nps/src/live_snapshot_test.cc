@@ -56,6 +56,26 @@ TEST_CASE("derive: a node is down when neither its record nor its agent's heartb
   CHECK(state.time == kNow);
 }
 
+TEST_CASE("derive: a node whose agent missed a beat when the heartbeats were read is suspect, not down") {
+  auto s = at(0);
+  s.heartbeats_read_at = kNow - 2;  // read whole a moment before the rest
+  s.nodes = {node("quiet", sys::NodeState::Available, kNow - 100),
+             node("heard", sys::NodeState::Available, kNow - 100),
+             node("fast", sys::NodeState::Available, kNow - 100),
+             node("gone", sys::NodeState::Available, kNow - 100)};
+  // Beats every 10 s by default: 16 s of silence at the read is past 1.5 beats, 14 s is not.
+  s.heartbeats = {{"quiet", kNow - 18}, {"heard", kNow - 16}, {"fast", kNow - 4.5}, {"gone", kNow - 31}};
+  s.beats = {{"fast", 1}};
+  const auto state = derive({}, s, LivePoolOptions{});
+  CHECK(status(state, "quiet").suspect);
+  CHECK(status(state, "quiet").state == "available");  // its state stands until it is stale
+  CHECK(status(state, "quiet").available);
+  CHECK_FALSE(status(state, "heard").suspect);
+  CHECK(status(state, "fast").suspect);  // 2.5 s of silence at the read, beating every second
+  CHECK_FALSE(status(state, "gone").suspect);
+  CHECK(status(state, "gone").state == "down");
+}
+
 TEST_CASE("derive: a node is available only when reported available and under no owner block now") {
   auto s = at(0);
   s.nodes = {node("ws01", sys::NodeState::Available, kNow), node("ws02", sys::NodeState::Available, kNow),

@@ -138,6 +138,10 @@ json live_state(double now, const std::vector<Value>& states) {
       std::string state = s["state"].is_string() ? s["state"].as_string() : "unknown";
       const OwnerView& owner = owners[name];
       if (owner.blocked && state != "down") state = "owner-blocked";
+      // As `piranha nodes` shows it: missed a beat, not yet down.
+      const std::string reported = state;
+      const bool suspect = s["suspect"].is_bool() && s["suspect"].as_bool() && state != "down";
+      if (suspect) state = "suspect";
       const json job = job_json(s["running"]);
       const bool has_assignment = decided && decided->as_map().contains(name);
       const json assigned = has_assignment ? job_json((*decided)[name]) : json(nullptr);
@@ -149,7 +153,10 @@ json live_state(double now, const std::vector<Value>& states) {
            {"starting", has_assignment && !assigned.is_null() && assigned != job && state == "available"},
            {"predicted_ap_seconds", num(s["ap_length"])},
            {"available_fraction", num(s["fraction"], 1)},
-           {"why", node_why(state, job, owner, now)},
+           {"why",
+            suspect
+                ? "its agent has missed a beat (a cut link, or a frozen agent?); it last reported " + reported
+                : node_why(state, job, owner, now)},
            {"next", node_next(state, job, assigned, has_assignment, s, owner, now)},
            {"complaints", owner.complaints}});
     } else if (s["jobs"].is_list()) {

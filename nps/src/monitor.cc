@@ -63,7 +63,8 @@ Value Monitor::calculate(trellis::Context& ctx) {
       "fraction", m.history->available_fraction(m.window))("history", m.history->now())("node", node_)(
       "obeys", obeys)("predictor", m.predictor_name)("running",
                                                      status ? job_value(status->running) : Value())(
-      "state", status ? status->state : std::string("unknown"))("tick", newest_tick(ctx))("window", m.window);
+      "state", status ? status->state : std::string("unknown"))("suspect", status && status->suspect)(
+      "tick", newest_tick(ctx))("window", m.window);
 }
 
 }  // namespace piranha::nps

@@ -129,6 +129,7 @@ class LivePool : public Pool {
   std::map<std::string, sys::NodeRecord> nodes_seen_;
   std::map<std::string, sys::NodeRun> running_seen_;
   std::vector<sys::AgentHeartbeat> heartbeats_;
+  std::vector<sys::AgentBeat> beats_seen_;  // read with the heartbeats
   double whole_read_at_ = -1e300;
   struct Pending {
     std::int64_t epoch;

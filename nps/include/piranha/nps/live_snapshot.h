@@ -8,7 +8,9 @@
 // LiveState the Pool methods answer from until the next tick. derive() holds
 // the freshness and liveness rules:
 //  - a node is "down" when neither its ("node", ...) record nor its agent's
-//    heartbeat is younger than `stale_seconds`; it is available when fresh,
+//    heartbeat is younger than `stale_seconds`; suspect when it is not down
+//    but was silent at `heartbeats_read_at` past 1.5 of its agent's beats
+//    (node_liveness.h: as `piranha nodes` judges); it is available when fresh,
 //    reported available and under no owner block at the time of the read;
 //    it has been open since the first read that found it available;
 //  - a job is live when its record says queued or running, it has a launch
@@ -72,10 +74,15 @@ struct LiveSnapshot {
   double time = 0;                              // wall-clock seconds when the reading began
   std::vector<sys::NodeRecord> nodes;           // as listed
   std::vector<sys::AgentHeartbeat> heartbeats;  // every agent's, as read
-  std::vector<sys::OwnerBlock> owner_blocks;    // every node's, as read (ended ones too)
-  std::vector<sys::Complaint> complaints;       // oldest first
-  std::vector<sys::NodeRun> running;            // every node's ("running", ...), as read
-  std::vector<sys::JobStat> stats;              // as listed
+  // When `heartbeats` were read (they are read whole less often than the
+  // rest): silence is judged at that time, so that a beat not read yet does
+  // not make a node look suspect.
+  double heartbeats_read_at = 0;
+  std::vector<sys::AgentBeat> beats;          // how often each agent beats, as read with them
+  std::vector<sys::OwnerBlock> owner_blocks;  // every node's, as read (ended ones too)
+  std::vector<sys::Complaint> complaints;     // oldest first
+  std::vector<sys::NodeRun> running;          // every node's ("running", ...), as read
+  std::vector<sys::JobStat> stats;            // as listed
   // As listed, then those of the jobs of the last state's `live_records`
   // missing from the listing and found when read again on their own.
   std::vector<sys::JobRecord> jobs;

@@ -52,6 +52,10 @@ struct NodeStatus {
   // when the pool knows it.
   std::optional<JobId> running;
   std::string by;
+  // Not down, but its agent missed a beat (node_liveness.h, as `piranha
+  // nodes` says "suspect"): a cut link or a frozen agent, perhaps. Shown;
+  // schedulers do not look at it: its state stands until it is stale.
+  bool suspect = false;
 };
 
 // A live job as schedulers see it.
