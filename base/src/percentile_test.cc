@@ -34,7 +34,7 @@ TEST_CASE("percentile: never interpolates between two values") {
   CHECK(percentile(v, 0.75) == 20);
 }
 
-TEST_CASE("percentile: no values or q outside [0, 1] is std::invalid_argument") {
+TEST_CASE("percentile: no values, or q below 0 or above 1, is std::invalid_argument") {
   const std::vector<double> v{1, 2};
   CHECK_THROWS_AS(percentile(std::vector<double>{}, 0.5), std::invalid_argument);
   CHECK_THROWS_AS(percentile(v, -0.01), std::invalid_argument);

@@ -57,7 +57,8 @@ TEST_CASE("timeline: history(since) leaves out stretches and marks that ended be
 }
 
 TEST_CASE(
-    "timeline: retreats repeated in every state are marked once; a change of obeyed scheduler is a switch") {
+    "timeline: retreats repeated in every state are marked once, and a change of obeyed scheduler is a "
+    "switch") {
   Timeline t;
   const json r = {{"time", 7.0}, {"node", "ws02"}, {"job", 4}, {"by", "scheduler"}};
   for (double time : {8.0, 9.0, 10.0}) {
