@@ -58,11 +58,19 @@ int nodes(const NodesArgs& a) {
   std::sort(rows.begin(), rows.end(),
             [](const NodeRow& x, const NodeRow& y) { return x.node.name < y.node.name; });
 
+  // The pool the server said it serves (docs/protocol.md, "hello"): on each
+  // node object, so that the array stays what it always was.
+  const nlohmann::json pool =
+      client->pool_name().empty() ? nlohmann::json(nullptr) : nlohmann::json(client->pool_name());
+  const nlohmann::json pool_id =
+      client->pool_name().empty() ? nlohmann::json(nullptr) : nlohmann::json(client->pool_id());
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : rows)
       out.push_back(
           {{"node", r.node.name},
+           {"pool", pool},
+           {"pool_id", pool_id},
            {"state", r.stale()     ? std::string("down")
                      : r.suspect() ? std::string("suspect")
                                    : std::string(sys::name(r.node.state))},
@@ -80,6 +88,10 @@ int nodes(const NodesArgs& a) {
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
+  if (client->pool_name().empty())
+    std::cout << "pool: none named (the server was started without --pool)\n";
+  else
+    std::cout << "pool: " << client->pool_name() << " (id " << client->pool_id() << ")\n";
   if (rows.empty()) {
     std::cout << "no nodes (start `piranha agent` on each workstation)\n";
     return 0;

@@ -38,7 +38,8 @@ std::string server_from_env();
 // the tuple-space server at ... (why)" at most every 10 s. For daemons (the
 // agent, the NPS) that may start before the server does. A malformed
 // endpoint (endpoint.h) is never retried: throws InputError (source
-// "server") naming the problem.
+// "server") naming the problem; nor is a server of another pool than the
+// client's (ts::ClientOptions::pool): its TupleSpaceError(WrongPool) is thrown.
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note);
 
