@@ -434,6 +434,51 @@ TEST_CASE(
   CHECK(agent.wait() == 0);
 }
 
+TEST_CASE(
+    "submit: a hold is printed as it happens, and the job held past --hold-timeout, released or cancelled") {
+  ServerProcess server;
+  Scratch s;
+  auto flag = s.write("fail", "x");
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 60));
+  ts::Client c(server.endpoint());
+  auto submit = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {bin("piranha"), "submit", "--server", server.endpoint()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), {bin("flaky_job"), "3", flag});
+    return std::make_unique<Process>(argv);
+  };
+
+  // Held past the timeout: given up, cancelled, status 3.
+  auto first = submit({"--hold-timeout", "3"});
+  INFO("submit: ", first->err(), "\nagent: ", agent.err());
+  REQUIRE(first->wait_for_err("job 1 held by n1: exit status 1 (3 failures in a row on n1)"));
+  CHECK(first->wait_for_err("its feeder waits; once the cause is fixed: piranha release 1"));
+  CHECK(contains(first->err(), "given up after 3 s held (--hold-timeout)"));
+  CHECK(first->wait(30s) == 3);
+  CHECK(contains(first->err(), "job 1 held for more than 3 s (--hold-timeout): giving up; it is cancelled"));
+  CHECK(job_record(c, 1)->state == sys::JobState::Cancelled);
+
+  // No timeout: it waits, and says so when released; the job then finishes.
+  auto second = submit({});
+  REQUIRE(second->wait_for_err("job 2 held by n1"));
+  std::filesystem::remove(flag);
+  CHECK(run_cli(server, {"release", "2"}) == 0);
+  INFO("second submit: ", second->err());
+  CHECK(second->wait_for_err("job 2 released: "));
+  CHECK(second->wait(30s) == 0);
+
+  // Cancelled while held: said, and not status 0.
+  s.write("fail", "x");
+  auto third = submit({});
+  REQUIRE(third->wait_for_err("job 3 held by n1"));
+  CHECK(run_cli(server, {"cancel", "3"}) == 0);
+  CHECK(third->wait(30s) == 130);
+  CHECK(contains(third->err(), "job 3 cancelled"));
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
+}
+
 TEST_CASE("agent: a job whose program cannot be started on the node is held with that reason") {
   ServerProcess server;
   Scratch s;

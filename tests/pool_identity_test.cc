@@ -31,7 +31,8 @@ int finish(Process& p) {
 
 }  // namespace
 
-TEST_CASE("two pools on one host do not mix: an agent, the NPS and a command of pool B refuse pool A's server") {
+TEST_CASE(
+    "two pools on one host do not mix: an agent, the NPS and a command of pool B refuse pool A's server") {
   Scratch s;
   ServerProcess alpha({"--pool", "alpha", "--data", s.dir + "/alpha"});
   ServerProcess beta({"--pool", "beta"});
@@ -56,7 +57,8 @@ TEST_CASE("two pools on one host do not mix: an agent, the NPS and a command of 
     Process n({bin("piranha"), "nodes", "--json", "--pool", "beta", "--server", beta.endpoint()});
     return n.wait(20s) == 0 && Json::parse(n.out()).size() == 1;
   }));
-  Process beta_nodes({bin("piranha"), "nodes", "--json", "--server", beta.endpoint()});  // no pool: any server
+  Process beta_nodes(
+      {bin("piranha"), "nodes", "--json", "--server", beta.endpoint()});  // no pool: any server
   REQUIRE(finish(beta_nodes) == 0);
   auto ns = Json::parse(beta_nodes.out());
   REQUIRE(ns.size() == 1);
@@ -70,8 +72,9 @@ TEST_CASE("two pools on one host do not mix: an agent, the NPS and a command of 
   // A command of pool beta, by $PIRANHA_POOL, at alpha's server.
   Process jobs({"/usr/bin/env", "PIRANHA_POOL=beta", bin("piranha"), "jobs", "--server", alpha.endpoint()});
   CHECK(finish(jobs) == 1);
-  CHECK(jobs.err() == "piranha jobs: the tuple-space server at " + alpha.endpoint() +
-                          " serves pool \"alpha\", not this client's pool \"beta\" (--pool or $PIRANHA_POOL)\n");
+  CHECK(jobs.err() ==
+        "piranha jobs: the tuple-space server at " + alpha.endpoint() +
+            " serves pool \"alpha\", not this client's pool \"beta\" (--pool or $PIRANHA_POOL)\n");
 
   // The NPS of pool beta at alpha's server: one line, status 1, at once.
   Process nps({bin("piranha"), "nps", "run", "--pool", "beta", "--server", alpha.endpoint()});
@@ -93,8 +96,8 @@ TEST_CASE("a durable pool keeps its name and id, and a restart with another --po
     first.process().signal(SIGTERM);
     CHECK(first.process().wait(20s) == 0);
   }
-  Process renamed({bin("piranha"), "ts", "serve", "--bind", "tcp://127.0.0.1:*", "--pool", "office", "--data",
-                   dir});
+  Process renamed(
+      {bin("piranha"), "ts", "serve", "--bind", "tcp://127.0.0.1:*", "--pool", "office", "--data", dir});
   CHECK(finish(renamed) == 2);
   CHECK(renamed.err() == "piranha ts serve: --pool office: the data directory " + dir +
                              " holds pool \"lab\" (id " + id +
