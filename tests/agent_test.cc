@@ -479,6 +479,39 @@ TEST_CASE(
   CHECK(agent.wait() == 0);
 }
 
+TEST_CASE("agent: the node's reason is published with its state, and `piranha nodes` shows it") {
+  ServerProcess server;
+  Scratch s;
+  // n1 is available for 2 trace steps (2 s at 60 trace seconds a second), then not.
+  auto trace = s.write("t.avail.csv", trace_text("n1,0,2\n"));
+  Process agent(agent_argv(server, s, "n1", trace, 60));
+  ts::Client c(server.endpoint());
+  auto node = [&]() -> Json {
+    Process* out = nullptr;
+    if (run_cli(server, {"nodes", "--json"}, &out) != 0) return Json::object();
+    auto ns = Json::parse(out->out());
+    return ns.size() == 1 ? ns[0] : Json::object();  // none before the agent registers
+  };
+  REQUIRE(wait_until([&] { return node().value("state", "") == "unavailable"; }, 20s));
+  CHECK(node()["reason"] == "trace n1: unavailable (step 2)");
+  Process* table = nullptr;
+  REQUIRE(run_cli(server, {"nodes"}, &table) == 0);
+  CHECK(contains(table->out(), "REASON"));
+  CHECK(contains(table->out(), "trace n1: unavailable (step 2)"));
+  // An owner block says until when.
+  REQUIRE(run_cli(server, {"owner", "block", "n1", "--for", "1h"}) == 0);
+  REQUIRE(wait_until([&] { return node().value("state", "") == "owner-blocked"; }, 20s));
+  CHECK(node()["reason"].get<std::string>().rfind("owner block until ", 0) == 0);
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
+  REQUIRE(wait_until([&] { return node().value("reported_state", "") == "down"; }));
+  CHECK(node()["reason"] == "agent stopped");
+  // A reason written for another state than the node's (an older agent's
+  // node record after a newer one's reason) is not shown.
+  sys::replace(c, sys::nodewhy_template("n1"), sys::NodeReason{"n1", "available", "idle", 1}.to_tuple());
+  CHECK(node()["reason"].is_null());
+}
+
 TEST_CASE("agent: a job whose program cannot be started on the node is held with that reason") {
   ServerProcess server;
   Scratch s;

@@ -129,10 +129,11 @@ bool Uplink::server_away() const {
   return away_;
 }
 
-void Uplink::set_state(sys::NodeState state) {
+void Uplink::set_state(sys::NodeState state, std::string reason) {
   {
     std::lock_guard lock(mu_);
     state_ = state;
+    reason_ = std::move(reason);
     state_dirty_ = true;
   }
   kick();
@@ -372,7 +373,10 @@ void Uplink::step(ts::Client& c) {
     sys::supersede(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
     c.flush();
   };
-  auto publish_state = [&](sys::NodeState st) {
+  auto publish_state = [&](sys::NodeState st, const std::string& why) {
+    // The reason first: a reader that finds the new state finds why.
+    sys::replace(c, sys::nodewhy_template(s_.node),
+                 sys::NodeReason{s_.node, std::string(sys::name(st)), why, wall}.to_tuple());
     sys::replace(c, sys::node_template(s_.node),
                  sys::NodeRecord{s_.node, s_.cores, s_.speed, st, wall}.to_tuple());
     // How often it beats, so readers judge its silence by its own beat.
@@ -421,10 +425,11 @@ void Uplink::step(ts::Client& c) {
   }
   if (state_dirty_ && state_) {
     sys::NodeState st = *state_;
+    std::string why = reason_;
     lock.unlock();
-    publish_state(st);
+    publish_state(st, why);
     lock.lock();
-    if (state_ == st) state_dirty_ = false;
+    if (state_ == st && reason_ == why) state_dirty_ = false;
     next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
   }
   if (run_) {

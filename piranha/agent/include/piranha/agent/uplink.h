@@ -139,7 +139,8 @@ class Uplink {
   std::string refused() const;
 
   // The node's state: written at once and with every heartbeat.
-  void set_state(sys::NodeState state);
+  // With it, why (sys::NodeReason): written with the node record.
+  void set_state(sys::NodeState state, std::string reason);
   // The node's ("running", ...) record: written at once; latest wins.
   void set_run(sys::NodeRun run);
   // Queued until written. Holds are written in the order asked; the View
@@ -217,6 +218,7 @@ class Uplink {
   std::string refused_;                  // refused()
   int failures_ = 0;                     // attempts in a row that failed
   std::optional<sys::NodeState> state_;  // the current state
+  std::string reason_;                   // why (set_state)
   bool state_dirty_ = false;
   std::optional<sys::NodeRun> run_;
   std::deque<sys::AvailabilityPeriod> periods_;
