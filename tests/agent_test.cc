@@ -365,6 +365,17 @@ bool reaches(ts::Client& c, std::int64_t id, sys::JobState state, std::chrono::m
       timeout);
 }
 
+// A server, and an agent of node n1 replaying the trace `rows` (of node n1)
+// at 60 trace seconds a second, its piranhas at its own priority.
+struct OneNode {
+  explicit OneNode(const std::string& rows)
+      : agent(agent_argv(server, s, "n1", s.write("t.avail.csv", trace_text(rows)), 60)) {}
+  ServerProcess server;
+  Scratch s;
+  Process agent;
+  ts::Client c{server.endpoint()};
+};
+
 // Runs `piranha ARGS... --server S` to its end; returns its exit status.
 int run_cli(const ServerProcess& server, std::vector<std::string> args, Process** keep = nullptr) {
   args.insert(args.begin(), bin("piranha"));
@@ -436,12 +447,9 @@ TEST_CASE(
 
 TEST_CASE(
     "submit: a hold is printed as it happens, and the job held past --hold-timeout, released or cancelled") {
-  ServerProcess server;
-  Scratch s;
+  OneNode pool("n1,0,1000\n");
+  auto& [server, s, agent, c] = pool;
   auto flag = s.write("fail", "x");
-  auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
-  Process agent(agent_argv(server, s, "n1", trace, 60));
-  ts::Client c(server.endpoint());
   auto submit = [&](std::vector<std::string> extra) {
     std::vector<std::string> argv = {bin("piranha"), "submit", "--server", server.endpoint()};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -480,12 +488,9 @@ TEST_CASE(
 }
 
 TEST_CASE("agent: the node's reason is published with its state, and `piranha nodes` shows it") {
-  ServerProcess server;
-  Scratch s;
   // n1 is available for 2 trace steps (2 s at 60 trace seconds a second), then not.
-  auto trace = s.write("t.avail.csv", trace_text("n1,0,2\n"));
-  Process agent(agent_argv(server, s, "n1", trace, 60));
-  ts::Client c(server.endpoint());
+  OneNode pool("n1,0,2\n");
+  auto& [server, s, agent, c] = pool;
   auto node = [&]() -> Json {
     Process* out = nullptr;
     if (run_cli(server, {"nodes", "--json"}, &out) != 0) return Json::object();
