@@ -150,13 +150,7 @@ struct Agent::Impl {
     uplink->record_period(sys::AvailabilityPeriod{s.node, a.start, a.end});
   }
   void carry_out(const act::SetNodeState& a, Instant) {
-    // Why, as the decision saw it: the verdict at the change, not refreshed
-    // while the state lasts (a load changing every second would be a write
-    // every second).
-    const std::string why = a.state == sys::NodeState::Down           ? "agent stopped"
-                            : a.state == sys::NodeState::OwnerBlocked ? "owner block"
-                                                                      : state.verdict.reason;
-    uplink->set_state(a.state, why);
+    uplink->set_state(a.state, state_reason(a.state, state));
   }
   void carry_out(const act::PublishRun& a, Instant now) {
     uplink->set_run(sys::NodeRun{s.node, a.job.value_or(0), a.by, now.wall});

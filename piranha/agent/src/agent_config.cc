@@ -209,9 +209,26 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
   c.node = host_name();
   if (root.IsNull()) return c;
   r.check_keys(root, "the agent configuration",
-               {"node", "server", "pool", "cores", "speed", "policy", "seed", "availability", "retreat",
-                "scheduler", "heartbeat_seconds", "max_failures", "retention", "key", "server_key",
-                "piranha_priority", "piranha_user", "piranha_programs", "piranha_sha256", "piranha_limits"});
+               {"node",
+                "server",
+                "pool",
+                "cores",
+                "speed",
+                "policy",
+                "seed",
+                "availability",
+                "retreat",
+                "scheduler",
+                "heartbeat_seconds",
+                "max_failures",
+                "retention",
+                "key",
+                "server_key",
+                "piranha_priority",
+                "piranha_user",
+                "piranha_programs",
+                "piranha_sha256",
+                "piranha_limits"});
   try {
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
