@@ -28,6 +28,7 @@ std::atomic<bool> g_stop{false};
 struct AgentArgs {
   std::string config;
   bool key_given = false, server_key_given = false;  // --key, --server-key (already in the environment)
+  bool pool_given = false;                           // --pool (already in the environment)
   std::string node, server, policy, trace, trace_node, events, piranha_output, priority, piranha_user;
   double time_scale = 0;
   int cores = 0;
@@ -78,6 +79,9 @@ int run_agent(const AgentArgs& a) {
     if (!config.key.empty() && !a.key_given) export_key(config.key, true, from + ": key");
     if (!config.server_key.empty() && !a.server_key_given)
       export_key(config.server_key, false, from + ": server_key");
+    // The YAML's pool, unless --pool said otherwise: in the environment too,
+    // so that the piranhas' clients refuse another pool's server as well.
+    if (!config.pool.empty() && !a.pool_given) ::setenv(ts::kPoolEnv, config.pool.c_str(), 1);
     // Keys from the environment are read now too, not first by the uplink's thread.
     ts::curve_keys_from_environment();
     if (a.cores > 0) config.cores = a.cores;
@@ -152,7 +156,9 @@ void add_agent(CLI::App& app) {
                   "overrides the YAML's piranha_user; docs/security.md)");
   cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
   add_key_options(*cmd);
+  add_pool_option(*cmd);
   cmd->callback([a, cmd] {
+    a->pool_given = cmd->count("--pool") > 0;
     a->key_given = cmd->count("--key") > 0;
     a->server_key_given = cmd->count("--server-key") > 0;
     int rc = run_agent(*a);

@@ -6,7 +6,9 @@
 #include "piranha/base/input_error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Piranha: adaptive master-worker parallelism over a Linda tuple space"};
+  CLI::App app{"Piranha " PIRANHA_VERSION ": adaptive master-worker parallelism over a Linda tuple space"};
+  app.set_version_flag("--version", "piranha " PIRANHA_VERSION,
+                       "print the version (piranha " PIRANHA_VERSION ") and exit");
   app.require_subcommand(1);
   piranha::apps::add_demo(app);
   piranha::apps::add_agent(app);

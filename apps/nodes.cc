@@ -29,6 +29,15 @@ struct NodeRow {
   Liveness liveness = Liveness::Heard;
   std::optional<double> blocked_until;  // an owner block in force now
   std::optional<sys::NodeRun> run;      // what its agent last said it runs
+  std::optional<std::string> reason;    // why its agent put it in its reported state
+  // Why, for people: an owner block says until when; a node not heard from
+  // says that, whatever its agent last said.
+  std::optional<std::string> why(double now) const {
+    if (stale() || suspect()) return "agent last heard " + age(heard_at, now);
+    if (node.state == sys::NodeState::OwnerBlocked && blocked_until)
+      return "owner block until " + local_time(*blocked_until, now);
+    return reason;
+  }
   bool stale() const { return liveness == Liveness::Stale; }
   bool suspect() const { return liveness == Liveness::Suspect; }
   std::string state() const {
@@ -37,7 +46,7 @@ struct NodeRow {
 };
 
 NodeRow row_of(ts::Client& c, const sys::NodeRecord& n, double now) {
-  NodeRow r{n, n.updated_at, kDefaultBeatSeconds, Liveness::Heard, std::nullopt, std::nullopt};
+  NodeRow r{n, n.updated_at, kDefaultBeatSeconds, Liveness::Heard, std::nullopt, std::nullopt, std::nullopt};
   if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0ms))
     if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) r.heard_at = std::max(r.heard_at, h->time);
   if (auto t = c.rd(sys::kSpace, sys::agentbeat_template(n.name), 0ms))
@@ -47,6 +56,8 @@ NodeRow row_of(ts::Client& c, const sys::NodeRecord& n, double now) {
     if (auto b = sys::OwnerBlock::from_tuple(t); b && b->covers(now))
       r.blocked_until = std::max(r.blocked_until.value_or(0.0), b->end);
   if (auto t = c.rd(sys::kSpace, sys::running_template(n.name), 0ms)) r.run = sys::NodeRun::from_tuple(*t);
+  if (auto t = c.rd(sys::kSpace, sys::nodewhy_template(n.name), 0ms))
+    if (auto w = sys::NodeReason::from_tuple(*t); w && w->state == sys::name(n.state)) r.reason = w->reason;
   return r;
 }
 
@@ -58,11 +69,19 @@ int nodes(const NodesArgs& a) {
   std::sort(rows.begin(), rows.end(),
             [](const NodeRow& x, const NodeRow& y) { return x.node.name < y.node.name; });
 
+  // The pool the server said it serves (docs/protocol.md, "hello"): on each
+  // node object, so that the array stays what it always was.
+  const nlohmann::json pool =
+      client->pool_name().empty() ? nlohmann::json(nullptr) : nlohmann::json(client->pool_name());
+  const nlohmann::json pool_id =
+      client->pool_name().empty() ? nlohmann::json(nullptr) : nlohmann::json(client->pool_id());
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : rows)
       out.push_back(
           {{"node", r.node.name},
+           {"pool", pool},
+           {"pool_id", pool_id},
            {"state", r.stale()     ? std::string("down")
                      : r.suspect() ? std::string("suspect")
                                    : std::string(sys::name(r.node.state))},
@@ -76,26 +95,32 @@ int nodes(const NodesArgs& a) {
            {"heard_at", r.heard_at},
            {"blocked_until", r.blocked_until ? nlohmann::json(*r.blocked_until) : nlohmann::json(nullptr)},
            {"job", r.run && r.run->job_id != 0 ? nlohmann::json(r.run->job_id) : nlohmann::json(nullptr)},
-           {"by", r.run ? nlohmann::json(r.run->by) : nlohmann::json(nullptr)}});
+           {"by", r.run ? nlohmann::json(r.run->by) : nlohmann::json(nullptr)},
+           {"reason", r.why(now) ? nlohmann::json(*r.why(now)) : nlohmann::json(nullptr)}});
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
+  if (client->pool_name().empty())
+    std::cout << "pool: none named (the server was started without --pool)\n";
+  else
+    std::cout << "pool: " << client->pool_name() << " (id " << client->pool_id() << ")\n";
   if (rows.empty()) {
     std::cout << "no nodes (start `piranha agent` on each workstation)\n";
     return 0;
   }
   int name_w = 4;
   for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.node.name.size()));
-  std::printf("%-*s %-14s %5s %6s %-10s %-6s %-12s %s\n", name_w, "NODE", "STATE", "CORES", "SPEED",
-              "UPDATED", "JOB", "BY", "BLOCKED-UNTIL");
+  std::printf("%-*s %-14s %5s %6s %-10s %-6s %-12s %-13s %s\n", name_w, "NODE", "STATE", "CORES", "SPEED",
+              "UPDATED", "JOB", "BY", "BLOCKED-UNTIL", "REASON");
   for (const auto& r : rows) {
     std::string job = r.run && r.run->job_id != 0 ? std::to_string(r.run->job_id) : "-";
     // Who chose the job: "scheduler 0" (the NPS) or the native policy.
     const std::string by = r.run && !r.run->by.empty() ? r.run->by : "-";
-    std::printf("%-*s %-14s %5lld %6.2f %-10s %-6s %-12s %s\n", name_w, r.node.name.c_str(),
+    std::printf("%-*s %-14s %5lld %6.2f %-10s %-6s %-12s %-13s %s\n", name_w, r.node.name.c_str(),
                 r.state().c_str(), static_cast<long long>(r.node.cores), r.node.speed,
                 age(r.heard_at, now).c_str(), job.c_str(), by.c_str(),
-                r.blocked_until ? local_time(*r.blocked_until, now).c_str() : "-");
+                r.blocked_until ? local_time(*r.blocked_until, now).c_str() : "-",
+                r.why(now).value_or("-").c_str());
   }
   return 0;
 }

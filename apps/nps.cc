@@ -194,8 +194,15 @@ void add_run(CLI::App& nps) {
           std::cerr << " (it asks for the token in " << a->http_token << ": open " << at
                     << "?token=TOKEN once)";
         std::cerr << "\n";
-        o.on_states = [p = page.get()](double now, const std::vector<trellis::Value>& states) {
-          p->publish(nps::live_state(now, states));
+        // Both on the shell's thread: the pool is known before the first state.
+        auto pool = std::make_shared<std::string>();
+        o.on_pool = [pool](const std::string& name, const std::string& id) {
+          *pool = name.empty() ? "none named" : name + " (id " + id + ")";
+        };
+        o.on_states = [p = page.get(), pool](double now, const std::vector<trellis::Value>& states) {
+          auto state = nps::live_state(now, states);
+          state["pool"] = *pool;
+          p->publish(state);
         };
         o.on_records = [p = page.get()](std::span<const nps::EvalRecord> records) { p->seed(records); };
       }

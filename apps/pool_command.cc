@@ -34,7 +34,23 @@ std::shared_ptr<std::string> add_server_option(CLI::App& cmd, const std::string&
       ->capture_default_str()
       ->check(endpoint_check());
   add_key_options(cmd);
+  add_pool_option(cmd);
   return server;
+}
+
+void add_pool_option(CLI::App& cmd) {
+  cmd.add_option_function<std::string>(
+         "--pool", [](const std::string& name) { ::setenv(ts::kPoolEnv, name.c_str(), 1); },
+         "the pool this program belongs to: a server of another pool is refused (default: $PIRANHA_POOL; "
+         "unset, any server is accepted)")
+      ->type_name("NAME")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            return valid_pool_name(value)
+                       ? std::string()
+                       : "\"" + value + "\" is not a pool name (1 to 64 letters, digits, '-', '_', '.')";
+          },
+          "NAME"));
 }
 
 void export_key(const std::string& where, bool secret, const std::string& what) {
@@ -93,7 +109,8 @@ std::unique_ptr<ts::Client> connect(const std::string& server) {
     return std::make_unique<ts::Client>(server, o);
   } catch (const ts::TupleSpaceError& e) {
     if (e.code() == ts::Code::Unreachable) throw unreachable(server);
-    if (e.code() == ts::Code::AuthFailed) throw CommandFailure(1, e.what());
+    if (e.code() == ts::Code::AuthFailed || e.code() == ts::Code::WrongPool)
+      throw CommandFailure(1, e.what());
     throw;
   }
 }
@@ -107,8 +124,9 @@ void run_command(const std::string& command, const std::string& server, const st
     status = e.status;
   } catch (const ts::TupleSpaceError& e) {
     std::cerr << "piranha " << command << ": "
-              << (e.code() == ts::Code::Unreachable  ? unreachable(server).what()
-                  : e.code() == ts::Code::AuthFailed ? std::string(e.what())
+              << (e.code() == ts::Code::Unreachable ? unreachable(server).what()
+                  : e.code() == ts::Code::AuthFailed || e.code() == ts::Code::WrongPool
+                      ? std::string(e.what())
                   : e.code() == ts::Code::NotPermitted
                       ? "the tuple-space server at " + server + " refused: " + e.what()
                       : "the tuple-space server at " + server + " answered: " + e.what())

@@ -33,8 +33,8 @@ CLI::Validator positive_number();
 
 // Adds --server to `cmd` (default: $PIRANHA_SERVER, else tcp://127.0.0.1:7070),
 // checked with endpoint_check, and returns where the value lands. `names`
-// may add aliases ("--server,--connect"). Adds --key and --server-key too
-// (add_key_options).
+// may add aliases ("--server,--connect"). Adds --key and --server-key
+// (add_key_options) and --pool (add_pool_option) too.
 std::shared_ptr<std::string> add_server_option(CLI::App& cmd, const std::string& names = "--server");
 
 // Adds --key FILE and --server-key FILE: this client's secret key and the
@@ -45,6 +45,13 @@ std::shared_ptr<std::string> add_server_option(CLI::App& cmd, const std::string&
 // every program it starts (a job's feeder) find it. Without them those
 // variables are used as they are.
 void add_key_options(CLI::App& cmd);
+
+// Adds --pool NAME: the pool this program belongs to. Put in the environment
+// as $PIRANHA_POOL, where every client this program makes, and every program
+// it starts, finds it (ts::ClientOptions::pool): a server of another pool is
+// then refused. Without it $PIRANHA_POOL is used as it is; unset, any server
+// is accepted.
+void add_pool_option(CLI::App& cmd);
 
 // Puts a key in the environment as add_key_options does: `where` is a key
 // file or a key's Z85 text, `secret` says which key it is. Throws

@@ -7,7 +7,10 @@
 // PROGRAM runs here as the feeder with PIRANHA_JOB_ID and PIRANHA_SERVER set.
 // The feeder records the job's end itself; when it cannot (it crashed, was
 // killed, or never connected), this command records it, so no job stays
-// queued or running without a feeder.
+// queued or running without a feeder. While the feeder runs, a hold of the
+// job is printed as it happens (why, and how to release it), and a job held
+// past --hold-timeout is given up: its feeder is stopped, the job recorded
+// cancelled, and the command exits with kHeldTooLong.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -19,6 +22,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "piranha/base/clock.h"
 #include "piranha/runtime/child.h"
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
@@ -33,6 +37,7 @@ namespace {
 struct SubmitArgs {
   std::shared_ptr<std::string> server;
   bool detach = false;
+  double hold_timeout = 0;      // --hold-timeout: seconds a hold is waited out; 0: as long as it lasts
   std::int64_t registered = 0;  // --registered ID: the detached supervisor of a job already registered
   std::vector<std::string> command;
 };
@@ -49,9 +54,89 @@ std::string base_name(const std::string& program) {
   return std::filesystem::path(program).filename().string();
 }
 
+// The exit status of a job given up after being held past --hold-timeout.
+constexpr int kHeldTooLong = 3;
+
+// Tells the person who submitted a job of its holds and releases while its
+// feeder runs, from a watch of the job's record (each state it is written
+// with, however briefly), and a read every 10 s should an event be lost
+// (a reconnection).
+class HoldWatch {
+ public:
+  HoldWatch(ts::Client& c, std::int64_t id, double timeout) : c_(c), id_(id), timeout_(timeout) {
+    try {
+      c_.watch(sys::kSpace, sys::job_template(id_));
+    } catch (const ts::TupleSpaceError&) {
+      // The reads alone, then.
+    }
+  }
+
+  // Takes the events that came; false once the job has been held for
+  // longer than the timeout (said in a line). A server that does not answer
+  // is looked at again later: the feeder's own patience decides.
+  bool look(Clock::time_point now) {
+    try {
+      for (auto e = c_.next_event(0ms); e; e = c_.next_event(0ms))
+        if (e->kind == ts::WatchEventKind::Written)
+          if (auto rec = sys::JobRecord::from_tuple(e->tuple)) saw(rec->state, now);
+      if (now >= next_read_) {
+        next_read_ = now + 10s;
+        if (auto t = c_.rd(sys::kSpace, sys::job_template(id_), 0ms))
+          if (auto rec = sys::JobRecord::from_tuple(*t)) saw(rec->state, now);
+      }
+    } catch (const ts::TupleSpaceError&) {
+    }
+    if (held_since_ && timeout_ > 0 && now - *held_since_ > std::chrono::duration<double>(timeout_)) {
+      std::cerr << "job " << id_ << " held for more than " << timeout_
+                << " s (--hold-timeout): giving up; it is cancelled\n";
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  void saw(sys::JobState state, Clock::time_point now) {
+    if (state != sys::JobState::Held) {
+      // An end (a cancel) is said when the feeder has ended.
+      if (held_since_ && !sys::is_finished(state))
+        std::cerr << "job " << id_ << " released: " << sys::name(state) << " again\n";
+      held_since_.reset();
+    } else if (!held_since_) {
+      held_since_ = now;
+      say_held();
+    }
+  }
+
+  void say_held() {
+    std::optional<sys::JobHold> hold;
+    try {
+      for (const auto& t : c_.rd_many(sys::kSpace, sys::jobheld_template(id_), 100))
+        if (auto h = sys::JobHold::from_tuple(t); h && (!hold || h->time > hold->time)) hold = h;
+    } catch (const ts::TupleSpaceError&) {
+    }
+    std::cerr << "job " << id_ << " held"
+              << (hold ? " by " + hold->node + ": " + hold->reason : std::string(" (no reason recorded)"))
+              << "\n";
+    std::cerr << "  its feeder waits; once the cause is fixed: piranha release " << id_
+              << " (or piranha cancel " << id_ << ")";
+    if (timeout_ > 0) std::cerr << "; given up after " << timeout_ << " s held (--hold-timeout)";
+    std::cerr << "\n";
+  }
+
+  ts::Client& c_;
+  std::int64_t id_;
+  double timeout_;
+  Clock::time_point next_read_{};
+  std::optional<Clock::time_point> held_since_;
+};
+
 // Starts PROGRAM as the feeder, passing on SIGINT, SIGTERM and SIGHUP, and
-// waits for it. `interrupted` says whether a signal was passed on.
-ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t id, bool& interrupted) {
+// waits for it, looking at the job's holds meanwhile. `interrupted` says
+// whether a signal was passed on; `held_too_long` whether the job was held
+// past `watch`'s timeout (the feeder is then sent SIGTERM, as if
+// interrupted).
+ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t id, HoldWatch& watch,
+                      bool& interrupted, bool& held_too_long) {
   SpawnOptions o;
   o.die_with_parent = !a.detach;
   o.argv = a.command;
@@ -63,7 +148,12 @@ ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
   ChildProcess feeder(o);
   interrupted = false;
+  held_too_long = false;
   while (true) {
+    if (!held_too_long && !watch.look(Clock::now())) {
+      held_too_long = interrupted = true;
+      feeder.signal(SIGTERM);
+    }
     if (int sig = g_pending) {
       g_pending = 0;
       interrupted = true;
@@ -73,6 +163,7 @@ ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t
       // A terminal's Ctrl-C reaches the feeder (same process group) as well
       // as this process: it was an interruption even if the feeder went first.
       if (g_pending) interrupted = true;
+      if (!held_too_long) watch.look(Clock::now());  // what happened in its last moments, in order
       return *st;
     }
   }
@@ -120,6 +211,7 @@ bool settle(ts::Client& c, const sys::JobRecord& job, const std::string& name, c
 void start_detached(const SubmitArgs& a, std::int64_t id, const std::string& log) {
   std::vector<std::string> argv = {"/proc/self/exe", "submit",       "--server",
                                    *a.server,        "--registered", std::to_string(id)};
+  if (a.hold_timeout > 0) argv.insert(argv.end(), {"--hold-timeout", std::to_string(a.hold_timeout)});
   argv.insert(argv.end(), a.command.begin(), a.command.end());
   std::vector<char*> args;
   for (auto& s : argv) args.push_back(s.data());
@@ -185,10 +277,11 @@ int submit(const SubmitArgs& a) {
   }
   if (a.registered == 0) std::cerr << "job " << job.id << " submitted: " << job.name << "\n";
 
-  bool interrupted = false;
+  bool interrupted = false, held_too_long = false;
   ExitStatus status;
+  HoldWatch watch(*client, job.id, a.hold_timeout);
   try {
-    status = run_feeder(*path, a, job.id, interrupted);
+    status = run_feeder(*path, a, job.id, watch, interrupted, held_too_long);
   } catch (const std::exception& e) {
     settle(*client, job, job.name, ExitStatus{127, 0}, false);
     throw CommandFailure(127, e.what());
@@ -199,8 +292,21 @@ int submit(const SubmitArgs& a) {
   } catch (const ts::TupleSpaceError& e) {
     std::cerr << "piranha submit: job " << job.id << ": could not check how it ended: " << e.what() << "\n";
   }
+  if (held_too_long) return kHeldTooLong;
   // A program that is no job "succeeded" at nothing: the job failed.
   if (recorded && status.ok()) return 1;
+  if (!recorded) {
+    // Cancelled by someone else (`piranha cancel`): said, and never status 0.
+    try {
+      auto t = client->rd(sys::kSpace, sys::job_template(job.id), 2s);
+      auto rec = t ? sys::JobRecord::from_tuple(*t) : std::nullopt;
+      if (rec && rec->state == sys::JobState::Cancelled) {
+        std::cerr << "job " << job.id << " cancelled\n";
+        if (status.ok()) return 130;
+      }
+    } catch (const ts::TupleSpaceError&) {
+    }
+  }
   return status.shell_code();
 }
 
@@ -213,14 +319,22 @@ void add_submit(CLI::App& app) {
   cmd->add_flag(
       "--detach", a->detach,
       "run the feeder in the background (output in ./piranha-job-ID.log); print the job id and exit");
+  cmd->add_option("--hold-timeout", a->hold_timeout,
+                  "give a job up once it has been held this long (seconds): its feeder is stopped, the job "
+                  "cancelled, and the exit status is 3; default 0: wait for `piranha release` as long as it "
+                  "takes (a hold is printed as it happens either way)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--registered", a->registered, "(internal) supervise the feeder of this registered job")
       ->group("");
   // Everything from PROGRAM on is the job's own command line, untouched.
   cmd->prefix_command();
   cmd->footer(
       "PROGRAM runs here as the feeder, with PIRANHA_JOB_ID and PIRANHA_SERVER set; agents start its "
-      "piranhas. Exits with the feeder's status (128+N when signal N ended it); 127 when PROGRAM cannot "
-      "be run; 1 when the server cannot be reached.");
+      "piranhas. A hold of the job (its piranhas failing on some node) is printed as it happens, with its "
+      "reason. Exits with the feeder's status (128+N when signal N ended it; 130 when the job was "
+      "cancelled); 3 when the job was held past --hold-timeout; 127 when PROGRAM cannot be run; 1 when "
+      "the server cannot be reached.");
   cmd->callback([a, cmd] {
     a->command = cmd->remaining();
     run_command("submit", *a->server, [&] { return submit(*a); });

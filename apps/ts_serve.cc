@@ -1,11 +1,16 @@
 // piranha ts serve: run a tuple-space server until SIGTERM or SIGINT.
 #include <malloc.h>
 
+#include <cctype>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <random>
 
 #include "commands.h"
 #include "piranha/access/auth_config.h"
@@ -99,6 +104,54 @@ void secure(ts::ServerOptions& o, const Security& s) {
   }
 }
 
+std::string new_pool_id() {
+  std::random_device rd;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return buf;
+}
+
+// The pool the server serves: fixed by the first start with --pool and kept
+// in DIR/pool ("name NAME" and "id ID" lines), so that a durable pool keeps
+// its id and a restart cannot rename it by mistake. Without --data the pool
+// lives as long as the process, with a new id each start.
+void choose_pool(ts::ServerOptions& o, const std::string& asked) {
+  if (!asked.empty() && !valid_pool_name(asked))
+    refuse_to_start("--pool: \"" + asked + "\" is not a pool name (1 to 64 letters, digits, '-', '_', '.')");
+  if (o.data_dir.empty()) {
+    if (!asked.empty()) o.pool_name = asked, o.pool_id = new_pool_id();
+    return;
+  }
+  const std::filesystem::path file = std::filesystem::path(o.data_dir) / "pool";
+  std::string kept_name, kept_id;
+  if (std::ifstream in(file); in) {
+    std::string key, value;
+    while (in >> key >> value) {
+      if (key == "name") kept_name = value;
+      if (key == "id") kept_id = value;
+    }
+    if (!valid_pool_name(kept_name) || kept_id.empty())
+      refuse_to_start(file.string() + ": not a pool file (lines \"name NAME\" and \"id ID\")");
+  }
+  if (!kept_name.empty()) {
+    if (!asked.empty() && asked != kept_name)
+      refuse_to_start("--pool " + asked + ": the data directory " + o.data_dir + " holds pool \"" +
+                      kept_name + "\" (id " + kept_id + "); serve it with --pool " + kept_name +
+                      ", or give another --data for a new pool");
+    o.pool_name = kept_name;
+    o.pool_id = kept_id;
+    return;
+  }
+  if (asked.empty()) return;
+  o.pool_name = asked;
+  o.pool_id = new_pool_id();
+  std::error_code ec;
+  std::filesystem::create_directories(o.data_dir, ec);
+  std::ofstream out(file);
+  out << "name " << o.pool_name << "\nid " << o.pool_id << "\n";
+  if (!out.flush()) refuse_to_start("cannot write " + file.string() + " (the pool's name and id)");
+}
+
 }  // namespace
 
 void add_ts_serve(CLI::App& ts) {
@@ -151,19 +204,27 @@ void add_ts_serve(CLI::App& ts) {
   cmd->add_flag("--insecure", security->insecure,
                 "without --auth, bind endpoints other machines reach all the same (without it the server "
                 "refuses to: anyone who reaches them could do anything)");
+  auto pool = std::make_shared<std::string>();
+  cmd->add_option("--pool", *pool,
+                  "the pool this server serves: its name is fixed with a new id at the first start (with "
+                  "--data, kept in DIR/pool; a later start with another name is refused), and clients "
+                  "configured with another pool refuse this server (docs/operations.md, \"Pools\")")
+      ->type_name("NAME");
   cmd->add_flag("--quiet", *quiet,
                 "do not log connections and rejected requests (recovery and refused keys are still logged)");
-  cmd->callback([o, quiet, fsync, security] {
+  cmd->callback([o, quiet, fsync, security, pool] {
     if (o->bind.empty()) o->bind.push_back("tcp://127.0.0.1:7070");
     o->fsync = ts::parse_fsync_policy(*fsync);
     o->notice = log_line;
     if (!*quiet) o->log = log_line;
+    choose_pool(*o, *pool);
     secure(*o, *security);
     keep_freed_memory();
     ts::Server server(*o);
     g_server = &server;
     std::signal(SIGTERM, on_signal);
     std::signal(SIGINT, on_signal);
+    if (!o->pool_name.empty()) log_line("pool " + o->pool_name + " (id " + o->pool_id + ")");
     for (const auto& ep : server.endpoints()) log_line("serving on " + ep);
     server.run();
     g_server = nullptr;

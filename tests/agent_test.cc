@@ -365,6 +365,17 @@ bool reaches(ts::Client& c, std::int64_t id, sys::JobState state, std::chrono::m
       timeout);
 }
 
+// A server, and an agent of node n1 replaying the trace `rows` (of node n1)
+// at 60 trace seconds a second, its piranhas at its own priority.
+struct OneNode {
+  explicit OneNode(const std::string& rows)
+      : agent(agent_argv(server, s, "n1", s.write("t.avail.csv", trace_text(rows)), 60)) {}
+  ServerProcess server;
+  Scratch s;
+  Process agent;
+  ts::Client c{server.endpoint()};
+};
+
 // Runs `piranha ARGS... --server S` to its end; returns its exit status.
 int run_cli(const ServerProcess& server, std::vector<std::string> args, Process** keep = nullptr) {
   args.insert(args.begin(), bin("piranha"));
@@ -432,6 +443,78 @@ TEST_CASE(
   CHECK(job_record(c, 2)->state == sys::JobState::Cancelled);
   agent.signal(SIGTERM);
   CHECK(agent.wait() == 0);
+}
+
+TEST_CASE(
+    "submit: a hold is printed as it happens, and the job held past --hold-timeout, released or cancelled") {
+  OneNode pool("n1,0,1000\n");
+  auto& [server, s, agent, c] = pool;
+  auto flag = s.write("fail", "x");
+  auto submit = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {bin("piranha"), "submit", "--server", server.endpoint()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), {bin("flaky_job"), "3", flag});
+    return std::make_unique<Process>(argv);
+  };
+
+  // Held past the timeout: given up, cancelled, status 3.
+  auto first = submit({"--hold-timeout", "3"});
+  INFO("submit: ", first->err(), "\nagent: ", agent.err());
+  REQUIRE(first->wait_for_err("job 1 held by n1: exit status 1 (3 failures in a row on n1)"));
+  CHECK(first->wait_for_err("its feeder waits; once the cause is fixed: piranha release 1"));
+  CHECK(contains(first->err(), "given up after 3 s held (--hold-timeout)"));
+  CHECK(first->wait(30s) == 3);
+  CHECK(contains(first->err(), "job 1 held for more than 3 s (--hold-timeout): giving up; it is cancelled"));
+  CHECK(job_record(c, 1)->state == sys::JobState::Cancelled);
+
+  // No timeout: it waits, and says so when released; the job then finishes.
+  auto second = submit({});
+  REQUIRE(second->wait_for_err("job 2 held by n1"));
+  std::filesystem::remove(flag);
+  CHECK(run_cli(server, {"release", "2"}) == 0);
+  INFO("second submit: ", second->err());
+  CHECK(second->wait_for_err("job 2 released: "));
+  CHECK(second->wait(30s) == 0);
+
+  // Cancelled while held: said, and not status 0.
+  s.write("fail", "x");
+  auto third = submit({});
+  REQUIRE(third->wait_for_err("job 3 held by n1"));
+  CHECK(run_cli(server, {"cancel", "3"}) == 0);
+  CHECK(third->wait(30s) == 130);
+  CHECK(contains(third->err(), "job 3 cancelled"));
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
+}
+
+TEST_CASE("agent: the node's reason is published with its state, and `piranha nodes` shows it") {
+  // n1 is available for 2 trace steps (2 s at 60 trace seconds a second), then not.
+  OneNode pool("n1,0,2\n");
+  auto& [server, s, agent, c] = pool;
+  auto node = [&]() -> Json {
+    Process* out = nullptr;
+    if (run_cli(server, {"nodes", "--json"}, &out) != 0) return Json::object();
+    auto ns = Json::parse(out->out());
+    return ns.size() == 1 ? ns[0] : Json::object();  // none before the agent registers
+  };
+  REQUIRE(wait_until([&] { return node().value("state", "") == "unavailable"; }, 20s));
+  CHECK(node()["reason"] == "trace n1: unavailable (step 2)");
+  Process* table = nullptr;
+  REQUIRE(run_cli(server, {"nodes"}, &table) == 0);
+  CHECK(contains(table->out(), "REASON"));
+  CHECK(contains(table->out(), "trace n1: unavailable (step 2)"));
+  // An owner block says until when.
+  REQUIRE(run_cli(server, {"owner", "block", "n1", "--for", "1h"}) == 0);
+  REQUIRE(wait_until([&] { return node().value("state", "") == "owner-blocked"; }, 20s));
+  CHECK(node()["reason"].get<std::string>().rfind("owner block until ", 0) == 0);
+  agent.signal(SIGTERM);
+  CHECK(agent.wait() == 0);
+  REQUIRE(wait_until([&] { return node().value("reported_state", "") == "down"; }));
+  CHECK(node()["reason"] == "agent stopped");
+  // A reason written for another state than the node's (an older agent's
+  // node record after a newer one's reason) is not shown.
+  sys::replace(c, sys::nodewhy_template("n1"), sys::NodeReason{"n1", "available", "idle", 1}.to_tuple());
+  CHECK(node()["reason"].is_null());
 }
 
 TEST_CASE("agent: a job whose program cannot be started on the node is held with that reason") {

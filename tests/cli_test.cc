@@ -46,6 +46,16 @@ TEST_CASE("piranha ts demo --connect runs its workers against a server process")
   CHECK(s.waiters == 0);
 }
 
+TEST_CASE("piranha --version prints the project's version, and --help names it") {
+  Process version({bin("piranha"), "--version"});
+  CHECK(run_piranha(version) == 0);
+  CHECK(version.out() == "piranha " PIRANHA_VERSION "\n");
+  Process help({bin("piranha"), "--help"});
+  CHECK(run_piranha(help) == 0);
+  CHECK(help.out().rfind("Piranha " PIRANHA_VERSION ": ", 0) == 0);
+  CHECK(help.out().find("--version") != std::string::npos);
+}
+
 TEST_CASE("piranha --help and piranha ts serve --help exit 0 and describe the options") {
   Process top({bin("piranha"), "--help"});
   CHECK(run_piranha(top) == 0);

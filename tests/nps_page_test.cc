@@ -152,7 +152,7 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
     MESSAGE("skipped: no chromium on the PATH (scripts/setup.sh installs it; apt-get install chromium)");
     return;
   }
-  ServerProcess server;
+  ServerProcess server({"--pool", "lab"});
   Scratch s;
   // ws01 is available for its first 12 trace steps (12 s at the agents'
   // 60 trace seconds per second), ws02 always.
@@ -236,6 +236,8 @@ TEST_CASE("nps page: a browser sees a node turn unavailable when its trace does,
             .find("available to Piranha") != std::string::npos);
   CHECK(wait_until([&] { return b.evaluate("document.getElementById('conn').textContent") == "live"; }, 10s));
   CHECK(b.evaluate("document.getElementById('obeyed').textContent") == "0 (TSK)");
+  CHECK(b.evaluate("document.getElementById('pool').textContent").get<std::string>().rfind("lab (id ", 0) ==
+        0);
   CHECK(b.evaluate("document.querySelectorAll('#nodes tr').length") == 2);
   if (const char* file = std::getenv("PIRANHA_SCREENSHOT")) {
     b.evaluate("window.scrollTo(0, 0)");

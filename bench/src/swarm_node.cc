@@ -127,7 +127,7 @@ void SwarmNode::carry_out(const Actions& actions, Instant now) {
           if constexpr (std::is_same_v<A, act::RecordPeriod>) {
             uplink_->record_period(sys::AvailabilityPeriod{s_.node, a.start, a.end});
           } else if constexpr (std::is_same_v<A, act::SetNodeState>) {
-            uplink_->set_state(a.state);
+            uplink_->set_state(a.state, state_reason(a.state, state_));
           } else if constexpr (std::is_same_v<A, act::PublishRun>) {
             uplink_->set_run(sys::NodeRun{s_.node, a.job.value_or(0), a.by, now.wall});
           } else if constexpr (std::is_same_v<A, act::Hold>) {

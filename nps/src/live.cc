@@ -43,6 +43,7 @@ class Shell {
     const auto deadline = o_.duration ? std::optional(Clock::now() + *o_.duration) : std::nullopt;
     auto stopped = [&] { return stop.load() || (deadline && Clock::now() >= *deadline); };
     if (!connect(stopped)) return 1;
+    if (o_.on_pool) o_.on_pool(client_->pool_name(), client_->pool_id());
     add_nps_types(types_, Environment{&pool_, make_memory()});
     if (o_.program_file) {
       program_ = trellis::load_program(*o_.program_file, types_);
@@ -70,7 +71,14 @@ class Shell {
     Ticker ticker(Clock::now(), tick, kEventGap);
     auto next_look = Clock::now();
     auto next_stats = Clock::now();
-    while (!stopped()) {
+    // A reconnection that met another pool's server (one replaced on the
+    // same endpoint): nothing of this pool may be decided there.
+    std::string refused;
+    auto failed = [&](const ts::TupleSpaceError& e) {
+      if (e.code() == ts::Code::WrongPool) refused = e.what();
+      note(std::string("tuple space: ") + e.what());
+    };
+    while (!stopped() && refused.empty()) {
       const auto now = Clock::now();
       if (ticker.take(now) != Ticker::Tick::None) {
         ticks_.began(seconds(now), pool_.heartbeat_calls());
@@ -79,13 +87,13 @@ class Shell {
           if (!program_ || trellises_.empty()) build();
           if (!enabler_.empty()) enabler_host_->probe(enabler_);
         } catch (const ts::TupleSpaceError& e) {
-          note(std::string("tuple space: ") + e.what());
+          failed(e);
         }
       }
       try {
         if (pool_.pending()) pool_.flush(*client_);
       } catch (const ts::TupleSpaceError& e) {
-        note(std::string("tuple space: ") + e.what());
+        failed(e);
       }
       ticks_.decided(seconds(Clock::now()), pool_.heartbeat_calls());
       if (!o_.tick_stats_file.empty() && now >= next_stats) {
@@ -110,6 +118,7 @@ class Shell {
       }
     }
     for (auto& t : trellises_) t->stop();
+    if (!refused.empty()) return 1;
     try {
       if (pool_.pending()) pool_.flush(*client_);
       pool_.withdraw(*client_);
@@ -146,7 +155,13 @@ class Shell {
   }
 
   bool connect(const std::function<bool()>& stopped) {
-    client_ = sys::connect_patiently(o_.server, stopped, [&](const std::string& m) { note(m); });
+    try {
+      client_ = sys::connect_patiently(o_.server, stopped, [&](const std::string& m) { note(m); });
+    } catch (const ts::TupleSpaceError& e) {
+      if (e.code() != ts::Code::WrongPool) throw;
+      note(e.what());  // another pool's server: one line, and the NPS ends with status 1
+      return false;
+    }
     return client_ != nullptr;
   }
 

@@ -26,7 +26,7 @@ th{position:sticky;top:0;background:#fff}
 </style></head><body>
 <span id="conn" class="off">connecting…</span>
 <h1>Piranha NPS: live</h1>
-<p>Obeyed scheduler: <b id="obeyed">–</b> · updated <span id="updated">never</span></p>
+<p>Pool: <b id="pool">–</b> · Obeyed scheduler: <b id="obeyed">–</b> · updated <span id="updated">never</span></p>
 <p id="summary" class="muted"></p>
 <h2>Timeline</h2>
 <div id="tools">
@@ -193,6 +193,7 @@ function render(s) {
   model.last = s;
   observe(s);
   document.getElementById("obeyed").textContent = s.obeyed.id + " (" + (s.obeyed.strategy || "?") + ")";
+  document.getElementById("pool").textContent = text(s.pool);
   document.getElementById("updated").textContent = clock(s.time);
   const count = {};
   let busy = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -74,9 +75,21 @@ struct Client::Socket : detail::Connection {
       : Connection(endpoint, o, 200) {}
 };
 
+TupleSpaceError wrong_pool(const std::string& endpoint, const std::string& server_pool,
+                           const std::string& expected) {
+  // Without the code's word in front: the sentence is what a person reads.
+  return TupleSpaceError(
+      Code::WrongPool,
+      "the tuple-space server at " + endpoint +
+          (server_pool.empty() ? " serves no named pool" : " serves pool \"" + server_pool + "\"") +
+          ", not this client's pool \"" + expected + "\" (--pool or $PIRANHA_POOL)");
+}
+
 ClientOptions with_environment_keys(ClientOptions options) {
   if (options.curve.empty() && options.curve_from_environment)
     if (auto keys = curve_keys_from_environment()) options.curve = *keys;
+  if (options.pool.empty() && options.pool_from_environment)
+    if (const char* p = std::getenv(kPoolEnv)) options.pool = p;
   return options;
 }
 
@@ -103,6 +116,12 @@ void Client::open_session(Millis deadline) {
     Reply r;
     Received got = receive_until(rid, r, deadline, true);
     if (got == Received::Reply && r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
+    if (got == Received::Reply) {
+      pool_name_ = r.pool_name;
+      pool_id_ = r.pool_id;
+      if (!options_.pool.empty() && pool_name_ != options_.pool)
+        throw wrong_pool(endpoint_, pool_name_, options_.pool);
+    }
     for (auto it = watches_->all().begin(); got == Received::Reply && it != watches_->all().end(); ++it) {
       std::uint64_t wid = next_id_++;
       encode_watch(control_, wid, it->second.space, it->second.tmpl);

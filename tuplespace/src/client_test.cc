@@ -51,6 +51,49 @@ TEST_CASE("an error a posted out got is thrown by the next call, once") {
   CHECK(c.stats().empty());
 }
 
+TEST_CASE("a client of one pool refuses a server of another, or of none, and a client of none accepts any") {
+  ServerOptions o;
+  o.bind = {};
+  o.pool_name = "lab";
+  o.pool_id = "42ab";
+  EmbeddedServer lab(o);
+  EmbeddedServer unnamed;
+  ClientOptions mine;
+  mine.pool_from_environment = false;
+  mine.pool = "lab";
+  Client c(lab.endpoint(), mine);
+  CHECK(c.pool_name() == "lab");
+  CHECK(c.pool_id() == "42ab");
+  mine.pool = "office";
+  try {
+    Client wrong(lab.endpoint(), mine);
+    FAIL("a server of another pool was accepted");
+  } catch (const TupleSpaceError& e) {
+    CHECK(e.code() == Code::WrongPool);
+    CHECK(std::string(e.what()).find("serves pool \"lab\", not this client's pool \"office\"") !=
+          std::string::npos);
+  }
+  CHECK_THROWS_AS(Client(unnamed.endpoint(), mine), TupleSpaceError);
+  ClientOptions any;
+  any.pool_from_environment = false;
+  Client c2(unnamed.endpoint(), any);
+  CHECK(c2.pool_name().empty());
+  Client c3(lab.endpoint(), any);
+  CHECK(c3.pool_name() == "lab");
+}
+
+TEST_CASE("a client takes its pool from $PIRANHA_POOL when its options name none") {
+  ServerOptions o;
+  o.bind = {};
+  o.pool_name = "lab";
+  EmbeddedServer lab(o);
+  ::setenv(kPoolEnv, "office", 1);
+  CHECK_THROWS_AS(Client(lab.endpoint()), TupleSpaceError);
+  ::setenv(kPoolEnv, "lab", 1);
+  CHECK_NOTHROW(Client(lab.endpoint()));
+  ::unsetenv(kPoolEnv);
+}
+
 TEST_CASE("a request over the server's size limit is refused before it is sent") {
   ServerOptions o;
   o.bind = {};

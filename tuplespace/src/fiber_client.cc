@@ -349,6 +349,8 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     }
     Reply r = f.get();
     if (r.status == Reply::Status::Error) throw error_of(r);
+    if (!options.pool.empty() && r.pool_name != options.pool)
+      throw wrong_pool(endpoint, r.pool_name, options.pool);
     failed_handshakes = 0;
   }
 

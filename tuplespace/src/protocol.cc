@@ -424,13 +424,17 @@ void encode_ok_stats(std::string& out, std::uint64_t rid, const std::vector<Spac
   }
 }
 
-void encode_ok_hello(std::string& out, std::uint64_t rid, std::size_t max_message_bytes) {
+void encode_ok_hello(std::string& out, std::uint64_t rid, std::size_t max_message_bytes,
+                     std::string_view pool_name, std::string_view pool_id) {
   detail::StringStream st{&out};
-  begin(out, st, rid, "ok", 3);
+  begin(out, st, rid, "ok", pool_name.empty() ? 3 : 5);
   detail::Packer pk(st);
   pk.pack_int64(kProtocolVersion);
   pk.pack_uint64(max_message_bytes);
   pk.pack_uint64(kMaxFields);
+  if (pool_name.empty()) return;
+  detail::append_str(out, pool_name);
+  detail::append_str(out, pool_id);
 }
 
 void encode_timeout(std::string& out, std::uint64_t rid) {
@@ -638,9 +642,13 @@ Reply decode_reply(std::string_view frame) {
             r.tuples.push_back(tuple_from(e));
           }
         }
-      } else if (n == 6) {  // hello: version, max_message_bytes, max_fields
+      } else if (n == 6 || n == 8) {  // hello: version, max_message_bytes, max_fields[, pool name, id]
         r.number = a[3].as<std::uint64_t>();
         r.max_message_bytes = a[4].as<std::uint64_t>();
+        if (n == 8) {
+          r.pool_name = str_of(a[6]);
+          r.pool_id = str_of(a[7]);
+        }
       } else if (n >= 4 && a[3].type == msgpack::type::POSITIVE_INTEGER) {
         r.number = a[3].via.u64;
       }

@@ -311,6 +311,14 @@ TEST_CASE("server encoders round-trip through decode_reply") {
     CHECK(v[3].as<std::int64_t>() == kProtocolVersion);
     CHECK(v[4].as<std::uint64_t>() == 1234);
     CHECK(v[5].as<std::uint64_t>() == kMaxFields);
+    CHECK(r.pool_name.empty());
+  }
+  SUBCASE("hello of a server with a pool") {
+    encode_ok_hello(f, 9, 1234, "lab", "0123abcd");
+    Reply r = decode_reply(f);
+    CHECK(r.max_message_bytes == 1234);
+    CHECK(r.pool_name == "lab");
+    CHECK(r.pool_id == "0123abcd");
   }
   SUBCASE("timeout") {
     encode_timeout(f, 10);

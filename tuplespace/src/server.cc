@@ -459,7 +459,7 @@ struct Server::Impl {
     bool parked = false;
     switch (r.op) {
       case Op::Bye: return;  // handled above
-      case Op::Hello: encode_ok_hello(reply, r.id, opt.max_message_bytes); break;
+      case Op::Hello: encode_ok_hello(reply, r.id, opt.max_message_bytes, opt.pool_name, opt.pool_id); break;
       case Op::Out:
         store.out(r.space, std::move(r.tuples[0]), now);
         encode_ok(reply, r.id);

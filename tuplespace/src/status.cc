@@ -7,7 +7,7 @@ namespace piranha::ts {
 namespace {
 
 // In the enum's order, so code_to_wire is an index.
-constexpr std::array<std::pair<Code, std::string_view>, 18> kWords{{
+constexpr std::array<std::pair<Code, std::string_view>, 19> kWords{{
     {Code::BadRequest, "bad_request"},
     {Code::UnsupportedVersion, "unsupported_version"},
     {Code::UnknownOp, "unknown_op"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<Code, std::string_view>, 18> kWords{{
     {Code::Closed, "closed"},
     {Code::BadReply, "bad_reply"},
     {Code::Timeout, "timeout"},
+    {Code::WrongPool, "wrong_pool"},
     {Code::Unrecognized, "unrecognized"},
 }};
 

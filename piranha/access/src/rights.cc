@@ -126,7 +126,7 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
       return no("a scheduler writes only assignments, its heartbeats and evaluator records");
     case Role::Agent: {
       const std::string mine = "an agent writes only node " + who.node + "'s records";
-      if (*tag == "node" || *tag == "running" || *tag == "ap" || *tag == "agentbeat")
+      if (*tag == "node" || *tag == "nodewhy" || *tag == "running" || *tag == "ap" || *tag == "agentbeat")
         return is(str_at(t, 1), who.node) ? allow() : no(mine);
       if (*tag == "heartbeat")
         return is(str_at(t, 1), "agent") && is(str_at(t, 2), who.node) ? allow() : no(mine);
@@ -194,7 +194,7 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
       return no("a scheduler takes only assignments and its heartbeats");
     case Role::Agent: {
       const std::string mine = "an agent takes only node " + who.node + "'s records";
-      if (*tag == "node" || *tag == "running" || *tag == "ap" || *tag == "agentbeat")
+      if (*tag == "node" || *tag == "nodewhy" || *tag == "running" || *tag == "ap" || *tag == "agentbeat")
         return is(actual_str(t, 1), who.node) ? allow() : no(mine);
       if (*tag == "heartbeat")
         return is(actual_str(t, 1), "agent") && is(actual_str(t, 2), who.node) ? allow() : no(mine);

@@ -207,6 +207,14 @@ TEST_CASE("an agent writes how often it beats for its own node only") {
   CHECK(!allowed(ws01, take(kSys, sys::agentbeat_template("ws02"), 10000)));
 }
 
+TEST_CASE("an agent writes why its own node is in its state, and no other's") {
+  CHECK(allowed(ws01,
+                out(kSys, sys::NodeReason{"ws01", "unavailable", "1-min load 2.31 >= 0.70", 1}.to_tuple())));
+  CHECK(allowed(ws01, take(kSys, sys::nodewhy_template("ws01"), 10000)));
+  CHECK(!allowed(ws01, out(kSys, sys::NodeReason{"ws02", "available", "idle", 1}.to_tuple())));
+  CHECK(!allowed(ws01, take(kSys, sys::nodewhy_template("ws02"), 10000)));
+}
+
 TEST_CASE("an agent removes the records of ended jobs only") {
   Facts f = pool();
   for (const auto& tmpl : {sys::launch_template(4), sys::jobstat_template(4), sys::jobwork_template(4),

@@ -149,7 +149,9 @@ struct Agent::Impl {
   void carry_out(const act::RecordPeriod& a, Instant) {
     uplink->record_period(sys::AvailabilityPeriod{s.node, a.start, a.end});
   }
-  void carry_out(const act::SetNodeState& a, Instant) { uplink->set_state(a.state); }
+  void carry_out(const act::SetNodeState& a, Instant) {
+    uplink->set_state(a.state, state_reason(a.state, state));
+  }
   void carry_out(const act::PublishRun& a, Instant now) {
     uplink->set_run(sys::NodeRun{s.node, a.job.value_or(0), a.by, now.wall});
   }
@@ -212,7 +214,8 @@ struct Agent::Impl {
     auto now = Clock::now();
     next_eval = now;
     bool input_event = false;
-    while (!stop.load()) {
+    std::string refused;
+    while (!stop.load() && (refused = uplink->refused()).empty()) {
       now = Clock::now();
       Observations seen;
       if (input_event || now >= next_eval) {
@@ -269,6 +272,11 @@ struct Agent::Impl {
         }
       }
     }
+    if (!refused.empty()) {
+      // Another pool's server: nothing of this node's may be written there.
+      std::fprintf(stderr, "agent %s: refusing the server: %s\n", s.node.c_str(), refused.c_str());
+      return shutdown(false);
+    }
     return shutdown();
   }
 
@@ -276,8 +284,9 @@ struct Agent::Impl {
   // availability period and the node's going down to the uplink and waits
   // for them until three quarters of the grace period from the stop are
   // over (at least half a second), so that a server that is away cannot
-  // hold the agent up.
-  int shutdown() {
+  // hold the agent up. Without `to_server` (a refused server) nothing is
+  // handed over and the agent ends with status 1.
+  int shutdown(bool to_server = true) {
     log("stopping");
     auto now = Clock::now();
     // Three quarters of the grace period leave time to exit within it.
@@ -294,9 +303,9 @@ struct Agent::Impl {
       now = Clock::now();
       seen.exits = reap(now);
     }
-    if (!uplink->drain(std::max(give_up, Clock::now() + std::chrono::milliseconds(100))))
+    if (to_server && !uplink->drain(std::max(give_up, Clock::now() + std::chrono::milliseconds(100))))
       log("could not record the node going down: the tuple-space server did not answer in time");
-    bool reached = uplink->ever_connected();
+    bool reached = to_server && uplink->ever_connected();
     uplink.reset();
     event("stop");
     return reached ? 0 : 1;

@@ -209,15 +209,38 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
   c.node = host_name();
   if (root.IsNull()) return c;
   r.check_keys(root, "the agent configuration",
-               {"node", "server", "cores", "speed", "policy", "seed", "availability", "retreat", "scheduler",
-                "heartbeat_seconds", "max_failures", "retention", "key", "server_key", "piranha_priority",
-                "piranha_user", "piranha_programs", "piranha_sha256", "piranha_limits"});
+               {"node",
+                "server",
+                "pool",
+                "cores",
+                "speed",
+                "policy",
+                "seed",
+                "availability",
+                "retreat",
+                "scheduler",
+                "heartbeat_seconds",
+                "max_failures",
+                "retention",
+                "key",
+                "server_key",
+                "piranha_priority",
+                "piranha_user",
+                "piranha_programs",
+                "piranha_sha256",
+                "piranha_limits"});
   try {
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
       c.server = r.text(root, "server", "server");
       if (auto problem = endpoint_problem(c.server))
         r.fail(Reader::mark_of(root, "server"), "server: " + *problem);
+    }
+    if (root["pool"]) {
+      c.pool = r.text(root, "pool", "pool");
+      if (!valid_pool_name(c.pool))
+        r.fail(Reader::mark_of(root, "pool"),
+               "pool must be 1 to 64 letters, digits, '-', '_' or '.', got '" + c.pool + "'");
     }
     if (root["cores"]) c.cores = static_cast<int>(r.integer<long long>(root, "cores", "cores", 1, kMaxCores));
     if (root["speed"]) c.speed = r.number(root, "speed", "speed", 0, true, kMaxSpeed);

@@ -186,6 +186,14 @@ TEST_CASE("agent config: out-of-range values name the key and the line") {
   CHECK(error_of("heartbeat_seconds: 1e9\n") == "agent.yaml:1: heartbeat_seconds must be <= 3600, got 1e+09");
 }
 
+TEST_CASE("agent config: the pool is a name of letters, digits, '-', '_' and '.'") {
+  CHECK(parse_agent_config("", "agent.yaml").pool.empty());
+  CHECK(parse_agent_config("pool: lab-2.b_c\n", "agent.yaml").pool == "lab-2.b_c");
+  CHECK(error_of("pool: two words\n") ==
+        "agent.yaml:1: pool must be 1 to 64 letters, digits, '-', '_' or '.', got 'two words'");
+  CHECK(error_of("pool: ''\n") == "agent.yaml:1: pool must be a non-empty string, got ''");
+}
+
 TEST_CASE("agent config: unknown enum values list the valid ones") {
   CHECK(error_of("policy: FIAR\n") == "agent.yaml:1: policy must be one of: FAIR, FCFS, got 'FIAR'");
   CHECK(parse_agent_config("policy: fcfs\n", "agent.yaml").policy == piranha::NativePolicyKind::Fcfs);

@@ -198,6 +198,12 @@ struct Decision {
 
 AgentState::AgentState(AgentSettings s) : settings(std::move(s)), policy(settings.policy, settings.seed) {}
 
+std::string state_reason(sys::NodeState node_state, const AgentState& state) {
+  return node_state == sys::NodeState::Down           ? "agent stopped"
+         : node_state == sys::NodeState::OwnerBlocked ? "owner block"
+                                                      : state.verdict.reason;
+}
+
 Actions decide(const Observations& seen, AgentState& state, Instant now) {
   Decision d(state, now);
   if (seen.stopping) {

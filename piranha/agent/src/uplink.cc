@@ -129,10 +129,11 @@ bool Uplink::server_away() const {
   return away_;
 }
 
-void Uplink::set_state(sys::NodeState state) {
+void Uplink::set_state(sys::NodeState state, std::string reason) {
   {
     std::lock_guard lock(mu_);
     state_ = state;
+    reason_ = std::move(reason);
     state_dirty_ = true;
   }
   kick();
@@ -216,6 +217,13 @@ bool Uplink::connect() {
     // a new session by itself (the gap's events are lost: run() reads).
     for (const auto& t : watched(s_.node)) c->watch(sys::kSpace, t);
     client_ = std::move(c);
+  } catch (const ts::TupleSpaceError& e) {
+    if (e.code() == ts::Code::WrongPool) return refuse(e.what());
+    std::lock_guard lock(mu_);
+    if (!away_) log_("waiting for the tuple-space server at " + s_.server + " (" + e.what() + ")");
+    away_ = true;
+    ++failures_;
+    return false;
   } catch (const std::exception& e) {
     // Unreachable, refused (auth_failed), or keys that cannot be read any more.
     std::lock_guard lock(mu_);
@@ -254,7 +262,11 @@ void Uplink::run() {
       if (away_) cv_.wait_for(lock, retry_pause(failures_), [this] { return stopping_; });
       if (stopping_) return;
     }
-    if (!client_ && !connect()) continue;
+    if (!client_ && !connect()) {
+      std::lock_guard lock(mu_);
+      if (!refused_.empty()) return;
+      continue;
+    }
     try {
       {
         // Trying again after the server was away (or the client reconnected
@@ -280,19 +292,46 @@ void Uplink::run() {
       }
       cv_.notify_all();  // drain() may be waiting
       listen(*client_);
+    } catch (const ts::TupleSpaceError& e) {
+      // Reconnected to a server of another pool (one replaced on the same endpoint).
+      if (e.code() == ts::Code::WrongPool) {
+        refuse(e.what());
+        return;
+      }
+      note_lost(e);
     } catch (const std::exception& e) {
-      std::lock_guard lock(mu_);
-      busy_ = false;
-      read_now_ = true;  // what failed is read again once the server answers
-      if (!away_ && !stopping_)
-        log_(std::string("lost the tuple-space server: ") + e.what() +
-             "; trying again after a second, then less and less often, up to every 16 s (sensing and "
-             "retreats go on)");
-      away_ = true;
-      ++failures_;
+      note_lost(e);
     }
     cv_.notify_all();  // drain() may be waiting
   }
+}
+
+bool Uplink::refuse(const std::string& why) {
+  {
+    std::lock_guard lock(mu_);
+    refused_ = why;
+    away_ = true;
+  }
+  cv_.notify_all();
+  wake_agent();
+  return false;
+}
+
+std::string Uplink::refused() const {
+  std::lock_guard lock(mu_);
+  return refused_;
+}
+
+void Uplink::note_lost(const std::exception& e) {
+  std::lock_guard lock(mu_);
+  busy_ = false;
+  read_now_ = true;  // what failed is read again once the server answers
+  if (!away_ && !stopping_)
+    log_(std::string("lost the tuple-space server: ") + e.what() +
+         "; trying again after a second, then less and less often, up to every 16 s (sensing and "
+         "retreats go on)");
+  away_ = true;
+  ++failures_;
 }
 
 void Uplink::listen(ts::Client& c) {
@@ -334,7 +373,10 @@ void Uplink::step(ts::Client& c) {
     sys::supersede(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
     c.flush();
   };
-  auto publish_state = [&](sys::NodeState st) {
+  auto publish_state = [&](sys::NodeState st, const std::string& why) {
+    // The reason first: a reader that finds the new state finds why.
+    sys::replace(c, sys::nodewhy_template(s_.node),
+                 sys::NodeReason{s_.node, std::string(sys::name(st)), why, wall}.to_tuple());
     sys::replace(c, sys::node_template(s_.node),
                  sys::NodeRecord{s_.node, s_.cores, s_.speed, st, wall}.to_tuple());
     // How often it beats, so readers judge its silence by its own beat.
@@ -383,10 +425,11 @@ void Uplink::step(ts::Client& c) {
   }
   if (state_dirty_ && state_) {
     sys::NodeState st = *state_;
+    std::string why = reason_;
     lock.unlock();
-    publish_state(st);
+    publish_state(st, why);
     lock.lock();
-    if (state_ == st) state_dirty_ = false;
+    if (state_ == st && reason_ == why) state_dirty_ = false;
     next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
   }
   if (run_) {

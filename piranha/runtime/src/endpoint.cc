@@ -69,4 +69,11 @@ bool endpoint_is_local(std::string_view endpoint) {
   return dots == 3;
 }
 
+bool valid_pool_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') return false;
+  return true;
+}
+
 }  // namespace piranha

@@ -44,6 +44,7 @@ std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const s
       o.connect_timeout = std::chrono::milliseconds(1000);
       return std::make_unique<ts::Client>(server, o);
     } catch (const ts::TupleSpaceError& e) {
+      if (e.code() == ts::Code::WrongPool) throw;  // waiting will not change the server's pool
       if (Clock::now() >= next_note) {
         note("waiting for the tuple-space server at " + server + " (" + e.what() + ")");
         next_note = Clock::now() + std::chrono::seconds(10);

@@ -242,6 +242,14 @@ std::optional<AgentHeartbeat> AgentHeartbeat::from_tuple(const ts::Tuple& t) {
   return AgentHeartbeat{s_at(t, 2), d_at(t, 3)};
 }
 
+ts::Tuple NodeReason::to_tuple() const {
+  return ts::Tuple::of("nodewhy", node, state, reason, since);
+}
+std::optional<NodeReason> NodeReason::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "nodewhy", {Type::String, Type::String, Type::String, Type::Double})) return std::nullopt;
+  return NodeReason{s_at(t, 1), s_at(t, 2), s_at(t, 3), d_at(t, 4)};
+}
+
 ts::Tuple AgentBeat::to_tuple() const {
   return ts::Tuple::of("agentbeat", node, seconds);
 }
@@ -385,6 +393,9 @@ ts::Template running_template() {
 }
 ts::Template agent_heartbeat_template(const std::string& node) {
   return ts::Template({tag("heartbeat"), tag("agent"), str(node), any(Type::Double)});
+}
+ts::Template nodewhy_template(const std::string& node) {
+  return ts::Template({tag("nodewhy"), str(node), any(Type::String), any(Type::String), any(Type::Double)});
 }
 ts::Template agentbeat_template() {
   return ts::Template({tag("agentbeat"), any(Type::String), any(Type::Double)});

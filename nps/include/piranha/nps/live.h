@@ -56,10 +56,15 @@ struct LiveOptions {
   // pool keeps (Pool::records()) when it has read them at start, before the
   // first on_states (the live page's history of earlier runs).
   std::function<void(std::span<const EvalRecord> records)> on_records;
+  // Called once connected, from the shell's thread, with the pool the
+  // server serves (docs/protocol.md, "hello"; empty name: none), before the
+  // first on_states.
+  std::function<void(const std::string& name, const std::string& id)> on_pool;
 };
 
 // Runs until stopped. Returns 0 after a clean stop, 1 when the server could
-// not be reached before `stop`. Throws InputError for a bad
+// not be reached before `stop` or serves another pool than the client's
+// (ts::ClientOptions::pool, $PIRANHA_POOL; logged in one line). Throws InputError for a bad
 // program, std::runtime_error when a host's endpoint cannot be bound.
 int run_live(const LiveOptions& options, const std::atomic<bool>& stop, std::ostream& log);
 

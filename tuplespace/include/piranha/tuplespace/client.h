@@ -198,12 +198,31 @@ struct ClientOptions {
   // after the deadline.
   CurveClientKeys curve;
   bool curve_from_environment = true;
+  // The pool this client belongs to: a server whose hello names another pool,
+  // or none, makes the constructor, or the call that reconnects to it (a
+  // Client's; a FiberClient checks at construction only), throw
+  // TupleSpaceError(Code::WrongPool) naming both. Empty: when
+  // pool_from_environment is true, the constructor takes $PIRANHA_POOL
+  // (kPoolEnv); with that unset too, any server is accepted.
+  std::string pool;
+  bool pool_from_environment = true;
 };
 
+// Where a client finds the pool it belongs to when its options name none.
+inline constexpr const char* kPoolEnv = "PIRANHA_POOL";
+
 // `options` with its CURVE keys filled in from PIRANHA_KEY and
-// PIRANHA_SERVER_KEY when it has none and curve_from_environment is set (what
-// Client and FiberClient do on construction). Throws InputError.
+// PIRANHA_SERVER_KEY when it has none and curve_from_environment is set, and
+// its pool from $PIRANHA_POOL when it has none and pool_from_environment is
+// set (what Client and FiberClient do on construction). Throws InputError.
 ClientOptions with_environment_keys(ClientOptions options);
+
+// The WrongPool error for a server at `endpoint` whose hello named
+// `server_pool` (empty: none) to a client of `expected`; its what() is one
+// sentence naming both ("the tuple-space server at X serves pool "a", not
+// this client's pool "b" (--pool or $PIRANHA_POOL)").
+TupleSpaceError wrong_pool(const std::string& endpoint, const std::string& server_pool,
+                           const std::string& expected);
 
 template <class Connection>
 class BasicSpace;
@@ -231,6 +250,10 @@ class Client {
   const std::string& endpoint() const { return endpoint_; }
   // How many times this client has opened a new session after losing one.
   std::uint64_t reconnects() const { return reconnects_; }
+  // The pool the server named in its latest hello (ServerOptions::pool_name
+  // and pool_id); empty when it serves none.
+  const std::string& pool_name() const { return pool_name_; }
+  const std::string& pool_id() const { return pool_id_; }
 
   // The untyped operations behind Space. Timeouts and leases are
   // std::chrono::milliseconds, always in this order: max (where there is
@@ -409,6 +432,7 @@ class Client {
   std::deque<WatchEvent> events_;
   std::unique_ptr<detail::WatchTable> watches_;
   std::size_t max_message_bytes_ = kDefaultMaxMessageBytes;  // from the server's hello
+  std::string pool_name_, pool_id_;                          // from the server's hello
   // A posted request not yet answered: an out, a completion of `lease` (of
   // `batch` when it completes several), or a prefetch.
   struct Posted {

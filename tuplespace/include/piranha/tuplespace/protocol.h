@@ -96,7 +96,10 @@ void encode_ok_leased_tuples(std::string& out, std::uint64_t rid, const std::vec
 // when it was taken under a lease (lease > 0).
 void encode_ok_one_of_many(std::string& out, std::uint64_t rid, std::string_view tuple, LeaseId lease);
 void encode_ok_stats(std::string& out, std::uint64_t rid, const std::vector<SpaceStats>& stats);
-void encode_ok_hello(std::string& out, std::uint64_t rid, std::size_t max_message_bytes);
+// With a pool name (ServerOptions::pool), the pool's name and id follow the
+// three numbers; without one the reply is as it always was.
+void encode_ok_hello(std::string& out, std::uint64_t rid, std::size_t max_message_bytes,
+                     std::string_view pool_name = {}, std::string_view pool_id = {});
 void encode_timeout(std::string& out, std::uint64_t rid);
 // `code` is one a server sends (sent_by_server).
 void encode_error(std::string& out, std::uint64_t rid, Code code, std::string_view message);
@@ -152,6 +155,7 @@ struct Reply {
   std::uint64_t number = 0;             // lease id (in), count (out_many), watch id (watch, Event)
   std::vector<SpaceStats> stats;        // Ok for stats
   std::uint64_t max_message_bytes = 0;  // Ok for hello
+  std::string pool_name, pool_id;       // Ok for hello: the server's pool; empty when it has none
   WatchEventKind event = WatchEventKind::Written;  // Event
   std::string space;                               // Event
 };

@@ -77,6 +77,12 @@ struct ServerOptions {
   // With curve_secret_key, decides every request of every session (except
   // hello and bye); null lets every admitted client do everything.
   std::shared_ptr<AccessPolicy> access;
+  // The pool this server serves (Piranha's `ts serve --pool`, docs/protocol.md
+  // "hello"): a name people chose and an id made when the pool was, both
+  // told to every client in its hello reply, so that a client of another
+  // pool refuses this server (ClientOptions::pool). Empty name: none.
+  std::string pool_name;
+  std::string pool_id;
   // One line per notable event (connections, rejected requests). Null: quiet.
   std::function<void(std::string_view)> log;
   // Recovery, a damaged log tail, compaction, refused handshakes. Null:

@@ -33,6 +33,7 @@ enum class Code : std::uint8_t {
   Closed,            // the client was destroyed while the call waited (FiberClient)
   BadReply,          // the server sent a reply that could not be decoded or does not fit the request
   Timeout,           // a wait for a tuple ended with none where the caller needed one
+  WrongPool,         // the server serves another pool than the one this client belongs to (client.h)
 
   // A code from the wire that this version does not know (a newer server's):
   // the error's message keeps the word that was sent.

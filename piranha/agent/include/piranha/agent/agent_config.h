@@ -2,6 +2,7 @@
 //
 //   node: ws01
 //   server: tcp://127.0.0.1:7070
+//   pool: lab
 //   cores: 1
 //   policy: FAIR
 //   availability:
@@ -92,8 +93,11 @@ struct RetentionConfig {
 struct AgentConfig {
   std::string node;                             // node name in the system space; default: the host name
   std::string server = "tcp://127.0.0.1:7070";  // the tuple-space server's endpoint
-  int cores = 1;                                // piranhas run at once on this node (>= 1)
-  double speed = 1.0;                           // relative speed, published in the node tuple (> 0)
+  // The pool this node belongs to (docs/operations.md, "Pools"): a server of
+  // another pool is refused. Empty: $PIRANHA_POOL, else any server.
+  std::string pool;
+  int cores = 1;       // piranhas run at once on this node (>= 1)
+  double speed = 1.0;  // relative speed, published in the node tuple (> 0)
   // Native policy, used while no scheduler is directing the node. YAML: FAIR or FCFS.
   NativePolicyKind policy = NativePolicyKind::Fair;
   std::optional<std::uint64_t> seed;  // RNG seed for FAIR; nullopt: seeded randomly

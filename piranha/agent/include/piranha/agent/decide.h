@@ -248,6 +248,11 @@ using Actions = std::vector<Action>;
 // call also publishes the node's state and run.
 Actions decide(const Observations& seen, AgentState& state, Instant now);
 
+// Why the node is in `node_state`, in words, as `state`'s decision saw it
+// (the "nodewhy" record): the verdict at the change, not refreshed while the
+// state lasts (a load changing every second would be a write every second).
+std::string state_reason(sys::NodeState node_state, const AgentState& state);
+
 // Start{job} failed with `error` (the program cannot be started here): the
 // job is held at once.
 Actions cannot_start(std::int64_t job, const std::string& error, AgentState& state);

@@ -132,9 +132,15 @@ class Uplink {
   bool ever_connected() const;
   // True while the last attempt to reach the server failed.
   bool server_away() const;
+  // Why the server is refused for good: it serves another pool than this
+  // node's (ts::Code::WrongPool), at the first connection or a reconnection.
+  // The thread then stops trying and wakes the agent (wake_fd). Empty until
+  // then.
+  std::string refused() const;
 
   // The node's state: written at once and with every heartbeat.
-  void set_state(sys::NodeState state);
+  // With it, why (sys::NodeReason): written with the node record.
+  void set_state(sys::NodeState state, std::string reason);
   // The node's ("running", ...) record: written at once; latest wins.
   void set_run(sys::NodeRun run);
   // Queued until written. Holds are written in the order asked; the View
@@ -182,6 +188,10 @@ class Uplink {
   // silent past its `patience` at `now` (wall seconds). False when it did
   // not (sys::lose_job).
   bool lose(ts::Client& c, const sys::JobRecord& j, double heard, double patience, double now);
+  // Records `why` as refused() and wakes the agent; returns false (connect()'s "not connected").
+  bool refuse(const std::string& why);
+  // Logs a lost server (once until it answers again) and counts the failure.
+  void note_lost(const std::exception& e);
   // Tells the agent's loop (wake_fd) that the View changed.
   void wake_agent() const;
   bool pending_locked() const;
@@ -205,8 +215,10 @@ class Uplink {
   View view_;
   bool connected_once_ = false;
   bool away_ = false;
+  std::string refused_;                  // refused()
   int failures_ = 0;                     // attempts in a row that failed
   std::optional<sys::NodeState> state_;  // the current state
+  std::string reason_;                   // why (set_state)
   bool state_dirty_ = false;
   std::optional<sys::NodeRun> run_;
   std::deque<sys::AvailabilityPeriod> periods_;

@@ -29,4 +29,9 @@ std::optional<std::string> endpoint_problem(std::string_view endpoint,
 // from elsewhere, whatever it resolves to.
 bool endpoint_is_local(std::string_view endpoint);
 
+// Whether `name` may name a pool (docs/operations.md, "Pools"): 1 to 64
+// letters, digits, '-', '_' or '.'; what `piranha ts serve --pool`, every
+// --pool and an agent's `pool:` accept.
+bool valid_pool_name(std::string_view name);
+
 }  // namespace piranha

@@ -38,7 +38,8 @@ std::string server_from_env();
 // the tuple-space server at ... (why)" at most every 10 s. For daemons (the
 // agent, the NPS) that may start before the server does. A malformed
 // endpoint (endpoint.h) is never retried: throws InputError (source
-// "server") naming the problem.
+// "server") naming the problem; nor is a server of another pool than the
+// client's (ts::ClientOptions::pool): its TupleSpaceError(WrongPool) is thrown.
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note);
 
@@ -276,6 +277,22 @@ struct AgentHeartbeat {
   static std::optional<AgentHeartbeat> from_tuple(const ts::Tuple& t);
 };
 
+// ("nodewhy", node, state, reason, since): why the node's agent put the node
+// in `state` (its state's name, as in the node record) at `since`: the
+// sensor, its value and threshold ("1-min load 2.31 >= 0.70"), "owner
+// block", the trace's word, "agent stopped". Written by the node's agent, by
+// atomic replace, with each node record; never removed. A reader shows it
+// only while `state` is the node record's (an older agent writes none). An
+// extension of the schema: the node record's shape stays as it was.
+struct NodeReason {
+  std::string node;
+  std::string state;
+  std::string reason;
+  double since = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<NodeReason> from_tuple(const ts::Tuple& t);
+};
+
 // ("agentbeat", node, seconds): how often the node's agent rewrites its
 // heartbeat (its heartbeat_seconds), so that readers judge its silence by
 // its own beat (node_liveness.h). Written by the node's agent, by atomic
@@ -360,6 +377,7 @@ ts::Template assign_template(std::int64_t scheduler_id, const std::string& node)
 ts::Template scheduler_heartbeat_template(std::int64_t id);
 ts::Template agent_heartbeat_template();  // every agent's
 ts::Template agent_heartbeat_template(const std::string& node);
+ts::Template nodewhy_template(const std::string& node);
 ts::Template agentbeat_template();  // every agent's
 ts::Template agentbeat_template(const std::string& node);
 ts::Template owner_template();  // every node's blocks
