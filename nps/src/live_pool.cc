@@ -251,23 +251,48 @@ void LivePool::flush(ts::Client& c) {
                      std::make_move_iterator(forgotten_.begin() + n));
     forgotten_.erase(forgotten_.begin(), forgotten_.begin() + n);
   }
-  for (const auto& [key, a] : assigns)
-    sys::supersede(c, sys::assign_template(key.first, key.second),
-                   sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)}.to_tuple());
-  for (auto& r : unsent) c.out(sys::kSpace, sys::EvalRecord{r.kind, r.time, std::move(r.json)}.to_tuple());
-  if (!forgotten.empty()) {
-    std::vector<sys::EvalRecord> gone;
-    for (auto& r : forgotten) gone.push_back({r.kind, r.time, std::move(r.json)});
-    sys::remove_eval_records(c, gone);
+  try {
+    if (c.reconnects() != assignments_session_) assignments_known_.clear();
+    for (const auto& [key, a] : assigns) {
+      if (!assignments_known_.contains(key.first)) know_assignments(c, key.first);
+      auto [w, fresh] = assigned_.try_emplace(key, sys::assign_template(key.first, key.second));
+      if (fresh) w->second.know(c, {});  // the read found none for this node
+      w->second.write(c, sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)}.to_tuple());
+    }
+    for (auto& r : unsent) c.out(sys::kSpace, sys::EvalRecord{r.kind, r.time, std::move(r.json)}.to_tuple());
+    if (!forgotten.empty()) {
+      std::vector<sys::EvalRecord> gone;
+      for (auto& r : forgotten) gone.push_back({r.kind, r.time, std::move(r.json)});
+      sys::remove_eval_records(c, gone);
+    }
+    const double now = sys::wall_now();
+    for (std::int64_t id : beats) {
+      auto [last, first] = last_beat_.try_emplace(id, now);
+      if (!first && now - last->second < options_.beat_seconds) continue;
+      last->second = now;
+      beat_writers_.try_emplace(id, sys::scheduler_heartbeat_template(id))
+          .first->second.write(c, sys::SchedulerHeartbeat{id, now}.to_tuple());
+    }
+    c.flush();
+  } catch (const ts::TupleSpaceError&) {
+    // What was posted may or may not have happened: read again next time.
+    assignments_known_.clear();
+    assigned_.clear();
+    beat_writers_.clear();
+    throw;
   }
-  const double now = sys::wall_now();
-  for (std::int64_t id : beats) {
-    auto [last, first] = last_beat_.try_emplace(id, now);
-    if (!first && now - last->second < options_.beat_seconds) continue;
-    last->second = now;
-    sys::supersede(c, sys::scheduler_heartbeat_template(id), sys::SchedulerHeartbeat{id, now}.to_tuple());
-  }
-  c.flush();
+}
+
+void LivePool::know_assignments(ts::Client& c, std::int64_t scheduler) {
+  std::map<std::string, std::vector<ts::Tuple>> by_node;
+  for (auto& t : c.rd_many(sys::kSpace, sys::assign_template(scheduler), ts::kMaxTuplesPerRequest))
+    if (auto a = sys::Assignment::from_tuple(t)) by_node[a->node].push_back(std::move(t));
+  std::erase_if(assigned_, [&](const auto& w) { return w.first.first == scheduler; });
+  for (auto& [node, tuples] : by_node)
+    assigned_.try_emplace({scheduler, node}, sys::assign_template(scheduler, node))
+        .first->second.know(c, std::move(tuples));
+  assignments_known_.insert(scheduler);
+  assignments_session_ = c.reconnects();
 }
 
 void LivePool::withdraw(ts::Client& c) {
