@@ -342,13 +342,4 @@ std::size_t prune_availability(ts::Client& c, const std::string& node, double be
   return pruned;
 }
 
-std::size_t remove_eval_records(ts::Client& c, const std::vector<EvalRecord>& records) {
-  std::size_t removed = 0;
-  for (const auto& r : records) {
-    ts::Template exact({tag("eval"), str(r.kind), Field::of(ts::Value(r.time)), str(r.json)});
-    removed += c.in_many(kSpace, exact, 1).size();
-  }
-  return removed;
-}
-
 }  // namespace piranha::sys

@@ -314,7 +314,7 @@ struct Complaint {
 
 // ("eval", kind, time, json): one record of the NPS evaluator, appended and
 // never rewritten, so the records outlive the NPS process that wrote them;
-// the evaluator's retention removes old ones (remove_eval_records).
+// the evaluator's retention removes old ones (the NPS's LivePool takes each by its exact value).
 // `kind` names the record ("span", "decision", "job", "estimate",
 // "switch"), `json` is one JSON object whose fields depend on it
 // (docs/system-space.md lists them). An extension of the schema.
@@ -334,6 +334,7 @@ ts::Template job_template(JobState state);
 ts::Template launch_template(std::int64_t id);
 ts::Template jobstat_template();
 ts::Template jobstat_template(std::int64_t id);
+ts::Template jobwork_template();  // every job's
 ts::Template jobwork_template(std::int64_t id);
 ts::Template jobtime_template();
 ts::Template jobtime_template(std::int64_t id);
@@ -424,10 +425,6 @@ std::size_t prune_finished_jobs(ts::Client& c, double before);
 // Removes `node`'s ("ap", ...) records that ended before `before`. Returns
 // how many went.
 std::size_t prune_availability(ts::Client& c, const std::string& node, double before);
-
-// Removes these ("eval", ...) records, each by its exact value (the NPS
-// evaluator's retention, docs/nps.md). Returns how many were there.
-std::size_t remove_eval_records(ts::Client& c, const std::vector<EvalRecord>& records);
 
 // Merges `times` into the job's ("jobtime", ...) tuple (JobTimes::merged),
 // creating it when absent: the old tuples are taken under a lease and the
