@@ -54,8 +54,8 @@ TEST_CASE("assignment book: a decision that moves whole groups is one out and on
 
 TEST_CASE("assignment book: part of a group is taken tuple by tuple, and strays of a node go too") {
   AssignmentBook book;
-  std::vector<ts::Tuple> space{at(10, "a", 1).to_tuple(), at(10, "b", 1).to_tuple(), at(10, "c", 1).to_tuple(),
-                               at(5, "a", 3).to_tuple()};  // a stray of a, older
+  std::vector<ts::Tuple> space{at(10, "a", 1).to_tuple(), at(10, "b", 1).to_tuple(),
+                               at(10, "c", 1).to_tuple(), at(5, "a", 3).to_tuple()};  // a stray of a, older
   book.know(0, space);
   const auto w = book.supersede({at(20, "a", 2)});
   space = after(space, w);

@@ -55,7 +55,6 @@ void LivePool::start(ts::Client& c) {
   running_watch_ = c.watch(sys::kSpace, sys::running_template());
   owner_watch_ = c.watch(sys::kSpace, sys::owner_template());
   complaint_watch_ = c.watch(sys::kSpace, sys::complaint_template());
-  jobwork_watch_ = c.watch(sys::kSpace, sys::jobwork_template());
   for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 1'000'000))
     if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
       std::lock_guard lock(mu_);
@@ -90,10 +89,6 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
     // A block or a complaint written or taken: read them again.
     if (e->watch == owner_watch_ || e->watch == complaint_watch_) owners_changed_ = true;
     if (e->kind != ts::WatchEventKind::Written) continue;
-    if (e->watch == jobwork_watch_) {
-      if (auto w = sys::JobWork::from_tuple(e->tuple)) note_work(std::move(*w));
-      continue;
-    }
     if (e->watch == node_watch_)
       if (auto n = sys::NodeRecord::from_tuple(e->tuple)) nodes_seen_[n->name] = *n;
     if (e->watch == running_watch_)
@@ -168,10 +163,9 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   s.heartbeats_read_at = whole_read_at_;
   s.beats = beats_seen_;
   // The blocks and complaints when their watches say they changed (or with
-  // the whole reads), and each live job's jobwork with the whole reads and
-  // when the job is first seen, from their watch in between: every request
-  // waits its turn behind the agents' in the server's fair queue, a good
-  // part of a tick at 3,000 nodes.
+  // the whole reads): every request waits its turn behind the agents' in the
+  // server's fair queue, a good part of a tick at 3,000 nodes. A change is
+  // seen at the tick after its event.
   if (whole || owners_changed_) {
     owners_changed_ = false;
     blocks_seen_ = sys::list_owner_blocks(c);
@@ -188,23 +182,14 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   for (const auto& j : s.jobs)
     if (sys::is_live(j.state)) live.insert(j.id);
   for (JobId id : live) {
-    const bool first = !launchable_.contains(id);
-    if (first && !sys::find_launch(c, id)) continue;
+    if (!launchable_.contains(id) && !sys::find_launch(c, id)) continue;
     launchable_.insert(id);
     s.launchable.insert(id);
-    if (whole || first)
-      for (auto& w : sys::list_jobwork(c, id)) note_work(std::move(w));
+    for (auto& w : sys::list_jobwork(c, id)) s.work.push_back(std::move(w));
   }
+  // An ended job's launch record is not asked for again.
   std::erase_if(launchable_, [&](JobId id) { return !live.contains(id); });
-  std::erase_if(work_seen_, [&](const auto& w) { return !launchable_.contains(w.first.first); });
-  for (const auto& [key, w] : work_seen_) s.work.push_back(w);
   return s;
-}
-
-void LivePool::note_work(sys::JobWork w) {
-  auto [it, fresh] = work_seen_.try_emplace({w.id, w.node}, w);
-  // Counts only grow: an older copy read after a newer event is not news.
-  if (!fresh && w.tasks >= it->second.tasks) it->second = std::move(w);
 }
 
 void LivePool::refresh(ts::Client& c) {

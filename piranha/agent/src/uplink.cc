@@ -352,7 +352,8 @@ void Uplink::step(ts::Client& c) {
       if (announce)
         c.out(sys::kSpace, key.to_tuple());
       else
-        c.in_many(sys::kSpace, key.id ? exactly(key.to_tuple()) : sys::jobkeys_template(s_.node), 1000);
+        c.in_many(sys::kSpace,
+                  key.id ? ts::Template::exactly(key.to_tuple()) : sys::jobkeys_template(s_.node), 1000);
       c.flush();
     } catch (const ts::TupleSpaceError& e) {
       if (e.code() != ts::Code::NotPermitted) throw;

@@ -124,11 +124,7 @@ class LivePool : public Pool {
   AbsentJobs absent_jobs_;
   std::set<JobId> launchable_;
   ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0, running_watch_ = 0,
-              owner_watch_ = 0, complaint_watch_ = 0, jobwork_watch_ = 0;
-  // Shell side: the launchable live jobs' jobwork records, read or from
-  // their watch, the most tasks seen for each (job, node).
-  void note_work(sys::JobWork w);
-  std::map<std::pair<JobId, std::string>, sys::JobWork> work_seen_;
+              owner_watch_ = 0, complaint_watch_ = 0;
   // Shell side: the owner blocks and complaints as last read, and whether
   // their watches have told of a change since.
   std::vector<sys::OwnerBlock> blocks_seen_;

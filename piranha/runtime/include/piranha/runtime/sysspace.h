@@ -334,7 +334,6 @@ ts::Template job_template(JobState state);
 ts::Template launch_template(std::int64_t id);
 ts::Template jobstat_template();
 ts::Template jobstat_template(std::int64_t id);
-ts::Template jobwork_template();  // every job's
 ts::Template jobwork_template(std::int64_t id);
 ts::Template jobtime_template();
 ts::Template jobtime_template(std::int64_t id);
