@@ -323,6 +323,7 @@ def main():
     p.add_argument("--bin", default=os.environ.get("BIN", os.path.join(ROOT, "build", "bin")))
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     a = p.parse_args()
+    started = time.time()
     try:
         sizes = [int(x) for x in a.nodes.split(",")]
         if any(s < 1 or s > 100000 for s in sizes):
@@ -351,7 +352,8 @@ def main():
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
     if a.json:
-        print(json.dumps({"benchmark": "swarm", "cores": os.cpu_count(), "runs": runs}, indent=1))
+        date = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(started))
+        print(json.dumps({"benchmark": "swarm", "cores": os.cpu_count(), "date": date, "runs": runs}, indent=1))
     else:
         cols = [("nodes", "nodes"), ("nps_tick_ms_p50", "tick p50 ms"), ("nps_tick_ms_p99", "tick p99 ms"),
                 ("obey_latency_ms_p99", "obey p99 ms"), ("job_spread_s", "spread s"),

@@ -126,8 +126,11 @@ class Driver {
       if (!consumer) consumer = connect();
       if (!consumer) continue;
       auto next = now + 50ms;
+      // Every node's decision first, then the tasks' I/O (swarm_node.h).
+      for (std::size_t i = 0; i < nodes_.size(); ++i)
+        if (now >= due[i] || nodes_[i]->view_changed()) due[i] = nodes_[i]->turn(now);
       for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        if (now >= due[i] || nodes_[i]->view_changed()) due[i] = nodes_[i]->turn(now, *consumer);
+        due[i] = std::min(due[i], nodes_[i]->consume(Clock::now(), *consumer));
         next = std::min(next, due[i]);
       }
       if (made < indices_.size()) next = std::min(next, Clock::now() + 10ms);

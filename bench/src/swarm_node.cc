@@ -52,7 +52,7 @@ SwarmNode::SwarmNode(const AgentSettings& settings, std::unique_ptr<Availability
 
 SwarmNode::~SwarmNode() = default;
 
-Clock::time_point SwarmNode::turn(Clock::time_point now, ts::Client& consumer) {
+Clock::time_point SwarmNode::turn(Clock::time_point now) {
   Observations seen;
   if (now >= next_eval_) {
     seen.verdict_at = std::min(now, next_eval_);
@@ -90,7 +90,6 @@ Clock::time_point SwarmNode::turn(Clock::time_point now, ts::Client& consumer) {
   }
   available_ = state_.available;
   obeying_ = state_.obeying_scheduler;
-  consume(now, consumer);
   job_running_ = piranhas_.running > 0 && !piranhas_.retreating ? piranhas_.job.value_or(0) : 0;
 
   // Views, exits and tasks wake the node; otherwise the trace's next step.
@@ -100,15 +99,16 @@ Clock::time_point SwarmNode::turn(Clock::time_point now, ts::Client& consumer) {
   return wake;
 }
 
-void SwarmNode::consume(Clock::time_point now, ts::Client& consumer) {
-  if (piranhas_.running == 0 || piranhas_.retreating || !piranhas_.job || now < next_task_) return;
+Clock::time_point SwarmNode::consume(Clock::time_point now, ts::Client& consumer) {
+  if (piranhas_.running == 0 || piranhas_.retreating || !piranhas_.job) return Clock::time_point::max();
+  if (now < next_task_) return next_task_;
   const auto every = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(consumer_.task_seconds / static_cast<double>(piranhas_.running)));
   next_task_ = now + every;
   const std::string space = "job." + std::to_string(*piranhas_.job);
   try {
     auto t = consumer.in(space, task_template(), 0ms, kTaskLease);
-    if (!t) return;
+    if (!t) return next_task_;
     const double started = sys::wall_now();
     consumer.complete(t->lease, space,
                       {ts::Tuple::of(std::string("result"), t->tuple.get<std::int64_t>(1)),
@@ -117,6 +117,7 @@ void SwarmNode::consume(Clock::time_point now, ts::Client& consumer) {
   } catch (const ts::TupleSpaceError&) {
     // The server is away: the next due task tries again, as a piranha would.
   }
+  return next_task_;
 }
 
 void SwarmNode::carry_out(const Actions& actions, Instant now) {

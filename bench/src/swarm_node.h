@@ -63,10 +63,16 @@ class SwarmNode {
             ConsumerSettings consumer, Tally& tally, int wake_fd);
   ~SwarmNode();
 
-  // Decides and carries out when due, a new view has come, or a task is
-  // due; returns when the next turn is due at the latest. `consumer` is the
-  // driver's connection for the job spaces.
-  Clock::time_point turn(Clock::time_point now, ts::Client& consumer);
+  // Decides and carries out when due or a new view has come; returns when
+  // the next turn is due at the latest.
+  Clock::time_point turn(Clock::time_point now);
+  // Takes and completes a task of the job it runs when one is due, on
+  // `consumer` (the driver's connection for the job spaces); returns when
+  // the next is due (max: none). Apart from turn(), so that a driver first
+  // decides for all its nodes and then does their tasks' I/O, as an agent
+  // decides while its piranhas compute: a driver that took each node's
+  // task in its turn made the nodes after it see a decision that much later.
+  Clock::time_point consume(Clock::time_point now, ts::Client& consumer);
   // Whether the uplink has read a view the node has not decided on yet.
   bool view_changed() const { return uplink_->generation() != view_seen_; }
 
@@ -83,7 +89,6 @@ class SwarmNode {
 
  private:
   void carry_out(const Actions& actions, Instant now);
-  void consume(Clock::time_point now, ts::Client& consumer);
 
   AgentSettings s_;
   std::unique_ptr<AvailabilitySource> source_;

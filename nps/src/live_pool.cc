@@ -9,7 +9,7 @@ using namespace std::chrono_literals;
 namespace piranha::nps {
 namespace {
 
-// Records removed from the space per flush() at most: each is a round trip.
+// Records removed from the space per flush() at most (each is a request).
 constexpr std::size_t kForgetPerFlush = 1000;
 
 // The node records, the agents' heartbeats and the ("running", ...) records
@@ -53,6 +53,8 @@ void LivePool::start(ts::Client& c) {
   jobstat_watch_ = c.watch(sys::kSpace, sys::jobstat_template());
   node_watch_ = c.watch(sys::kSpace, sys::node_template());
   running_watch_ = c.watch(sys::kSpace, sys::running_template());
+  owner_watch_ = c.watch(sys::kSpace, sys::owner_template());
+  complaint_watch_ = c.watch(sys::kSpace, sys::complaint_template());
   for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 1'000'000))
     if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
       std::lock_guard lock(mu_);
@@ -84,6 +86,8 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
     return std::max(0ms, ms);
   };
   for (auto e = c.next_event(left()); e; e = c.next_event(left())) {
+    // A block or a complaint written or taken: read them again.
+    if (e->watch == owner_watch_ || e->watch == complaint_watch_) owners_changed_ = true;
     if (e->kind != ts::WatchEventKind::Written) continue;
     if (e->watch == node_watch_)
       if (auto n = sys::NodeRecord::from_tuple(e->tuple)) nodes_seen_[n->name] = *n;
@@ -143,7 +147,8 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   s.time = sys::wall_now();
   // One request per shape, not one per node, and the largest shapes only
   // every kWholeReadEvery (docs/scale.md).
-  if (s.time - whole_read_at_ >= kWholeReadEvery || s.time < whole_read_at_) {
+  const bool whole = s.time - whole_read_at_ >= kWholeReadEvery || s.time < whole_read_at_;
+  if (whole) {
     whole_read_at_ = s.time;
     nodes_seen_.clear();
     for (auto& n : sys::list_nodes(c)) nodes_seen_[n.name] = std::move(n);
@@ -157,8 +162,17 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   s.heartbeats = heartbeats_;
   s.heartbeats_read_at = whole_read_at_;
   s.beats = beats_seen_;
-  s.owner_blocks = sys::list_owner_blocks(c);
-  s.complaints = sys::list_complaints(c);
+  // The blocks and complaints when their watches say they changed (or with
+  // the whole reads): every request waits its turn behind the agents' in the
+  // server's fair queue, a good part of a tick at 3,000 nodes. A change is
+  // seen at the tick after its event.
+  if (whole || owners_changed_) {
+    owners_changed_ = false;
+    blocks_seen_ = sys::list_owner_blocks(c);
+    complaints_seen_ = sys::list_complaints(c);
+  }
+  s.owner_blocks = blocks_seen_;
+  s.complaints = complaints_seen_;
   s.stats = sys::list_jobstats(c);
   s.jobs = sys::list_jobs(c);
   read_absent_jobs(c, s);
@@ -173,6 +187,8 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
     s.launchable.insert(id);
     for (auto& w : sys::list_jobwork(c, id)) s.work.push_back(std::move(w));
   }
+  // An ended job's launch record is not asked for again.
+  std::erase_if(launchable_, [&](JobId id) { return !live.contains(id); });
   return s;
 }
 
@@ -251,23 +267,43 @@ void LivePool::flush(ts::Client& c) {
                      std::make_move_iterator(forgotten_.begin() + n));
     forgotten_.erase(forgotten_.begin(), forgotten_.begin() + n);
   }
-  for (const auto& [key, a] : assigns)
-    sys::supersede(c, sys::assign_template(key.first, key.second),
-                   sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)}.to_tuple());
-  for (auto& r : unsent) c.out(sys::kSpace, sys::EvalRecord{r.kind, r.time, std::move(r.json)}.to_tuple());
-  if (!forgotten.empty()) {
-    std::vector<sys::EvalRecord> gone;
-    for (auto& r : forgotten) gone.push_back({r.kind, r.time, std::move(r.json)});
-    sys::remove_eval_records(c, gone);
+  try {
+    if (c.reconnects() != book_session_) book_.forget();
+    std::vector<sys::Assignment> next;
+    for (const auto& [key, a] : assigns) {
+      if (!book_.knows(key.first)) {
+        book_.know(key.first,
+                   c.rd_many(sys::kSpace, sys::assign_template(key.first), ts::kMaxTuplesPerRequest));
+        book_session_ = c.reconnects();
+      }
+      next.push_back(sys::Assignment{key.first, a.epoch, key.second, a.job.value_or(0)});
+    }
+    const auto writes = book_.supersede(next);
+    if (!writes.out.empty()) c.out_many(sys::kSpace, writes.out);
+    for (const auto& [t, n] : writes.take) c.discard_posted(sys::kSpace, t, n);
+    // The evaluator's records in one request, and those it forgot taken
+    // posted: a decision that moved every node is a record per node.
+    std::vector<ts::Tuple> records;
+    for (auto& r : unsent) records.push_back(sys::EvalRecord{r.kind, r.time, std::move(r.json)}.to_tuple());
+    if (!records.empty()) c.out_many(sys::kSpace, records);
+    for (auto& r : forgotten)
+      c.discard_posted(sys::kSpace,
+                       ts::Template::exactly(sys::EvalRecord{r.kind, r.time, std::move(r.json)}.to_tuple()));
+    const double now = sys::wall_now();
+    for (std::int64_t id : beats) {
+      auto [last, first] = last_beat_.try_emplace(id, now);
+      if (!first && now - last->second < options_.beat_seconds) continue;
+      last->second = now;
+      beat_writers_.try_emplace(id, sys::scheduler_heartbeat_template(id))
+          .first->second.write(c, sys::SchedulerHeartbeat{id, now}.to_tuple());
+    }
+    c.flush();
+  } catch (const ts::TupleSpaceError&) {
+    // What was posted may or may not have happened: read again next time.
+    book_.forget();
+    beat_writers_.clear();
+    throw;
   }
-  const double now = sys::wall_now();
-  for (std::int64_t id : beats) {
-    auto [last, first] = last_beat_.try_emplace(id, now);
-    if (!first && now - last->second < options_.beat_seconds) continue;
-    last->second = now;
-    sys::supersede(c, sys::scheduler_heartbeat_template(id), sys::SchedulerHeartbeat{id, now}.to_tuple());
-  }
-  c.flush();
 }
 
 void LivePool::withdraw(ts::Client& c) {

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
 #include <thread>
 
 #include "piranha/tuplespace/embedded.h"
@@ -19,6 +20,43 @@ std::vector<std::string> jsons(ts::Client& c) {
   std::vector<std::string> out;
   for (const auto& r : sys::list_eval_records(c)) out.push_back(r.json);
   return out;
+}
+
+// The job of each of scheduler 0's assignments in the space, by node, with
+// how many each node has.
+std::map<std::string, std::vector<std::int64_t>> assigned(ts::Client& c) {
+  std::map<std::string, std::vector<std::int64_t>> out;
+  for (const auto& t : c.rd_many(sys::kSpace, sys::assign_template(0), 100))
+    if (auto a = sys::Assignment::from_tuple(t)) out[a->node].push_back(a->job_id);
+  return out;
+}
+
+TEST_CASE("live pool: each node keeps one assignment, the newest, when flush() supersedes them posted") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  // Left by an NPS before this one: ws1's is superseded, ws3's is kept.
+  c.out(sys::kSpace, sys::Assignment{0, 1, "ws1", 4}.to_tuple());
+  c.out(sys::kSpace, sys::Assignment{0, 1, "ws3", 4}.to_tuple());
+  LivePool pool;
+  pool.start(c);
+  pool.assign(0, 10, "ws1", 5);
+  pool.assign(0, 10, "ws2", std::nullopt);
+  pool.heartbeat(0);
+  pool.flush(c);
+  using Jobs = std::map<std::string, std::vector<std::int64_t>>;
+  CHECK(assigned(c) == Jobs{{"ws1", {5}}, {"ws2", {0}}, {"ws3", {4}}});
+  pool.assign(0, 11, "ws1", 6);
+  pool.assign(0, 11, "ws2", 5);
+  pool.flush(c);
+  CHECK(assigned(c) == Jobs{{"ws1", {6}}, {"ws2", {5}}, {"ws3", {4}}});
+  // Someone else wrote one for ws2 meanwhile: not known, so it stays (agents
+  // take the highest epoch) until the next read of the assignments, which a
+  // lost session brings.
+  c.out(sys::kSpace, sys::Assignment{0, 12, "ws2", 9}.to_tuple());
+  pool.assign(0, 13, "ws1", 7);
+  pool.flush(c);
+  CHECK(assigned(c) == Jobs{{"ws1", {7}}, {"ws2", {5, 9}}, {"ws3", {4}}});
+  CHECK(c.rd_many(sys::kSpace, sys::scheduler_heartbeat_template(0), 10).size() == 1);
 }
 
 TEST_CASE("live pool: forgotten records are removed from the space, and one never sent is never written") {

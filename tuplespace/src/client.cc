@@ -312,7 +312,7 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
         else if (!deferred_)
           deferred_.emplace(r.code, std::string(p.completion ? "complete"
                                                 : p.prefetch ? "prefetch"
-                                                             : "out") +
+                                                             : p.op) +
                                         " (posted earlier): " + std::string(code_to_wire(r.code)) + ": " +
                                         r.message);
       }
@@ -382,11 +382,11 @@ void Client::lose(const Posted& p) {
     lost_leases_.insert(lost_leases_.end(), p.batch.begin(), p.batch.end());
 }
 
-void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bool prefetch) {
+void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bool prefetch, const char* op) {
   std::uint64_t rid = next_id_ - 1;  // encoded in frame_ already
   ensure_session(steady_ms() + options_.request_timeout.count());
   send_frame();
-  posted_.push_back(Posted{rid, completion, lease, std::move(batch), prefetch});
+  posted_.push_back(Posted{rid, completion, lease, std::move(batch), prefetch, op});
   if (posted_.size() > kPostWindow) {
     Reply r;
     Millis deadline = steady_ms() + options_.request_timeout.count();
@@ -407,6 +407,12 @@ void Client::out_posted(std::string_view space, const Tuple& t) {
   throw_deferred();
   encode_out(frame_, next_id_++, space, t);
   post(false, 0);
+}
+
+void Client::discard_posted(std::string_view space, const Template& t, std::size_t max) {
+  throw_deferred();
+  encode_in_many(frame_, next_id_++, space, t, max, 0, 0);
+  post(false, 0, {}, false, "discard");
 }
 
 void Client::flush() {

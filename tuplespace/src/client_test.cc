@@ -94,6 +94,31 @@ TEST_CASE("a client takes its pool from $PIRANHA_POOL when its options name none
   ::unsetenv(kPoolEnv);
 }
 
+TEST_CASE("a posted discard takes what it matches, in order with the posts before it") {
+  EmbeddedServer server;
+  Client c(server.endpoint());
+  const Template one({Field::of(Value(std::string("beat"))), Field::of(Value(std::int64_t{1}))});
+  const Template any({Field::of(Value(std::string("beat"))), Field::formal(Type::Int)});
+  c.out_posted("s", Tuple::of("beat", 1));
+  c.out_posted("s", Tuple::of("beat", 2));
+  c.discard_posted("s", one);  // the tuple posted just before
+  c.out_posted("s", Tuple::of("beat", 3));
+  c.discard_posted("s", any, 1);  // the oldest left: 2
+  const auto left = c.rd_many("s", any, 10);
+  REQUIRE(left.size() == 1);
+  CHECK(left[0] == Tuple::of("beat", 3));
+  // Nothing to take is no error, and an error is reported as a discard's.
+  c.discard_posted("s", one);
+  CHECK_NOTHROW(c.flush());
+  c.discard_posted(std::string(kMaxSpaceNameBytes + 1, 'x'), one);
+  try {
+    c.flush();
+    FAIL("the posted discard's error was not reported");
+  } catch (const TupleSpaceError& e) {
+    CHECK(std::string(e.what()).find("discard (posted earlier)") != std::string::npos);
+  }
+}
+
 TEST_CASE("a request over the server's size limit is refused before it is sent") {
   ServerOptions o;
   o.bind = {};

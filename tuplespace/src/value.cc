@@ -65,6 +65,13 @@ std::string to_string(const Template& t) {
   return s + ")";
 }
 
+Template Template::exactly(const Tuple& t) {
+  std::vector<Field> fields;
+  fields.reserve(t.size());
+  for (const Value& v : t.fields()) fields.push_back(Field::of(v));
+  return Template(std::move(fields));
+}
+
 bool Template::matches(const Tuple& t) const {
   if (t.size() != fields_.size()) return false;
   for (std::size_t i = 0; i < fields_.size(); ++i) {

@@ -39,13 +39,6 @@ ts::Template jobwork_here_template(const std::string& node) {
                        Field::formal(Type::Int)});
 }
 
-// A template matching exactly `t`.
-ts::Template exactly(const ts::Tuple& t) {
-  std::vector<ts::Field> f;
-  for (const ts::Value& v : t.fields()) f.push_back(ts::Field::of(v));
-  return ts::Template(std::move(f));
-}
-
 std::chrono::milliseconds seconds_ms(double s) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000));
 }
@@ -217,6 +210,7 @@ bool Uplink::connect() {
     // a new session by itself (the gap's events are lost: run() reads).
     for (const auto& t : watched(s_.node)) c->watch(sys::kSpace, t);
     client_ = std::move(c);
+    heartbeat_.forget();  // what it knew was on another client's sessions
   } catch (const ts::TupleSpaceError& e) {
     if (e.code() == ts::Code::WrongPool) return refuse(e.what());
     std::lock_guard lock(mu_);
@@ -368,10 +362,15 @@ void Uplink::step(ts::Client& c) {
   // The heartbeat alone says the agent is alive; the node record, which the
   // NPS watches, is rewritten only when the state changes. Superseded, not
   // replaced: a reader must never find it absent, or the node's older
-  // record would make it look stale.
+  // record would make it look stale; and posted (two requests, one wait).
   auto beat_now = [&] {
-    sys::supersede(c, sys::agent_heartbeat_template(s_.node), sys::AgentHeartbeat{s_.node, wall}.to_tuple());
-    c.flush();
+    try {
+      heartbeat_.write(c, sys::AgentHeartbeat{s_.node, wall}.to_tuple());
+      c.flush();
+    } catch (const ts::TupleSpaceError&) {
+      heartbeat_.forget();
+      throw;
+    }
   };
   auto publish_state = [&](sys::NodeState st, const std::string& why) {
     // The reason first: a reader that finds the new state finds why.
@@ -395,7 +394,8 @@ void Uplink::step(ts::Client& c) {
       if (announce)
         c.out(sys::kSpace, key.to_tuple());
       else
-        c.in_many(sys::kSpace, key.id ? exactly(key.to_tuple()) : sys::jobkeys_template(s_.node), 1000);
+        c.in_many(sys::kSpace,
+                  key.id ? ts::Template::exactly(key.to_tuple()) : sys::jobkeys_template(s_.node), 1000);
       c.flush();
     } catch (const ts::TupleSpaceError& e) {
       if (e.code() != ts::Code::NotPermitted) throw;
@@ -409,7 +409,7 @@ void Uplink::step(ts::Client& c) {
     lock.unlock();
     // Written at most once even when an earlier attempt's answer was lost.
     auto t = ap.to_tuple();
-    if (!c.rd(sys::kSpace, exactly(t), 0ms)) c.out(sys::kSpace, t);
+    if (!c.rd(sys::kSpace, ts::Template::exactly(t), 0ms)) c.out(sys::kSpace, t);
     c.flush();
     lock.lock();
     periods_.pop_front();
@@ -613,6 +613,9 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
     for (const auto& l : view_.live)
       if (written_.contains(l.id) && !ended.contains(l.id)) insert_by_id(v.live, l);
     v.scheduler = heartbeat_after_read(v.scheduler, view_.scheduler, heartbeat_taken_);
+    // An assignment from an event during the read may be newer than the read's.
+    if (view_.assignment && (!v.assignment || view_.assignment->epoch > v.assignment->epoch))
+      v.assignment = view_.assignment;
     if (v.scheduler && v.scheduler->time + s_.scheduler_stale_seconds > now)
       next_change = std::min(next_change, v.scheduler->time + s_.scheduler_stale_seconds);
     v.generation = view_.generation + 1;
@@ -656,6 +659,23 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
       auto& n = view_.tasks_here[w->id];
       n = std::max(n, w->tasks);
     }
+    return false;
+  }
+  if (assign_template_.matches(e.tuple)) {
+    // Taken on the node's behalf without a read: the event is the whole
+    // news (a read per node per decision was most of the server's work
+    // when scheduler 0 moved a pool of thousands). A taken assignment has
+    // been superseded by a newer one (the NPS writes the new one first).
+    auto a = sys::Assignment::from_tuple(e.tuple);
+    if (!a || e.kind != ts::WatchEventKind::Written) return false;
+    {
+      std::lock_guard lock(mu_);
+      if (view_.generation == 0) return true;  // no read yet: the first has it
+      if (view_.assignment && view_.assignment->epoch >= a->epoch) return false;
+      view_.assignment = std::move(a);
+      ++view_.generation;
+    }
+    wake_agent();
     return false;
   }
   if (sys::scheduler_heartbeat_template(0).matches(e.tuple)) {

@@ -92,17 +92,50 @@ TEST_CASE("uplink: a job whose record is absent stays live while its launch reco
   c.out(sys::kSpace, sys::JobLaunch{4, "/bin/true", {}, "/"}.to_tuple());
   c.out(sys::kSpace, sys::JobRecord{4, "true", "job.4", sys::wall_now(), sys::JobState::Queued}.to_tuple());
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1; }));
-  // The record taken, as a rewrite takes it; an assignment prompts a read.
+  // The record taken, as a rewrite takes it; then a read.
   REQUIRE(c.in(sys::kSpace, sys::job_template(4), 0ms));
-  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 99}.to_tuple());
-  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 1; }));
+  auto read = uplink.generation();
+  uplink.read_soon();
+  REQUIRE(view_becomes(uplink, [&](const auto& v) { return v.generation > read; }));
   CHECK(uplink.view().live.size() == 1);
   // Gone for good: the launch record too (a server restarted without its
   // data). The next read lets the job go.
   REQUIRE(c.in(sys::kSpace, sys::launch_template(4), 0ms));
-  c.out(sys::kSpace, sys::Assignment{0, 2, "n1", 99}.to_tuple());
-  CHECK(view_becomes(
-      uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 2 && v.live.empty(); }));
+  read = uplink.generation();
+  uplink.read_soon();
+  CHECK(view_becomes(uplink, [&](const auto& v) { return v.generation > read && v.live.empty(); }));
+}
+
+TEST_CASE("uplink: a newer assignment is taken from its watch event, an older one or a taken one is not") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.generation > 0; }));
+  sys::Superseder nps(sys::assign_template(0, "n1"));
+  nps.write(c, sys::Assignment{0, 5, "n1", 7}.to_tuple());
+  c.flush();
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 5; }));
+  nps.write(c, sys::Assignment{0, 6, "n1", 0}.to_tuple());
+  c.flush();
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment && v.assignment->epoch == 6; }));
+  // Another node's, and an older one of this node's (a stray), change
+  // nothing (the jobwork after them shows their events were handled), and
+  // a read keeps the newest.
+  c.out(sys::kSpace, sys::Assignment{0, 9, "n2", 7}.to_tuple());
+  c.out(sys::kSpace, sys::Assignment{0, 3, "n1", 8}.to_tuple());
+  c.out(sys::kSpace, sys::JobWork{7, "n1", 4, 1.0, 0}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.tasks_here.contains(7); }));
+  CHECK(uplink.view().assignment->epoch == 6);
+  const auto read = uplink.generation();
+  uplink.read_soon();
+  REQUIRE(view_becomes(uplink, [&](const auto& v) { return v.generation > read; }));
+  const auto v = uplink.view();
+  REQUIRE(v.assignment);
+  CHECK(v.assignment->epoch == 6);
+  CHECK(v.assignment->job_id == 0);
+  // The superseded one is gone from the space: the NPS's write was two posted requests.
+  CHECK(c.rd_many(sys::kSpace, sys::assign_template(0, "n1"), 10).size() == 2);  // 6, and the stray 3
 }
 
 TEST_CASE("uplink: a new job whose record is being rewritten when the agent reads is live at once") {

@@ -187,12 +187,26 @@ void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
 void supersede(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t) {
   const auto old = c.rd_many(kSpace, tmpl, 1000);
   c.out(kSpace, t);
-  for (const auto& o : old) {
-    if (o == t) continue;
-    std::vector<ts::Field> exact;
-    for (const auto& v : o.fields()) exact.push_back(ts::Field::of(v));
-    c.in_many(kSpace, ts::Template(std::move(exact)), 1);
+  for (const auto& o : old)
+    if (o != t) c.in_many(kSpace, ts::Template::exactly(o), 1);
+}
+
+void Superseder::write(ts::Client& c, const ts::Tuple& t) {
+  if (!known_ || c.reconnects() != sessions_) {
+    known_.reset();
+    supersede(c, tmpl_, t);
+  } else {
+    c.out_posted(kSpace, t);
+    for (const auto& o : *known_)
+      if (o != t) c.discard_posted(kSpace, ts::Template::exactly(o));
   }
+  known_ = std::vector<ts::Tuple>{t};
+  sessions_ = c.reconnects();
+}
+
+void Superseder::know(const ts::Client& c, std::vector<ts::Tuple> present) {
+  known_ = std::move(present);
+  sessions_ = c.reconnects();
 }
 
 void record_job_times(ts::Client& c, const JobTimes& times) {
@@ -327,15 +341,6 @@ std::size_t prune_availability(ts::Client& c, const std::string& node, double be
     if (c.in(kSpace, exact, 0ms)) ++pruned;
   }
   return pruned;
-}
-
-std::size_t remove_eval_records(ts::Client& c, const std::vector<EvalRecord>& records) {
-  std::size_t removed = 0;
-  for (const auto& r : records) {
-    ts::Template exact({tag("eval"), str(r.kind), Field::of(ts::Value(r.time)), str(r.json)});
-    removed += c.in_many(kSpace, exact, 1).size();
-  }
-  return removed;
 }
 
 }  // namespace piranha::sys

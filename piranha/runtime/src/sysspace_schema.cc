@@ -375,6 +375,9 @@ ts::Template ap_template() {
 ts::Template ap_template(const std::string& node) {
   return ts::Template({tag("ap"), str(node), any(Type::Double), any(Type::Double)});
 }
+ts::Template assign_template(std::int64_t scheduler_id) {
+  return ts::Template({tag("assign"), num(scheduler_id), any(Type::Int), any(Type::String), any(Type::Int)});
+}
 ts::Template assign_template(std::int64_t scheduler_id, const std::string& node) {
   return ts::Template({tag("assign"), num(scheduler_id), any(Type::Int), str(node), any(Type::Int)});
 }

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "piranha/nps/assignment_book.h"
 #include "piranha/nps/live_snapshot.h"
 #include "piranha/nps/pool.h"
 #include "piranha/runtime/absent_jobs.h"
@@ -50,8 +51,9 @@ class LivePool : public Pool {
   explicit LivePool(LivePoolOptions options = {});
 
   // Shell side. start() sets the history origin, reads the ap records of the
-  // look-back and watches for new ones, and watches the job, jobstat and
-  // node shapes for news(); call it once before refresh().
+  // look-back and watches for new ones, and watches the job, jobstat,
+  // node, running, owner-block and complaint shapes (news(), and what
+  // refresh() need not read again); call it once before refresh().
   void start(ts::Client& c);
   // Reads a LiveSnapshot and puts derive()'s state of it (live_snapshot.h)
   // in place of the last, with the ap records news() has kept.
@@ -121,7 +123,13 @@ class LivePool : public Pool {
   // known to have a launch record (it is read once per job).
   AbsentJobs absent_jobs_;
   std::set<JobId> launchable_;
-  ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0, running_watch_ = 0;
+  ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0, running_watch_ = 0,
+              owner_watch_ = 0, complaint_watch_ = 0;
+  // Shell side: the owner blocks and complaints as last read, and whether
+  // their watches have told of a change since.
+  std::vector<sys::OwnerBlock> blocks_seen_;
+  std::vector<sys::Complaint> complaints_seen_;
+  bool owners_changed_ = true;
   std::vector<sys::AvailabilityPeriod> aps_;  // read from the watch, not yet added (shell side)
   // Shell side: the node and running records as last read whole and then
   // written (their watches), the heartbeats as last read whole, and when
@@ -136,6 +144,14 @@ class LivePool : public Pool {
     std::optional<JobId> job;
   };
   std::map<std::pair<std::int64_t, std::string>, Pending> assigns_;
+  // flush()'s own: the schedulers' assignments as written (a decision is
+  // one out_many and a few takes: assignment_book.h) and each scheduler's
+  // heartbeat as written (two posted requests: sys::Superseder). A
+  // scheduler's assignments are read at its first flush, and again after a
+  // lost session or an error.
+  AssignmentBook book_;
+  std::uint64_t book_session_ = 0;  // the client's reconnects() when the book was read
+  std::map<std::int64_t, sys::Superseder> beat_writers_;
   std::set<std::int64_t> beats_, beaten_;
   std::uint64_t heartbeat_calls_ = 0;         // under mu_
   std::map<std::int64_t, double> last_beat_;  // flush()'s own: when each scheduler's heartbeat was written

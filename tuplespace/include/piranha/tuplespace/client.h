@@ -327,6 +327,15 @@ class Client {
   // leases.
   void complete_all_posted(const std::vector<LeaseId>& leases, std::string_view space,
                            const std::vector<Tuple>& ts);
+  // Posts the removal of up to `max` tuples matching `t` (oldest first) and
+  // returns at once, like out_posted(): the take of in_many(t, max) with
+  // timeout 0, whose answer is checked only for an error (thrown as a posted
+  // out's is) and whose tuples are dropped. It is handled after every
+  // request made before it on this Client. Meant for removing a tuple known
+  // exactly (a record superseded by a newer one just posted), which a second
+  // take cannot harm: like a posted out, when the session is lost before
+  // its answer it may or may not have happened, and it is not repeated.
+  void discard_posted(std::string_view space, const Template& t, std::size_t max = 1);
   // Prefetching (a piranha asks for its next task while computing this
   // one): sends an in of `t` that does not wait (timeout 0) under a lease of
   // `lease` (> 0), and returns at once, like out_posted(); the answer is
@@ -441,8 +450,10 @@ class Client {
     LeaseId lease;
     std::vector<LeaseId> batch;
     bool prefetch = false;
+    const char* op = "out";  // what an error of it is called
   };
-  void post(bool completion, LeaseId lease, std::vector<LeaseId> batch = {}, bool prefetch = false);
+  void post(bool completion, LeaseId lease, std::vector<LeaseId> batch = {}, bool prefetch = false,
+            const char* op = "out");
   // Records a posted completion's leases as lost (refused, or unknown outcome).
   void lose(const Posted& p);
   std::deque<Posted> posted_;                // oldest first

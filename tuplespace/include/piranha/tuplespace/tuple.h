@@ -89,6 +89,8 @@ class Template {
  public:
   Template() = default;
   explicit Template(std::vector<Field> fields) : fields_(std::move(fields)) {}
+  // The template that matches `t` (and its equals) alone: every field actual.
+  static Template exactly(const Tuple& t);
 
   std::size_t size() const { return fields_.size(); }
   const Field& operator[](std::size_t i) const { return fields_.at(i); }

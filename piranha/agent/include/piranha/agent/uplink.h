@@ -107,7 +107,7 @@ class Uplink {
   // What the agent last learnt from the system space.
   struct View {
     std::uint64_t generation =
-        0;  // 0: nothing read yet; then +1 per read, and per new job put in from an event
+        0;  // 0: nothing read yet; then +1 per read, and per new job or assignment put in from an event
     bool owner_blocked = false;        // an ("owner", node, ...) block covers now
     std::vector<sys::JobLaunch> live;  // live jobs with a launch record, as sys::list_jobs orders them
     std::optional<sys::Assignment> assignment;         // this node's, highest epoch
@@ -172,8 +172,9 @@ class Uplink {
   void listen(ts::Client& c);
   // Wakes listen() (and drain()): something was handed over.
   void kick();
-  // One watch event: a job's tasks here are noted at once, anything else
-  // asks for a read; true when it does.
+  // One watch event: a job's tasks here and a newer assignment for this
+  // node are put in the view at once, a taken assignment is no news,
+  // anything else asks for a read; true when it does.
   bool on_event(const ts::WatchEvent& e);
   // The rest of read(), from the live jobs on: `written` are the ids read()
   // took from written_ (put back should this throw).
@@ -229,6 +230,8 @@ class Uplink {
 
   // The thread's own.
   std::unique_ptr<ts::Client> client_;
+  const ts::Template assign_template_ = sys::assign_template(0, s_.node);  // its watch's
+  sys::Superseder heartbeat_{sys::agent_heartbeat_template(s_.node)};      // the agent's beat, posted
   std::uint64_t reconnects_seen_ = 0;
   std::map<std::int64_t, sys::JobLaunch> launches_;
   // The running jobs' feeder patience (their ("jobpatience", ...) records).

@@ -331,7 +331,7 @@ struct Complaint {
 
 // ("eval", kind, time, json): one record of the NPS evaluator, appended and
 // never rewritten, so the records outlive the NPS process that wrote them;
-// the evaluator's retention removes old ones (remove_eval_records).
+// the evaluator's retention removes old ones (the NPS's LivePool takes each by its exact value).
 // `kind` names the record ("span", "decision", "job", "estimate",
 // "switch"), `json` is one JSON object whose fields depend on it
 // (docs/system-space.md lists them). An extension of the schema.
@@ -373,6 +373,7 @@ ts::Template node_template();
 ts::Template node_template(const std::string& node);
 ts::Template ap_template();
 ts::Template ap_template(const std::string& node);
+ts::Template assign_template(std::int64_t scheduler_id);  // every node's
 ts::Template assign_template(std::int64_t scheduler_id, const std::string& node);
 ts::Template scheduler_heartbeat_template(std::int64_t id);
 ts::Template agent_heartbeat_template();  // every agent's
@@ -442,10 +443,6 @@ std::size_t prune_finished_jobs(ts::Client& c, double before);
 // how many went.
 std::size_t prune_availability(ts::Client& c, const std::string& node, double before);
 
-// Removes these ("eval", ...) records, each by its exact value (the NPS
-// evaluator's retention, docs/nps.md). Returns how many were there.
-std::size_t remove_eval_records(ts::Client& c, const std::vector<EvalRecord>& records);
-
 // Merges `times` into the job's ("jobtime", ...) tuple (JobTimes::merged),
 // creating it when absent: the old tuples are taken under a lease and the
 // merged one written with the completion, in one step. Does not wait for a
@@ -489,5 +486,35 @@ void replace(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t);
 // the highest epoch). replace()'s take-then-write leaves a gap in which an
 // agent once saw no heartbeat and fell back to its native policy.
 void supersede(ts::Client& c, const ts::Template& tmpl, const ts::Tuple& t);
+
+// supersede() without a round trip, for a writer that rewrites one tuple
+// often (a heartbeat, a node's assignment): it remembers the tuples it
+// knows match its template, so that a write is the new tuple posted and
+// each known old one discarded, posted (ts::Client::discard_posted): two
+// requests the client does not wait for, where supersede() waits for three.
+// Readers see what supersede() shows them (the new tuple, for a moment the
+// old one too). It calls supersede() itself, reading, when it knows
+// nothing: at its first write, after forget(), and when the client's
+// session was lost since its last write (ts::Client::reconnects()), since a
+// posted request lost with a session may or may not have happened. know()
+// primes it from a read made elsewhere (the NPS reads a scheduler's every
+// assignment at once). Errors: those of the client's calls; a posted
+// request's error is thrown by a later call on the client: call forget()
+// then, for what it knows may be wrong. Not thread-safe: one per writer,
+// used with one client.
+class Superseder {
+ public:
+  explicit Superseder(ts::Template tmpl) : tmpl_(std::move(tmpl)) {}
+  void write(ts::Client& c, const ts::Tuple& t);
+  // `present`: every tuple matching the template, read on `c` just now.
+  void know(const ts::Client& c, std::vector<ts::Tuple> present);
+  void forget() { known_.reset(); }
+  const ts::Template& tmpl() const { return tmpl_; }
+
+ private:
+  ts::Template tmpl_;
+  std::optional<std::vector<ts::Tuple>> known_;
+  std::uint64_t sessions_ = 0;  // the client's reconnects() when known_ was last true
+};
 
 }  // namespace piranha::sys
