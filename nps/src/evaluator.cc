@@ -351,20 +351,37 @@ void Evaluator::apply(const ReplayOutcome& outcome, double now) {
     recent_ended.push_back(Fields()("id", e.id)("name", e.name)("arrival", e.arrival)("end", e.end)(
         "turnaround", e.end - e.arrival)("owner_retreats", e.owner_retreats)("scheduler_retreats",
                                                                              e.scheduler_retreats));
-  std::int64_t ended = 0;
-  for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
+  // The jobs a round replayed, with the work each was given: a report
+  // compares each job's replayed turnaround with its observed one on them.
+  // The record's observed mean is over the same jobs, as this evaluator saw
+  // them arrive and end.
+  json work = json::object();
+  double observed = 0;
+  for (const auto& [job, seconds] : outcome.work) {
+    work[std::to_string(job)] = seconds;
+    if (const auto j = m.jobs.find(job); j != m.jobs.end() && j->second.end)
+      observed += *j->second.end - j->second.arrival;
+  }
+  if (!outcome.work.empty()) observed /= static_cast<double>(outcome.work.size());
   for (const auto& [id, estimate] : outcome.estimates) {
     auto& e = m.schedulers[id];
     e.estimate = estimate;
     if (!estimate) continue;
+    json jobs = json::object();
+    if (const auto t = outcome.turnarounds.find(id); t != outcome.turnarounds.end())
+      for (const auto& [job, seconds] : t->second) jobs[std::to_string(job)] = seconds;
     write("estimate", now,
           {{"scheduler", id},
            {"strategy", e.strategy},
            {"obeyed", id == m.obeyed},
            {"estimate", *estimate},
-           {"observed", m.observed_mean.value_or(0)},
-           {"ended_jobs", std::min<std::int64_t>(ended, kReplayJobs)},
-           {"step", outcome.step}});
+           {"observed", observed},
+           {"ended_jobs", static_cast<std::int64_t>(outcome.work.size())},
+           {"step", outcome.step},
+           {"period", e.period},
+           {"on_events", e.on_events},
+           {"jobs", jobs},
+           {"work", work}});
   }
   for (const auto& [name, a] : outcome.accuracy) {
     auto& n = m.nodes[name];
