@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/runtime/task_tally.h"
 
 namespace piranha::it {
 namespace {
@@ -322,7 +323,9 @@ TEST_CASE("spin: a piranha told to retreat mid-task stops at once and another pi
   // It holds a task once the job's space has a lease.
   REQUIRE_MESSAGE(wait_until([&] { return stats_of(c, "job." + std::to_string(id)).leases > 0; }, 60s),
                   retreater.err());
-  retreater.signal(SIGUSR1);
+  // As an agent tells it, with the cause as the signal's value (task_tally.h).
+  REQUIRE(::sigqueue(retreater.pid(), SIGUSR1, sigval{.sival_int = static_cast<int>(RetreatCause::Owner)}) ==
+          0);
   CHECK(finish(retreater, 30s) == 0);
 
   Process finisher(piranha_argv("finisher"));
@@ -333,6 +336,7 @@ TEST_CASE("spin: a piranha told to retreat mid-task stops at once and another pi
   for (const auto& w : sys::list_jobwork(c, id)) work[w.node] = w;
   // It stopped mid-task (a task is a second of CPU) and completed none.
   CHECK(work["retreater"].retreats == 1);
+  CHECK(work["retreater"].owner_retreats == 1);  // the cause its agent gave
   CHECK(work["retreater"].tasks == 0);
   CHECK(work["finisher"].tasks == 3);
 }

@@ -136,11 +136,8 @@ void Evaluator::load() {
       n.observed_seconds += s.end - s.start;
       if (s.available) n.available_seconds += s.end - s.start;
       const std::string retreat = j.value("retreat", "");
-      if (const auto job = job_from(j.value("job", json())); job && !retreat.empty()) {
-        auto& [owner, scheduler] = m.retreats[*job];
-        (retreat == "owner" ? owner : scheduler) += 1;
+      if (const auto job = job_from(j.value("job", json())); job && !retreat.empty())
         (retreat == "owner" ? n.owner_retreats : n.scheduler_retreats) += 1;
-      }
       m.spans.push_back(s);
     } else if (r.kind == "decision") {
       auto& e = m.schedulers[j.value("scheduler", std::int64_t{0})];
@@ -149,9 +146,10 @@ void Evaluator::load() {
       ObservedJob o{j.value("id", JobId{0}), j.value("arrival", 0.0), j.value("tasks", std::int64_t{1}),
                     j.value("task_time", 0.0), j.value("end", 0.0)};
       m.jobs[o.id] = o;
-      remember_ended(
-          m, {o.id, j.value("name", ""), o.arrival, o.end.value_or(r.time),
-              j.value("owner_retreats", std::int64_t{0}), j.value("scheduler_retreats", std::int64_t{0})});
+      // The job's own count: its retreats, of which its owner's; the rest gave way.
+      const auto owner = j.value("owner_retreats", std::int64_t{0});
+      remember_ended(m, {o.id, j.value("name", ""), o.arrival, o.end.value_or(r.time), owner,
+                         j.value("retreats", owner) - owner});
     } else if (r.kind == "switch") {
       m.obeyed = j.value("to", std::int64_t{0});
       ++m.switches;
@@ -215,8 +213,6 @@ void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double
     if (o.job && now_span.job != o.job && live.count(*o.job))
       retreat = now_span.available ? "scheduler" : "owner";
     if (!retreat.empty()) {
-      auto& [owner, scheduler] = m.retreats[*o.job];
-      (retreat == "owner" ? owner : scheduler) += 1;
       (retreat == "owner" ? n.owner_retreats : n.scheduler_retreats) += 1;
       m.recent.push_back({now, name, *o.job, retreat});
       if (m.recent.size() > 20) m.recent.erase(m.recent.begin());
@@ -267,6 +263,7 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     o.arrival = number_of(j, "arrival");
     o.tasks = int_of(j, "tasks", 1);
     if (j["measured"].is_bool() && j["measured"].as_bool()) o.task_time = number_of(j, "task_time");
+    m.retreats[id] = {int_of(j, "retreats", 0), int_of(j, "owner_retreats", 0)};
     names_[id] = j["name"].is_string() ? j["name"].as_string() : "";
   }
   for (auto& [id, o] : m.jobs) {
@@ -274,7 +271,7 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     o.end = now;
     m.estimate_due = true;
     const auto r = m.retreats[id];
-    remember_ended(m, {id, names_[id], o.arrival, now, r.first, r.second});
+    remember_ended(m, {id, names_[id], o.arrival, now, r.second, r.first - r.second});
     if (!recording_) continue;
     write("job", now,
           {{"id", id},
@@ -284,8 +281,8 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
            {"turnaround", now - o.arrival},
            {"tasks", o.tasks},
            {"task_time", o.task_time},
-           {"owner_retreats", r.first},
-           {"scheduler_retreats", r.second}});
+           {"retreats", r.first},
+           {"owner_retreats", r.second}});
   }
 }
 

@@ -177,11 +177,10 @@ json build_report(const ReportInput& in) {
     return std::tie(a.node, a.start) < std::tie(b.node, b.start);
   });
 
-  // Jobs: their own records, with retreats by cause from the spans.
-  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> retreats;
-  for (const auto& s : spans)
-    if (s.job && !s.retreat.empty())
-      (s.retreat == "owner" ? retreats[*s.job].first : retreats[*s.job].second)++;
+  // Jobs: their own records. Their retreats are the job's own count (its
+  // jobwork: what its summary says), by node and by cause; the nodes' come
+  // from the same records.
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> node_retreats;  // (all, the owner's)
   json jobs = json::array();
   double sum = 0;
   std::int64_t ended = 0;
@@ -203,21 +202,24 @@ json build_report(const ReportInput& in) {
     }
     json nodes = json::array();
     double seconds = 0;
-    std::int64_t tasks = 0, total_retreats = 0;
+    std::int64_t tasks = 0, total_retreats = 0, owner_retreats = 0;
     if (in.work.count(j.id))
       for (const auto& w : in.work.at(j.id)) {
         nodes.push_back(w.node);
         seconds += w.seconds;
         tasks += w.tasks;
         total_retreats += w.retreats;
+        owner_retreats += w.owner_retreats;
+        node_retreats[w.node].first += w.retreats;
+        node_retreats[w.node].second += w.owner_retreats;
       }
     o["nodes"] = nodes;
     o["node_seconds"] = seconds;
     task_seconds[j.id] = seconds;
     o["tasks"] = tasks;
-    o["piranha_retreats"] = total_retreats;
-    o["owner_retreats"] = retreats[j.id].first;
-    o["scheduler_retreats"] = retreats[j.id].second;
+    o["retreats"] = total_retreats;
+    o["owner_retreats"] = owner_retreats;
+    o["gave_way_retreats"] = total_retreats - owner_retreats;
     jobs.push_back(o);
   }
 
@@ -315,12 +317,16 @@ json build_report(const ReportInput& in) {
     } else {
       why += " (" + std::string(rep > obs ? "+" : "") + fmt(rep - obs, 1) + " s). ";
       if (took > 0 && std::abs(work - took) > 0.1 * took)
-        why +=
-            "The replay gave them " + fmt(work, 1) + " s of work where their tasks took " + fmt(took, 1) +
-            " s: it counts the time a job held an available node as its work, one task at a time per node, " +
-            (work > took ? "while a node held by a job also waits for tasks and runs as many piranhas as it "
-                           "has cores. "
-                         : "while the pool's tasks took longer than that time shows. ");
+        why += "The replay gave them " + fmt(work, 1) + " s of work where their tasks took " + fmt(took, 1) +
+               " s: " +
+               (work > took
+                    ? "it rounds each task to whole steps of " + fmt(o.value("step", 0.1), 2) +
+                          " s and counts the time a job held an available node as its work, one task at a "
+                          "time per node, while a node held by a job also waits for tasks and runs as many "
+                          "piranhas as it has cores. "
+                    : std::string("it counts the time a job held an available node as its work, while the "
+                                  "pool's tasks took longer than that time shows (several piranhas per "
+                                  "node). "));
       else
         why +=
             "The replay gave them about the work their tasks took (" + fmt(work, 1) + " s against " +
@@ -371,7 +377,7 @@ json build_report(const ReportInput& in) {
                 " s against " + fmt(eo, 1) + " s for the obeyed " + scheduler_name(*obeyed, o) + ", " +
                 fmt(100 * (eo - eb) / eo, 1) + "% less.";
       const std::string d = differences(*best);
-      if (!d.empty()) verdict += " The difference is made by " + d + ".";
+      if (!d.empty()) verdict += " The jobs that make the difference: " + d + ".";
       verdict += " To obey it, run scheduler 0 with " + b.value("strategy", "") + " (nps run --strategy " +
                  b.value("strategy", "") + ") or give the evaluator a switch rule.";
     } else if (!tied.empty()) {
@@ -396,7 +402,7 @@ json build_report(const ReportInput& in) {
         verdict += " against " + fmt(figure(estimates[*rival]), 1) + " s for the next best, " +
                    scheduler_name(*rival, estimates[*rival]) + ".";
         const std::string d = differences(*rival);
-        if (!d.empty()) verdict += " The difference is made by " + d + ": keep it.";
+        if (!d.empty()) verdict += " The jobs that make the difference: " + d + "; keep it obeyed.";
       } else {
         verdict += "; no shadow was estimated.";
       }
@@ -415,15 +421,13 @@ json build_report(const ReportInput& in) {
   for (const auto& name : names) {
     std::vector<Span> mine;
     double seen = 0, up = 0;
-    std::int64_t owner = 0, scheduler = 0;
     for (const auto& s : spans)
       if (s.node == name) {
         mine.push_back(s);
         seen += s.end - s.start;
         if (s.available) up += s.end - s.start;
-        owner += s.retreat == "owner";
-        scheduler += s.retreat == "scheduler";
       }
+    const auto [retreats, owner] = node_retreats[name];
     json complaints = json::array();
     for (const auto& c : in.complaints)
       if (c.node == name && within(c.time)) complaints.push_back(complaint_context(c, mine));
@@ -433,8 +437,9 @@ json build_report(const ReportInput& in) {
                      {"available_fraction", seen > 0 ? json(up / seen) : json(nullptr)},
                      {"availability_periods", ap_summary(ap_lengths(mine))},
                      {"prediction", accuracy.count(name) ? accuracy[name] : json(nullptr)},
+                     {"retreats", retreats},
                      {"owner_retreats", owner},
-                     {"scheduler_retreats", scheduler},
+                     {"gave_way_retreats", retreats - owner},
                      {"complaints", complaints},
                      {"known", !mine.empty()}});
   }

@@ -103,7 +103,10 @@ std::string gantt(const json& r) {
         << "\" fill=\"" << colour[job] << "\"><title>job " << job << " on " << html::escape(nodes[i]) << ", "
         << html::fixed(g["end"].get<double>() - g["start"].get<double>(), 1) << " s ("
         << html::escape(g["state"].get<std::string>()) << ")"
-        << (g["retreat"].is_string() ? ", then a retreat (" + g["retreat"].get<std::string>() + ")" : "")
+        << (g["retreat"].is_string()
+                ? std::string(g["retreat"] == "owner" ? ", then it left: the node stopped being available"
+                                                      : ", then it left: the node was given to another job")
+                : "")
         << (g.value("open", false) ? ", still going" : "") << "</title></rect>\n";
     }
   }
@@ -121,6 +124,14 @@ std::string gantt(const json& r) {
   }
   s << "</svg>\n";
   return s.str();
+}
+
+// "12 (11)": a job's or node's retreats, and of those its owner's, as the
+// job's records count them. A report saved before counted them otherwise.
+std::string retreats(const json& j) {
+  if (!j.contains("retreats")) return "–";
+  return std::to_string(j["retreats"].get<std::int64_t>()) + " (" +
+         std::to_string(j.value("owner_retreats", std::int64_t{0})) + ")";
 }
 
 }  // namespace
@@ -215,12 +226,10 @@ std::string report_html(const json& r) {
                         ? html::fixed(j["first_start"].get<double>() - j["submit"].get<double>(), 1)
                         : "–",
                     html::fixed(j["node_seconds"].get<double>(), 1),
-                    std::to_string(j["tasks"].get<std::int64_t>()), nodes,
-                    std::to_string(j["owner_retreats"].get<std::int64_t>()),
-                    std::to_string(j["scheduler_retreats"].get<std::int64_t>())});
+                    std::to_string(j["tasks"].get<std::int64_t>()), nodes, retreats(j)});
   }
   b << html::table({"job", "state", "turnaround (s)", "wait for first piranha (s)", "node-seconds", "tasks",
-                    "nodes", "retreats: owner", "retreats: scheduler"},
+                    "nodes", "retreats (the owner's)"},
                    rows);
   b << "<p>Observed mean turnaround of the finished jobs: " << num(r["observed_mean_turnaround_seconds"], 1)
     << " s.</p>\n<h2>Nodes</h2>\n";
@@ -238,8 +247,7 @@ std::string report_html(const json& r) {
          p.is_object() ? html::fixed(100 * p["fraction"].get<double>(), 1) + " (" + p.value("predictor", "") +
                              ", " + std::to_string(p.value("points", 0)) + " points)"
                        : "not enough history",
-         std::to_string(n["owner_retreats"].get<std::int64_t>()),
-         std::to_string(n["scheduler_retreats"].get<std::int64_t>())});
+         retreats(n)});
     for (const auto& c : n["complaints"]) {
       std::string did = c["job"].is_number_integer()
                             ? "running job " + std::to_string(c["job"].get<std::int64_t>())
@@ -253,7 +261,7 @@ std::string report_html(const json& r) {
     }
   }
   b << html::table({"node", "available (%)", "availability periods", "mean AP (s)", "longest AP (s)",
-                    "AP predictions matched (%)", "retreats: owner", "retreats: scheduler"},
+                    "AP predictions matched (%)", "retreats (the owner's)"},
                    rows);
   b << "<h3>Owners' complaints</h3>\n";
   if (complaints.empty())
