@@ -56,7 +56,7 @@ Replay make_replay(const Observation& o, double step, std::int64_t max_steps) {
     s.tasks = (j.tasks + k - 1) / k;
     s.task_time = std::max<std::int64_t>(1, std::llround(static_cast<double>(k) * task_time / step));
     r.jobs.push_back(s);
-    r.work[j.id] = task_time * static_cast<double>(j.tasks);
+    r.work[j.id] = static_cast<double>(s.tasks * s.task_time) * step;  // as simulated: whole steps
     if (j.end) r.ended.push_back(j.id);
   }
   return r;

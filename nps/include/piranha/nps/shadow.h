@@ -64,7 +64,7 @@ struct Replay {
   AvailabilityTrace trace;
   std::vector<sched::Job> jobs;
   std::vector<JobId> ended;      // the jobs whose turnaround counts
-  std::map<JobId, double> work;  // seconds of work each replayed job was given
+  std::map<JobId, double> work;  // seconds of work each replayed job was given, in whole steps
   double step = 1, origin = 0;
 };
 Replay make_replay(const Observation& o, double step, std::int64_t max_steps = 20000);
