@@ -127,8 +127,10 @@ std::string gantt(const json& r) {
 }
 
 // "12 (11)": a job's or node's retreats, and of those its owner's, as the
-// job's records count them. A report saved before counted them otherwise.
+// job's records count them. A job in a report saved before the count had
+// causes shows its count alone ("piranha_retreats"); a node there, none.
 std::string retreats(const json& j) {
+  if (j.contains("piranha_retreats")) return std::to_string(j["piranha_retreats"].get<std::int64_t>());
   if (!j.contains("retreats")) return "–";
   return std::to_string(j["retreats"].get<std::int64_t>()) + " (" +
          std::to_string(j.value("owner_retreats", std::int64_t{0})) + ")";

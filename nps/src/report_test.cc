@@ -188,6 +188,17 @@ TEST_CASE("report: an empty period says so, in JSON and in HTML") {
   CHECK(report_html(r).find("Nothing was recorded in this period") != std::string::npos);
 }
 
+TEST_CASE("report HTML: a report saved before retreats had causes shows each job's count alone") {
+  json r = build_report(pool_with_two_jobs());
+  for (auto& j : r["jobs"]) {
+    j["piranha_retreats"] = j["retreats"].get<std::int64_t>() + 6;
+    j.erase("retreats");
+  }
+  r.erase("comparison");
+  const std::string page = report_html(r);
+  CHECK(page.find("<td>ws01, ws02</td><td>7</td>") != std::string::npos);
+}
+
 TEST_CASE("report HTML: self-contained, escaped, with units on the Gantt's axis") {
   const std::string page = report_html(build_report(pool_with_two_jobs()));
   CHECK(page.find("<script") == std::string::npos);
