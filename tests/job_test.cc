@@ -138,6 +138,22 @@ TEST_CASE("piranha submit runs the feeder with the job's own arguments and the j
   CHECK(all.out().find("done") != std::string::npos);
 }
 
+TEST_CASE("piranha jobs shows a mean task time in the unit that fits") {
+  ServerProcess server;
+  ts::Client c(server.endpoint());
+  for (auto [id, mean] : std::vector<std::pair<std::int64_t, double>>{{1, 12.4e-6}, {2, 0.0042}, {3, 2.5}}) {
+    c.out(sys::kSpace,
+          sys::JobRecord{id, "j", "job." + std::to_string(id), sys::wall_now(), sys::JobState::Running}
+              .to_tuple());
+    c.out(sys::kSpace, sys::JobStat{id, 10, 5, mean, sys::wall_now()}.to_tuple());
+  }
+  Process jobs({bin("piranha"), "jobs", "--server", server.endpoint()});
+  REQUIRE(finish(jobs, 30s) == 0);
+  CHECK(jobs.out().find("12.4 \u00b5s") != std::string::npos);
+  CHECK(jobs.out().find("4.20 ms") != std::string::npos);
+  CHECK(jobs.out().find("2.50 s") != std::string::npos);
+}
+
 TEST_CASE("piranha submit of a missing program exits 127 and registers nothing, usage errors exit 2") {
   ServerProcess server;
   Process submit({bin("piranha"), "submit", "--server", server.endpoint(), "no-such-piranha-program", "10"});
