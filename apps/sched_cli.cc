@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -59,6 +60,24 @@ double to_real(const std::string& option, const std::string& text, double min, d
     bad_input(range.str());
   }
   return v;
+}
+
+CLI::Option* int_option(CLI::Option* o, std::int64_t min) {
+  o->type_name("INT");
+  return o->description(o->get_description() + " (>= " + std::to_string(min) + ")");
+}
+
+CLI::Option* real_option(CLI::Option* o, double min, double max) {
+  std::ostringstream range;
+  // A bound of 1e9 or more is no bound a person sets; a minimum of 1e-9 is "positive".
+  if (min > 0 && min < 1e-6)
+    range << " (> 0)";
+  else if (max >= 1e9)
+    range << " (>= " << min << ")";
+  else
+    range << " (" << min << " to " << max << ")";
+  o->type_name("FLOAT");
+  return o->description(o->get_description() + range.str());
 }
 
 std::vector<std::string> split_list(const std::string& text) {
