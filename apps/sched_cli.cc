@@ -80,6 +80,19 @@ CLI::Option* real_option(CLI::Option* o, double min, double max) {
   return o->description(o->get_description() + range.str());
 }
 
+std::string readable_duration(double seconds) {
+  char buf[32];
+  if (std::abs(seconds) < 100)
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  else if (std::abs(seconds) < 6000)
+    std::snprintf(buf, sizeof buf, "%.1f min", seconds / 60);
+  else if (std::abs(seconds) < 2 * 86400)
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f d", seconds / 86400);
+  return buf;
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   for (auto& item : sched::split_strategy_list(text))

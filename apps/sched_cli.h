@@ -34,6 +34,10 @@ double to_real(const std::string& option, const std::string& text, double min, d
 CLI::Option* int_option(CLI::Option* o, std::int64_t min);
 CLI::Option* real_option(CLI::Option* o, double min, double max);
 
+// A duration in the unit that fits, to a tenth: "42.0 s", "3.5 min", "7.2 h",
+// "144.5 d" (12,482,549 s).
+std::string readable_duration(double seconds);
+
 // Splits "a,b,c" (keeping commas inside parentheses), dropping empty items.
 std::vector<std::string> split_list(const std::string& text);
 

@@ -121,13 +121,16 @@ void run_sim(const SimArgs& a, const sched::RunFunction& runner) {
     std::cout << to_json(e).dump() << "\n";
     return;
   }
-  std::cout << std::left << std::setw(20) << "strategy" << std::right << std::setw(18) << "mean turnaround"
-            << std::setw(12) << "normalized" << std::setw(12) << "unfinished"
+  std::cout << std::left << std::setw(20) << "strategy" << std::right << std::setw(24)
+            << "mean turnaround (steps)" << std::setw(12) << "normalized" << std::setw(12) << "unfinished"
             << "\n";
   for (const auto& s : e.summary)
     std::cout << std::left << std::setw(20) << s.strategy << std::right << std::fixed << std::setprecision(1)
-              << std::setw(18) << s.mean_turnaround << std::setprecision(3) << std::setw(12)
+              << std::setw(24) << s.mean_turnaround << std::setprecision(3) << std::setw(12)
               << s.normalized_turnaround << std::setw(12) << s.unfinished << "\n";
+  std::cout << "steps: the trace's steps (" << trace.step_seconds
+            << " s each); normalized: each workload's mean over TSK's, averaged; unfinished: runs stopped "
+               "by --max-steps before every job finished\n";
 }
 
 void add_sim_options(CLI::App& cmd, SimArgs& a) {

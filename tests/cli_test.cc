@@ -87,6 +87,24 @@ TEST_CASE("the scheduler commands' --help gives numeric options as INT or FLOAT 
   CHECK(sim.out().find("mean minutes between arrivals (> 0)") != std::string::npos);
 }
 
+TEST_CASE("the simulators' tables give their units and say what their abbreviations mean") {
+  const std::string data = std::string(PIRANHA_SOURCE_DIR) + "/data/";
+  Process rigid({bin("piranha"), "sim", "rigid", "--swf", data + "lublin_256.swf", "--algorithms", "FIFO"});
+  REQUIRE(run_piranha(rigid) == 0);
+  // FIFO's makespan on this workload is 12,482,549 s.
+  CHECK(rigid.out().find("144.5 d") != std::string::npos);
+  for (const char* legend :
+       {"\nbsld: mean bounded slowdown", "\nutil: utilization", "\neff: effective utilization"}) {
+    INFO(legend);
+    CHECK(rigid.out().find(legend) != std::string::npos);
+  }
+  Process sim({bin("piranha"), "sim", "piranha", "--trace", data + "ws15-3w.avail.csv", "--seeds", "1",
+               "--jobs", "3", "--strategies", "TSK"});
+  REQUIRE(run_piranha(sim) == 0);
+  CHECK(sim.out().find("mean turnaround (steps)") != std::string::npos);
+  CHECK(sim.out().find("steps: the trace's steps (60 s each)") != std::string::npos);
+}
+
 TEST_CASE("an unknown option exits nonzero with a message naming it") {
   Process serve({bin("piranha"), "ts", "serve", "--bind", "tcp://127.0.0.1:*", "--no-such-option"});
   CHECK(run_piranha(serve) != 0);
