@@ -160,7 +160,10 @@ std::string age(double then, double now) {
 std::string seconds_for_people(double s) {
   if (s <= 0) return "-";
   char buf[32];
-  if (s < 1)
+  // The unit that fits: a 12.4 us task is not "0.01 ms".
+  if (s < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.1f \u00b5s", s * 1e6);
+  else if (s < 1)
     std::snprintf(buf, sizeof buf, s < 0.01 ? "%.2f ms" : "%.1f ms", s * 1000);
   else if (s < 60)
     std::snprintf(buf, sizeof buf, "%.2f s", s);

@@ -56,11 +56,14 @@ void add_predict(CLI::App& app) {
   auto a = std::make_shared<PredictArgs>();
   auto* cmd = app.add_subcommand("predict", "score availability predictors on a trace (docs/scheduling.md)");
   cmd->add_option("--trace", a->trace, "availability trace (*.avail.csv)");
-  cmd->add_option("--window", a->window, "window length n (steps)")->capture_default_str();
-  cmd->add_option("--tolerance", a->tolerance, "relative tolerance, e.g. 0.1")->capture_default_str();
+  schedcli::int_option(cmd->add_option("--window", a->window, "window length n (steps)"), 1)
+      ->capture_default_str();
+  schedcli::real_option(cmd->add_option("--tolerance", a->tolerance, "relative tolerance, e.g. 0.1"), 0, 1e9)
+      ->capture_default_str();
   cmd->add_option("--predictors", a->predictors, "comma-separated predictors (also MIX)")
       ->capture_default_str();
-  cmd->add_option("--stride", a->stride, "steps between evaluation points (0: the window)")
+  schedcli::int_option(
+      cmd->add_option("--stride", a->stride, "steps between evaluation points (0: the window)"), 0)
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "print one JSON object on stdout");
   cmd->callback([a] { schedcli::guarded([&] { run(*a); }); });

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -59,6 +60,37 @@ double to_real(const std::string& option, const std::string& text, double min, d
     bad_input(range.str());
   }
   return v;
+}
+
+CLI::Option* int_option(CLI::Option* o, std::int64_t min) {
+  o->type_name("INT");
+  return o->description(o->get_description() + " (>= " + std::to_string(min) + ")");
+}
+
+CLI::Option* real_option(CLI::Option* o, double min, double max) {
+  std::ostringstream range;
+  // A bound of 1e9 or more is no bound a person sets; a minimum of 1e-9 is "positive".
+  if (min > 0 && min < 1e-6)
+    range << " (> 0)";
+  else if (max >= 1e9)
+    range << " (>= " << min << ")";
+  else
+    range << " (" << min << " to " << max << ")";
+  o->type_name("FLOAT");
+  return o->description(o->get_description() + range.str());
+}
+
+std::string readable_duration(double seconds) {
+  char buf[32];
+  if (std::abs(seconds) < 100)
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  else if (std::abs(seconds) < 6000)
+    std::snprintf(buf, sizeof buf, "%.1f min", seconds / 60);
+  else if (std::abs(seconds) < 2 * 86400)
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f d", seconds / 86400);
+  return buf;
 }
 
 std::vector<std::string> split_list(const std::string& text) {

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class Option;
+}
+
 namespace piranha::apps::schedcli {
 
 // Prints "piranha: <message>" on stderr and exits with status 2.
@@ -22,6 +26,17 @@ void guarded(const std::function<void()>& body);
 // (or a real number in [min, max]).
 std::int64_t to_int(const std::string& option, const std::string& text, std::int64_t min);
 double to_real(const std::string& option, const std::string& text, double min, double max);
+
+// What --help shows for an option parsed with to_int or to_real, given the
+// same bounds: INT or FLOAT (where CLI11 would say TEXT), and the range after
+// its description: "(>= 1)", "(0 to 1)", "(> 0)" for a tiny positive
+// minimum. Returns `o`.
+CLI::Option* int_option(CLI::Option* o, std::int64_t min);
+CLI::Option* real_option(CLI::Option* o, double min, double max);
+
+// A duration in the unit that fits, to a tenth: "42.0 s", "3.5 min", "7.2 h",
+// "144.5 d" (12,482,549 s).
+std::string readable_duration(double seconds);
 
 // Splits "a,b,c" (keeping commas inside parentheses), dropping empty items.
 std::vector<std::string> split_list(const std::string& text);

@@ -121,34 +121,48 @@ void run_sim(const SimArgs& a, const sched::RunFunction& runner) {
     std::cout << to_json(e).dump() << "\n";
     return;
   }
-  std::cout << std::left << std::setw(20) << "strategy" << std::right << std::setw(18) << "mean turnaround"
-            << std::setw(12) << "normalized" << std::setw(12) << "unfinished"
+  std::cout << std::left << std::setw(20) << "strategy" << std::right << std::setw(24)
+            << "mean turnaround (steps)" << std::setw(12) << "normalized" << std::setw(12) << "unfinished"
             << "\n";
   for (const auto& s : e.summary)
     std::cout << std::left << std::setw(20) << s.strategy << std::right << std::fixed << std::setprecision(1)
-              << std::setw(18) << s.mean_turnaround << std::setprecision(3) << std::setw(12)
+              << std::setw(24) << s.mean_turnaround << std::setprecision(3) << std::setw(12)
               << s.normalized_turnaround << std::setw(12) << s.unfinished << "\n";
+  std::cout << "steps: the trace's steps (" << trace.step_seconds
+            << " s each); normalized: each workload's mean over TSK's, averaged; unfinished: runs stopped "
+               "by --max-steps before every job finished\n";
 }
 
 void add_sim_options(CLI::App& cmd, SimArgs& a) {
   cmd.add_option("--trace", a.trace, "availability trace (*.avail.csv)");
   cmd.add_option("--jobs-file", a.jobs_file, "job list (*.jobs.csv); one run, seed 0");
-  cmd.add_option("--seeds", a.seeds, "random workloads, seeds 0..N-1")->capture_default_str();
-  cmd.add_option("--jobs", a.jobs, "jobs per random workload")->capture_default_str();
-  cmd.add_option("--interarrival", a.interarrival, "mean minutes between arrivals")->capture_default_str();
-  cmd.add_option("--period", a.period, "invoke the strategy every N steps")->capture_default_str();
-  cmd.add_option("--window", a.window, "prediction window (steps)")->capture_default_str();
+  schedcli::int_option(cmd.add_option("--seeds", a.seeds, "random workloads, seeds 0..N-1"), 1)
+      ->capture_default_str();
+  schedcli::int_option(cmd.add_option("--jobs", a.jobs, "jobs per random workload"), 1)
+      ->capture_default_str();
+  schedcli::real_option(cmd.add_option("--interarrival", a.interarrival, "mean minutes between arrivals"),
+                        1e-9, 1e12)
+      ->capture_default_str();
+  schedcli::int_option(cmd.add_option("--period", a.period, "invoke the strategy every N steps"), 1)
+      ->capture_default_str();
+  schedcli::int_option(cmd.add_option("--window", a.window, "prediction window (steps)"), 1)
+      ->capture_default_str();
   cmd.add_option("--predictor", a.predictor, "AP-length predictor for FIT strategies")->capture_default_str();
-  cmd.add_option("--start", a.start, "trace step at which runs begin")->capture_default_str();
-  cmd.add_option("--max-steps", a.max_steps, "stop a run after N steps (0: 20 x trace length)")
+  schedcli::int_option(cmd.add_option("--start", a.start, "trace step at which runs begin"), 0)
+      ->capture_default_str();
+  schedcli::int_option(
+      cmd.add_option("--max-steps", a.max_steps, "stop a run after N steps (0: 20 x trace length)"), 0)
       ->capture_default_str();
   cmd.add_flag("--spill", a.spill, "global strategies give a job at most tasks-left nodes");
   cmd.add_flag("--on-events", a.on_events, "also invoke the strategy on arrivals and completions");
   cmd.add_option("--task-times", a.task_times, "known | observed (running mean, see --cold-start)")
       ->capture_default_str();
-  cmd.add_option("--cold-start", a.cold_start, "task time assumed before a job's first task completes")
+  schedcli::real_option(
+      cmd.add_option("--cold-start", a.cold_start, "task time assumed before a job's first task completes"),
+      0, 1e9)
       ->capture_default_str();
-  cmd.add_option("--threads", a.threads, "parallel runs (0: one per core)")->capture_default_str();
+  schedcli::int_option(cmd.add_option("--threads", a.threads, "parallel runs (0: one per core)"), 0)
+      ->capture_default_str();
   cmd.add_flag("--json", a.json, "print one JSON object on stdout");
   cmd.add_option("--report", a.report, "write a self-contained HTML report here");
 }

@@ -115,18 +115,26 @@ void run_rigid(const RigidArgs& a) {
     std::cout << to_json(w, *machine, a, o, load, results).dump() << "\n";
     return;
   }
+  // Times in the unit that fits (12,482,549 s is "144.5 d"), then what the
+  // abbreviated columns mean.
   std::cout << std::left << std::setw(40) << "algorithm" << std::right << std::setw(12) << "makespan"
             << std::setw(12) << "mean flow" << std::setw(12) << "mean wait" << std::setw(12) << "max wait"
             << std::setw(10) << "bsld" << std::setw(8) << "util" << std::setw(8) << "eff"
             << "\n";
   for (const auto& r : results) {
     const auto& x = r.metrics;
-    std::cout << std::left << std::setw(40) << r.algorithm << std::right << std::fixed << std::setprecision(0)
-              << std::setw(12) << x.makespan << std::setw(12) << x.mean_flow << std::setw(12) << x.mean_wait
-              << std::setw(12) << x.max_wait << std::setprecision(2) << std::setw(10)
+    std::cout << std::left << std::setw(40) << r.algorithm << std::right << std::setw(12)
+              << readable_duration(x.makespan) << std::setw(12) << readable_duration(x.mean_flow)
+              << std::setw(12) << readable_duration(x.mean_wait) << std::setw(12)
+              << readable_duration(x.max_wait) << std::fixed << std::setprecision(2) << std::setw(10)
               << x.mean_bounded_slowdown << std::setprecision(3) << std::setw(8) << x.utilization
               << std::setw(8) << x.effective_utilization << "\n";
   }
+  std::cout
+      << "makespan: first submit to last completion; flow: submit to completion; wait: submit to start\n"
+      << "bsld: mean bounded slowdown, flow / max(run time alone, " << o.slowdown_bound << " s), at least 1\n"
+      << "util: utilization, node-seconds of the jobs' run times / (nodes x makespan)\n"
+      << "eff: effective utilization, the same with each job's best run time on any site\n";
 }
 
 }  // namespace

@@ -122,9 +122,9 @@ void add_trace(CLI::App& app) {
 
   auto sa = std::make_shared<SynthArgs>();
   auto* s = trace->add_subcommand("synth", "generate a workstation-like trace (docs/trace-model.md)");
-  s->add_option("--nodes", sa->nodes, "workstations")->capture_default_str();
-  s->add_option("--days", sa->days, "days, starting on a Monday")->capture_default_str();
-  s->add_option("--seed", sa->seed, "random seed")->capture_default_str();
+  int_option(s->add_option("--nodes", sa->nodes, "workstations"), 1)->capture_default_str();
+  int_option(s->add_option("--days", sa->days, "days, starting on a Monday"), 1)->capture_default_str();
+  int_option(s->add_option("--seed", sa->seed, "random seed"), 0)->capture_default_str();
   s->add_option("--out", sa->out, "output file (default: stdout)");
   s->callback([sa] { guarded([&] { synth(*sa); }); });
 
@@ -134,9 +134,10 @@ void add_trace(CLI::App& app) {
   i->add_option("--from", ia->from,
                 "ap (one tuple per line, seconds) | matrix (node header, one 0/1 row per step)");
   i->add_option("--input", ia->input, "input file");
-  i->add_option("--step-seconds", ia->step_seconds, "seconds per step")->capture_default_str();
-  i->add_option("--origin", ia->origin, "ap: the time of step 0 (default: the earliest start)");
-  i->add_option("--length", ia->length, "ap: trace length in steps (default: the last end)");
+  int_option(i->add_option("--step-seconds", ia->step_seconds, "seconds per step"), 1)->capture_default_str();
+  real_option(i->add_option("--origin", ia->origin, "ap: the time of step 0 (default: the earliest start)"),
+              -1, 1e18);
+  int_option(i->add_option("--length", ia->length, "ap: trace length in steps (default: the last end)"), 0);
   i->add_option("--out", ia->out, "output file (default: stdout)");
   i->callback([ia] { guarded([&] { import(*ia); }); });
 

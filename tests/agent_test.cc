@@ -162,6 +162,11 @@ TEST_CASE("agent: a node that turns unavailable makes its piranha retreat, and t
   REQUIRE(work.size() == 1);
   CHECK(work[0].tasks == 8);
   CHECK(work[0].retreats >= 1);
+  // The job's count is the agent's: a record for each retreat it logged,
+  // those for the owner's block counted as the owner's.
+  CHECK(work[0].retreats == static_cast<std::int64_t>(count(events, "retreat")));
+  CHECK(work[0].owner_retreats ==
+        static_cast<std::int64_t>(count(events, "retreat", {{"cause", "unavailable"}})));
   // The availability period that ended was recorded.
   CHECK(c.rd_many(sys::kSpace, sys::ap_template(), 100).size() >= 1);
   agent.signal(SIGTERM);

@@ -71,6 +71,50 @@ TEST_CASE("piranha --help and piranha ts serve --help exit 0 and describe the op
   }
 }
 
+TEST_CASE("the scheduler commands' --help gives numeric options as INT or FLOAT with their range") {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> commands = {
+      {{"sim", "piranha"},
+       {"--seeds INT=20", "--interarrival FLOAT=60", "--period INT=1", "--window INT=10", "--start INT=0",
+        "--max-steps INT=0", "--cold-start FLOAT=0", "--threads INT=0"}},
+      {{"nps", "simulate"}, {"--seeds INT=20", "--period INT=1", "--cold-start FLOAT=0"}},
+      {{"predict"}, {"--window INT=10", "--tolerance FLOAT=0.1", "--stride INT=0"}},
+      {{"trace", "synth"}, {"--nodes INT=15", "--days INT=21", "--seed INT=1"}},
+  };
+  for (const auto& [words, shown] : commands) {
+    std::vector<std::string> argv = {bin("piranha")};
+    argv.insert(argv.end(), words.begin(), words.end());
+    argv.push_back("--help");
+    Process help(argv);
+    REQUIRE(run_piranha(help) == 0);
+    for (const auto& option : shown) {
+      INFO(words.front(), ": ", option);
+      CHECK(help.out().find(option) != std::string::npos);
+    }
+  }
+  Process sim({bin("piranha"), "sim", "piranha", "--help"});
+  REQUIRE(run_piranha(sim) == 0);
+  CHECK(sim.out().find("random workloads, seeds 0..N-1 (>= 1)") != std::string::npos);
+  CHECK(sim.out().find("mean minutes between arrivals (> 0)") != std::string::npos);
+}
+
+TEST_CASE("the simulators' tables give their units and say what their abbreviations mean") {
+  const std::string data = std::string(PIRANHA_SOURCE_DIR) + "/data/";
+  Process rigid({bin("piranha"), "sim", "rigid", "--swf", data + "lublin_256.swf", "--algorithms", "FIFO"});
+  REQUIRE(run_piranha(rigid) == 0);
+  // FIFO's makespan on this workload is 12,482,549 s.
+  CHECK(rigid.out().find("144.5 d") != std::string::npos);
+  for (const char* legend :
+       {"\nbsld: mean bounded slowdown", "\nutil: utilization", "\neff: effective utilization"}) {
+    INFO(legend);
+    CHECK(rigid.out().find(legend) != std::string::npos);
+  }
+  Process sim({bin("piranha"), "sim", "piranha", "--trace", data + "ws15-3w.avail.csv", "--seeds", "1",
+               "--jobs", "3", "--strategies", "TSK"});
+  REQUIRE(run_piranha(sim) == 0);
+  CHECK(sim.out().find("mean turnaround (steps)") != std::string::npos);
+  CHECK(sim.out().find("steps: the trace's steps (60 s each)") != std::string::npos);
+}
+
 TEST_CASE("an unknown option exits nonzero with a message naming it") {
   Process serve({bin("piranha"), "ts", "serve", "--bind", "tcp://127.0.0.1:*", "--no-such-option"});
   CHECK(run_piranha(serve) != 0);

@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/runtime/task_tally.h"
 
 namespace piranha::it {
 namespace {
@@ -135,6 +136,22 @@ TEST_CASE("piranha submit runs the feeder with the job's own arguments and the j
   CHECK((*j)["exit_status"] == 0);
   CHECK(all.out().find("cmatrix") != std::string::npos);
   CHECK(all.out().find("done") != std::string::npos);
+}
+
+TEST_CASE("piranha jobs shows a mean task time in the unit that fits") {
+  ServerProcess server;
+  ts::Client c(server.endpoint());
+  for (auto [id, mean] : std::vector<std::pair<std::int64_t, double>>{{1, 12.4e-6}, {2, 0.0042}, {3, 2.5}}) {
+    c.out(sys::kSpace,
+          sys::JobRecord{id, "j", "job." + std::to_string(id), sys::wall_now(), sys::JobState::Running}
+              .to_tuple());
+    c.out(sys::kSpace, sys::JobStat{id, 10, 5, mean, sys::wall_now()}.to_tuple());
+  }
+  Process jobs({bin("piranha"), "jobs", "--server", server.endpoint()});
+  REQUIRE(finish(jobs, 30s) == 0);
+  CHECK(jobs.out().find("12.4 \u00b5s") != std::string::npos);
+  CHECK(jobs.out().find("4.20 ms") != std::string::npos);
+  CHECK(jobs.out().find("2.50 s") != std::string::npos);
 }
 
 TEST_CASE("piranha submit of a missing program exits 127 and registers nothing, usage errors exit 2") {
@@ -322,7 +339,9 @@ TEST_CASE("spin: a piranha told to retreat mid-task stops at once and another pi
   // It holds a task once the job's space has a lease.
   REQUIRE_MESSAGE(wait_until([&] { return stats_of(c, "job." + std::to_string(id)).leases > 0; }, 60s),
                   retreater.err());
-  retreater.signal(SIGUSR1);
+  // As an agent tells it, with the cause as the signal's value (task_tally.h).
+  REQUIRE(::sigqueue(retreater.pid(), SIGUSR1, sigval{.sival_int = static_cast<int>(RetreatCause::Owner)}) ==
+          0);
   CHECK(finish(retreater, 30s) == 0);
 
   Process finisher(piranha_argv("finisher"));
@@ -333,6 +352,7 @@ TEST_CASE("spin: a piranha told to retreat mid-task stops at once and another pi
   for (const auto& w : sys::list_jobwork(c, id)) work[w.node] = w;
   // It stopped mid-task (a task is a second of CPU) and completed none.
   CHECK(work["retreater"].retreats == 1);
+  CHECK(work["retreater"].owner_retreats == 1);  // the cause its agent gave
   CHECK(work["retreater"].tasks == 0);
   CHECK(work["finisher"].tasks == 3);
 }

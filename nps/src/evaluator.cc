@@ -136,11 +136,8 @@ void Evaluator::load() {
       n.observed_seconds += s.end - s.start;
       if (s.available) n.available_seconds += s.end - s.start;
       const std::string retreat = j.value("retreat", "");
-      if (const auto job = job_from(j.value("job", json())); job && !retreat.empty()) {
-        auto& [owner, scheduler] = m.retreats[*job];
-        (retreat == "owner" ? owner : scheduler) += 1;
+      if (const auto job = job_from(j.value("job", json())); job && !retreat.empty())
         (retreat == "owner" ? n.owner_retreats : n.scheduler_retreats) += 1;
-      }
       m.spans.push_back(s);
     } else if (r.kind == "decision") {
       auto& e = m.schedulers[j.value("scheduler", std::int64_t{0})];
@@ -149,9 +146,10 @@ void Evaluator::load() {
       ObservedJob o{j.value("id", JobId{0}), j.value("arrival", 0.0), j.value("tasks", std::int64_t{1}),
                     j.value("task_time", 0.0), j.value("end", 0.0)};
       m.jobs[o.id] = o;
-      remember_ended(
-          m, {o.id, j.value("name", ""), o.arrival, o.end.value_or(r.time),
-              j.value("owner_retreats", std::int64_t{0}), j.value("scheduler_retreats", std::int64_t{0})});
+      // The job's own count: its retreats, of which its owner's; the rest gave way.
+      const auto owner = j.value("owner_retreats", std::int64_t{0});
+      remember_ended(m, {o.id, j.value("name", ""), o.arrival, o.end.value_or(r.time), owner,
+                         j.value("retreats", owner) - owner});
     } else if (r.kind == "switch") {
       m.obeyed = j.value("to", std::int64_t{0});
       ++m.switches;
@@ -215,8 +213,6 @@ void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double
     if (o.job && now_span.job != o.job && live.count(*o.job))
       retreat = now_span.available ? "scheduler" : "owner";
     if (!retreat.empty()) {
-      auto& [owner, scheduler] = m.retreats[*o.job];
-      (retreat == "owner" ? owner : scheduler) += 1;
       (retreat == "owner" ? n.owner_retreats : n.scheduler_retreats) += 1;
       m.recent.push_back({now, name, *o.job, retreat});
       if (m.recent.size() > 20) m.recent.erase(m.recent.begin());
@@ -267,6 +263,7 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     o.arrival = number_of(j, "arrival");
     o.tasks = int_of(j, "tasks", 1);
     if (j["measured"].is_bool() && j["measured"].as_bool()) o.task_time = number_of(j, "task_time");
+    m.retreats[id] = {int_of(j, "retreats", 0), int_of(j, "owner_retreats", 0)};
     names_[id] = j["name"].is_string() ? j["name"].as_string() : "";
   }
   for (auto& [id, o] : m.jobs) {
@@ -274,7 +271,7 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     o.end = now;
     m.estimate_due = true;
     const auto r = m.retreats[id];
-    remember_ended(m, {id, names_[id], o.arrival, now, r.first, r.second});
+    remember_ended(m, {id, names_[id], o.arrival, now, r.second, r.first - r.second});
     if (!recording_) continue;
     write("job", now,
           {{"id", id},
@@ -284,8 +281,8 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
            {"turnaround", now - o.arrival},
            {"tasks", o.tasks},
            {"task_time", o.task_time},
-           {"owner_retreats", r.first},
-           {"scheduler_retreats", r.second}});
+           {"retreats", r.first},
+           {"owner_retreats", r.second}});
   }
 }
 
@@ -351,20 +348,37 @@ void Evaluator::apply(const ReplayOutcome& outcome, double now) {
     recent_ended.push_back(Fields()("id", e.id)("name", e.name)("arrival", e.arrival)("end", e.end)(
         "turnaround", e.end - e.arrival)("owner_retreats", e.owner_retreats)("scheduler_retreats",
                                                                              e.scheduler_retreats));
-  std::int64_t ended = 0;
-  for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
+  // The jobs a round replayed, with the work each was given: a report
+  // compares each job's replayed turnaround with its observed one on them.
+  // The record's observed mean is over the same jobs, as this evaluator saw
+  // them arrive and end.
+  json work = json::object();
+  double observed = 0;
+  for (const auto& [job, seconds] : outcome.work) {
+    work[std::to_string(job)] = seconds;
+    if (const auto j = m.jobs.find(job); j != m.jobs.end() && j->second.end)
+      observed += *j->second.end - j->second.arrival;
+  }
+  if (!outcome.work.empty()) observed /= static_cast<double>(outcome.work.size());
   for (const auto& [id, estimate] : outcome.estimates) {
     auto& e = m.schedulers[id];
     e.estimate = estimate;
     if (!estimate) continue;
+    json jobs = json::object();
+    if (const auto t = outcome.turnarounds.find(id); t != outcome.turnarounds.end())
+      for (const auto& [job, seconds] : t->second) jobs[std::to_string(job)] = seconds;
     write("estimate", now,
           {{"scheduler", id},
            {"strategy", e.strategy},
            {"obeyed", id == m.obeyed},
            {"estimate", *estimate},
-           {"observed", m.observed_mean.value_or(0)},
-           {"ended_jobs", std::min<std::int64_t>(ended, kReplayJobs)},
-           {"step", outcome.step}});
+           {"observed", observed},
+           {"ended_jobs", static_cast<std::int64_t>(outcome.work.size())},
+           {"step", outcome.step},
+           {"period", e.period},
+           {"on_events", e.on_events},
+           {"jobs", jobs},
+           {"work", work}});
   }
   for (const auto& [name, a] : outcome.accuracy) {
     auto& n = m.nodes[name];

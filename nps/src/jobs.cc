@@ -11,7 +11,7 @@ Value Jobs::calculate(trellis::Context& ctx) {
   for (const JobInfo& j : env_.pool->jobs())
     jobs.push_back(Fields()("id", j.id)("name", j.name)("arrival", j.arrival)("task_time", j.mean_task_time)(
         "measured", j.measured)("tasks", j.tasks)("tasks_left", j.tasks_left)("attained", j.attained)(
-        "q", j.queue_length_at_arrival));
+        "q", j.queue_length_at_arrival)("retreats", j.retreats)("owner_retreats", j.owner_retreats));
   return Fields()("tick", newest_tick(ctx))("jobs", std::move(jobs));
 }
 

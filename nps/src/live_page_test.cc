@@ -20,7 +20,7 @@ namespace piranha::nps {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::RawHttp;
+using ::piranha::testing::RawHttp;  // not nps::testing (scripted_pool.h), in a unity build
 using trellis::Value;
 
 // How long a request to a page on this machine may take to be answered.

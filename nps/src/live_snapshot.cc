@@ -35,7 +35,12 @@ void derive_jobs(const LiveState& last, const LiveSnapshot& s, const LivePoolOpt
     if (auto [it, fresh] = stats.emplace(st.id, st); !fresh && st.updated_at >= it->second.updated_at)
       it->second = st;
   std::map<JobId, double> attained;
-  for (const auto& w : s.work) attained[w.id] += w.seconds;
+  std::map<JobId, std::pair<std::int64_t, std::int64_t>> retreats;  // (all, the owner's)
+  for (const auto& w : s.work) {
+    attained[w.id] += w.seconds;
+    retreats[w.id].first += w.retreats;
+    retreats[w.id].second += w.owner_retreats;
+  }
   std::map<JobId, const JobInfo*> before;  // the last refresh()'s view of each job
   for (const auto& j : last.jobs) before[j.id] = &j;
   const auto live = live_jobs(last, s, options);
@@ -59,7 +64,13 @@ void derive_jobs(const LiveState& last, const LiveSnapshot& s, const LivePoolOpt
       info.tasks = last_info->second->tasks;
     }
     if (const auto a = attained.find(j.id); a != attained.end()) info.attained = a->second;
-    if (last_info != before.end()) info.attained = std::max(info.attained, last_info->second->attained);
+    if (const auto r = retreats.find(j.id); r != retreats.end())
+      std::tie(info.retreats, info.owner_retreats) = r->second;
+    if (last_info != before.end()) {
+      info.attained = std::max(info.attained, last_info->second->attained);
+      info.retreats = std::max(info.retreats, last_info->second->retreats);
+      info.owner_retreats = std::max(info.owner_retreats, last_info->second->owner_retreats);
+    }
     next.jobs.push_back(info);
   }
   for (const auto& j : live) next.live_records[j.id] = j;

@@ -176,10 +176,12 @@ TEST_CASE("derive: live jobs are queued or running, with a program and a feeder 
 TEST_CASE("derive: a job kept while its record is absent is as last seen, with its statistics") {
   auto s = at(0, {job(1, 10), job(2, 20)});
   s.stats = {{1, 4, 96, 0.01, kNow}};
-  s.work = {{1, "ws01", 3, 0.03, 0}, {1, "ws02", 1, 0.01, 0}};
+  s.work = {{1, "ws01", 3, 0.03, 2, 1}, {1, "ws02", 1, 0.01, 1, 0}};
   auto state = derive({}, s, {});
   REQUIRE(ids(state) == std::vector<JobId>{1, 2});
   CHECK(state.jobs[0].attained == doctest::Approx(0.04));
+  CHECK(state.jobs[0].retreats == 3);  // the job's own count, summed over its nodes
+  CHECK(state.jobs[0].owner_retreats == 1);
 
   // Job 1's record, jobstat and jobwork are all being rewritten; the shell
   // keeps it (absent_jobs.h). Job 2 is gone without being kept.
@@ -192,6 +194,7 @@ TEST_CASE("derive: a job kept while its record is absent is as last seen, with i
   CHECK(state.jobs[0].measured);
   CHECK(state.jobs[0].tasks_left == 96);
   CHECK(state.jobs[0].attained == doctest::Approx(0.04));
+  CHECK(state.jobs[0].retreats == 3);  // as last seen
 
   // Written back, while one of its jobworks is still being rewritten: the
   // attained service does not shrink.

@@ -98,9 +98,10 @@ struct EvaluatorMemory {
   std::map<std::string, PerNode, std::less<>> nodes;
   std::vector<ObservedSpan> spans;  // closed spans of every node, for replays
   std::map<JobId, ObservedJob> jobs;
-  std::map<JobId, std::pair<std::int64_t, std::int64_t>> retreats;  // job -> (owner, scheduler)
-  std::vector<Retreat> recent;                                      // the latest retreats, newest last
-  std::vector<Ended> recent_ended;                                  // the latest ended jobs, newest last
+  // job -> its retreats (all, the owner's) as the job counts them (pool.h's JobInfo)
+  std::map<JobId, std::pair<std::int64_t, std::int64_t>> retreats;
+  std::vector<Retreat> recent;      // the latest retreats, newest last
+  std::vector<Ended> recent_ended;  // the latest ended jobs, newest last
   std::int64_t switches = 0;
   std::optional<double> observed_mean;  // ended jobs' mean turnaround (s)
   bool estimate_due = false;

@@ -103,7 +103,10 @@ std::string gantt(const json& r) {
         << "\" fill=\"" << colour[job] << "\"><title>job " << job << " on " << html::escape(nodes[i]) << ", "
         << html::fixed(g["end"].get<double>() - g["start"].get<double>(), 1) << " s ("
         << html::escape(g["state"].get<std::string>()) << ")"
-        << (g["retreat"].is_string() ? ", then a retreat (" + g["retreat"].get<std::string>() + ")" : "")
+        << (g["retreat"].is_string()
+                ? std::string(g["retreat"] == "owner" ? ", then it left: the node stopped being available"
+                                                      : ", then it left: the node was given to another job")
+                : "")
         << (g.value("open", false) ? ", still going" : "") << "</title></rect>\n";
     }
   }
@@ -123,6 +126,16 @@ std::string gantt(const json& r) {
   return s.str();
 }
 
+// "12 (11)": a job's or node's retreats, and of those its owner's, as the
+// job's records count them. A job in a report saved before the count had
+// causes shows its count alone ("piranha_retreats"); a node there, none.
+std::string retreats(const json& j) {
+  if (j.contains("piranha_retreats")) return std::to_string(j["piranha_retreats"].get<std::int64_t>());
+  if (!j.contains("retreats")) return "–";
+  return std::to_string(j["retreats"].get<std::int64_t>()) + " (" +
+         std::to_string(j.value("owner_retreats", std::int64_t{0})) + ")";
+}
+
 }  // namespace
 
 std::string report_html(const json& r) {
@@ -135,31 +148,62 @@ std::string report_html(const json& r) {
   }
   b << "<h2>Which strategy would have served this pool best</h2>\n<p class=\"note\">"
     << html::escape(r["verdict"].get<std::string>()) << "</p>\n";
+  const json& cmp = r.contains("comparison") ? r["comparison"] : json::object();
+  const bool same = cmp.contains("observed_mean_seconds");
   std::vector<std::pair<std::string, double>> bars;
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : r["schedulers"]) {
     const std::string label = "scheduler " + std::to_string(s["id"].get<std::int64_t>()) +
                               (s["strategy"].is_string() ? " " + s["strategy"].get<std::string>() : "");
-    if (s["estimated_mean_turnaround_seconds"].is_number())
+    const json& figure =
+        same ? s.value("same_jobs_mean_turnaround_seconds", json()) : s["estimated_mean_turnaround_seconds"];
+    if (figure.is_number())
       bars.emplace_back((s["strategy"].is_string() ? s["strategy"].get<std::string>() : "?") + " (" +
                             std::to_string(s["id"].get<std::int64_t>()) +
                             (s["obeyed"] == true ? ", obeyed)" : ")"),
-                        s["estimated_mean_turnaround_seconds"].get<double>());
-    rows.push_back({label, s["obeyed"] == true ? "obeyed" : "shadow",
+                        figure.get<double>());
+    rows.push_back({label, s["obeyed"] == true ? "obeyed" : "shadow", num(figure, 1),
                     num(s["estimated_mean_turnaround_seconds"], 1),
                     std::to_string(s["assignment_changes"].get<std::int64_t>()),
                     std::to_string(s["ended_jobs"].get<std::int64_t>())});
   }
-  if (r["observed_mean_turnaround_seconds"].is_number())
-    bars.emplace_back("observed", r["observed_mean_turnaround_seconds"].get<double>());
-  if (!bars.empty()) b << html::bar_chart({"Mean turnaround by scheduler", "", "mean turnaround (s)"}, bars);
+  const json& observed = same ? cmp["observed_mean_seconds"] : r["observed_mean_turnaround_seconds"];
+  if (observed.is_number()) bars.emplace_back("observed", observed.get<double>());
+  if (!bars.empty())
+    b << html::bar_chart(
+        {same ? "Mean turnaround over the same " + std::to_string(cmp["jobs"].size()) + " jobs"
+              : "Mean turnaround by scheduler",
+         "", "mean turnaround (s)"},
+        bars);
   b << "<p>Each scheduler's estimate replays the pool's own history (when each node was available, when each "
        "job arrived, its tasks and task times) through the simulator's model under that scheduler's "
        "strategy, "
        "the code <code>piranha nps simulate</code> runs; \"observed\" is what the jobs' own records "
        "say.</p>\n";
-  b << html::table({"scheduler", "role", "estimated mean turnaround (s)", "assignment changes", "ended jobs"},
+  if (cmp.contains("basis")) b << "<p>" << html::escape(cmp["basis"].get<std::string>()) << "</p>\n";
+  if (cmp.contains("explanation"))
+    b << "<p>" << html::escape(cmp["explanation"].get<std::string>()) << "</p>\n";
+  b << html::table({"scheduler", "role", "mean turnaround, same jobs (s)", "estimate as recorded (s)",
+                    "assignment changes", "jobs replayed"},
                    rows);
+  if (cmp.contains("per_job") && !cmp["per_job"].empty()) {
+    rows.clear();
+    for (const auto& j : cmp["per_job"])
+      rows.push_back({std::to_string(j["id"].get<std::int64_t>()), num(j["observed_seconds"], 1),
+                      num(j["replayed_seconds"], 1),
+                      num(json(j["replayed_seconds"].get<double>() - j["observed_seconds"].get<double>()), 1),
+                      num(j["replay_work_seconds"], 1), num(j["task_seconds"], 1)});
+    b << "<h3>Observed and replayed, job by job (the obeyed scheduler)</h3>\n"
+      << html::table({"job", "observed turnaround (s)", "replayed turnaround (s)", "difference (s)",
+                      "work the replay gave it (s)", "its tasks' time (s)"},
+                     rows);
+  }
+  if (cmp.contains("left_out") && !cmp["left_out"].empty()) {
+    rows.clear();
+    for (const auto& j : cmp["left_out"])
+      rows.push_back({std::to_string(j["id"].get<std::int64_t>()), j["why"].get<std::string>()});
+    b << "<p>Finished jobs not in the comparison:</p>\n" << html::table({"job", "why"}, rows);
+  }
   b << "<h3>Switches</h3>\n";
   if (r["switches"].empty()) {
     b << "<p>None (switching is off unless the evaluator has a <code>switch</code> rule).</p>\n";
@@ -184,12 +228,10 @@ std::string report_html(const json& r) {
                         ? html::fixed(j["first_start"].get<double>() - j["submit"].get<double>(), 1)
                         : "–",
                     html::fixed(j["node_seconds"].get<double>(), 1),
-                    std::to_string(j["tasks"].get<std::int64_t>()), nodes,
-                    std::to_string(j["owner_retreats"].get<std::int64_t>()),
-                    std::to_string(j["scheduler_retreats"].get<std::int64_t>())});
+                    std::to_string(j["tasks"].get<std::int64_t>()), nodes, retreats(j)});
   }
   b << html::table({"job", "state", "turnaround (s)", "wait for first piranha (s)", "node-seconds", "tasks",
-                    "nodes", "retreats: owner", "retreats: scheduler"},
+                    "nodes", "retreats (the owner's)"},
                    rows);
   b << "<p>Observed mean turnaround of the finished jobs: " << num(r["observed_mean_turnaround_seconds"], 1)
     << " s.</p>\n<h2>Nodes</h2>\n";
@@ -207,8 +249,7 @@ std::string report_html(const json& r) {
          p.is_object() ? html::fixed(100 * p["fraction"].get<double>(), 1) + " (" + p.value("predictor", "") +
                              ", " + std::to_string(p.value("points", 0)) + " points)"
                        : "not enough history",
-         std::to_string(n["owner_retreats"].get<std::int64_t>()),
-         std::to_string(n["scheduler_retreats"].get<std::int64_t>())});
+         retreats(n)});
     for (const auto& c : n["complaints"]) {
       std::string did = c["job"].is_number_integer()
                             ? "running job " + std::to_string(c["job"].get<std::int64_t>())
@@ -222,7 +263,7 @@ std::string report_html(const json& r) {
     }
   }
   b << html::table({"node", "available (%)", "availability periods", "mean AP (s)", "longest AP (s)",
-                    "AP predictions matched (%)", "retreats: owner", "retreats: scheduler"},
+                    "AP predictions matched (%)", "retreats (the owner's)"},
                    rows);
   b << "<h3>Owners' complaints</h3>\n";
   if (complaints.empty())

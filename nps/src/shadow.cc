@@ -20,7 +20,7 @@ Replay make_replay(const Observation& o, double step, std::int64_t max_steps) {
   r.step = step;
   std::map<JobId, double> held;
   for (const auto& s : o.spans)
-    if (s.job) held[*s.job] += s.end - s.start;
+    if (s.job && s.available) held[*s.job] += s.end - s.start;
   auto at = [&](double t) { return static_cast<std::int64_t>(std::floor((t - origin) / step)); };
   r.trace.step_seconds = std::max<std::int64_t>(1, std::llround(step));
   r.trace.length = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((o.end - origin) / step)));
@@ -56,13 +56,14 @@ Replay make_replay(const Observation& o, double step, std::int64_t max_steps) {
     s.tasks = (j.tasks + k - 1) / k;
     s.task_time = std::max<std::int64_t>(1, std::llround(static_cast<double>(k) * task_time / step));
     r.jobs.push_back(s);
+    r.work[j.id] = static_cast<double>(s.tasks * s.task_time) * step;  // as simulated: whole steps
     if (j.end) r.ended.push_back(j.id);
   }
   return r;
 }
 
-std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan& plan, std::uint64_t seed) {
-  if (r.ended.empty() || r.trace.nodes.empty()) return std::nullopt;
+std::map<JobId, double> replay_turnarounds(const Replay& r, const ShadowPlan& plan, std::uint64_t seed) {
+  if (r.ended.empty() || r.trace.nodes.empty()) return {};
   sched::SimOptions o;
   o.period = std::max<std::int64_t>(1, std::llround(plan.period / r.step));
   o.on_events = plan.on_events;
@@ -75,18 +76,33 @@ std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan
   std::map<JobId, double> turnaround;
   for (const auto& j : result.jobs)
     turnaround[j.id] = static_cast<double>(j.completion.value_or(result.steps) - j.arrival) * r.step;
+  std::map<JobId, double> out;
+  for (JobId id : r.ended) out[id] = turnaround[id];
+  return out;
+}
+
+namespace {
+std::optional<double> mean_of(const std::map<JobId, double>& each) {
+  if (each.empty()) return std::nullopt;
   double sum = 0;
-  for (JobId id : r.ended) sum += turnaround[id];
-  return sum / static_cast<double>(r.ended.size());
+  for (const auto& [id, t] : each) sum += t;
+  return sum / static_cast<double>(each.size());
+}
+}  // namespace
+
+std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan& plan, std::uint64_t seed) {
+  return mean_of(replay_turnarounds(r, plan, seed));
 }
 
 ReplayOutcome run_round(const ReplayRound& round) {
   ReplayOutcome out;
   const Replay replay = make_replay(round.observation, round.step, round.max_steps);
   out.step = replay.step;
+  for (JobId id : replay.ended) out.work[id] = replay.work.at(id);
   for (const auto& [id, plan] : round.plans) {
     try {
-      out.estimates[id] = estimate_mean_turnaround(replay, plan, round.seed);
+      out.turnarounds[id] = replay_turnarounds(replay, plan, round.seed);
+      out.estimates[id] = mean_of(out.turnarounds[id]);
     } catch (const std::exception&) {
       out.estimates[id] = std::nullopt;  // a strategy the replay cannot run (never one that ran live)
     }

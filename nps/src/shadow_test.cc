@@ -57,6 +57,20 @@ TEST_CASE("replay: a job never seen measured counts with the node-time it held, 
   CHECK(r.ended == std::vector<JobId>{1, 2});
 }
 
+TEST_CASE("replay: a node its owner took back did no work for the job it was still assigned") {
+  Observation o;
+  o.nodes = {"a"};
+  // Job 1 (one task, never seen measured) held a for 2 s, then a was
+  // unavailable for 8 s with job 1 still its assignment.
+  o.spans = {{"a", 0, 2, true, 1}, {"a", 2, 10, false, 1}};
+  o.end = 10;
+  o.jobs = {{1, 0, 1, 0, 10.0}};
+  const Replay r = make_replay(o, 1);
+  REQUIRE(r.jobs.size() == 1);
+  CHECK(r.jobs[0].task_time == 2);
+  CHECK(r.work.at(1) == 2.0);
+}
+
 TEST_CASE("replay: a job's work is the node-time it held nodes when that exceeds its tasks' time") {
   Observation o;
   o.nodes = {"a", "b"};

@@ -128,8 +128,11 @@ struct Agent::Impl {
   void carry_out(const act::NoteRetreated& a, Instant) {
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.1f", a.latency_ms);
-    log("piranha of job " + std::to_string(a.job) + " retreated in " + ms + " ms" +
-        (a.killed ? " (killed after its grace)" : ""));
+    // Each retreat the job counts (its record, task_tally.h) is one of these
+    // lines, unless the piranha was killed after its grace, was told before
+    // it had connected, or its job had ended.
+    log("piranha of job " + std::to_string(a.job) + " retreated (" + a.cause + ") in " + ms + " ms" +
+        (a.killed ? " (killed after its grace: the job does not count it)" : ""));
     event("retreat", {{"job", a.job},
                       {"pid", a.pid},
                       {"cause", a.cause},
@@ -178,7 +181,8 @@ struct Agent::Impl {
       log("job " + std::to_string(a.job) + " gives way to " +
           (a.gives_way_to ? "job " + std::to_string(*a.gives_way_to) : std::string("no job")));
     }
-    host.retreat(a.change, s.grace, now.steady);
+    host.retreat(a.change, s.grace, now.steady,
+                 a.cause == "unavailable" ? RetreatCause::Owner : RetreatCause::GivesWay);
   }
   void carry_out(const act::Suspend& a, Instant now) {
     host.suspend(now.steady);

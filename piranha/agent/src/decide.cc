@@ -122,8 +122,15 @@ struct Decision {
                 const std::map<std::int64_t, std::int64_t>& tasks_here) {
     for (const auto& e : exits) {
       if (e.retreated) {
+        // A piranha told to leave a job that has ended since (it is no
+        // longer live) left because of that: the job counts no retreat, so
+        // neither does the agent.
+        const bool live = st.launches.count(e.job_id) || st.held.count(e.job_id);
         const double latency = e.retreat_latency ? e.retreat_latency->count() * 1e3 : 0.0;
-        out.push_back(act::NoteRetreated{e.job_id, e.pid, st.retreat_cause, latency, e.killed});
+        if (live)
+          out.push_back(act::NoteRetreated{e.job_id, e.pid, st.retreat_cause, latency, e.killed});
+        else
+          out.push_back(act::NoteExit{e.job_id, e.status.describe()});
         continue;
       }
       out.push_back(act::NoteExit{e.job_id, e.status.describe()});

@@ -248,6 +248,12 @@ TEST_CASE("retreat: the piranhas of a job the policy no longer chooses give way"
   n.piranhas = running(2);
   CHECK(only<act::Retreat>(n.see(jobs({}), 4)) ==
         std::vector{act::Retreat{2, at(4).steady, "policy", std::nullopt}});
+  // Job 2 has ended: its piranha left because of that, which the job counts
+  // as no retreat, and nor does the agent.
+  PiranhaExit e = exit_of(2, kClean);
+  e.retreated = true;
+  n.piranhas = {};
+  CHECK(n.exited(e, 5) == Actions{act::NoteExit{2, "exit status 0"}});
 }
 
 TEST_CASE("retreat: in suspend mode piranhas are suspended, resumed if the node is back within suspend_max") {

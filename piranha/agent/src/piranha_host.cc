@@ -202,7 +202,8 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
   }
 }
 
-void PiranhaHost::retreat(Clock::time_point change, std::chrono::milliseconds grace, Clock::time_point now) {
+void PiranhaHost::retreat(Clock::time_point change, std::chrono::milliseconds grace, Clock::time_point now,
+                          RetreatCause cause) {
   if (suspended_since_) resume();
   for (auto& p : procs_) {
     if (p.kill_at) continue;  // already retreating
@@ -213,6 +214,9 @@ void PiranhaHost::retreat(Clock::time_point change, std::chrono::milliseconds gr
     // the normal policy at nice 0 to do so. Best effort: without the
     // privilege the grace period still bounds the retreat.
     leave_sched_idle(p.child->pid());
+    // The piranha itself first, with the cause as the signal's value; then
+    // its process group (a second SIGUSR1 while the first is pending is merged).
+    ::sigqueue(p.child->pid(), SIGUSR1, sigval{.sival_int = static_cast<int>(cause)});
     p.child->signal(SIGUSR1);
   }
 }

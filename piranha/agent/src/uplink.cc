@@ -36,7 +36,7 @@ ts::Template jobwork_here_template(const std::string& node) {
   using ts::Type;
   return ts::Template({Field::of(ts::Value(std::string("jobwork"))), Field::formal(Type::Int),
                        Field::of(ts::Value(node)), Field::formal(Type::Int), Field::formal(Type::Double),
-                       Field::formal(Type::Int)});
+                       Field::formal(Type::Int), Field::formal(Type::Int)});
 }
 
 std::chrono::milliseconds seconds_ms(double s) {

@@ -101,8 +101,9 @@ void JobReporter::run() {
         for (const auto& [node, w] : tally_.per_node()) {
           auto& before = published_nodes[node];
           if (before.tasks == w.tasks && before.retreats == w.retreats) continue;
-          sys::replace(c, sys::jobwork_template(job_.id, node),
-                       sys::JobWork{job_.id, node, w.tasks, w.seconds, w.retreats}.to_tuple());
+          sys::replace(
+              c, sys::jobwork_template(job_.id, node),
+              sys::JobWork{job_.id, node, w.tasks, w.seconds, w.retreats, w.owner_retreats}.to_tuple());
           before = w;
         }
         c.flush();

@@ -236,7 +236,8 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   return rc;
 }
 
-// Turns SIGUSR1 / SIGTERM / SIGINT / SIGHUP into the retreat flag. The
+// Turns SIGUSR1 / SIGTERM / SIGINT / SIGHUP into the retreat flag, and the
+// value of the first SIGUSR1 sent with sigqueue into its cause. The
 // signals are blocked in every thread and taken by this one, so no blocking
 // call elsewhere is interrupted. SIGUSR2 only wakes the thread to end it.
 // The flag is also an eventfd, readable from the retreat on: the piranha's
@@ -251,8 +252,12 @@ class RetreatSignals {
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
     thread_ = std::thread([this] {
       while (!stop_.load()) {
-        int sig = 0;
-        if (sigwait(&set_, &sig) == 0 && sig != SIGUSR2) {
+        siginfo_t info{};
+        const int sig = sigwaitinfo(&set_, &info);
+        if (sig > 0 && sig != SIGUSR2) {
+          int unknown = 0;
+          if (sig == SIGUSR1 && info.si_code == SI_QUEUE)
+            cause.compare_exchange_strong(unknown, info.si_value.sival_int);
           retreat.store(true);
           std::uint64_t one = 1;
           if (fd >= 0) [[maybe_unused]]
@@ -268,6 +273,7 @@ class RetreatSignals {
     if (fd >= 0) ::close(fd);
   }
   std::atomic<bool> retreat{false};
+  std::atomic<int> cause{0};  // a RetreatCause
   int fd = -1;
 
  private:
@@ -298,6 +304,7 @@ std::optional<int> read_settings(PiranhaRun& run, int argc, char** argv, Retreat
   ws.args.assign(argv + 1, argv + argc);
   ws.node = env("PIRANHA_NODE").value_or(host_name());
   ws.retreat = &signals.retreat;
+  ws.retreat_cause = &signals.cause;
   long long lease_s = env_int("PIRANHA_LEASE_SECONDS", 600);
   if (lease_s < 1) throw std::runtime_error("PIRANHA_LEASE_SECONDS must be at least 1");
   ws.lease = std::chrono::seconds(lease_s);
@@ -417,7 +424,10 @@ void put_back_held(PiranhaRun& run, Piranha& worker, const JobFunctions& fns, bo
   else if (!back.empty())
     run.client->complete_all_posted(back, run.job->space, tuples);
   if (retreating && !ws.job_ended)
-    run.client->out_posted(run.job->space, retreat_record(ws.node, sys::wall_now(), interrupted));
+    run.client->out_posted(
+        run.job->space,
+        retreat_record(ws.node, sys::wall_now(), interrupted,
+                       static_cast<RetreatCause>(ws.retreat_cause ? ws.retreat_cause->load() : 0)));
 }
 
 // After the piranha function: sends what it completed, puts back what it

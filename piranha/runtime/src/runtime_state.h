@@ -43,7 +43,8 @@ struct PiranhaState {
   std::int64_t job_id = 0;
   std::string node;
   std::chrono::milliseconds lease{0};
-  std::atomic<bool>* retreat = nullptr;  // set by the signal watcher
+  std::atomic<bool>* retreat = nullptr;       // set by the signal watcher
+  std::atomic<int>* retreat_cause = nullptr;  // a RetreatCause, set with it
   // Started and prefetched, in the order taken (a batch's first task last):
   // tasks end mostly from the front, so a batch of thousands is released
   // in constant time per task.

@@ -116,12 +116,12 @@ std::optional<JobStat> JobStat::from_tuple(const ts::Tuple& t) {
 }
 
 ts::Tuple JobWork::to_tuple() const {
-  return ts::Tuple::of("jobwork", id, node, tasks, seconds, retreats);
+  return ts::Tuple::of("jobwork", id, node, tasks, seconds, retreats, owner_retreats);
 }
 std::optional<JobWork> JobWork::from_tuple(const ts::Tuple& t) {
-  if (!shaped(t, "jobwork", {Type::Int, Type::String, Type::Int, Type::Double, Type::Int}))
+  if (!shaped(t, "jobwork", {Type::Int, Type::String, Type::Int, Type::Double, Type::Int, Type::Int}))
     return std::nullopt;
-  return JobWork{i_at(t, 1), s_at(t, 2), i_at(t, 3), d_at(t, 4), i_at(t, 5)};
+  return JobWork{i_at(t, 1), s_at(t, 2), i_at(t, 3), d_at(t, 4), i_at(t, 5), i_at(t, 6)};
 }
 
 namespace {
@@ -307,12 +307,12 @@ ts::Template jobstat_template(std::int64_t id) {
       {tag("jobstat"), num(id), any(Type::Int), any(Type::Int), any(Type::Double), any(Type::Double)});
 }
 ts::Template jobwork_template(std::int64_t id) {
-  return ts::Template(
-      {tag("jobwork"), num(id), any(Type::String), any(Type::Int), any(Type::Double), any(Type::Int)});
+  return ts::Template({tag("jobwork"), num(id), any(Type::String), any(Type::Int), any(Type::Double),
+                       any(Type::Int), any(Type::Int)});
 }
 ts::Template jobwork_template(std::int64_t id, const std::string& node) {
-  return ts::Template(
-      {tag("jobwork"), num(id), str(node), any(Type::Int), any(Type::Double), any(Type::Int)});
+  return ts::Template({tag("jobwork"), num(id), str(node), any(Type::Int), any(Type::Double), any(Type::Int),
+                       any(Type::Int)});
 }
 ts::Template jobtime_template() {
   return ts::Template({tag("jobtime"), any(Type::Int), any(Type::Double), any(Type::Double)});

@@ -17,12 +17,12 @@ ts::Template batch_done_template() {
   return ts::detail::template_of(std::string(kDoneTag), ts::formal<std::string>, ts::formal<double>,
                                  ts::formal<double>, ts::formal<std::int64_t>);
 }
-ts::Tuple retreat_record(const std::string& node, double time, std::int64_t tasks_held) {
-  return ts::Tuple::of(kRetreatTag, node, time, tasks_held);
+ts::Tuple retreat_record(const std::string& node, double time, std::int64_t tasks_held, RetreatCause cause) {
+  return ts::Tuple::of(kRetreatTag, node, time, tasks_held, static_cast<std::int64_t>(cause));
 }
 ts::Template retreat_template() {
   return ts::detail::template_of(std::string(kRetreatTag), ts::formal<std::string>, ts::formal<double>,
-                                 ts::formal<std::int64_t>);
+                                 ts::formal<std::int64_t>, ts::formal<std::int64_t>);
 }
 
 bool TaskTally::add(const ts::Tuple& r) {
@@ -38,8 +38,12 @@ bool TaskTally::add(const ts::Tuple& r) {
     return true;
   }
   if (retreat_template().matches(r)) {
+    const bool owner = r.get<std::int64_t>(4) == static_cast<std::int64_t>(RetreatCause::Owner);
+    auto& n = nodes_[r.get<std::string>(1)];
     ++retreats_;
-    ++nodes_[r.get<std::string>(1)].retreats;
+    ++n.retreats;
+    owner_retreats_ += owner;
+    n.owner_retreats += owner;
     return true;
   }
   return false;
@@ -65,6 +69,7 @@ std::string TaskTally::summary() const {
   else
     std::snprintf(mean, sizeof mean, "%.2f s", m);
   std::string s = plural(done_, "task") + ", mean " + mean + ", " + plural(retreats_, "retreat");
+  if (owner_retreats_) s += " (" + std::to_string(owner_retreats_) + " for the owner)";
   const char* sep = "; ";
   for (const auto& [node, w] : nodes_) {
     s += sep + node + " " + plural(w.tasks, "task");

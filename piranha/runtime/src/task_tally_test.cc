@@ -24,6 +24,20 @@ TEST_CASE("task tally: counts done tasks per node and retreats") {
   CHECK(t.summary() == "3 tasks, mean 1.00 s, 1 retreat; ws01 2 tasks, ws02 1 task (1 retreat)");
 }
 
+TEST_CASE("task tally: retreats by the cause their agent gave, the owner's counted apart") {
+  TaskTally t;
+  CHECK(t.add(piranha::retreat_record("ws01", 1.0, 1, piranha::RetreatCause::Owner)));
+  CHECK(t.add(piranha::retreat_record("ws01", 2.0, 0, piranha::RetreatCause::GivesWay)));
+  CHECK(t.add(piranha::retreat_record("ws02", 3.0, 2, piranha::RetreatCause::Owner)));
+  CHECK(t.retreats() == 3);
+  CHECK(t.owner_retreats() == 2);
+  CHECK(t.per_node().at("ws01").retreats == 2);
+  CHECK(t.per_node().at("ws01").owner_retreats == 1);
+  CHECK(t.summary() ==
+        "0 tasks, mean 0.0 us, 3 retreats (2 for the owner); ws01 0 tasks (2 retreats), ws02 0 tasks (1 "
+        "retreat)");
+}
+
 TEST_CASE("task tally: empty") {
   TaskTally t;
   CHECK(t.mean_task_seconds() == 0.0);

@@ -69,6 +69,9 @@ struct JobInfo {
   std::int64_t tasks = 1;
   std::int64_t tasks_left = 1;
   double attained = 0;  // node-time of service so far (pool unit)
+  // Its piranhas' retreats so far, and of those the ones because a node
+  // stopped being available: the job's own count (its "jobwork" records).
+  std::int64_t retreats = 0, owner_retreats = 0;
   // FAIR's q: the number of live jobs right after this one arrived (0: unknown).
   std::int64_t queue_length_at_arrival = 0;
 };

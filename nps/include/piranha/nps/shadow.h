@@ -50,7 +50,8 @@ struct Observation {
 // coarser when the observation would take more than `max_steps` steps),
 // from the earliest span or arrival: a node is available in a step when an
 // available span covers the step's middle. A job's work is what it needed
-// here: the node-seconds it held nodes (its spans), or tasks x task_time if
+// here: the node-seconds it held available nodes (its available spans; a
+// node its owner had taken back did no work for it), or tasks x task_time if
 // that is more, spread evenly over its tasks; so the runtime's costs on
 // the nodes (starting piranhas, taking and returning tasks) count as work,
 // and a job that ended before it was seen measured counts with the time it
@@ -62,7 +63,8 @@ struct Observation {
 struct Replay {
   AvailabilityTrace trace;
   std::vector<sched::Job> jobs;
-  std::vector<JobId> ended;  // the jobs whose turnaround counts
+  std::vector<JobId> ended;      // the jobs whose turnaround counts
+  std::map<JobId, double> work;  // seconds of work each replayed job was given, in whole steps
   double step = 1, origin = 0;
 };
 Replay make_replay(const Observation& o, double step, std::int64_t max_steps = 20000);
@@ -82,6 +84,11 @@ struct ShadowPlan {
 std::optional<double> estimate_mean_turnaround(const Replay& r, const ShadowPlan& plan,
                                                std::uint64_t seed = 0);
 
+// Each ended job's turnaround (seconds) under the plan, the mean of which
+// estimate_mean_turnaround returns; empty when none ended. Same rules and
+// errors.
+std::map<JobId, double> replay_turnarounds(const Replay& r, const ShadowPlan& plan, std::uint64_t seed = 0);
+
 // One round of the evaluator's replays, self-contained (copied) so that it
 // may run on a thread of its own: every scheduler's plan on one
 // observation, and each node's predictor scored on the same history cut
@@ -100,6 +107,11 @@ struct ReplayRound {
 struct ReplayOutcome {
   double step = 0;  // the replay's step, after make_replay's coarsening
   std::map<std::int64_t, std::optional<double>> estimates;  // nullopt: none ended, or a bad plan
+  // Each plan's turnaround of each ended job (the estimate is their mean),
+  // and the work (seconds) each job was given: what a report compares with
+  // the jobs' observed turnarounds and task times.
+  std::map<std::int64_t, std::map<JobId, double>> turnarounds;
+  std::map<JobId, double> work;
   struct Accuracy {
     double fraction = 0;
     std::int64_t points = 0;

@@ -42,6 +42,7 @@
 #include "piranha/base/clock.h"
 #include "piranha/runtime/child.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/runtime/task_tally.h"
 
 namespace piranha {
 
@@ -95,14 +96,16 @@ class PiranhaHost {
   void start(const sys::JobLaunch& job, int count);
 
   // Tells every running piranha to retreat, because of an availability (or
-  // assignment) change at `change`; kills those still running at now + grace.
+  // assignment) change at `change`, for `cause` (which the piranha writes in
+  // its retreat record: task_tally.h); kills those still running at now + grace.
   // Suspended piranhas are continued first, and every piranha leaves
   // SCHED_IDLE and nice 19 for nice 0 with a 100 us slice (best effort: it
   // needs the privilege; the slice needs Linux 6.12's EEVDF), so that it gets
   // the processor to retreat even against a busy owner: a short slice is an
   // early deadline, so each wake-up of the retreat runs before the owner's
   // busy threads finish their slices.
-  void retreat(Clock::time_point change, std::chrono::milliseconds grace, Clock::time_point now);
+  void retreat(Clock::time_point change, std::chrono::milliseconds grace, Clock::time_point now,
+               RetreatCause cause = RetreatCause::Unknown);
   void suspend(Clock::time_point now);
   void resume();
 

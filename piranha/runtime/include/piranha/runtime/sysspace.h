@@ -101,15 +101,18 @@ struct JobStat {
   static std::optional<JobStat> from_tuple(const ts::Tuple& t);
 };
 
-// ("jobwork", id, node, tasks, seconds, retreats): what one node did for a
-// job so far (tasks completed there, their summed time, retreats there). An
-// extension of the schema, written by the job's runtime beside its jobstat.
+// ("jobwork", id, node, tasks, seconds, retreats, owner_retreats): what one
+// node did for a job so far (tasks completed there, their summed time,
+// retreats there, of which those because the node stopped being available).
+// An extension of the schema, written by the job's runtime beside its jobstat.
+// The one count of a job's retreats (task_tally.h).
 struct JobWork {
   std::int64_t id = 0;
   std::string node;
   std::int64_t tasks = 0;
   double seconds = 0;
   std::int64_t retreats = 0;
+  std::int64_t owner_retreats = 0;
   ts::Tuple to_tuple() const;
   static std::optional<JobWork> from_tuple(const ts::Tuple& t);
 };
