@@ -53,8 +53,9 @@ TEST_CASE("sim rigid: a table by default, --sites for several sites, --report wr
       piranha("sim rigid --swf " + swf.string() +
               " --sites 4,4*2 --algorithms 'Greedy,mr(0,CONS,COMPLETION),MTI' --report " + html.string());
   REQUIRE(r.status == 0);
-  CHECK(lines(r.out) == 4);
+  CHECK(lines(r.out) == 8);  // a header, three algorithms, then the legend's four lines
   CHECK(r.out.find("MR(all,CONS,COMPLETION,FCFS,LOAD)") != std::string::npos);
+  CHECK(r.out.find("\nbsld: mean bounded slowdown") != std::string::npos);
   const auto page = cli_run::slurp(html);
   CHECK(page.find("<svg") != std::string::npos);
   CHECK(page.find("</html>") != std::string::npos);
