@@ -84,6 +84,7 @@ class Shell {
         ticks_.began(seconds(now), pool_.heartbeat_calls());
         try {
           pool_.refresh(*client_);
+          ticks_.read(seconds(Clock::now()));
           if (!program_ || trellises_.empty()) build();
           if (!enabler_.empty()) enabler_host_->probe(enabler_);
         } catch (const ts::TupleSpaceError& e) {

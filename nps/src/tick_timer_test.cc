@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 using piranha::nps::TickTimer;
 
 TEST_CASE("tick timer: a tick lasts from its reading to the decision after it") {
@@ -39,4 +41,19 @@ TEST_CASE("tick timer: nearest-rank percentiles over many ticks") {
   CHECK(s.max_ms == doctest::Approx(200));
   CHECK(s.mean_ms == doctest::Approx(100.5));
   CHECK(s.to_json().find("\"ticks\":200") != std::string::npos);
+}
+
+TEST_CASE("tick timer: the reading part of each tick, apart from its deciding") {
+  TickTimer t;
+  t.read(0.5);  // before any tick: nothing to measure
+  for (int i = 1; i <= 4; ++i) {
+    t.began(i * 10.0, static_cast<std::uint64_t>(i - 1));
+    t.read(i * 10.0 + i * 0.010);
+    t.decided(i * 10.0 + i * 0.010 + 0.005, static_cast<std::uint64_t>(i));
+  }
+  const auto s = t.summary();
+  CHECK(s.read_p50_ms == doctest::Approx(20));
+  CHECK(s.read_p99_ms == doctest::Approx(40));
+  CHECK(s.p99_ms == doctest::Approx(45));
+  CHECK(nlohmann::json::parse(s.to_json()).at("read_p99_ms").get<double>() == doctest::Approx(40));
 }
