@@ -145,6 +145,10 @@ class Run:
             time.sleep(0.25)
         raise RuntimeError(f"{what}: not within {limit:.0f} s")
 
+    def swarm_cpu(self):
+        return sum(cpu_seconds(p.pid) for name, p in self.procs.items()
+                   if name.startswith("swarm") and p.poll() is None)
+
     def go(self):
         a, n = self.a, self.n
         trace = os.path.join(self.work, "pool.avail.csv")
@@ -198,8 +202,10 @@ class Run:
 
         # 2. background
         s0, p0, b0, w0 = cpu_seconds(server.pid), cpu_seconds(nps.pid), lo_bytes(), time.time()
+        m0 = self.swarm_cpu()
         time.sleep(a.idle)
         s1, p1, b1, w1 = cpu_seconds(server.pid), cpu_seconds(nps.pid), lo_bytes(), time.time()
+        self.result["swarm_idle_cpu_share"] = round((self.swarm_cpu() - m0) / (w1 - w0), 4)
         bg = (s1 - s0) / (w1 - w0)
         self.result["background_cpu_share"] = round(bg, 4)
         self.result["background_us_per_node_s"] = round(bg * 1e6 / n, 2)
@@ -210,6 +216,7 @@ class Run:
         # 3. a job
         tasks = 5 * n + 500
         s0, p0, w0 = cpu_seconds(server.pid), cpu_seconds(nps.pid), time.time()
+        m0 = self.swarm_cpu()
         sub = self.start("submit", [self.piranha, "submit", "--server", self.ep,
                                     os.path.join(self.bin, "spin"), "--tasks", str(tasks), "--task-ms", "20"])
         job = self.wait_for("the job's id", lambda: self.job_id(), 30)
@@ -231,6 +238,9 @@ class Run:
         self.result["job_seconds"] = round(w1 - w0, 1)
         self.result["server_cpu_share"] = round((s1 - s0) / (w1 - w0), 4)
         self.result["nps_cpu_share"] = round((p1 - p0) / (w1 - w0), 4)
+        # The simulated workstations' own share of this machine (real agents'
+        # would be on their own machines): what the server and the NPS did not get.
+        self.result["swarm_cpu_share"] = round((self.swarm_cpu() - m0) / (w1 - w0), 4)
         st = self.status()
         ob = st.get("obey_ms", [])
         self.result["obey_latency_ms_p50"] = round(rank(ob, 0.5), 1)
@@ -242,6 +252,8 @@ class Run:
         self.result["nps_ticks"] = t.get("ticks", 0)
         self.result["nps_tick_ms_p50"] = t.get("p50_ms", 0)
         self.result["nps_tick_ms_p99"] = t.get("p99_ms", 0)
+        self.result["nps_read_ms_p50"] = t.get("read_p50_ms", 0)
+        self.result["nps_read_ms_p99"] = t.get("read_p99_ms", 0)
         self.result["tuples_in_system_space"] = self.tuples()
         log(f"{n} nodes: job done in {self.result['job_seconds']} s; NPS tick p99 "
             f"{self.result['nps_tick_ms_p99']:.1f} ms; obey p99 {self.result['obey_latency_ms_p99']:.0f} ms")

@@ -322,7 +322,12 @@ void raise_limits(int nodes) {
   // Before any socket: ZeroMQ's default is 1,023 sockets per context.
   zmq::context_t& ctx = ts::default_context();
   ctx.set(zmq::ctxopt::max_sockets, nodes * 4 + 1024);
-  ctx.set(zmq::ctxopt::io_threads, 2);
+  // A real agent's process holds a connection or two; here thousands share a
+  // process, and libzmq cancels a timer by walking its I/O thread's whole
+  // timer list (once per ZeroMQ heartbeat answered): with 2,500 nodes on two
+  // I/O threads that walk was a third of the swarm's CPU. An I/O thread per
+  // 100 nodes keeps each list as short as a few agents' would be together.
+  ctx.set(zmq::ctxopt::io_threads, std::clamp(nodes / 100, 2, 32));
 }
 
 int run(const Options& o) {
