@@ -108,8 +108,7 @@ Uplink::View Uplink::view() const {
 }
 
 std::uint64_t Uplink::generation() const {
-  std::lock_guard lock(mu_);
-  return view_.generation;
+  return generation_.load();
 }
 
 bool Uplink::ever_connected() const {
@@ -620,6 +619,7 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
       next_change = std::min(next_change, v.scheduler->time + s_.scheduler_stale_seconds);
     v.generation = view_.generation + 1;
     view_ = std::move(v);
+    generation_.store(view_.generation);
   }
   wake_agent();
   // A millisecond late, so that the change has happened when it is read.
@@ -673,7 +673,7 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
       if (view_.generation == 0) return true;  // no read yet: the first has it
       if (view_.assignment && view_.assignment->epoch >= a->epoch) return false;
       view_.assignment = std::move(a);
-      ++view_.generation;
+      generation_.store(++view_.generation);
     }
     wake_agent();
     return false;
@@ -712,7 +712,7 @@ void Uplink::note_new_jobs(ts::Client& c) {
     // the read the event asked for follows in any case.
     if (view_.generation != generation) return;
     for (const auto& l : launches) insert_by_id(view_.live, l);
-    ++view_.generation;
+    generation_.store(++view_.generation);
   }
   wake_agent();
 }

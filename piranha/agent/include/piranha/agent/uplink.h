@@ -49,6 +49,7 @@
 // callback runs on the uplink's thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -126,7 +127,8 @@ class Uplink {
   Uplink& operator=(const Uplink&) = delete;
 
   View view() const;
-  // The View's generation (View::generation), without copying the View.
+  // The View's generation (View::generation), without copying the View or
+  // taking the uplink's lock.
   std::uint64_t generation() const;
   // True once the server answered at least once.
   bool ever_connected() const;
@@ -214,6 +216,9 @@ class Uplink {
   // for, was known neither from an event nor from a read.
   bool watching_ = false;
   View view_;
+  // view_.generation, readable without mu_: a swarm's driver asks thousands
+  // of uplinks at each wake (bench/src/swarm.cc).
+  std::atomic<std::uint64_t> generation_{0};
   bool connected_once_ = false;
   bool away_ = false;
   std::string refused_;                  // refused()
