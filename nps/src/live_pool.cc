@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 using namespace std::chrono_literals;
 
@@ -12,20 +13,23 @@ namespace {
 // Records removed from the space per flush() at most (each is a request).
 constexpr std::size_t kForgetPerFlush = 1000;
 
-// The node records, the agents' heartbeats and the ("running", ...) records
-// are read whole this often; in between the node and running records come
-// from the watches on their shapes (a node's state change, or the job it
-// takes, is seen at the tick after it), and the heartbeats are those last
-// read. A
-// heartbeat at most this old still leaves a node fresh well within
-// --stale (30 s: a beat every 10 s, plus this). At 10,000 nodes a whole
-// read is 30,000 tuples: each tick it was most of the server's background.
+// The node records, the agents' heartbeats, the ("running", ...) records
+// and the owners' blocks and complaints are each read whole this often, one
+// shape a tick (whole_reads.h); in between the node and running records
+// come from the watches on their shapes (a node's state change, or the job
+// it takes, is seen at the tick after it), the blocks and complaints are
+// read again when their watches fire, and the heartbeats are those last
+// read. A heartbeat at most this old (plus the few ticks a shape may wait
+// its turn) still leaves a node fresh well within --stale (30 s: a beat
+// every 10 s, plus this). At 10,000 nodes a whole read is 10,000 tuples.
 constexpr double kWholeReadEvery = 5;
 
 }  // namespace
 
 LivePool::LivePool(LivePoolOptions options)
-    : options_(options), absent_jobs_(AbsentJobs::Seconds(options.absent_grace)) {
+    : options_(options),
+      absent_jobs_(AbsentJobs::Seconds(options.absent_grace)),
+      whole_reads_(kWholeReadEvery) {
   state_.time = sys::wall_now();
   origin_ = std::floor(state_.time / options_.history_step) * options_.history_step;
 }
@@ -145,29 +149,37 @@ void LivePool::read_absent_jobs(ts::Client& c, LiveSnapshot& s) {
 LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   LiveSnapshot s;
   s.time = sys::wall_now();
-  // One request per shape, not one per node, and the largest shapes only
-  // every kWholeReadEvery (docs/scale.md).
-  const bool whole = s.time - whole_read_at_ >= kWholeReadEvery || s.time < whole_read_at_;
-  if (whole) {
-    whole_read_at_ = s.time;
-    nodes_seen_.clear();
-    for (auto& n : sys::list_nodes(c)) nodes_seen_[n.name] = std::move(n);
-    heartbeats_ = sys::list_agent_heartbeats(c);
-    beats_seen_ = sys::list_agent_beats(c);
-    running_seen_.clear();
-    for (auto& r : sys::list_running(c)) running_seen_[r.node] = std::move(r);
+  // One request per shape, not one per node, and the largest shapes whole
+  // only every kWholeReadEvery, one of them a tick (docs/scale.md).
+  bool owners = std::exchange(owners_changed_, false);
+  for (WholeReads::Shape shape : whole_reads_.due(s.time)) {
+    switch (shape) {
+      case WholeReads::kNodes:
+        nodes_seen_.clear();
+        for (auto& n : sys::list_nodes(c)) nodes_seen_[n.name] = std::move(n);
+        break;
+      case WholeReads::kHeartbeats:
+        heartbeats_ = sys::list_agent_heartbeats(c);
+        beats_seen_ = sys::list_agent_beats(c);
+        break;
+      case WholeReads::kRunning:
+        running_seen_.clear();
+        for (auto& r : sys::list_running(c)) running_seen_[r.node] = std::move(r);
+        break;
+      case WholeReads::kOwners:
+      case WholeReads::kShapes: owners = true; break;
+    }
   }
   for (const auto& [name, n] : nodes_seen_) s.nodes.push_back(n);
   for (const auto& [name, r] : running_seen_) s.running.push_back(r);
   s.heartbeats = heartbeats_;
-  s.heartbeats_read_at = whole_read_at_;
+  s.heartbeats_read_at = whole_reads_.read_at(WholeReads::kHeartbeats);
   s.beats = beats_seen_;
-  // The blocks and complaints when their watches say they changed (or with
-  // the whole reads): every request waits its turn behind the agents' in the
-  // server's fair queue, a good part of a tick at 3,000 nodes. A change is
-  // seen at the tick after its event.
-  if (whole || owners_changed_) {
-    owners_changed_ = false;
+  // The blocks and complaints when their watches say they changed (or in
+  // their turn of the whole reads): every request waits its turn behind the
+  // agents' in the server's fair queue, a good part of a tick at 3,000
+  // nodes. A change is seen at the tick after its event.
+  if (owners) {
     blocks_seen_ = sys::list_owner_blocks(c);
     complaints_seen_ = sys::list_complaints(c);
   }

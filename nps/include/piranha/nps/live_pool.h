@@ -41,6 +41,7 @@
 #include "piranha/nps/assignment_book.h"
 #include "piranha/nps/live_snapshot.h"
 #include "piranha/nps/pool.h"
+#include "piranha/nps/whole_reads.h"
 #include "piranha/runtime/absent_jobs.h"
 #include "piranha/runtime/sysspace.h"
 
@@ -138,7 +139,7 @@ class LivePool : public Pool {
   std::map<std::string, sys::NodeRun> running_seen_;
   std::vector<sys::AgentHeartbeat> heartbeats_;
   std::vector<sys::AgentBeat> beats_seen_;  // read with the heartbeats
-  double whole_read_at_ = -1e300;
+  WholeReads whole_reads_;
   struct Pending {
     std::int64_t epoch;
     std::optional<JobId> job;

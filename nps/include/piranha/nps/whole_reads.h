@@ -1,0 +1,54 @@
+// WholeReads: which of the pool's large shapes (the node records, the
+// agents' heartbeats, the running records, the owners' blocks) the live
+// pool reads whole at a tick. Each is read whole every `every` seconds; in
+// between the pool keeps what it read and what the watches told. At 10,000
+// nodes a shape is 10,000 tuples and a request that waits its turn behind
+// every busy agent's in the server's fair queue: reading all of them in one
+// tick made every fifth tick seconds long. So a tick reads every shape never
+// read yet, and otherwise at most one: the most overdue (its age past
+// `every`). Pure: times are passed in. Not thread-safe: the shell's own.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace piranha::nps {
+
+class WholeReads {
+ public:
+  enum Shape : std::size_t { kNodes, kHeartbeats, kRunning, kOwners, kShapes };
+
+  explicit WholeReads(double every) : every_(every) {}
+
+  // The shapes to read whole at `now`, marked read at `now`. A clock that
+  // went back makes every shape due.
+  std::vector<Shape> due(double now) {
+    bool back = false;
+    for (std::size_t i = 0; i < kShapes; ++i) back = back || (read_[i] && now < at_[i]);
+    std::vector<Shape> out;
+    std::size_t oldest = kShapes;
+    for (std::size_t i = 0; i < kShapes; ++i) {
+      if (!read_[i] || back) {
+        out.push_back(static_cast<Shape>(i));
+      } else if (now - at_[i] >= every_ && (oldest == kShapes || at_[i] < at_[oldest])) {
+        oldest = i;
+      }
+    }
+    if (out.empty() && oldest != kShapes) out.push_back(static_cast<Shape>(oldest));
+    for (Shape s : out) {
+      read_[s] = true;
+      at_[s] = now;
+    }
+    return out;
+  }
+  // When `s` was last read whole (meaningless before its first read).
+  double read_at(Shape s) const { return at_[s]; }
+
+ private:
+  double every_;
+  std::array<bool, kShapes> read_{};
+  std::array<double, kShapes> at_{};
+};
+
+}  // namespace piranha::nps
