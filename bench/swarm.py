@@ -335,6 +335,8 @@ def main():
     p.add_argument("--bin", default=os.environ.get("BIN", os.path.join(ROOT, "build", "bin")))
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     a = p.parse_args()
+    # Killed (SIGTERM): the runs' finally blocks stop every process they started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.time()
     try:
         sizes = [int(x) for x in a.nodes.split(",")]
@@ -349,6 +351,10 @@ def main():
     for n in sizes:
         work = tempfile.mkdtemp(prefix=f"swarm{n}.")
         r = Run(a, n, work)
+        # The machine's load when the run began and ended: other work on the
+        # machine competes with what is measured (the figures are only as
+        # good as the machine was quiet).
+        r.result["load_average_1m_before"] = os.getloadavg()[0]
         try:
             r.go()
         except (RuntimeError, subprocess.CalledProcessError) as e:
@@ -359,6 +365,7 @@ def main():
             a.keep = True
         finally:
             r.stop_all()
+            r.result["load_average_1m_after"] = os.getloadavg()[0]
         ok = ok and r.result.get("ok", False)
         runs.append(r.result)
         if not a.keep:
