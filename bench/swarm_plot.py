@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Draws the scale curve of docs/scale.md from bench/swarm.sh's JSON, as an SVG.
 
-    bench/swarm_plot.py docs/perf/swarm-DATE.json > docs/scale.svg
+    bench/swarm_plot.py docs/perf/swarm-DATE.json [MORE.json ...] > docs/scale.svg
+
+With several files, their runs are drawn together; a pool size measured in
+more than one is taken from the last file that has it.
 
 Two panels over the pool size (log scale): the server's CPU share (the pool's
 background, and while a job spreads and runs), and the NPS's tick p99 and the
@@ -54,9 +57,13 @@ def panel(x0, title, runs, series, aims, unit):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
-    runs = sorted(json.load(open(sys.argv[1]))["runs"], key=lambda r: r["nodes"])
+    by_nodes = {}
+    for path in sys.argv[1:]:
+        for r in json.load(open(path))["runs"]:
+            by_nodes[r["nodes"]] = r
+    runs = [by_nodes[n] for n in sorted(by_nodes)]
     body = panel(0, "Server CPU (% of one core)", runs,
                  [("background_cpu_share", 100, "background (no job)", "#1f77b4"),
                   ("server_cpu_share", 100, "while a job runs", "#d62728")],
