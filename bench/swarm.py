@@ -114,7 +114,7 @@ class Run:
         if any(p is None for p in parts):
             return {}
         out = {"time": min(p["time"] for p in parts), "registered": max(p["registered"] for p in parts),
-               "running": {}, "obey_ms": []}
+               "running": {}, "obey_ms": [], "seen_ms": []}
         for key in ("started", "connected", "away", "available", "obeying", "tasks_completed", "false_stale",
                     "stale_checks"):
             out[key] = sum(p[key] for p in parts)
@@ -123,7 +123,9 @@ class Run:
             for job, count in p["running"].items():
                 out["running"][job] = out["running"].get(job, 0) + count
             out["obey_ms"].extend(p["obey_ms"])
+            out["seen_ms"].extend(p.get("seen_ms", []))
         out["obey_ms"].sort()
+        out["seen_ms"].sort()
         return out
 
     def spread(self, job, since):
@@ -246,6 +248,12 @@ class Run:
         self.result["obey_latency_ms_p50"] = round(rank(ob, 0.5), 1)
         self.result["obey_latency_ms_p99"] = round(rank(ob, 0.99), 1)
         self.result["obeyed"] = len(ob)
+        # Of that latency, the part until the node's uplink learnt of the
+        # decision (the NPS's flush, the server, the watch event), the rest
+        # being the node's own (its driver's turn).
+        seen = st.get("seen_ms", [])
+        self.result["assignment_seen_ms_p50"] = round(rank(seen, 0.5), 1)
+        self.result["assignment_seen_ms_p99"] = round(rank(seen, 0.99), 1)
         if not ob:
             self.failures.append("no node obeyed a scheduler decision")
         t = read_json(ticks) or {}

@@ -46,4 +46,9 @@ TEST_CASE("swarm: 200 simulated nodes register, obey, finish a job exactly once 
   for (const char* k : {"nps_tick_ms_p50", "nps_tick_ms_p99", "obey_latency_ms_p99", "server_cpu_share",
                         "background_cpu_share", "server_rss_bytes", "job_spread_s"})
     CHECK_MESSAGE(r[k].is_number(), k);
+  // A decision is learnt of before it is obeyed (and after it is made).
+  REQUIRE(r["assignment_seen_ms_p99"].is_number());
+  CHECK(r["assignment_seen_ms_p50"].get<double>() <= r["obey_latency_ms_p50"].get<double>());
+  CHECK(r["assignment_seen_ms_p99"].get<double>() <= r["obey_latency_ms_p99"].get<double>());
+  CHECK(r["assignment_seen_ms_p99"].get<double>() > 0);
 }

@@ -13,7 +13,8 @@
 //
 // The status file: {"time", "started", "connected", "away", "available",
 // "obeying", "running": {job: nodes}, "tasks_completed", "obey_latency_ms":
-// {"count", "p50", "p99", "max"}, "obey_ms" (every latency, sorted), "registered", "false_stale",
+// {"count", "p50", "p99", "max"}, "obey_ms" (every latency, sorted), "seen_ms" (for the same
+// decisions, each until the node's uplink learnt of it, sorted), "registered", "false_stale",
 // "stale_checks", "spread_s": {job: seconds}}. "false_stale" is the most
 // nodes seen at once whose agent was connected and alive but whose
 // heartbeat in the system space was older than --node-stale (the rule the
@@ -282,6 +283,7 @@ class Reporter {
                   {"p99", rank(obey, 0.99)},
                   {"max", obey.empty() ? 0.0 : obey.back()}}},
                 {"obey_ms", obey},
+                {"seen_ms", tally_.seen_latencies_ms()},
                 {"registered", registered_},
                 {"false_stale", false_stale_},
                 {"stale_checks", stale_checks_},

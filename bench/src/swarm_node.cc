@@ -24,9 +24,10 @@ ts::Template task_template() {
 
 }  // namespace
 
-void Tally::obeyed(std::int64_t epoch_ms, double wall) {
+void Tally::obeyed(std::int64_t epoch_ms, double seen, double wall) {
   std::lock_guard lock(mu_);
   obey_ms_.push_back(std::max(0.0, wall * 1000 - static_cast<double>(epoch_ms)));
+  seen_ms_.push_back(std::max(0.0, seen * 1000 - static_cast<double>(epoch_ms)));
 }
 
 void Tally::completed(std::int64_t tasks) {
@@ -36,6 +37,13 @@ void Tally::completed(std::int64_t tasks) {
 std::vector<double> Tally::obey_latencies_ms() const {
   std::lock_guard lock(mu_);
   std::vector<double> v = obey_ms_;
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<double> Tally::seen_latencies_ms() const {
+  std::lock_guard lock(mu_);
+  std::vector<double> v = seen_ms_;
   std::sort(v.begin(), v.end());
   return v;
 }
@@ -85,7 +93,7 @@ Clock::time_point SwarmNode::turn(Clock::time_point now) {
     const auto assigned = v.assignment->job_id == 0 ? std::nullopt : std::optional(v.assignment->job_id);
     if (state_.target == assigned) {
       obeyed_epoch_ = v.assignment->epoch;
-      tally_.obeyed(v.assignment->epoch, at.wall);
+      tally_.obeyed(v.assignment->epoch, v.assignment_seen, at.wall);
     }
   }
   available_ = state_.available;

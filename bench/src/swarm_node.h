@@ -38,16 +38,19 @@ namespace piranha::swarm {
 // What the nodes record for the report, shared by every node (any thread).
 class Tally {
  public:
-  // A decision of scheduler 0 (assignment epoch, wall ms) obeyed at `wall`.
-  void obeyed(std::int64_t epoch_ms, double wall);
+  // A decision of scheduler 0 (assignment epoch, wall ms) that the node's
+  // uplink learnt of at `seen` and the node obeyed at `wall` (seconds).
+  void obeyed(std::int64_t epoch_ms, double seen, double wall);
   void completed(std::int64_t tasks);
   // The obey latencies so far, in ms, sorted.
   std::vector<double> obey_latencies_ms() const;
+  // From each obeyed decision until its node's uplink learnt of it, in ms, sorted.
+  std::vector<double> seen_latencies_ms() const;
   std::int64_t tasks_completed() const { return tasks_.load(); }
 
  private:
   mutable std::mutex mu_;
-  std::vector<double> obey_ms_;
+  std::vector<double> obey_ms_, seen_ms_;
   std::atomic<std::int64_t> tasks_{0};
 };
 

@@ -615,6 +615,9 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
     // An assignment from an event during the read may be newer than the read's.
     if (view_.assignment && (!v.assignment || view_.assignment->epoch > v.assignment->epoch))
       v.assignment = view_.assignment;
+    // Seen when first learnt: at its event, at an earlier read, or now.
+    const bool known = view_.assignment && v.assignment && view_.assignment->epoch == v.assignment->epoch;
+    v.assignment_seen = known ? view_.assignment_seen : now;
     if (v.scheduler && v.scheduler->time + s_.scheduler_stale_seconds > now)
       next_change = std::min(next_change, v.scheduler->time + s_.scheduler_stale_seconds);
     v.generation = view_.generation + 1;
@@ -673,6 +676,7 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
       if (view_.generation == 0) return true;  // no read yet: the first has it
       if (view_.assignment && view_.assignment->epoch >= a->epoch) return false;
       view_.assignment = std::move(a);
+      view_.assignment_seen = sys::wall_now();
       generation_.store(++view_.generation);
     }
     wake_agent();

@@ -111,7 +111,8 @@ class Uplink {
         0;  // 0: nothing read yet; then +1 per read, and per new job or assignment put in from an event
     bool owner_blocked = false;        // an ("owner", node, ...) block covers now
     std::vector<sys::JobLaunch> live;  // live jobs with a launch record, as sys::list_jobs orders them
-    std::optional<sys::Assignment> assignment;         // this node's, highest epoch
+    std::optional<sys::Assignment> assignment;  // this node's, highest epoch
+    double assignment_seen = 0;  // wall time this uplink learnt of `assignment` (its event or a read)
     std::optional<sys::SchedulerHeartbeat> scheduler;  // scheduler 0's heartbeat
     std::map<std::int64_t, std::int64_t> tasks_here;   // completed on this node, per live job
     std::uint64_t holds_written = 0;                   // hold() requests written before this view was read
