@@ -14,6 +14,7 @@ struct DeterministicTrellis::Impl : detail::Sink {
   std::vector<bool> queued;
   std::deque<int> ready;
   std::map<int, std::vector<Command>> received;
+  bool record = true;
   std::vector<TimePoint> next_probe;  // per node; TimePoint::max() when not periodic
   std::unique_ptr<detail::Core> core;
 
@@ -35,7 +36,9 @@ struct DeterministicTrellis::Impl : detail::Sink {
     }
   }
 
-  void commanded(const detail::Cell& c, const Command& cmd) override { received[c.index].push_back(cmd); }
+  void commanded(const detail::Cell& c, const Command& cmd) override {
+    if (record) received[c.index].push_back(cmd);
+  }
 };
 
 DeterministicTrellis::DeterministicTrellis(const Program& program, const Registry& types, ManualClock* clock)
@@ -103,6 +106,10 @@ const Value& DeterministicTrellis::state(std::string_view node) const {
 std::vector<Command> DeterministicTrellis::commands_received(std::string_view node) const {
   auto it = impl_->received.find(impl_->core->index(node));
   return it == impl_->received.end() ? std::vector<Command>{} : it->second;
+}
+
+void DeterministicTrellis::record_commands(bool on) {
+  impl_->record = on;
 }
 
 Report DeterministicTrellis::report() const {

@@ -239,6 +239,13 @@ TEST_CASE_FIXTURE(Fixture, "trellis: commands flow down with their data and acti
     t.run();
     CHECK(t.commands_received("a").back().data == data);
   }
+  SUBCASE("not kept while not recorded, still delivered") {
+    t.record_commands(false);
+    t.command("bus", 7);
+    t.run();
+    CHECK(t.state("c") == Value(7));
+    CHECK(t.commands_received("c").size() == 1);
+  }
 }
 
 TEST_CASE_FIXTURE(Fixture,

@@ -81,8 +81,12 @@ class DeterministicTrellis {
   // Recalculations so far, oldest first.
   const std::vector<Step>& steps() const { return steps_; }
   void clear_steps() { steps_.clear(); }
-  // The commands `node` received, oldest first.
+  // The commands `node` received, oldest first (none while not recorded).
   std::vector<Command> commands_received(std::string_view node) const;
+  // Whether commands are kept for commands_received(): on by default, for
+  // tests; a long simulation turns it off, or its memory grows with every
+  // command sent.
+  void record_commands(bool on);
   Report report() const;
 
  private:
