@@ -373,13 +373,15 @@ void add_simulate(CLI::App& nps) {
 }  // namespace
 
 void add_nps(CLI::App& app) {
-  auto* nps = app.add_subcommand("nps", "the Network Piranha Scheduler: run, init, check, simulate, report");
+  auto* nps = app.add_subcommand(
+      "nps", "the Network Piranha Scheduler: run, init, check, simulate, simulate-campus, report");
   nps->require_subcommand(1);
   add_run(*nps);
   add_init(*nps);
   add_check(*nps);
   add_simulate(*nps);
   add_nps_report(*nps);
+  add_nps_simulate_campus(*nps);
 }
 
 }  // namespace piranha::apps

@@ -288,3 +288,45 @@ TEST_CASE("the NPS node types are listed by piranha trellis types") {
   for (const char* t : {"enabler", "monitor", "jobs", "scheduler", "evaluator", "owner"})
     CHECK(r.out.find(std::string(t) + "\t") != std::string::npos);
 }
+
+TEST_CASE("nps simulate-campus: a small campus, its JSON, its table and its errors") {
+  const auto campus = write("campus.yaml",
+                            "subnets: {count: 4, nodes: 4, skew: 2}\n"
+                            "trace: {synth: {days: 1}, start: 540}\n"
+                            "jobs: {count: 30, interarrival: 3, tasks: [20, 200], task_time: [1, 5]}\n"
+                            "campus: {period: 5, congested: 10, relieved: 3, hold: 10, cooldown: 10}\n");
+  Run json = piranha("nps simulate-campus " + campus.string() + " --json");
+  REQUIRE(json.status == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["subnets"] == 4);
+  CHECK(j["nodes"] == 16);
+  CHECK(j["jobs"] == 30);
+  for (const char* key :
+       {"campus_mean_turnaround_s", "isolated_mean_turnaround_s", "flat_mean_turnaround_s", "wall_s"})
+    CHECK(j[key].is_number());
+  CHECK(j["campus_mean_turnaround_s"] < j["isolated_mean_turnaround_s"]);
+  CHECK(j["campus"]["overhead"]["loans_started"] > 0);
+  CHECK(json.err.find("campus:") != std::string::npos);  // the runs' lines on stderr
+
+  Run table = piranha("nps simulate-campus " + campus.string() + " --modes campus,flat --quiet");
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("campus (lending)") != std::string::npos);
+  CHECK(table.out.find("one flat pool") != std::string::npos);
+  CHECK(table.out.find("isolated subnets") == std::string::npos);
+  CHECK(table.out.find("campus overhead: ") != std::string::npos);
+  CHECK(table.err.empty());
+
+  Run mode = piranha("nps simulate-campus " + campus.string() + " --modes campus,nested");
+  CHECK(mode.status == 2);
+  CHECK(mode.err == "piranha: --modes: unknown mode \"nested\" (expected campus, isolated or flat)\n");
+  const auto bad = write("bad.yaml", "subnets: {count: 2, nodes: 3}\ncampus: {period: 1}\n");
+  Run period = piranha("nps simulate-campus " + bad.string());
+  CHECK(period.status == 2);
+  CHECK(period.err ==
+        "piranha: " + bad.string() +
+            ":2: campus: period 1 must be longer than subnet_nps' period 1 (the campus runs at a "
+            "slower rate than its subnets)\n");
+  Run missing = piranha("nps simulate-campus /nonexistent/campus.yaml");
+  CHECK(missing.status == 2);
+  CHECK(missing.err == "piranha: /nonexistent/campus.yaml: cannot open the campus file\n");
+}

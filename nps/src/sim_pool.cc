@@ -9,9 +9,29 @@
 
 namespace piranha::nps {
 
+namespace {
+
+std::vector<std::size_t> all_nodes(const sched::PoolModel& model) {
+  std::vector<std::size_t> nodes(model.nodes());
+  for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n] = n;
+  return nodes;
+}
+
+}  // namespace
+
 SimPool::SimPool(sched::PoolModel& model, const AvailabilityTrace& trace, std::int64_t start)
-    : model_(model), trace_(trace), start_(start) {
-  for (std::size_t n = 0; n < model_.nodes(); ++n) index_.try_emplace(model_.node_name(n), n);
+    : SimPool(model, trace, start, all_nodes(model), {}) {}
+
+SimPool::SimPool(sched::PoolModel& model, const AvailabilityTrace& trace, std::int64_t start,
+                 std::vector<std::size_t> nodes, std::function<bool(JobId)> owns)
+    : model_(model),
+      nodes_(std::move(nodes)),
+      owns_(std::move(owns)),
+      assigned_(nodes_.size()),
+      trace_(trace),
+      start_(start) {
+  for (std::size_t k = 0; k < nodes_.size(); ++k)
+    index_.try_emplace(model_.node_name(nodes_[k]), nodes_[k], k);
 }
 
 double SimPool::now() const {
@@ -23,14 +43,15 @@ std::int64_t SimPool::epoch() const {
 
 std::vector<std::string> SimPool::node_names() const {
   std::vector<std::string> names;
-  for (std::size_t n = 0; n < model_.nodes(); ++n) names.push_back(model_.node_name(n));
+  names.reserve(nodes_.size());
+  for (std::size_t n : nodes_) names.push_back(model_.node_name(n));
   return names;
 }
 
 std::optional<std::size_t> SimPool::index(std::string_view node) const {
   const auto it = index_.find(node);
   if (it == index_.end()) return std::nullopt;
-  return it->second;
+  return it->second.first;
 }
 
 std::optional<NodeStatus> SimPool::node(std::string_view name) const {
@@ -59,6 +80,7 @@ std::vector<bool> SimPool::steps(std::string_view node, std::int64_t from) const
 std::vector<JobInfo> SimPool::jobs() const {
   std::vector<JobInfo> out;
   for (const sched::QueuedJob& q : model_.queue()) {
+    if (owns_ && !owns_(q.id)) continue;
     JobInfo j;
     j.id = q.id;
     j.name = "job " + std::to_string(q.id);
@@ -75,7 +97,10 @@ std::vector<JobInfo> SimPool::jobs() const {
 }
 
 void SimPool::assign(std::int64_t, std::int64_t, std::string_view node, std::optional<JobId> job) {
-  if (const auto n = index(node)) model_.set_job(*n, job);
+  const auto it = index_.find(node);
+  if (it == index_.end()) return;
+  model_.set_job(it->second.first, job);
+  assigned_[it->second.second] = job;
 }
 
 void check_covers(const trellis::Program& p, const std::vector<std::string>& nodes) {
@@ -149,6 +174,7 @@ sched::SimResult simulate_program(const std::optional<trellis::Program>& program
   check_nps_program(p);
   check_covers(p, pool.node_names());
   trellis::DeterministicTrellis t(p, types);
+  t.record_commands(false);  // nothing reads them, and a long run sends millions
   const std::string enabler = enabler_name(p);
   if (tick) tick();
   while (model.running()) {

@@ -25,11 +25,17 @@ namespace piranha::nps {
 // The simulator's model as a Pool: nodes are the trace's, in its order;
 // jobs are the model's queue; a monitor's assignment sets the node's job
 // for the step being simulated. History steps are trace steps (unit 1).
-// Not thread-safe.
+// A pool may also be a *subnet* of the model (a campus, campus_sim.h): some
+// of its nodes and the jobs submitted to it, beside the other subnets' pools
+// on the same model. Not thread-safe.
 class SimPool : public Pool {
  public:
-  // `model` must outlive this pool.
+  // The whole model. `model` must outlive this pool.
   SimPool(sched::PoolModel& model, const AvailabilityTrace& trace, std::int64_t start);
+  // A subnet: the model's nodes at `nodes` (indices, in this order) and the
+  // jobs for which `owns` is true. `model` must outlive this pool.
+  SimPool(sched::PoolModel& model, const AvailabilityTrace& trace, std::int64_t start,
+          std::vector<std::size_t> nodes, std::function<bool(JobId)> owns);
 
   double now() const override;
   std::int64_t epoch() const override;
@@ -47,10 +53,20 @@ class SimPool : public Pool {
 
   std::int64_t heartbeats() const { return heartbeats_; }
 
+  // The model's indices of this pool's nodes, in its order.
+  const std::vector<std::size_t>& model_nodes() const { return nodes_; }
+  // The job scheduler 0 last assigned to this pool's k-th node (nullopt:
+  // none, or never assigned).
+  std::optional<JobId> assigned(std::size_t k) const { return assigned_[k]; }
+
  private:
   std::optional<std::size_t> index(std::string_view node) const;
   sched::PoolModel& model_;
-  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> index_;  // node -> model index
+  std::vector<std::size_t> nodes_;
+  std::function<bool(JobId)> owns_;  // empty: every job
+  // node -> (model index, position in nodes_)
+  std::unordered_map<std::string, std::pair<std::size_t, std::size_t>, NameHash, std::equal_to<>> index_;
+  std::vector<std::optional<JobId>> assigned_;
   const AvailabilityTrace& trace_;
   std::int64_t start_;
   std::int64_t heartbeats_ = 0;
