@@ -186,8 +186,9 @@ TEST_CASE("campus simulation: isolated subnets are exactly their own nps simulat
 }
 
 TEST_CASE("campus simulation: a congested subnet's job also runs on an idle subnet's nodes") {
-  // Subnet 0 (3 nodes) gets three long jobs; subnet 1 (3 nodes) has nothing until step 40.
-  auto [c, w] = campus(2, 3, {{0, 2, 150, 0}, {0, 2, 150, 0}, {1, 2, 150, 0}, {40, 1, 30, 1}});
+  // Subnet 0 (3 nodes) gets three long jobs; subnet 1 (3 nodes) has nothing until step 41, between
+  // two campus decisions (every 5 steps), so its own scheduler takes its nodes back on its own.
+  auto [c, w] = campus(2, 3, {{0, 2, 150, 0}, {0, 2, 150, 0}, {1, 2, 150, 0}, {41, 1, 30, 1}});
   const CampusOutcome iso = simulate_campus(c, w, CampusMode::kIsolated);
   const CampusOutcome cam = simulate_campus(c, w, CampusMode::kCampus);
   CHECK(cam.lent_node_steps > 0);
@@ -195,7 +196,7 @@ TEST_CASE("campus simulation: a congested subnet's job also runs on an idle subn
   CHECK(cam.loans_started > 0);
   CHECK(cam.subnet_mean_turnaround[0] < iso.subnet_mean_turnaround[0]);
   CHECK(cam.result.mean_turnaround < iso.result.mean_turnaround);
-  // The lender's own jobs come first: its job at 40 turns around exactly as with no campus.
+  // The lender's own jobs come first: its job at 41 turns around exactly as with no campus.
   CHECK(cam.subnet_mean_turnaround[1] == iso.subnet_mean_turnaround[1]);
   CHECK(cam.nodes_returned[static_cast<int>(sched::LoanEnd::kLenderNeeds)] > 0);
 }
@@ -218,8 +219,9 @@ TEST_CASE("campus simulation: a lender's own jobs turn around as without the cam
     ++w.jobs_per_subnet[subnet];
   };
   for (std::int64_t k = 0; k < 5; ++k) add(k * 7, 3, 200, 0);
-  for (std::int64_t a : {30, 90, 150, 400}) add(a, 1, 10, 1);
-  for (std::int64_t a : {60, 250}) add(a, 2, 5, 2);
+  // Arrivals between campus decisions: the lenders' own schedulers must take their nodes back.
+  for (std::int64_t a : {31, 92, 153, 404}) add(a, 1, 10, 1);
+  for (std::int64_t a : {61, 252}) add(a, 2, 5, 2);
   const CampusOutcome iso = simulate_campus(c, w, CampusMode::kIsolated);
   const CampusOutcome cam = simulate_campus(c, w, CampusMode::kCampus);
   REQUIRE(iso.result.finished);
