@@ -72,6 +72,13 @@ std::pair<AvailabilityTrace, std::vector<sched::Job>> alone(const CampusConfig& 
   return {t, jobs};
 }
 
+// A campus file's config and world.
+std::pair<CampusConfig, CampusWorld> from_yaml(const std::string& yaml) {
+  CampusConfig c = parse_campus(yaml, "c.yaml");
+  CampusWorld w = build_world(c);
+  return {c, w};
+}
+
 sched::SimOptions options(const CampusConfig& c) {
   sched::SimOptions o;
   o.period = c.subnet_period;
@@ -143,11 +150,8 @@ TEST_CASE("campus file: every problem is one FILE:LINE line") {
 }
 
 TEST_CASE("campus world: nodes named by subnet, jobs spread by the subnets' weights") {
-  CampusConfig c = parse_campus(
-      "subnets: {count: 4, nodes: 3, skew: 2}\ntrace: {synth: {days: 1}}\n"
-      "jobs: {count: 400}\n",
-      "c.yaml");
-  const CampusWorld w = build_world(c);
+  const auto [c, w] =
+      from_yaml("subnets: {count: 4, nodes: 3, skew: 2}\ntrace: {synth: {days: 1}}\njobs: {count: 400}\n");
   REQUIRE(w.trace.nodes.size() == 12);
   CHECK(w.trace.nodes[0] == "net001-ws001");
   CHECK(w.trace.nodes[11] == "net004-ws003");
@@ -163,11 +167,9 @@ TEST_CASE("campus world: nodes named by subnet, jobs spread by the subnets' weig
 }
 
 TEST_CASE("campus simulation: isolated subnets are exactly their own nps simulate runs") {
-  CampusConfig c = parse_campus(
+  const auto [c, w] = from_yaml(
       "subnets: {count: 3, nodes: 4, skew: 1}\ntrace: {synth: {days: 1}, start: 480}\n"
-      "jobs: {count: 12, interarrival: 20, tasks: [5, 60], task_time: [1, 6]}\n",
-      "c.yaml");
-  const CampusWorld w = build_world(c);
+      "jobs: {count: 12, interarrival: 20, tasks: [5, 60], task_time: [1, 6]}\n");
   const CampusOutcome o = simulate_campus(c, w, CampusMode::kIsolated);
   CHECK(o.result.finished);
   for (std::size_t s = 0; s < 3; ++s) {
