@@ -56,6 +56,9 @@ TEST_CASE("auth pool: two agents, the NPS and submitted jobs work with authentic
   };
   Process ws01(agent("ws01", {"--config", config}));
   Process ws02(agent("ws02", {"--key", pool.key("ws02"), "--server-key", pool.pub("server")}));
+  // Stopped as an operator stops them, so that they remove their job keys.
+  ws01.stop_with(SIGTERM);
+  ws02.stop_with(SIGTERM);
   Process nps(pool.cli("nps", {"nps", "run"}, {"--strategy", "FCFS", "--period", "1"}));
   ts::Client admin(pool.endpoint(), pool.as("admin"));
   REQUIRE_MESSAGE(wait_until([&] { return sys::list_nodes(admin).size() == 2; }), ws01.err(), ws02.err());

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,6 +161,7 @@ TEST_CASE(
   const gid_t extra[] = {0, 4, 20};
   REQUIRE(::setgroups(3, extra) == 0);
   Process agent(agent_argv(pool, "ws01", config, s.write("pool.avail.csv", kTrace)));
+  agent.stop_with(SIGTERM);
   ::setgroups(saved.size(), saved.data());
   ::unsetenv("AGENT_KEY");
 
@@ -204,6 +206,7 @@ TEST_CASE("contain: a job's piranha key reaches its own job's space and records,
   bob.out("job." + std::to_string(other), ts::Tuple::of("task", 1));
   bob.flush();
   Process agent(agent_argv(pool, "ws01", config, s.write("pool.avail.csv", kTrace)));
+  agent.stop_with(SIGTERM);
   ts::Client alice(pool.endpoint(), pool.as("alice"));
   auto id = register_probe_job(alice, probe.probe, {}, probe.dir);
   REQUIRE_MESSAGE(wait_until([&] { return !probe.report(id).empty(); }), agent.err(), pool.log());
@@ -253,6 +256,7 @@ TEST_CASE("contain: a program outside piranha_programs is refused, and its job h
   auto config = s.write("ws01.yaml",
                         "key: ws01.key\nserver_key: server.pub\npiranha_programs: [" + s.dir + "/jobs/]\n");
   Process agent(agent_argv(pool, "ws01", config, s.write("pool.avail.csv", kTrace)));
+  agent.stop_with(SIGTERM);
   ts::Client alice(pool.endpoint(), pool.as("alice"));
   auto id = register_probe_job(alice, "/bin/sh", {"-c", "touch " + s.dir + "/ran"}, s.dir);
   std::optional<sys::JobHold> hold;
@@ -289,4 +293,32 @@ TEST_CASE("contain: an agent not run as root refuses piranha_user at start, and 
   Process agent({bin("piranha"), "agent", "--node", "ws01", "--server", pool.endpoint(), "--config", config});
   CHECK(agent.wait() == 1);
   CHECK(contains(agent.err(), "the agent does not run as root"));
+}
+
+TEST_CASE(
+    "contain: an agent killed with SIGKILL leaves its job keys' directory, and the next agent on the node "
+    "removes it") {
+  SecuredPool pool;
+  Scratch& s = pool.scratch();
+  ProbeDir probe(s);
+  auto config = s.write("ws01.yaml", "key: ws01.key\nserver_key: server.pub\n");
+  const std::string trace = s.write("pool.avail.csv", kTrace);
+  std::filesystem::path dir;
+  {
+    Process agent(agent_argv(pool, "ws01", config, trace));
+    ts::Client alice(pool.endpoint(), pool.as("alice"));
+    auto id = register_probe_job(alice, probe.probe, {}, probe.dir);
+    REQUIRE_MESSAGE(wait_until([&] { return !probe.report(id).empty(); }), agent.err(), pool.log());
+    dir = std::filesystem::path(field(probe.report(id), "key")).parent_path();
+    INFO("agent: ", agent.err(), "\nkeys: ", dir.string());
+    // Named after the agent's process, which made it with the job's key.
+    CHECK(dir.filename().string().rfind("piranha-keys-" + std::to_string(agent.pid()) + "-", 0) == 0);
+    agent.signal(SIGKILL);
+    REQUIRE(agent.wait() == 128 + SIGKILL);
+  }
+  REQUIRE(std::filesystem::exists(dir));
+  Process next(agent_argv(pool, "ws01", config, trace));
+  next.stop_with(SIGTERM);
+  CHECK_MESSAGE(wait_until([&] { return !std::filesystem::exists(dir); }), next.err());
+  CHECK(next.wait_for_err("of job keys left by agents no longer running"));
 }

@@ -94,6 +94,11 @@ Process::Process(std::vector<std::string> argv) : argv_(std::move(argv)) {
 }
 
 Process::~Process() {
+  if (!status_ && stop_signal_ != 0) {
+    ::kill(pid_, stop_signal_);
+    ::kill(pid_, SIGCONT);
+    wait(kPatience);
+  }
   if (!status_) {
     ::kill(pid_, SIGKILL);  // also ends a stopped child
     int status = 0;

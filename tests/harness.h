@@ -51,8 +51,9 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds tim
 // stderr go to files in a private temporary directory and can be read while
 // the child runs. The child starts with default dispositions for the common
 // termination signals and an empty signal mask, whatever the test runner set.
-// The destructor SIGKILLs the child if it was not reaped, reaps it and removes
-// the files. Not copyable.
+// The destructor SIGKILLs the child if it was not reaped (after its stop
+// signal, if it was given one: stop_with), reaps it and removes the files.
+// Not copyable.
 class Process {
  public:
   // argv[0] is the program's path. Throws std::runtime_error when it cannot
@@ -66,6 +67,12 @@ class Process {
 
   // Sends `sig`; does nothing once the child has been reaped.
   void signal(int sig);
+
+  // The destructor first sends `sig` (and SIGCONT) and waits up to
+  // kPatience for the child to end, then SIGKILLs it: for a child whose
+  // clean stop the test means (an agent removes its job keys' directory
+  // when it stops on SIGTERM, not when it is killed).
+  void stop_with(int sig) { stop_signal_ = sig; }
 
   // Waits up to `timeout` for the child to end. Returns its exit code, or
   // 128 + the signal number when a signal ended it (as a shell reports it);
@@ -91,6 +98,7 @@ class Process {
   std::string dir_, out_path_, err_path_;
   pid_t pid_ = -1;
   std::optional<int> status_;
+  int stop_signal_ = 0;
 };
 
 // Client options that give up quickly, for probing whether a server is up.

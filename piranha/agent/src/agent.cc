@@ -212,6 +212,9 @@ struct Agent::Impl {
         s, [this](const std::string& m) { log(m); }, wake_fd);
     // Keys an earlier run of this agent left: their piranhas died with it.
     if (s.job_keys) uplink->withdraw_key(sys::JobKey{0, s.node, ""});
+    if (std::size_t n = host.leftovers_removed())
+      log("removed " + std::to_string(n) + (n == 1 ? " directory" : " directories") +
+          " of job keys left by agents no longer running");
     log("serving " + s.server + " with " + plural(s.cores, "core") + ", native policy " +
         std::string(name(s.policy)) +
         (s.priority == PiranhaPriority::Normal ? ", piranhas at the agent's own priority" : ""));

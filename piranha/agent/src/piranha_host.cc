@@ -1,5 +1,6 @@
 #include "piranha/agent/piranha_host.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -8,11 +9,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "piranha/runtime/short_slice.h"
 #include "piranha/tuplespace/curve.h"
@@ -59,19 +64,92 @@ std::string last_lines(const std::string& text) {
   return nl == std::string::npos || nl + 1 >= text.size() ? text.substr(from) : text.substr(nl + 1);
 }
 
+// The owner stamp in the name of a job keys' directory (kKeyDirPrefix, the
+// stamp, "-" and mkdtemp's six characters); nullopt for any other name.
+std::optional<std::string> key_dir_stamp(std::string_view name) {
+  if (!name.starts_with(kKeyDirPrefix)) return std::nullopt;
+  name.remove_prefix(std::string_view(kKeyDirPrefix).size());
+  if (name.size() < 7 || name[name.size() - 7] != '-') return std::nullopt;
+  for (char c : name.substr(name.size() - 6))
+    if (!std::isalnum(static_cast<unsigned char>(c))) return std::nullopt;
+  std::string_view stamp = name.substr(0, name.size() - 7);
+  auto dash = stamp.find('-');
+  if (dash == 0 || dash == stamp.npos || dash + 1 == stamp.size()) return std::nullopt;
+  for (std::size_t i = 0; i < stamp.size(); ++i)
+    if (i != dash && !std::isdigit(static_cast<unsigned char>(stamp[i]))) return std::nullopt;
+  return std::string(stamp);
+}
+
+// Removes the directory `name` in `parent` and the key files in it, if it is
+// a directory (not a link to one) of this process's user. Opened without
+// following links and checked on the open descriptor, so that nothing else
+// put under that name is touched.
+bool remove_key_dir(int parent, const std::string& name) {
+  int fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    ::close(fd);
+    return false;
+  }
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return false;
+  }
+  while (const dirent* e = ::readdir(d)) {
+    std::string_view file = e->d_name;
+    if (file.starts_with("job-")) ::unlinkat(fd, e->d_name, 0);
+  }
+  ::closedir(d);
+  return ::unlinkat(parent, name.c_str(), AT_REMOVEDIR) == 0;
+}
+
 }  // namespace
+
+std::string process_stamp(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string stat = text.str();
+  // The name (field 2) may hold spaces and parentheses: fields are counted
+  // from its last ')'. The start time is field 22, the 20th after it.
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 0; i < 20; ++i)
+    if (!(fields >> field)) return "";
+  return std::to_string(pid) + "-" + field;
+}
+
+std::size_t remove_leftover_key_dirs(const std::string& tmp) {
+  // Without /proc no owner can be told gone: nothing is removed.
+  if (process_stamp(::getpid()).empty()) return 0;
+  int fd = ::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return 0;
+  }
+  std::vector<std::string> gone;
+  while (const dirent* e = ::readdir(d)) {
+    auto stamp = key_dir_stamp(e->d_name);
+    if (!stamp) continue;
+    pid_t owner = static_cast<pid_t>(std::atol(stamp->c_str()));
+    // Another process that was given the same pid has another start time.
+    if (owner > 0 && process_stamp(owner) != *stamp) gone.emplace_back(e->d_name);
+  }
+  std::size_t removed = 0;
+  for (const auto& name : gone) removed += remove_key_dir(::dirfd(d), name) ? 1 : 0;
+  ::closedir(d);
+  return removed;
+}
 
 PiranhaHost::PiranhaHost(PiranhaEnvironment env) : env_(std::move(env)) {
   if (!env_.launch.user.empty()) identity_ = piranha_identity(env_.launch.user);
-  if (env_.job_keys) {
-    // Searchable by the piranhas' user, not listable: a piranha opens its
-    // own job's file by the name it is given and learns no other.
-    std::string dir = (std::filesystem::temp_directory_path() / "piranha-keys-XXXXXX").string();
-    if (!::mkdtemp(dir.data()) || ::chmod(dir.c_str(), 0711) != 0)
-      throw std::runtime_error(dir +
-                               ": cannot make the directory of the piranhas' keys: " + std::strerror(errno));
-    keys_dir_ = dir;
-  }
+  leftovers_removed_ = remove_leftover_key_dirs(std::filesystem::temp_directory_path().string());
   if (!env_.output_file.empty()) {
     output_fd_ = ::open(env_.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (output_fd_ < 0)
@@ -96,6 +174,19 @@ PiranhaHost::~PiranhaHost() {
 
 const PiranhaHost::JobKeyFile& PiranhaHost::key_of(std::int64_t id) {
   if (auto it = keys_.find(id); it != keys_.end()) return it->second;
+  if (keys_dir_.empty()) {
+    // Made with the first key, not at start: an agent killed outright leaves
+    // a directory behind only if it ran a job, and the next agent removes it.
+    // Searchable by the piranhas' user, not listable: a piranha opens its
+    // own job's file by the name it is given and learns no other.
+    std::string dir =
+        (std::filesystem::temp_directory_path() / (kKeyDirPrefix + process_stamp(::getpid()) + "-XXXXXX"))
+            .string();
+    if (!::mkdtemp(dir.data()) || ::chmod(dir.c_str(), 0711) != 0)
+      throw std::runtime_error(dir +
+                               ": cannot make the directory of the piranhas' keys: " + std::strerror(errno));
+    keys_dir_ = dir;
+  }
   ts::CurveKeyPair pair = ts::new_curve_key_pair();
   std::string base = keys_dir_ + "/job-" + std::to_string(id) + "-" + std::to_string(++keys_made_);
   ts::write_key_files(base, pair, "job " + std::to_string(id) + "'s piranhas on " + env_.node);

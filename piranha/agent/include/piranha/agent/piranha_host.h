@@ -22,12 +22,19 @@
 // the agent's key: PIRANHA_KEY is left out of their environment, and with
 // job keys on (a server with --auth) it names a key pair made for their job
 // on this node, in a file only the piranhas' user can read, in a directory
-// of the host's own (0711, its files' names known to their piranhas only).
+// of the host's own (0711, its files' names known to their piranhas only),
+// made in the temporary directory with the first key, named after the
+// agent's process (kKeyDirPrefix, its pid and start time) and removed with
+// the host. An agent killed outright (SIGKILL) cannot remove it: the next
+// host made on the node removes such directories of agents no longer
+// running (remove_leftover_key_dirs).
 // Its public key goes to `announce` before the job's first piranha here
 // starts, and to `withdraw` once its last one here has ended, when the file
 // is removed (docs/security.md, "Piranhas").
 // Not thread-safe; the agent's loop owns it.
 #pragma once
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -79,13 +86,33 @@ struct PiranhaExit {
 
 inline constexpr std::size_t kStderrTail = 2048;
 
+// The job keys' directories are named kKeyDirPrefix, their agent's
+// process_stamp, "-" and six characters of mkdtemp's.
+inline constexpr const char* kKeyDirPrefix = "piranha-keys-";
+
+// "PID-START" for a running process: its pid and its start time in clock
+// ticks since boot (/proc/PID/stat), which a later process given the same
+// pid does not share. Empty when no such process runs (or /proc is absent).
+std::string process_stamp(pid_t pid);
+
+// Removes the job keys' directories in `tmp` whose agent no longer runs
+// (no process has their stamp), with their key files: only directories
+// named as above, owned by this process's user, not symbolic links; a
+// directory that holds anything but key files stays. Returns how many it
+// removed. Nothing when /proc cannot be read.
+std::size_t remove_leftover_key_dirs(const std::string& tmp);
+
 class PiranhaHost {
  public:
-  // Throws std::runtime_error when env.output_file cannot be opened, when
-  // env.launch.user is not a user here or this process is not root to take
-  // it on, and when job keys' directory cannot be made.
+  // Throws std::runtime_error when env.output_file cannot be opened, and
+  // when env.launch.user is not a user here or this process is not root to
+  // take it on. (A job keys' directory that cannot be made makes start() throw.)
   explicit PiranhaHost(PiranhaEnvironment env);
   ~PiranhaHost();  // kills whatever still runs, removes the job keys' files
+
+  // Job keys' directories of agents no longer running that the constructor
+  // removed (remove_leftover_key_dirs in the temporary directory).
+  std::size_t leftovers_removed() const { return leftovers_removed_; }
   PiranhaHost(const PiranhaHost&) = delete;
   PiranhaHost& operator=(const PiranhaHost&) = delete;
 
@@ -153,7 +180,8 @@ class PiranhaHost {
   void drop_unused_keys();
   PiranhaEnvironment env_;
   std::optional<PiranhaIdentity> identity_;
-  std::string keys_dir_;  // job keys: the directory of their files
+  std::string keys_dir_;  // job keys: the directory of their files, once the first is made
+  std::size_t leftovers_removed_ = 0;
   std::map<std::int64_t, JobKeyFile> keys_;
   std::uint64_t keys_made_ = 0;
   int output_fd_ = 2;  // where the piranhas' stderr is passed on
