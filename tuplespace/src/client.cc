@@ -35,6 +35,9 @@ constexpr Millis kLeaseEndMargin = 1000;
 constexpr std::size_t kMarkersKept = 1024;
 constexpr std::size_t kSafeBatch = 4096;
 
+// The pause before a request a full disk refused is sent again.
+constexpr Millis kDiskFullPause = 200;
+
 // Holds back an error of a posted request while a safe take settles, so that
 // the take's tuples are returned; the error is thrown by the next call.
 class DeferredAside {
@@ -202,6 +205,17 @@ void Client::session_lost() {
         Code::UnknownOutcome, "the connection to " + endpoint_ + " was lost with " + std::to_string(outs) +
                                   " posted out(s) unacknowledged; they may or may not have been stored");
   posted_.clear();
+  for (const Posted& p : refused_) lose(p);  // their leases return with the old session
+  refused_.clear();
+}
+
+void Client::resend_refused(bool now) {
+  if (refused_.empty() || !connected_ || (!now && steady_ms() < resend_at_)) return;
+  for (Posted& p : refused_) {
+    socket_->dealer.send(zmq::buffer(p.frame), zmq::send_flags::none);
+    posted_.push_back(std::move(p));
+  }
+  refused_.clear();
 }
 
 void Client::send_frame() {
@@ -299,7 +313,7 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
     }
     // The answer to a posted request: the server answers them in order.
     if (!posted_.empty() && r.request_id == posted_.front().request_id) {
-      Posted p = posted_.front();
+      Posted p = std::move(posted_.front());
       posted_.pop_front();
       if (p.prefetch) {
         prefetch_answered_ = true;
@@ -307,14 +321,21 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
           prefetched_ = Leased{std::move(r.tuples[0]), r.number};
       }
       if (r.status == Reply::Status::Error) {
-        if (p.completion && r.code == Code::UnknownLease)
+        if (p.completion && r.code == Code::DiskFull) {
+          // Not carried out: sent again after a pause (resend_refused).
+          if (refused_.empty()) resend_at_ = steady_ms() + kDiskFullPause;
+          refused_.push_back(std::move(p));
+        } else if (p.completion && r.code == Code::UnknownLease) {
           lose(p);
-        else if (!deferred_)
+        } else if (p.prefetch && r.code == Code::DiskFull) {
+          // It took nothing: the next take asks again.
+        } else if (!deferred_) {
           deferred_.emplace(r.code, std::string(p.completion ? "complete"
                                                 : p.prefetch ? "prefetch"
                                                              : p.op) +
                                         " (posted earlier): " + std::string(code_to_wire(r.code)) + ": " +
                                         r.message);
+        }
       }
       if (r.request_id == rid) {
         out = std::move(r);
@@ -340,10 +361,24 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
   Millis wait = blocking ? blocking->timeout : 0;
   Millis deadline = wait == kForever.count() ? -1 : start + wait + options_.request_timeout.count();
   ensure_session(deadline < 0 ? start + options_.request_timeout.count() : deadline);
+  resend_refused();
   send_frame();
   Reply r;
+  Millis full_until = -1;  // when a full disk's refusals stop being sent again
   while (true) {
     Received got = receive_until(rid, r, deadline, true);
+    if (got == Received::Reply && r.status == Reply::Status::Error && r.code == Code::DiskFull) {
+      // Nothing was carried out: the same request again after a pause.
+      if (full_until < 0)
+        full_until = deadline < 0 ? steady_ms() + options_.request_timeout.count() : deadline;
+      if (steady_ms() + kDiskFullPause < full_until) {
+        if (interrupted_during(kDiskFullPause)) throw interrupted();
+        ensure_session(full_until);  // a connection lost meanwhile: the request was not carried out
+        resend_refused();
+        send_frame();
+        continue;
+      }
+    }
     if (got == Received::Reply) break;
     if (got == Received::Interrupted) throw interrupted();
     // Only on this error path: the op, for the message, read back from the frame.
@@ -385,8 +420,10 @@ void Client::lose(const Posted& p) {
 void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bool prefetch, const char* op) {
   std::uint64_t rid = next_id_ - 1;  // encoded in frame_ already
   ensure_session(steady_ms() + options_.request_timeout.count());
+  resend_refused();
   send_frame();
-  posted_.push_back(Posted{rid, completion, lease, std::move(batch), prefetch, op});
+  posted_.push_back(
+      Posted{rid, completion, lease, std::move(batch), prefetch, op, completion ? frame_ : std::string()});
   if (posted_.size() > kPostWindow) {
     Reply r;
     Millis deadline = steady_ms() + options_.request_timeout.count();
@@ -416,28 +453,38 @@ void Client::discard_posted(std::string_view space, const Template& t, std::size
 }
 
 void Client::flush() {
-  if (!posted_.empty()) {
-    Reply r;
-    Received got =
-        receive_until(posted_.back().request_id, r, steady_ms() + options_.request_timeout.count());
-    if (got == Received::Lost) session_lost();
-    if (got == Received::Timeout)
-      throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ + " acknowledged " +
-                                                            std::to_string(posted_.size()) +
-                                                            " posted request(s) not within " +
-                                                            ms_text(options_.request_timeout.count()));
-  }
+  if (!flush_until(steady_ms() + options_.request_timeout.count()))
+    throw TupleSpaceError::of(Code::DeadlineExceeded, endpoint_ + " acknowledged " +
+                                                          std::to_string(posted_.size()) +
+                                                          " posted request(s) not within " +
+                                                          ms_text(options_.request_timeout.count()));
   throw_deferred();
 }
 
 bool Client::flush_within(std::chrono::milliseconds limit) {
-  if (!posted_.empty()) {
+  if (!flush_until(steady_ms() + limit.count())) return false;
+  throw_deferred();
+  return true;
+}
+
+bool Client::flush_until(Millis deadline) {
+  while (!posted_.empty() || !refused_.empty()) {
+    if (posted_.empty()) {
+      // Only completions a full disk refused are left: sent again after their pause.
+      Millis pause = resend_at_ - steady_ms();
+      if (steady_ms() + std::max<Millis>(pause, 0) >= deadline) break;
+      if (pause > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+      resend_refused(true);
+      continue;
+    }
     Reply r;
-    Received got = receive_until(posted_.back().request_id, r, steady_ms() + limit.count());
+    Received got = receive_until(posted_.back().request_id, r, deadline);
     if (got == Received::Lost) session_lost();
     if (got == Received::Timeout) return false;
   }
-  throw_deferred();
+  // Refused until the deadline: not carried out, and reported as such.
+  for (const Posted& p : refused_) lose(p);
+  refused_.clear();
   return true;
 }
 

@@ -193,8 +193,17 @@ void DurableLog::commit() {
   std::string record;
   record.reserve(buffer_.size() + lf::kHeaderSize);
   lf::append_record(record, buffer_);
+  try {
+    log_file::write_at(file_->fd, record, size_, path_);
+  } catch (const LogFullError&) {
+    // What fitted is cut off again (freeing its blocks), so that the file
+    // ends at the last whole record and the next try writes at its end.
+    if (::ftruncate(file_->fd, static_cast<off_t>(size_)) != 0)
+      throw std::runtime_error(path_ + ": cannot cut a record the disk had no room for at offset " +
+                               std::to_string(size_) + ": " + log_file::errno_text());
+    throw;
+  }
   buffer_.clear();
-  log_file::write_at(file_->fd, record, size_, path_);
   // The header advances to what the last sync covered, in the same sync as
   // this record: it never claims a byte that was not already on the device.
   if (synced_ > header_end_) write_header(synced_);
@@ -259,16 +268,20 @@ void DurableLog::poll_compaction() {
   if (!compactor_ || !compactor_->done()) return;
   auto paused = steady_us();
   SnapshotWriter* snapshot = compactor_->snapshot();
-  if (!snapshot) {
-    std::string error = compactor_->error();
-    compactor_.reset();
-    throw std::runtime_error(path_ + ".tmp: rewriting the log failed: " + error);
-  }
+  if (!snapshot) return abandon_compaction(compactor_->error());
   // The records committed since the thread last looked, then the switch.
   std::uint64_t tail = size_ - compactor_->copied_to();
-  snapshot->copy(file_->fd, path_, compactor_->copied_to(), size_);
+  try {
+    snapshot->copy(file_->fd, path_, compactor_->copied_to(), size_);
+  } catch (const LogFullError& e) {
+    return abandon_compaction(e.what());
+  }
   auto copied = steady_us();
-  snapshot->seal();
+  try {
+    snapshot->seal();
+  } catch (const LogFullError& e) {
+    return abandon_compaction(e.what());
+  }
   auto sealed = steady_us();
   if (syncer_) {
     syncer_->wait_idle();  // it may be syncing the old file
@@ -292,6 +305,16 @@ void DurableLog::poll_compaction() {
              std::to_string(tail) + " bytes " + std::to_string((copied - paused) / 1000) + " ms, syncing " +
              std::to_string((sealed - copied) / 1000) + " ms, renaming " +
              std::to_string((renamed - sealed) / 1000) + " ms)");
+}
+
+void DurableLog::abandon_compaction(const std::string& error) {
+  compactor_.reset();
+  ::unlink((path_ + ".tmp").c_str());
+  // The log is whole without the rewrite; the next one waits until it has doubled again.
+  compacted_size_ = size_;
+  if (opt_.log)
+    opt_.log(path_ + ".tmp: rewriting the log failed, the log stays as it is (" + std::to_string(size_) +
+             " bytes): " + error);
 }
 
 void DurableLog::close_in_background(int fd) {

@@ -4,6 +4,8 @@
 #include "piranha/tuplespace/durable_log.h"
 
 #include <doctest/doctest.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -522,4 +524,127 @@ TEST_CASE("a log closed while a compaction runs is whole: the old file is the lo
   Store s;
   DurableLog log(in_dir(dir), s);
   CHECK(tasks_in(s, "kept") == std::vector<std::int64_t>{-1, 0, 1, 2});
+}
+
+namespace {
+
+// A tmpfs of `size` mounted on `dir` (root only), unmounted (lazily) by the
+// destructor: a disk that really fills up.
+struct SmallDisk {
+  std::string dir;
+  bool mounted = false;
+  SmallDisk(std::string d, const std::string& size) : dir(std::move(d)) {
+    mounted = ::geteuid() == 0 && ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
+    if (!mounted) MESSAGE("skipped: mounting a tmpfs needs root");
+  }
+  ~SmallDisk() {
+    if (mounted) ::umount2(dir.c_str(), MNT_DETACH);
+  }
+  // Writes `name` here until the disk has no room left.
+  void fill(const std::string& name) const {
+    std::ofstream out(dir + "/" + name, std::ios::binary);
+    const std::string chunk(4096, 'x');
+    while (out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()))) out.flush();
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a full disk: commit throws LogFullError, cuts what fitted, keeps the changes, and writes them later") {
+  TempDir dir;
+  SmallDisk disk(dir.path, "1m");
+  if (!disk.mounted) return;
+  const std::string big(20'000, 'b');
+  DurableLogOptions o = in_dir(dir);
+  o.dir = dir.path + "/data";
+  std::int64_t written = 0;
+  {
+    Store s;
+    DurableLog log(o, s);
+    for (; written < 10; ++written) s.out("jobs", image_of(Tuple::of("task", written, big)), 0);
+    log.commit();
+    disk.fill("filler");
+    const auto size = std::filesystem::file_size(log.path());
+    s.out("jobs", image_of(Tuple::of("task", written++, big)), 0);
+    CHECK_THROWS_AS(log.commit(), LogFullError);
+    CHECK(std::filesystem::file_size(log.path()) == size);  // nothing of the record is left
+    CHECK(log.pending());
+    s.out("jobs", image_of(Tuple::of("task", written++, big)), 0);
+    try {
+      log.commit();
+      FAIL("a commit on a full disk succeeded");
+    } catch (const LogFullError& e) {
+      // The offset where the device had no room: inside the record, past what fitted.
+      CHECK(std::string(e.what()).find(log.path() + ": write at offset ") == 0);
+      CHECK(std::string(e.what()).find("No space left on device") != std::string::npos);
+    }
+    std::filesystem::remove(dir.path + "/filler");
+    log.commit();  // both held changes, in one record
+    CHECK_FALSE(log.pending());
+    CHECK(std::filesystem::file_size(log.path()) > size + 2 * big.size());
+  }
+  Store s;
+  DurableLog log(o, s);
+  std::vector<std::int64_t> ids;
+  for (const auto& bytes :
+       s.rd_many("jobs",
+                 image_of(Template(
+                     {Field::of(make_value("task")), Field::formal(Type::Int), Field::formal(Type::String)})),
+                 1000))
+    ids.push_back(decode_tuple(bytes).get<std::int64_t>(1));
+  CHECK(ids.size() == static_cast<std::size_t>(written));
+}
+
+TEST_CASE("a rewrite that finds the disk full is abandoned, and the log goes on without it") {
+  TempDir dir;
+  SmallDisk disk(dir.path, "1m");
+  if (!disk.mounted) return;
+  DurableLogOptions o = in_dir(dir, 300u << 10);
+  o.dir = dir.path + "/data";
+  o.fsync = FsyncPolicy::No;
+  std::vector<std::string> lines;
+  o.log = [&](std::string_view line) { lines.emplace_back(line); };
+  const std::string big(10'000, 'k');
+  {
+    Store s;
+    DurableLog log(o, s);
+    // 250 KB of live tuples, which a rewrite must copy; the disk then has
+    // room for about 150 KB more, less than that.
+    for (std::int64_t i = 0; i < 25; ++i) s.out("kept", image_of(Tuple::of("task", i, big)), 0);
+    log.commit();
+    disk.fill("filler");
+    std::filesystem::remove(dir.path + "/filler");
+    {
+      std::ofstream room(dir.path + "/filler", std::ios::binary);
+      const auto free_bytes = std::filesystem::space(dir.path).available;
+      std::string fill(free_bytes > (150u << 10) ? free_bytes - (150u << 10) : 0, 'x');
+      room.write(fill.data(), static_cast<std::streamsize>(fill.size()));
+    }
+    // Churn until a rewrite starts (the log past 300 KiB), then until it ends.
+    for (std::int64_t i = 0; !log.compacting() && i < 100'000; ++i) {
+      s.out("farm", task(i), 0);
+      REQUIRE(s.in("farm", any_task(), take_by(), 0).has_value());
+      log.commit();
+    }
+    REQUIRE(log.compacting());
+    log.wait_for_compaction();
+    CHECK(log.compactions() == 0);
+    CHECK_FALSE(std::filesystem::exists(o.dir + "/tuples.log.tmp"));
+    bool reported = false;
+    for (const auto& l : lines)
+      reported = reported || l.find("rewriting the log failed") != std::string::npos;
+    CHECK(reported);
+    std::filesystem::remove(dir.path + "/filler");
+    s.out("farm", task(-1), 0);
+    log.commit();
+  }
+  Store s;
+  DurableLog log(o, s);
+  CHECK(s.rd_many("kept",
+                  image_of(Template({Field::of(make_value("task")), Field::formal(Type::Int),
+                                     Field::formal(Type::String)})),
+                  1000)
+            .size() == 25);
+  CHECK(tasks_in(s, "farm") == std::vector<std::int64_t>{-1});
 }

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "piranha/tuplespace/durable_log.h"
+
 namespace piranha::ts::log_file {
 
 std::string errno_text() {
@@ -40,6 +42,8 @@ void write_at(int fd, std::string_view data, std::uint64_t offset, const std::st
   while (!data.empty()) {
     ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == ENOSPC || errno == EDQUOT))
+      throw LogFullError(path + ": write at offset " + std::to_string(offset) + " failed: " + errno_text());
     if (n < 0)
       throw std::runtime_error(path + ": write at offset " + std::to_string(offset) +
                                " failed: " + errno_text());

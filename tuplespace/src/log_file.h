@@ -20,7 +20,9 @@ std::uint64_t size_of(int fd, const std::string& path);
 // only at the end of the file. Returns the bytes read.
 std::size_t read_at(int fd, char* out, std::size_t n, std::uint64_t offset, const std::string& path);
 
-// Writes all of `data` at `offset` of the file (pwrite(2), retrying short writes).
+// Writes all of `data` at `offset` of the file (pwrite(2), retrying short
+// writes). Throws LogFullError (durable_log.h) when the device has no room,
+// with whatever part of `data` fitted written.
 void write_at(int fd, std::string_view data, std::uint64_t offset, const std::string& path);
 
 // Copies the bytes [from, to) of `src` to `dst` at `dst_offset`, in chunks.

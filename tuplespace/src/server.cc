@@ -11,6 +11,7 @@
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 #include <zmq.hpp>
 
 #include "piranha/base/clock.h"
@@ -48,6 +49,9 @@ constexpr int kBatch = 256;
 // A durable server commits in the middle of a turn once this much is
 // buffered, so that one log record stays bounded.
 constexpr std::size_t kMaxCommitBytes = 64u << 20;
+
+// How often a server whose disk is full tries to write its log again.
+constexpr Millis kDiskFullRetryMs = 100;
 
 // How long the routing id of a closed connection is remembered. Requests of
 // that connection still queued when its close is read are all read within a
@@ -117,6 +121,18 @@ struct Server::Impl {
     std::string space, tuple;
   };
   std::vector<Outgoing> outbox, sending;
+
+  // Durable, while the disk holding the log is full (DurableLog::commit
+  // threw LogFullError; its what() here): the changes made stay buffered in
+  // the log and their replies in outbox until a commit succeeds, tried every
+  // kDiskFullRetryMs. Meanwhile every request but hello, watch and unwatch
+  // is refused with disk_full, changing nothing, so no reply depends on a
+  // change that is not written. Empty while the disk has room.
+  std::string disk_full;
+  Millis disk_full_since = 0;
+  // Routing ids with replies held in outbox: a refusal for one of them waits
+  // behind them, so that a connection's replies keep the order of its requests.
+  std::unordered_set<std::string> held_for;
 
   struct Session {
     ClientId id;
@@ -285,6 +301,8 @@ struct Server::Impl {
   // changes are committed. False when the peer is gone (EHOSTUNREACH) or
   // cannot take it now; a gone peer's session is dropped on disconnect.
   bool send(const std::string& routing_id, const std::string& frame) {
+    // A full disk's refusals, hellos and watches depend on no change.
+    if (!disk_full.empty() && !held_for.contains(routing_id)) return transmit(routing_id, frame);
     if (durable) {
       outbox.push_back(Outgoing{routing_id, frame, false, {}, {}});
       return true;
@@ -312,6 +330,7 @@ struct Server::Impl {
     if (!durable) return transmit(it->second, frame);
     outbox.push_back(Outgoing{it->second, frame, keep != nullptr, keep ? keep->space : std::string(),
                               keep ? keep->tuple : std::string()});
+    if (!disk_full.empty()) held_for.insert(it->second);
     return true;
   }
 
@@ -326,13 +345,43 @@ struct Server::Impl {
   void publish() {
     if (!durable) return;
     while (durable->pending() || !outbox.empty()) {
-      durable->commit();
+      if (!commit_or_hold()) return;
       sending.clear();
       sending.swap(outbox);
       for (const Outgoing& o : sending)
         if (!transmit(o.routing_id, o.frame) && o.keep_if_undelivered) keep_tuple(o.space, o.tuple);
       flush_deliveries();
     }
+  }
+
+  // Durable: commits what is buffered. False when the disk is full: the
+  // changes and their replies are then held (see disk_full) for a later try.
+  bool commit_or_hold() {
+    try {
+      durable->commit();
+    } catch (const LogFullError& e) {
+      if (disk_full.empty()) {
+        disk_full_since = steady_ms();
+        for (const Outgoing& o : outbox) held_for.insert(o.routing_id);
+        auto& out = opt.notice ? opt.notice : opt.log;
+        if (out)
+          out(std::string(e.what()) + ": the disk is full; holding " + std::to_string(outbox.size()) +
+              " replies and refusing requests with disk_full until a write succeeds (tried every " +
+              std::to_string(kDiskFullRetryMs) + " ms)");
+      }
+      disk_full = e.what();
+      return false;
+    }
+    if (!disk_full.empty()) {
+      auto& out = opt.notice ? opt.notice : opt.log;
+      if (out)
+        out(durable->path() + ": written again after " + std::to_string(steady_ms() - disk_full_since) +
+            " ms of a full disk (" + std::to_string(counters.refused_disk_full) +
+            " requests refused so far); answering again");
+      disk_full.clear();
+      held_for.clear();
+    }
+    return true;
   }
 
   bool lease_before_restart(LeaseId id) const { return durable && id < first_lease; }
@@ -454,6 +503,17 @@ struct Server::Impl {
     Session& session = session_for(routing_id, fd, identity);
     AccessVerdict verdict = verdict_on(session, r);
     if (!verdict.allowed) return reject(routing_id, r.id, Code::NotPermitted, verdict.reason);
+    // Hello, watch and unwatch change nothing the log holds.
+    if (!disk_full.empty() && r.op != Op::Hello && r.op != Op::Watch && r.op != Op::Unwatch) {
+      ++counters.refused_disk_full;
+      reply.clear();
+      encode_error(reply, r.id, Code::DiskFull,
+                   disk_full +
+                       ": the server's disk is full; nothing was done (free space on it: the server "
+                       "goes on by itself)");
+      send(routing_id, reply);
+      return;
+    }
     Millis now = deadline_base_ms();
     reply.clear();
     bool parked = false;
@@ -606,7 +666,7 @@ struct Server::Impl {
       handle(routing_id, fd, user ? std::string_view(user) : std::string_view(),
              std::string_view(static_cast<const char*>(body.data()), body.size()));
       flush_deliveries();
-      if (durable && durable->pending_bytes() > kMaxCommitBytes) durable->commit();
+      if (durable && disk_full.empty() && durable->pending_bytes() > kMaxCommitBytes) commit_or_hold();
     }
     // The batch ran out with requests perhaps still queued, whose signal
     // libzmq may already have consumed (it processes its commands every so
@@ -637,7 +697,7 @@ struct Server::Impl {
     // end (libzmq's reader then waits for a signal).
     drain_monitor();
     while (true) {
-      long timeout = 1000;
+      long timeout = disk_full.empty() ? 1000 : kDiskFullRetryMs;
       if (auto next = store.next_deadline())
         timeout = std::max<long>(0, std::min<long>(timeout, *next - steady_ms()));
       bool waiting = !router_quiet && (router.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;

@@ -7,7 +7,7 @@ namespace piranha::ts {
 namespace {
 
 // In the enum's order, so code_to_wire is an index.
-constexpr std::array<std::pair<Code, std::string_view>, 19> kWords{{
+constexpr std::array<std::pair<Code, std::string_view>, 20> kWords{{
     {Code::BadRequest, "bad_request"},
     {Code::UnsupportedVersion, "unsupported_version"},
     {Code::UnknownOp, "unknown_op"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<Code, std::string_view>, 19> kWords{{
     {Code::UnknownWatch, "unknown_watch"},
     {Code::SpaceRemoved, "space_removed"},
     {Code::NotPermitted, "not_permitted"},
+    {Code::DiskFull, "disk_full"},
     {Code::Unreachable, "unreachable"},
     {Code::UnknownOutcome, "unknown_outcome"},
     {Code::DeadlineExceeded, "deadline_exceeded"},
@@ -49,7 +50,7 @@ Code code_from_wire(std::string_view word) {
 }
 
 bool sent_by_server(Code code) {
-  return code <= Code::NotPermitted;
+  return code <= Code::DiskFull;
 }
 
 }  // namespace piranha::ts

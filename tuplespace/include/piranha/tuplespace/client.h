@@ -69,6 +69,15 @@
 //  - A connected server that does not answer within the deadline makes the
 //    call throw "deadline_exceeded"; whether the request was carried out is
 //    then unknown too.
+//  - A durable server whose disk is full refuses requests with "disk_full",
+//    carrying nothing out (server.h). A call so refused is sent again every
+//    200 ms until its deadline (for a kForever call, request_timeout from
+//    the first refusal), then throws the server's disk_full, which names the
+//    file and the reason. A posted completion so refused is sent again with
+//    the next call or flush() once 200 ms have passed (flush() waits for it
+//    up to its deadline, then reports it through take_lost_leases()); a
+//    refused prefetch takes nothing; a refused posted out is thrown as any
+//    posted out's error. (A FiberClient throws disk_full at once.)
 //
 // Safe takes (options.safe_takes). A take without a lease whose answer is
 // lost (in, in_many) may have removed a tuple nobody will ever see. With
@@ -451,12 +460,23 @@ class Client {
     std::vector<LeaseId> batch;
     bool prefetch = false;
     const char* op = "out";  // what an error of it is called
+    std::string frame;       // a completion's request, to send again after a disk_full
   };
   void post(bool completion, LeaseId lease, std::vector<LeaseId> batch = {}, bool prefetch = false,
             const char* op = "out");
   // Records a posted completion's leases as lost (refused, or unknown outcome).
   void lose(const Posted& p);
-  std::deque<Posted> posted_;                // oldest first
+  std::deque<Posted> posted_;  // oldest first
+  // Posted completions a full disk refused, sent again once steady_ms()
+  // reaches resend_at_ (resend_refused).
+  std::deque<Posted> refused_;
+  Millis resend_at_ = 0;
+  // Sends the refused completions again when their pause is over, or at
+  // once with `now`.
+  void resend_refused(bool now = false);
+  // Waits until every posted request is answered (sending refused
+  // completions again), or `deadline`: false then.
+  bool flush_until(Millis deadline);
   std::optional<TupleSpaceError> deferred_;  // the first error a posted request got
   std::vector<LeaseId> lost_leases_;         // posted completions the server refused
   std::uint64_t prefetch_rid_ = 0;           // the outstanding prefetch's request, 0: none

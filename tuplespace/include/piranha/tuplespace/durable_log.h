@@ -36,7 +36,9 @@
 // is above compact_min_bytes. The snapshot is written on a thread of the
 // log's own from the log file itself; commit() and sync_if_due() only start
 // it and, once it is done, append the last few records and rename it over
-// the log (log_compaction.h).
+// the log (log_compaction.h). A rewrite that fails (a full disk) is
+// abandoned and reported through `log`: the log is whole without it, and the
+// next one starts once the log has doubled again.
 //
 // One server per DIR: open takes an exclusive flock on DIR/LOCK.
 // Not thread-safe: owned by the server's loop thread.
@@ -45,6 +47,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -84,6 +87,16 @@ struct RecoveryReport {
   std::uint64_t dropped_bytes = 0;  // cut from a bad tail (or salvaged away)
 };
 
+// Thrown by commit() when the device holding the log has no room for the
+// record (ENOSPC, EDQUOT): nothing of it counts (what part of it was written
+// is cut off again), and the changes stay buffered, so that a later commit()
+// writes them, with whatever was buffered since, once there is room. what()
+// names the file, the offset and the system's reason.
+class LogFullError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class BackgroundSync;
 class LogCompactor;
 
@@ -106,9 +119,11 @@ class DurableLog final : public Journal {
   LeaseId first_lease() const;
 
   // Writes the buffered changes as one record, then syncs under Always.
-  // Does nothing when nothing is buffered. Throws std::runtime_error naming
-  // the file and offset when the write or sync fails: the changes are then
-  // not durable and must not be acknowledged.
+  // Does nothing when nothing is buffered. Throws LogFullError when the
+  // device has no room (the changes stay buffered: see above), and
+  // std::runtime_error naming the file and offset when the write or sync
+  // fails otherwise. Either way the changes are not durable and must not be
+  // acknowledged; after a runtime_error the log is not to be used again.
   void commit();
 
   // True when changes are buffered (commit() would write).
@@ -156,6 +171,8 @@ class DurableLog final : public Journal {
   void start_compaction();
   // Finishes a compaction whose thread is done; nothing otherwise.
   void poll_compaction();
+  // Drops a compaction that failed (`error`) and its file, logging why.
+  void abandon_compaction(const std::string& error);
   // Closes a replaced log's descriptor `fd` and ends the finished compactor_
   // on closer_, off the event loop: the last close frees the file's blocks
   // and ending the compactor joins its thread, together tens of milliseconds

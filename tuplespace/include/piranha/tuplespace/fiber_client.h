@@ -33,7 +33,8 @@
 // ignored here: interrupt_fd (no call of a FiberClient ends early for an
 // fd; a call ends with its answer or its deadline) and safe_takes (a take
 // without a lease whose answer is lost has an unknown outcome, as Client's
-// without safe_takes).
+// without safe_takes). A refusal with "disk_full" (a durable server's disk
+// is full) is not sent again as Client sends it: the call throws it.
 //
 // Errors: an error reply throws TupleSpaceError(code, message) in the fiber
 // that made the request; other fibers are unaffected. Besides Client's, this

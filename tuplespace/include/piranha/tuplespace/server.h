@@ -15,6 +15,14 @@
 // "unknown_lease" (nothing written), so results stay exactly once. Without a
 // data directory nothing is written and replies go out at once.
 //
+// A full disk (the log's write fails with ENOSPC or EDQUOT) does not stop a
+// durable server: the turn's changes stay buffered and their replies held,
+// the write is tried again every 100 ms, and meanwhile every request but
+// hello, watch and unwatch is answered at once with disk_full (naming the
+// file and the system's reason) and changes nothing. Once a write succeeds the held
+// replies go out and requests are served again. Any other failure of the
+// log stops the server (run() throws).
+//
 // With a CURVE secret key (ServerOptions::curve_secret_key) every connection
 // is encrypted and only the clients whose public keys are listed in
 // ServerOptions::clients are admitted (and those its AccessPolicy admits:
@@ -99,6 +107,7 @@ struct ServerCounters {
   // requests read after their connection's close was seen, not carried out
   std::uint64_t from_closed = 0;
   std::uint64_t handshakes_refused = 0;  // CURVE: keys not listed, or no key
+  std::uint64_t refused_disk_full = 0;   // requests answered disk_full (not in `rejected`)
 };
 
 class Server {
@@ -115,8 +124,9 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Serves until stop() is called. Call from one thread only. Throws
-  // std::runtime_error when the log cannot be written (disk full, I/O
-  // error): the server stops rather than acknowledge what is not durable.
+  // std::runtime_error when the log cannot be written or synced for another
+  // reason than a full disk (an I/O error): the server stops rather than
+  // acknowledge what is not durable.
   void run();
 
   // Makes run() return soon. Safe from any thread and from a signal handler.

@@ -23,6 +23,7 @@ enum class Code : std::uint8_t {
   UnknownWatch,        // unwatch of a watch that is not the session's
   SpaceRemoved,        // a parked in/rd/in_many whose space was removed
   NotPermitted,        // the session's role does not allow the request (docs/security.md)
+  DiskFull,            // a durable server's disk has no room for the change: nothing was done
 
   // Raised by a client itself; never sent by a server.
   Unreachable,       // no server answered within the deadline (connecting, or reconnecting)
