@@ -107,6 +107,20 @@ void flip_byte(const std::string& path, std::uint64_t offset, char mask = 0x5A) 
 
 }  // namespace
 
+TEST_CASE("a server without --data keeps nothing: restarted, it is empty") {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
+  {
+    ServerProcess server({"--bind", endpoint});
+    ts::Client c(server.endpoint());
+    write_numbers(c, 10);
+    kill_server(server);
+  }
+  ServerProcess server({"--bind", endpoint});
+  ts::Client c(server.endpoint());
+  CHECK(numbers_in(c).empty());
+  CHECK(c.stats().empty());
+}
+
 TEST_CASE("every tuple comes back after a clean stop and after SIGKILL") {
   Scratch dir;
   {

@@ -3,12 +3,16 @@
 // feeder lost, by the agent that finds it silent past its patience, and its
 // piranhas stop; a feeder frozen that long finds so when it resumes, and
 // stops; an agent that is frozen shows as suspect by its own
-// heartbeat, long before it is stale. The long faults (a server frozen for
-// 40 s, a feeder for 32 s) are in pool_fault_test (slow).
+// heartbeat, long before it is stale; a piranha cut off from a frozen
+// server past its patience exits 75, not counted as a failure, and the job
+// goes on. The long faults (a server frozen for 30 s, a feeder for 32 s)
+// are in pool_fault_test (slow).
 #include <doctest/doctest.h>
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 
 #include "harness.h"
 #include "piranha/runtime/sysspace.h"
@@ -182,4 +186,41 @@ TEST_CASE("node liveness: a frozen agent shows as suspect by its own heartbeat, 
   agent.signal(SIGCONT);
   CHECK(wait_until([&] { return pool_json(server, {"nodes"})[0]["state"] == "available"; }));
   CHECK(pool_json(server, {"nodes"})[0]["suspect"] == false);
+}
+
+TEST_CASE(
+    "cut off: a piranha whose server is frozen past its patience exits 75, the agent does not count it a "
+    "failure, and another starts once the server answers") {
+  ServerProcess server;
+  Scratch s;
+  // The piranhas get their patience from their agent's environment: 2 s.
+  std::vector<std::string> argv = {"/usr/bin/env", "PIRANHA_PATIENCE_SECONDS=2"};
+  for (auto& a : agent_argv(server, s, "n1", {"--cores", "1", "--events", s.dir + "/n1.events"}))
+    argv.push_back(a);
+  Process agent(argv);
+  // The feeder's own patience is long: it waits the freeze out.
+  Process feeder({"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_PATIENCE_SECONDS=120",
+                  bin("sleepy_job"), "60", "100"});
+  REQUIRE_MESSAGE(wait_until([&] { return contains(s.read("n1.piranhas"), "took task"); }, 30s), feeder.err(),
+                  agent.err());
+
+  server.process().signal(SIGSTOP);
+  // Lost after the 5 s heartbeat timeout, then 2 s of patience.
+  bool cut_off = wait_until([&] { return contains(agent.err(), "was cut off from the server"); }, 30s);
+  server.process().signal(SIGCONT);
+  INFO("agent: ", agent.err(), "\nfeeder: ", feeder.err());
+  REQUIRE(cut_off);
+  CHECK(contains(s.read("n1.events"), "\"status\":\"exit status 75\""));
+  auto rc = feeder.wait(90s);
+  REQUIRE(rc == 0);
+  CHECK(contains(feeder.out(), "sleepy_job: result OK"));
+  CHECK_FALSE(contains(agent.err(), "held"));
+  // A second piranha did the rest.
+  const std::string piranhas = s.read("n1.piranhas");
+  std::set<std::string> pids;
+  const std::regex took("piranha ([0-9]+) took task");
+  for (auto it = std::sregex_iterator(piranhas.begin(), piranhas.end(), took); it != std::sregex_iterator();
+       ++it)
+    pids.insert((*it)[1]);
+  CHECK(pids.size() >= 2);
 }

@@ -319,6 +319,9 @@ TEST_CASE("pool: an agent cut off from the server for 20 s still retreats at onc
       wait_until([&] { return s.read("n1.piranhas").find("took task") != std::string::npos; }, 30s),
       n1.err());
 
+  ts::Client c(ep, quick_client_options());
+  // n1's availability period is still open: no record of it yet.
+  REQUIRE_FALSE(c.rd(sys::kSpace, sys::ap_template("n1"), 0ms));
   REQUIRE(ns.cut(true));
   auto cut_at = Clock::now();
   // The owner returns (6 s into the trace) while the server is unreachable.
@@ -336,6 +339,9 @@ TEST_CASE("pool: an agent cut off from the server for 20 s still retreats at onc
                       30s),
                   n1.err());
   double back_ms = ms_since(restored);
+  // The period that ended during the cut is written once the server answers.
+  CHECK_MESSAGE(wait_until([&] { return c.rd(sys::kSpace, sys::ap_template("n1"), 0ms).has_value(); }, 30s),
+                n1.err());
   check_correct(job, 120s);
 
   std::string events = s.read("n1.events");
