@@ -38,6 +38,7 @@ BENCHMARKS = {
     "rigid": ("`rigid_bench`", "Rigid jobs at archive scale"),
     "log_bench": ("`log_bench`", "The durable log: recovery and compaction"),
     "swarm": ("`bench/swarm.sh`", "A pool of simulated workstations against one server and one NPS"),
+    "campus": ("`bench/campus.sh`", "The hierarchical NPS, simulated: a campus of subnets"),
 }
 
 # pyss on 100,000 LANL-CM5 jobs (550 MHz Pentium III): the rigid figures' outside anchor.
@@ -58,6 +59,8 @@ def kind_of(run):
         return "rigid"
     if "runs" in run and all("nodes" in r for r in run["runs"]):
         return "swarm"
+    if "campus_mean_turnaround_s" in run:
+        return "campus"
     raise SystemExit(f"perf-summary.py: {run['_file']}: not the output of a known benchmark")
 
 
@@ -448,8 +451,38 @@ def swarm_figures():
     return figures
 
 
+def campus_figures():
+    # Issue 32: the campus against isolated subnets (the anchor: what it improves on) and
+    # one flat pool of as many nodes; the run must finish within a few minutes.
+    def minutes(key):
+        return lambda r: f"{num(get(r, key) / 60, 1)} min"
+
+    return [
+        {
+            "name": "mean turnaround with the campus lending",
+            "key": "campus_mean_turnaround_s",
+            "value": minutes("campus_mean_turnaround_s"),
+            "anchor": lambda r: both(f"isolated subnets {minutes('isolated_mean_turnaround_s')(r)}",
+                                     f"one flat pool {minutes('flat_mean_turnaround_s')(r)}; "
+                                     f"{get(r, 'subnets')} subnets, {num(get(r, 'nodes'))} nodes"),
+            "ratio": lambda r: get(r, "campus_mean_turnaround_s") / get(r, "isolated_mean_turnaround_s"),
+            "aim": "< 1 × isolated subnets",
+            "met": lambda r, x: x < 1,
+        },
+        {
+            "name": "the simulation's wall time",
+            "key": "wall_s",
+            "value": lambda r: f"{num(get(r, 'wall_s'))} s",
+            "anchor": lambda r: "",
+            "ratio": lambda r: None,
+            "aim": "a few minutes (≤ 300 s)",
+            "met": lambda r, x: get(r, "wall_s") <= 300,
+        },
+    ]
+
+
 FIGURES = {"ts_bench": ts_figures(), "runtime": runtime_figures(), "nps": nps_figures(),
-           "rigid": rigid_figures(), "log_bench": log_figures(), "swarm": swarm_figures()}
+           "rigid": rigid_figures(), "log_bench": log_figures(), "swarm": swarm_figures(), "campus": campus_figures()}
 
 
 def describe(run):
