@@ -127,8 +127,10 @@ void run_command(const std::string& command, const std::string& server, const st
               << (e.code() == ts::Code::Unreachable ? unreachable(server).what()
                   : e.code() == ts::Code::AuthFailed || e.code() == ts::Code::WrongPool
                       ? std::string(e.what())
+                  // In words: which key may not do what and what it needs (docs/security.md);
+                  // the wire's code and the op posted are not for people.
                   : e.code() == ts::Code::NotPermitted
-                      ? "the tuple-space server at " + server + " refused: " + e.what()
+                      ? "the tuple-space server at " + server + " refused: " + e.detail()
                       : "the tuple-space server at " + server + " answered: " + e.what())
               << "\n";
     status = 1;

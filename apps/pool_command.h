@@ -69,7 +69,9 @@ std::unique_ptr<ts::Client> connect(const std::string& server);
 // for status 0, else throws CLI::RuntimeError(status) (which main turns into
 // the exit status without printing anything). A CommandFailure, an
 // unreachable server or any other exception is printed as one line naming
-// `command` and the server.
+// `command` and the server; a refusal (not_permitted) as "the tuple-space
+// server at X refused: key "bob" (role job) may not ...", in the server's
+// words (TupleSpaceError::detail()), without the wire's code.
 void run_command(const std::string& command, const std::string& server, const std::function<int()>& body);
 
 // "42s ago", "3m ago", "2h ago", "5d ago" for a wall-clock time; "-" for 0.

@@ -19,6 +19,7 @@ void add_sim_rigid_study(CLI::App& app) {
       "rigid-study", "reproduce seeds 000, 001, 002 and 004 on a 256-node SWF workload as an HTML report");
   cmd->add_option("--swf", a->swf, "the workload, e.g. data/lublin_256.swf");
   cmd->add_option("--report", a->report, "write the HTML report here");
+  schedcli::add_progress_flag(*cmd);
   cmd->callback([a] {
     schedcli::guarded([&] {
       if (a->swf.empty()) schedcli::bad_input("sim rigid-study: --swf is required");

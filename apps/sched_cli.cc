@@ -123,17 +123,32 @@ bool stderr_is_terminal() {
   return ::isatty(STDERR_FILENO) != 0;
 }
 
+namespace {
+bool g_progress_asked = false;  // --progress
+}  // namespace
+
+void add_progress_flag(CLI::App& cmd) {
+  cmd.add_flag("--progress", g_progress_asked,
+               "print progress lines with the time left on stderr even when it is not a terminal (on a "
+               "terminal they are shown anyway)");
+}
+
 Progress::Progress(std::string what) : what_(std::move(what)), begin_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(double fraction, const std::string& detail) {
   const auto now = std::chrono::steady_clock::now();
+  meter_.observe(std::chrono::duration<double>(now - begin_).count(), fraction);
   if (now - begin_ < std::chrono::seconds(2)) return;
   const bool tty = stderr_is_terminal();
+  if (!tty && !g_progress_asked) return;
   if (!tty && shown_ && now - last_ < std::chrono::seconds(5)) return;
   last_ = now;
   shown_ = true;
-  std::fprintf(stderr, "%s%s: %3.0f%% %s%s", tty ? "\r" : "", what_.c_str(), 100 * fraction, detail.c_str(),
-               tty ? "   " : "\n");
+  const auto left = meter_.seconds_left(1 - fraction);
+  const std::string eta = left ? ", about " + time_left_words(*left) + " left" : ", time left not known yet";
+  // On a terminal the line is rewritten: blanks wipe the end of a longer one.
+  std::fprintf(stderr, "%s%s: %3.0f%% %s%s%s", tty ? "\r" : "", what_.c_str(), 100 * fraction, detail.c_str(),
+               eta.c_str(), tty ? "      " : "\n");
   std::fflush(stderr);
 }
 

@@ -165,6 +165,7 @@ void add_sim_options(CLI::App& cmd, SimArgs& a) {
       ->capture_default_str();
   cmd.add_flag("--json", a.json, "print one JSON object on stdout");
   cmd.add_option("--report", a.report, "write a self-contained HTML report here");
+  schedcli::add_progress_flag(cmd);
 }
 
 CLI::App* sim_group(CLI::App& app) {

@@ -163,6 +163,7 @@ void add_sim_rigid(CLI::App& app) {
   cmd->add_flag("--json", a->json, "print one JSON object on stdout");
   cmd->add_flag("--per-job", a->per_job, "with --json: each job's site, start and completion");
   cmd->add_option("--report", a->report, "write a self-contained HTML report here");
+  schedcli::add_progress_flag(*cmd);
   cmd->callback([a] { schedcli::guarded([&] { run_rigid(*a); }); });
 }
 

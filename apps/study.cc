@@ -120,6 +120,7 @@ void add_study(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "parallel runs (0: one per core)")->capture_default_str();
   cmd->add_flag("--json", a->json, "print a JSON summary on stdout");
+  schedcli::add_progress_flag(*cmd);
   cmd->callback([a] { schedcli::guarded([&] { run(*a); }); });
 }
 

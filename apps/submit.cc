@@ -10,7 +10,9 @@
 // queued or running without a feeder. While the feeder runs, a hold of the
 // job is printed as it happens (why, and how to release it), and a job held
 // past --hold-timeout is given up: its feeder is stopped, the job recorded
-// cancelled, and the command exits with kHeldTooLong.
+// cancelled, and the command exits with kHeldTooLong. When stderr is a
+// terminal, or with --progress, a line every 5 s says how far the job is and
+// the time it has left at its pace of the last 30 s.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -23,6 +25,7 @@
 
 #include "commands.h"
 #include "piranha/base/clock.h"
+#include "piranha/base/progress.h"
 #include "piranha/runtime/child.h"
 #include "piranha/runtime/sysspace.h"
 #include "pool_command.h"
@@ -37,6 +40,7 @@ namespace {
 struct SubmitArgs {
   std::shared_ptr<std::string> server;
   bool detach = false;
+  bool progress = false;        // --progress: progress lines on stderr even when it is not a terminal
   double hold_timeout = 0;      // --hold-timeout: seconds a hold is waited out; 0: as long as it lasts
   std::int64_t registered = 0;  // --registered ID: the detached supervisor of a job already registered
   std::vector<std::string> command;
@@ -130,13 +134,66 @@ class HoldWatch {
   std::optional<Clock::time_point> held_since_;
 };
 
+// "job 7: 420 of 1000 tasks done (42 %), 35.2 tasks/s, about 16 s left".
+std::string progress_line(std::int64_t id, const sys::JobStat& st, const ProgressMeter& meter) {
+  const std::int64_t total = st.tasks_done + st.tasks_left;
+  std::string line = "job " + std::to_string(id) + ": " + std::to_string(st.tasks_done) + " of " +
+                     std::to_string(total) + " tasks done";
+  char part[64];
+  if (total > 0) {
+    std::snprintf(part, sizeof part, " (%.0f %%)", 100.0 * static_cast<double>(st.tasks_done) / total);
+    line += part;
+  }
+  if (auto rate = meter.rate()) {
+    std::snprintf(part, sizeof part, *rate >= 10 ? ", %.0f tasks/s" : ", %.2f tasks/s", *rate);
+    line += part;
+  }
+  const auto left = meter.seconds_left(static_cast<double>(st.tasks_left));
+  return line + (left ? ", about " + time_left_words(*left) + " left" : ", time left not known yet");
+}
+
+// Tells the person who submitted a job how far it is, from its ("jobstat",
+// ...) records (the feeder's own counts), read every second: a line every
+// 5 s while the count moves, when `shown`.
+class ProgressWatch {
+ public:
+  ProgressWatch(ts::Client& c, std::int64_t id, bool shown) : c_(c), id_(id), shown_(shown) {}
+
+  void look(Clock::time_point now) {
+    if (!shown_ || now < next_read_) return;
+    next_read_ = now + 1s;
+    std::optional<sys::JobStat> st;
+    try {
+      // The newest of its records counts (a feeder restarted may leave two).
+      for (const auto& t : c_.rd_many(sys::kSpace, sys::jobstat_template(id_), 16))
+        if (auto s = sys::JobStat::from_tuple(t); s && (!st || s->updated_at > st->updated_at)) st = s;
+    } catch (const ts::TupleSpaceError&) {
+      return;
+    }
+    if (!st) return;
+    meter_.observe(std::chrono::duration<double>(now - begin_).count(), static_cast<double>(st->tasks_done));
+    if (now < next_line_ || st->tasks_done == said_) return;
+    next_line_ = now + 5s;
+    said_ = st->tasks_done;
+    std::cerr << progress_line(id_, *st, meter_) << "\n";
+  }
+
+ private:
+  ts::Client& c_;
+  std::int64_t id_;
+  bool shown_;
+  Clock::time_point begin_ = Clock::now(), next_read_{}, next_line_ = Clock::now() + 5s;
+  std::int64_t said_ = -1;
+  ProgressMeter meter_;
+};
+
 // Starts PROGRAM as the feeder, passing on SIGINT, SIGTERM and SIGHUP, and
 // waits for it, looking at the job's holds meanwhile. `interrupted` says
 // whether a signal was passed on; `held_too_long` whether the job was held
 // past `watch`'s timeout (the feeder is then sent SIGTERM, as if
 // interrupted).
 ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t id, HoldWatch& watch,
-                      bool& interrupted, bool& held_too_long) {
+                      ProgressWatch& progress, bool& interrupted, bool& held_too_long) {
   SpawnOptions o;
   o.die_with_parent = !a.detach;
   o.argv = a.command;
@@ -150,6 +207,7 @@ ExitStatus run_feeder(const std::string& path, const SubmitArgs& a, std::int64_t
   interrupted = false;
   held_too_long = false;
   while (true) {
+    progress.look(Clock::now());
     if (!held_too_long && !watch.look(Clock::now())) {
       held_too_long = interrupted = true;
       feeder.signal(SIGTERM);
@@ -280,8 +338,9 @@ int submit(const SubmitArgs& a) {
   bool interrupted = false, held_too_long = false;
   ExitStatus status;
   HoldWatch watch(*client, job.id, a.hold_timeout);
+  ProgressWatch progress(*client, job.id, a.progress || ::isatty(STDERR_FILENO));
   try {
-    status = run_feeder(*path, a, job.id, watch, interrupted, held_too_long);
+    status = run_feeder(*path, a, job.id, watch, progress, interrupted, held_too_long);
   } catch (const std::exception& e) {
     settle(*client, job, job.name, ExitStatus{127, 0}, false);
     throw CommandFailure(127, e.what());
@@ -325,6 +384,9 @@ void add_submit(CLI::App& app) {
                   "takes (a hold is printed as it happens either way)")
       ->type_name("SECONDS")
       ->check(CLI::Range(0.0, 1e9));
+  cmd->add_flag("--progress", a->progress,
+                "print the job's progress (tasks done, rate, time left) on stderr every 5 s even when it is "
+                "not a terminal (on a terminal it is printed anyway)");
   cmd->add_option("--registered", a->registered, "(internal) supervise the feeder of this registered job")
       ->group("");
   // Everything from PROGRAM on is the job's own command line, untouched.
@@ -332,7 +394,8 @@ void add_submit(CLI::App& app) {
   cmd->footer(
       "PROGRAM runs here as the feeder, with PIRANHA_JOB_ID and PIRANHA_SERVER set; agents start its "
       "piranhas. A hold of the job (its piranhas failing on some node) is printed as it happens, with its "
-      "reason. Exits with the feeder's status (128+N when signal N ended it; 130 when the job was "
+      "reason; its progress (tasks done, tasks a second, time left) every 5 s on a terminal or with "
+      "--progress. Exits with the feeder's status (128+N when signal N ended it; 130 when the job was "
       "cancelled); 3 when the job was held past --hold-timeout; 127 when PROGRAM cannot be run; 1 when "
       "the server cannot be reached.");
   cmd->callback([a, cmd] {

@@ -95,7 +95,9 @@ TEST_CASE("auth pool: two agents, the NPS and submitted jobs work with authentic
   CHECK((holds[2].node == "ws01" || holds[2].node == "ws02"));
   Process not_alice(pool.cli("alice", {"release", "2"}));
   CHECK(not_alice.wait() == 1);
-  CHECK(contains(not_alice.err(), "not_permitted"));
+  CHECK(contains(not_alice.err(),
+                 "refused: key \"alice\" (role job) may not take job 2's record: job 2 belongs "
+                 "to key \"bob\"; that needs its key or admin"));
   std::filesystem::remove(flag);
   Process release(pool.cli("bob", {"release", "2"}));
   CHECK(release.wait() == 0);
@@ -112,10 +114,11 @@ TEST_CASE("auth pool: two agents, the NPS and submitted jobs work with authentic
   // Nothing any of them did was refused.
   std::string log = pool.log();
   INFO(log);
-  CHECK_FALSE(contains(log, "not_permitted: agent"));
-  CHECK_FALSE(contains(log, "not_permitted: scheduler"));
-  CHECK_FALSE(contains(log, "not_permitted: job bob"));
-  CHECK(contains(log, "not_permitted: job alice may not take (\"job\", 2"));  // the one refusal we asked for
+  CHECK_FALSE(contains(log, "(role agent) may not"));
+  CHECK_FALSE(contains(log, "(role scheduler) may not"));
+  CHECK_FALSE(contains(log, "not_permitted: key \"bob\""));
+  // The one refusal we asked for.
+  CHECK(contains(log, "not_permitted: key \"alice\" (role job) may not take job 2's record"));
   for (Process* p : {&nps, &ws01, &ws02}) {
     p->signal(SIGTERM);
     CHECK(p->wait(20s) == 0);

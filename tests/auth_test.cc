@@ -115,8 +115,10 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
     CHECK(cancel.wait() == 1);
     INFO(cancel.err());
     CHECK(contains(cancel.err(),
-                   "refused: not_permitted: job bob may not take (\"job\", " + std::to_string(id)));
-    CHECK(contains(cancel.err(), "job " + std::to_string(id) + " belongs to alice"));
+                   "refused: key \"bob\" (role job) may not take job " + std::to_string(id) + "'s record"));
+    CHECK(contains(cancel.err(),
+                   "job " + std::to_string(id) + " belongs to key \"alice\"; that needs its key"));
+    CHECK_FALSE(contains(cancel.err(), "not_permitted"));  // the wire's word is not for people
     CHECK(state_of(admin, id) == sys::JobState::Queued);
     ts::Client bob(pool.endpoint(), pool.as("bob"));
     CHECK(error_code([&] { sys::set_job_state(bob, id, sys::JobState::Cancelled); }) == "not_permitted");
@@ -129,6 +131,16 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
     Process own(pool.cli("alice", {"cancel", std::to_string(id)}));
     CHECK(own.wait() == 0);
     CHECK(state_of(admin, id) == sys::JobState::Cancelled);
+  }
+  SUBCASE("a job key cannot block a node, and is told in words which role would") {
+    Process block(pool.cli("alice", {"owner", "block", "ws01", "--for", "1h"}));
+    CHECK(block.wait() == 1);
+    INFO(block.err());
+    // One line, in words: no tuple, no wire code, no "(posted earlier)".
+    CHECK(block.err() == "piranha owner block: the tuple-space server at " + pool.endpoint() +
+                             " refused: key \"alice\" (role job) may not write an owner block on ws01: that "
+                             "needs the owner role for ws01 or admin (docs/security.md)\n");
+    CHECK(admin.rd_many(sys::kSpace, sys::owner_template("ws01"), 10).empty());
   }
   SUBCASE("an agent cannot write another node's records, nor cancel a job") {
     // (Its refused completion leaves the record under its lease until its
@@ -145,8 +157,8 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
         FAIL("the server took another node's record");
       } catch (const ts::TupleSpaceError& e) {
         CHECK(e.code() == ts::Code::NotPermitted);
-        CHECK(contains(e.what(), "agent ws01 may not write (\"node\", \"ws02\""));
-        CHECK(contains(e.what(), "an agent writes only node ws01's records"));
+        CHECK(contains(e.what(), "key \"ws01\" (role agent) may not write node ws02's state record"));
+        CHECK(contains(e.what(), "that needs node ws02's agent key or admin"));
       }
       CHECK(error_code([&] { ws01.in_many(sys::kSpace, sys::node_template(), 10); }) == "not_permitted");
       CHECK(error_code([&] { sys::set_job_state(ws01, id, sys::JobState::Cancelled); }) == "not_permitted");

@@ -240,7 +240,8 @@ TEST_CASE("contain: a job's piranha key reaches its own job's space and records,
   CHECK(bob.rd_many(theirs,
                     ts::Template({ts::Field::formal(ts::Type::String), ts::Field::formal(ts::Type::Int)}),
                     10) == std::vector<ts::Tuple>{ts::Tuple::of("task", 1)});
-  CHECK(contains(pool.log(), "piranha ws01/job." + std::to_string(id) + " may not read " + theirs));
+  CHECK(contains(pool.log(), "key \"ws01/job." + std::to_string(id) + "\" (role piranha) may not read job " +
+                                 std::to_string(other) + "'s space (" + theirs + ")"));
 
   // The job ends: its piranhas go, and with them their key and its file.
   Process cancel(pool.cli("alice", {"cancel", std::to_string(id)}));

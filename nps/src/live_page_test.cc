@@ -72,12 +72,18 @@ TEST_CASE("live state: each node says why it is in its state and what it is expe
           "ap_length", 0.0)("fraction", 1.0)("history", 10),
       Fields()("node", "ws05")("blocks", Value::List{Value::List{Value(90.0), Value(1300.0)}})(
           "blocked", true)("complaints", Value::List{}),
+      // Its agent said why (its ("nodewhy", ...) record, carried by its monitor).
+      Fields()("node", "ws06")("state", "unavailable")("available", false)("running", Value())(
+          "ap_length", 0.0)("fraction", 0.5)("history", 10)("reason",
+                                                            "1-min load 2.31 >= 0.70, own piranhas excluded"),
+      Fields()("node", "ws07")("state", "down")("available", false)("running", Value())("reason",
+                                                                                        "agent stopped"),
       Fields()("id", 0)("strategy", "SRT")("assignments", Fields()("ws01", 6)("ws02", Value())),
       Fields()("obeyed", 0)("schedulers", Fields())(
           "ended", Value::List{Fields()("id", 4)("name", "crash")("arrival", 10.0)("end", 40.0)(
                        "turnaround", 30.0)("owner_retreats", 2)("scheduler_retreats", 0)})};
   const auto j = live_state(100, s);
-  REQUIRE(j["nodes"].size() == 5);
+  REQUIRE(j["nodes"].size() == 7);
   const auto& ws01 = j["nodes"][0];
   CHECK(ws01["job"] == 5);
   CHECK(ws01["assigned"] == 6);
@@ -92,6 +98,11 @@ TEST_CASE("live state: each node says why it is in its state and what it is expe
   CHECK(j["nodes"][4]["state"] == "owner-blocked");
   CHECK(j["nodes"][4]["why"] == "its owner blocked it (piranha owner block) for another 20 min");
   CHECK(j["nodes"][4]["next"] == "back to Piranha when the block ends, in 20 min");
+  CHECK(j["nodes"][3]["reason"] == "");
+  CHECK(j["nodes"][5]["reason"] == "1-min load 2.31 >= 0.70, own piranhas excluded");
+  CHECK(j["nodes"][5]["why"] ==
+        "its agent reports it unavailable: 1-min load 2.31 >= 0.70, own piranhas excluded");
+  CHECK(j["nodes"][6]["why"] == "its agent reports it down: agent stopped");
   REQUIRE(j["finished"].size() == 1);
   CHECK(j["finished"][0]["id"] == 4);
   CHECK(j["finished"][0]["turnaround"] == 30.0);

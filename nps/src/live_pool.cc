@@ -157,6 +157,9 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
       case WholeReads::kNodes:
         nodes_seen_.clear();
         for (auto& n : sys::list_nodes(c)) nodes_seen_[n.name] = std::move(n);
+        // With the node records: a reason newer than the state read is shown
+        // at the next such read (derive() shows one only with its own state).
+        reasons_seen_ = sys::list_node_reasons(c);
         break;
       case WholeReads::kHeartbeats:
         heartbeats_ = sys::list_agent_heartbeats(c);
@@ -172,6 +175,7 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   }
   for (const auto& [name, n] : nodes_seen_) s.nodes.push_back(n);
   for (const auto& [name, r] : running_seen_) s.running.push_back(r);
+  s.reasons = reasons_seen_;
   s.heartbeats = heartbeats_;
   s.heartbeats_read_at = whole_reads_.read_at(WholeReads::kHeartbeats);
   s.beats = beats_seen_;

@@ -103,6 +103,8 @@ void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOp
   for (const auto& k : s.complaints) complaints[k.node].push_back({k.time, k.text});
   std::map<std::string, sys::NodeRun> running;
   for (const auto& r : s.running) running[r.node] = r;
+  std::map<std::string, const sys::NodeReason*> reasons;
+  for (const auto& r : s.reasons) reasons[r.node] = &r;
 
   // Nodes seen for the first time join the order by name: the system space
   // does not keep registration order, and a stable order keeps FAIR's and
@@ -124,6 +126,9 @@ void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOp
     st.name = n.name;
     const bool fresh = now - heard[n.name] <= options.stale_seconds;
     st.state = fresh ? std::string(sys::name(n.state)) : "down";
+    // A reason read before the node's latest change is another state's: none.
+    const auto why = reasons.find(n.name);
+    st.reason = fresh && why != reasons.end() && why->second->state == st.state ? why->second->reason : "";
     const auto b = beat.find(n.name);
     st.suspect = fresh && node_liveness(heard[n.name], s.heartbeats_read_at,
                                         b != beat.end() ? b->second : kDefaultBeatSeconds) != Liveness::Heard;

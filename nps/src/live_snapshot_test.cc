@@ -76,6 +76,21 @@ TEST_CASE("derive: a node whose agent missed a beat when the heartbeats were rea
   CHECK(status(state, "gone").state == "down");
 }
 
+TEST_CASE("derive: a node carries its agent's reason while the reason is of its state and it is fresh") {
+  auto s = at(0);
+  s.nodes = {
+      node("busy", sys::NodeState::Unavailable, kNow), node("changed", sys::NodeState::Available, kNow),
+      node("stale", sys::NodeState::Unavailable, kNow - 100), node("quiet", sys::NodeState::Available, kNow)};
+  s.reasons = {{"busy", "unavailable", "1-min load 2.31 >= 0.70, own piranhas excluded", kNow},
+               {"changed", "unavailable", "keyboard/mouse idle 3 s < 60 s", kNow - 5},  // before its change
+               {"stale", "unavailable", "1-min load 0.93 >= 0.70", kNow - 100}};
+  const auto state = derive({}, s, LivePoolOptions{});
+  CHECK(status(state, "busy").reason == "1-min load 2.31 >= 0.70, own piranhas excluded");
+  CHECK(status(state, "changed").reason == "");
+  CHECK(status(state, "stale").reason == "");  // down by silence: its agent said nothing of that
+  CHECK(status(state, "quiet").reason == "");  // no record (an older agent)
+}
+
 TEST_CASE("derive: a node is available only when reported available and under no owner block now") {
   auto s = at(0);
   s.nodes = {node("ws01", sys::NodeState::Available, kNow), node("ws02", sys::NodeState::Available, kNow),

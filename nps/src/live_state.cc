@@ -41,13 +41,17 @@ struct OwnerView {
   std::size_t complaints = 0;
 };
 
-// Why the node is in its state, in words.
-std::string node_why(const std::string& state, const json& job, const OwnerView& owner, double now) {
+// Why the node is in its state, in words; `reason` is its agent's (the
+// ("nodewhy", ...) record, "" when not known), which says which sensor.
+std::string node_why(const std::string& state, const std::string& reason, const json& job,
+                     const OwnerView& owner, double now) {
   if (state == "available")
     return "available to Piranha (its owner is away); " +
            (job.is_null() ? std::string("runs no job") : "runs " + job_words(job));
   if (state == "owner-blocked")
     return "its owner blocked it (piranha owner block) for another " + duration_words(owner.until - now);
+  if (!reason.empty() && (state == "unavailable" || state == "down"))
+    return "its agent reports it " + state + ": " + reason;
   if (state == "unavailable") return "its owner is using it (its agent reports it unavailable)";
   if (state == "down") return "its agent has not been heard from lately";
   if (state == "unknown") return "not reported yet";
@@ -143,6 +147,7 @@ json live_state(double now, const std::vector<Value>& states) {
       const bool suspect = s["suspect"].is_bool() && s["suspect"].as_bool() && state != "down";
       if (suspect) state = "suspect";
       const json job = job_json(s["running"]);
+      const std::string reason = s["reason"].is_string() ? s["reason"].as_string() : "";
       const bool has_assignment = decided && decided->as_map().contains(name);
       const json assigned = has_assignment ? job_json((*decided)[name]) : json(nullptr);
       nodes.push_back(
@@ -153,10 +158,11 @@ json live_state(double now, const std::vector<Value>& states) {
            {"starting", has_assignment && !assigned.is_null() && assigned != job && state == "available"},
            {"predicted_ap_seconds", num(s["ap_length"])},
            {"available_fraction", num(s["fraction"], 1)},
+           {"reason", reason},
            {"why",
             suspect
                 ? "its agent has missed a beat (a cut link, or a frozen agent?); it last reported " + reported
-                : node_why(state, job, owner, now)},
+                : node_why(state, reason, job, owner, now)},
            {"next", node_next(state, job, assigned, has_assignment, s, owner, now)},
            {"complaints", owner.complaints}});
     } else if (s["jobs"].is_list()) {

@@ -61,8 +61,8 @@ Value Monitor::calculate(trellis::Context& ctx) {
   return Fields()("ap_length", m.predictor->predict(0, *m.history) * pool.history_step())(
       "available", status && status->available && !blocked)("decisions", std::move(decisions))(
       "fraction", m.history->available_fraction(m.window))("history", m.history->now())("node", node_)(
-      "obeys", obeys)("predictor", m.predictor_name)("running",
-                                                     status ? job_value(status->running) : Value())(
+      "obeys", obeys)("predictor", m.predictor_name)("reason", status ? status->reason : std::string())(
+      "running", status ? job_value(status->running) : Value())(
       "state", status ? status->state : std::string("unknown"))("suspect", status && status->suspect)(
       "tick", newest_tick(ctx))("window", m.window);
 }

@@ -63,7 +63,7 @@ struct History {
     pool.job_list.push_back(two);
     tick(1);
     pool.owner_blocks["ws02"] = {{2, 10}};
-    pool.status["ws02"] = NodeStatus{"ws02", "owner-blocked", false, std::nullopt, ""};
+    pool.status["ws02"] = NodeStatus{"ws02", "owner-blocked", false, std::nullopt, "", false, ""};
     pool.job_list[0].retreats = 1;
     pool.job_list[0].owner_retreats = 1;
     tick(2);
@@ -74,7 +74,7 @@ struct History {
     run("ws01", 1);
     tick(4);
     pool.owner_blocks.erase("ws02");
-    pool.status["ws02"] = NodeStatus{"ws02", "available", true, std::nullopt, ""};
+    pool.status["ws02"] = NodeStatus{"ws02", "available", true, std::nullopt, "", false, ""};
     run("ws02", 1);
     tick(10);
     pool.job_list.clear();

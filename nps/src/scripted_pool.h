@@ -34,7 +34,7 @@ class ScriptedPool : public Pool {
   void add_node(const std::string& name, bool available = true) {
     names.push_back(name);
     status[name] =
-        NodeStatus{name, available ? "available" : "unavailable", available, std::nullopt, "", false};
+        NodeStatus{name, available ? "available" : "unavailable", available, std::nullopt, "", false, ""};
   }
 
   double now() const override { return clock; }

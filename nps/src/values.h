@@ -19,8 +19,8 @@ using trellis::Value;
 // on every tick for every node use.
 class Fields {
  public:
-  // Room for the largest state (a monitor's thirteen fields): one allocation.
-  Fields() { map_.reserve(13); }
+  // Room for the largest state (a monitor's fourteen fields): one allocation.
+  Fields() { map_.reserve(14); }
   Fields&& operator()(std::string key, Value value) && {
     map_.insert_or_assign(map_.end(), std::move(key), std::move(value));
     return std::move(*this);

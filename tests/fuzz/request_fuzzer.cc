@@ -15,7 +15,7 @@
 // (piranha/access/pool_access.h) as each role's session, against a store holding
 // a pool's records, with and without leases it would end on the counter or
 // a job's record. The policy must answer without throwing, refuse with a
-// reason naming who may not do what, let an admin do anything, and ask the
+// reason naming which key may not do what, let an admin do anything, and ask the
 // server to write nothing but the owner of a job id taken from the counter.
 // A violated property aborts with a message, so libFuzzer saves the input.
 #include <cmath>
@@ -317,8 +317,10 @@ void check_access(const ts::Request& r) {
       REQUIRE(v.allowed == v.reason.empty(), v.reason);
       if (p.role == rights::Role::Admin) REQUIRE(v.allowed, v.reason);
       if (!v.allowed)
-        REQUIRE(v.reason.rfind(std::string(rights::name(p.role)) + " " + p.name + " may not ", 0) == 0,
-                v.reason);
+        REQUIRE(
+            v.reason.rfind("key \"" + p.name + "\" (role " + std::string(rights::name(p.role)) + ") may not ",
+                           0) == 0,
+            v.reason);
       for (const auto& [space, t] : v.also_write) {
         REQUIRE(r.op == ts::Op::Ack && space == kSys);
         auto owner = sys::JobOwner::from_tuple(ts::decode_tuple(t.bytes));

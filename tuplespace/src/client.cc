@@ -330,11 +330,12 @@ Client::Received Client::receive_until(std::uint64_t rid, Reply& out, Millis dea
         } else if (p.prefetch && r.code == Code::DiskFull) {
           // It took nothing: the next take asks again.
         } else if (!deferred_) {
-          deferred_.emplace(r.code, std::string(p.completion ? "complete"
-                                                : p.prefetch ? "prefetch"
-                                                             : p.op) +
-                                        " (posted earlier): " + std::string(code_to_wire(r.code)) + ": " +
-                                        r.message);
+          deferred_.emplace(r.code,
+                            std::string(p.completion ? "complete"
+                                        : p.prefetch ? "prefetch"
+                                                     : p.op) +
+                                " (posted earlier): " + std::string(code_to_wire(r.code)) + ": " + r.message,
+                            r.message);
         }
       }
       if (r.request_id == rid) {

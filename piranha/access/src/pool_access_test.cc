@@ -46,7 +46,10 @@ TEST_CASE("the pool's policy reads owners and ended jobs from the server's store
   CHECK(policy->decide(ts::AccessQuery{"alice", r, {}}, store).allowed);
   ts::AccessVerdict bob = policy->decide(ts::AccessQuery{"bob", r, {}}, store);
   CHECK_FALSE(bob.allowed);
-  CHECK(bob.reason == "job bob may not read job.3: job 3 belongs to alice");
+  CHECK(
+      bob.reason ==
+      "key \"bob\" (role job) may not read job 3's space (job.3): job 3 belongs to key \"alice\"; that needs "
+      "its key or admin (docs/security.md)");
 
   ts::Request prune = request(ts::Op::InMany, kSystemSpace);
   prune.tmpl = ts::image_of(sys::launch_template(4));
@@ -133,7 +136,8 @@ TEST_CASE("the pool's policy admits a key its agent announced, as that job's pir
   CHECK(policy->decide(ts::AccessQuery{*identity, mine, {}}, store).allowed);
   ts::Request theirs = request(ts::Op::Rd, "job.4");
   CHECK(policy->decide(ts::AccessQuery{*identity, theirs, {}}, store).reason ==
-        "piranha ws01/job.3 may not read job.4: a piranha of job 3 uses job.3 only");
+        "key \"ws01/job.3\" (role piranha) may not read job 4's space (job.4): a piranha of job 3 uses job.3 "
+        "only (docs/security.md)");
   // Its reads of the system space are judged on their templates.
   ts::Request nodes = request(ts::Op::RdMany, kSystemSpace);
   nodes.tmpl = ts::image_of(sys::node_template());

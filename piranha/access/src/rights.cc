@@ -12,17 +12,11 @@ using ts::Op;
 
 const std::string kSystem(sys::kSpace);
 constexpr std::string_view kTakenPrefix = "_taken.";
-constexpr std::size_t kShown = 72;  // characters of a tuple a message shows
 
 // The tags of a job's records in the system space; field 1 is the job id.
 bool is_job_record(std::string_view tag) {
   return tag == "job" || tag == "jobexec" || tag == "jobstat" || tag == "jobwork" || tag == "jobtime" ||
          tag == "jobexit" || tag == "jobheld" || tag == "jobpatience" || tag == "joblost";
-}
-
-std::string shown(std::string text) {
-  if (text.size() > kShown) text = text.substr(0, kShown - 4) + " ...)";
-  return text;
 }
 
 const std::string* str_at(const ts::Tuple& t, std::size_t i) {
@@ -49,9 +43,119 @@ Decision allow() {
   return {};
 }
 
-// "agent ws01 may not write ("node", "ws02", ...) in piranha.sys: why".
+// Who asked, as the auth file lists it: key "alice" (role job).
+std::string who_words(const Principal& who) {
+  return "key \"" + who.name + "\" (role " + std::string(name(who.role)) + ")";
+}
+
+// "key "ws01" (role agent) may not write node ws02's state record: that
+// needs node ws02's agent key or admin (docs/security.md)". People read it:
+// no tuple is dumped, and the page that has the rules is named.
 Decision refuse(const Principal& who, const std::string& doing, const std::string& why) {
-  return Decision{false, std::string(name(who.role)) + " " + who.name + " may not " + doing + ": " + why, {}};
+  return Decision{false, who_words(who) + " may not " + doing + ": " + why + " (docs/security.md)", {}};
+}
+
+// A space in words: "the system space", "job 3's space (job.3)", "space "scratch"".
+std::string space_words(std::string_view space) {
+  if (space == kSystem) return "the system space";
+  if (auto id = job_of_space(space))
+    return "job " + std::to_string(*id) + "'s space (" + std::string(space) + ")";
+  return "space \"" + std::string(space) + "\"";
+}
+
+// What a message says of a system-space record: its tag and the fields the
+// rules name, from a tuple written or from the actuals of a template (a
+// formal field is null: the template matches any value there).
+struct Record {
+  const std::string* tag = nullptr;
+  const std::string* field1 = nullptr;  // a node, or "agent"/"scheduler" in a heartbeat
+  const std::string* field2 = nullptr;  // a node, in records keyed by job id then node
+  std::optional<std::int64_t> id;       // field 1 as a job id
+};
+
+Record record_of(const ts::Tuple& t) {
+  return {str_at(t, 0), str_at(t, 1), str_at(t, 2), int_at(t, 1)};
+}
+Record record_of(const ts::Template& t) {
+  return {actual_str(t, 0), actual_str(t, 1), actual_str(t, 2), actual_int(t, 1)};
+}
+
+std::string nodes_words(const std::string* node) {
+  return node ? "node " + *node + "'s" : "every node's";
+}
+std::string jobs_words(std::optional<std::int64_t> id) {
+  return id ? "job " + std::to_string(*id) + "'s" : "every job's";
+}
+// The node a record is about: field 1, or field 2 after a job id or "agent".
+const std::string* node_in(const Record& r) {
+  if (is(r.tag, "heartbeat") || is(r.tag, "jobheld") || is(r.tag, "joblost") || is(r.tag, "jobkey"))
+    return r.field2;
+  return r.field1;
+}
+
+// A record in words: "node ws02's state record", "an owner block on ws01".
+std::string record_words(const Record& r) {
+  if (!r.tag) return "any record (the tag, field 0, is not given)";
+  const std::string& tag = *r.tag;
+  if (tag == "node") return nodes_words(r.field1) + " state record";
+  if (tag == "nodewhy") return nodes_words(r.field1) + " state reason";
+  if (tag == "running") return nodes_words(r.field1) + " record of the job it runs";
+  if (tag == "ap") return nodes_words(r.field1) + " availability periods";
+  if (tag == "agentbeat") return nodes_words(r.field1) + " heartbeat interval";
+  if (tag == "heartbeat")
+    return is(r.field1, "scheduler") ? std::string("a scheduler's heartbeat")
+                                     : nodes_words(r.field2) + " agent heartbeat";
+  if (tag == "owner") return r.field1 ? "an owner block on " + *r.field1 : "owner blocks on every node";
+  if (tag == "complaint") return r.field1 ? "a complaint about " + *r.field1 : "complaints about every node";
+  if (tag == "assign") return "a scheduler's assignment";
+  if (tag == "eval") return "an evaluator record";
+  if (tag == "jobseq" || tag == "jobseq.created") return "the job-id counter";
+  if (tag == "jobheld") return jobs_words(r.id) + " hold by " + nodes_words(r.field2) + " agent";
+  if (tag == "joblost")
+    return jobs_words(r.id) + " lost-feeder record by " + nodes_words(r.field2) + " agent";
+  if (tag == "jobkey") return jobs_words(r.id) + " piranha key on " + (r.field2 ? *r.field2 : "every node");
+  if (tag == "job") return jobs_words(r.id) + " record";
+  if (tag == "jobowner") return jobs_words(r.id) + " owner record";
+  if (is_job_record(tag)) return jobs_words(r.id) + " " + tag + " record";
+  return "a \"" + tag + "\" record";
+}
+
+// Whose job `id` is, for a refusal: "job 3 belongs to key "alice"; that needs
+// its key or admin".
+std::string job_owner_problem(std::int64_t id, const PoolFacts& facts) {
+  auto owner = facts.owner_of(id);
+  return owner
+             ? "job " + std::to_string(id) + " belongs to key \"" + *owner + "\"; that needs its key or admin"
+             : "job " + std::to_string(id) + " has no recorded owner; that needs admin";
+}
+
+// Which key or role may write or take a record, for a refusal: "that needs
+// node ws02's agent key or admin".
+std::string needs(const Record& r, const PoolFacts& facts) {
+  const std::string or_admin = " or admin";
+  if (!r.tag) return "a take from the system space names the record's tag; every tag, that needs admin";
+  const std::string& tag = *r.tag;
+  const std::string* node = node_in(r);
+  if ((tag == "jobheld" || tag == "joblost") && node && r.id)
+    return "that needs node " + *node + "'s agent key, job " + std::to_string(*r.id) + "'s owner's key" +
+           or_admin;
+  if (tag == "node" || tag == "nodewhy" || tag == "running" || tag == "ap" || tag == "agentbeat" ||
+      (tag == "heartbeat" && !is(r.field1, "scheduler")) || tag == "jobheld" || tag == "joblost" ||
+      tag == "jobkey")
+    return node ? "that needs node " + *node + "'s agent key" + or_admin
+                : "every node's needs admin (an agent names its own node, field " +
+                      std::string(tag == "heartbeat" || tag.rfind("job", 0) == 0 ? "2" : "1") + ")";
+  if (tag == "owner" || tag == "complaint")
+    return node ? "that needs the owner role for " + *node + or_admin
+                : "every node's needs admin (an owner names its own node, field 1)";
+  if (tag == "assign" || tag == "heartbeat" || tag == "eval")
+    return "that needs the scheduler role" + or_admin;
+  if (tag == "jobseq" || tag == "jobseq.created") return "that needs the job role" + or_admin;
+  if (tag == "jobowner") return "the server writes it as a job id is taken; removing it needs admin";
+  if (is_job_record(tag))
+    return r.id ? job_owner_problem(*r.id, facts)
+                : "every job's needs admin (a job key names its job's id, field 1)";
+  return "that needs admin";
 }
 
 bool granted(const Principal& who, std::string_view space) {
@@ -62,12 +166,6 @@ bool granted(const Principal& who, std::string_view space) {
       return true;
   }
   return false;
-}
-
-std::string job_owner_problem(std::int64_t id, const PoolFacts& facts) {
-  auto owner = facts.owner_of(id);
-  return owner ? "job " + std::to_string(id) + " belongs to " + *owner
-               : "job " + std::to_string(id) + " has no recorded owner";
 }
 
 bool owns(const Principal& who, std::int64_t id, const PoolFacts& facts) {
@@ -97,11 +195,15 @@ SpaceAccess access_to(const Principal& who, std::string_view space, const PoolFa
     if (who.role == Role::Agent)
       return {Reach::Nothing, "an agent uses no job's space (its piranhas have keys of their own)"};
     if (who.role != Role::Job)
-      return {Reach::Nothing, "a " + std::string(name(who.role)) + " uses no job's space"};
+      return {Reach::Nothing, "a " + std::string(name(who.role)) +
+                                  " uses no job's space; that needs the job's owner's key or admin"};
     if (owns(who, *id, facts)) return {Reach::Everything, {}};
     return {Reach::Nothing, job_owner_problem(*id, facts)};
   }
-  return {Reach::Nothing, "it is not the system space, a job's space, nor one of its own spaces"};
+  return {
+      Reach::Nothing,
+      "it is not the system space, a job's space, nor one of the key's own spaces; that needs admin, or the "
+      "space in the key's `spaces` in the auth file"};
 }
 
 // ---- The system space: writes.
@@ -111,68 +213,61 @@ bool ended_job(std::int64_t id, const PoolFacts& facts) {
   return !states.empty() && std::all_of(states.begin(), states.end(), sys::is_finished);
 }
 
+bool node_record(std::string_view tag) {
+  return tag == "node" || tag == "nodewhy" || tag == "running" || tag == "ap" || tag == "agentbeat";
+}
+
 Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts& facts) {
   // The message is made only for a refusal: most writes are allowed.
-  auto no = [&](const std::string& why) {
-    return refuse(who, "write " + shown(ts::to_string(t)) + " in " + kSystem, why);
-  };
-  const std::string* tag = str_at(t, 0);
-  if (!tag) return no("its field 0 is not a tag");
+  const Record r = record_of(t);
+  auto no = [&](const std::string& why) { return refuse(who, "write " + record_words(r), why); };
+  auto not_its = [&] { return no(needs(r, facts)); };
+  const std::string* tag = r.tag;
+  if (!tag)
+    return refuse(who, "write a record without a tag in the system space", "field 0 must be a string");
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
-      if (*tag == "assign" || *tag == "eval" || (*tag == "heartbeat" && is(str_at(t, 1), "scheduler")))
+      if (*tag == "assign" || *tag == "eval" || (*tag == "heartbeat" && is(r.field1, "scheduler")))
         return allow();
-      return no("a scheduler writes only assignments, its heartbeats and evaluator records");
+      return not_its();
     case Role::Agent: {
-      const std::string mine = "an agent writes only node " + who.node + "'s records";
-      if (*tag == "node" || *tag == "nodewhy" || *tag == "running" || *tag == "ap" || *tag == "agentbeat")
-        return is(str_at(t, 1), who.node) ? allow() : no(mine);
-      if (*tag == "heartbeat")
-        return is(str_at(t, 1), "agent") && is(str_at(t, 2), who.node) ? allow() : no(mine);
-      if (*tag == "jobheld")
-        return is(str_at(t, 2), who.node) ? allow() : no("an agent holds jobs on its own node only");
-      if (*tag == "joblost")
-        return is(str_at(t, 2), who.node) ? allow()
-                                          : no("an agent records lost feeders in its own name only");
-      if (*tag == "jobtime" && int_at(t, 1)) return allow();  // a lost feeder's job's end
+      if (node_record(*tag)) return is(r.field1, who.node) ? allow() : not_its();
+      if (*tag == "heartbeat") return is(r.field1, "agent") && is(r.field2, who.node) ? allow() : not_its();
+      if (*tag == "jobheld" || *tag == "joblost") return is(r.field2, who.node) ? allow() : not_its();
+      if (*tag == "jobtime" && r.id) return allow();  // a lost feeder's job's end
       if (*tag == "jobkey") {
-        auto id = int_at(t, 1);
-        if (!id || !is(str_at(t, 2), who.node) || !str_at(t, 3) || !ts::is_z85_key(*str_at(t, 3)))
-          return no("an agent announces keys for its own node's piranhas only, (\"jobkey\", id, \"" +
-                    who.node + "\", key)");
-        if (ended_job(*id, facts)) return no("job " + std::to_string(*id) + " has ended");
+        if (!r.id || !str_at(t, 3) || !ts::is_z85_key(*str_at(t, 3)))
+          return no("a piranha key record holds a job id, a node and a CURVE public key in Z85 text");
+        if (!is(r.field2, who.node)) return not_its();
+        if (ended_job(*r.id, facts)) return no("job " + std::to_string(*r.id) + " has ended");
         return allow();
       }
       if (*tag == "job")
         return no(
             "an agent writes a job's record only back, held, failed or unchanged, as it ends its lease on "
             "it");
-      return no(mine + ", holds, lost feeders, job times and its piranhas' keys");
+      return not_its();
     }
     case Role::Piranha:
-      if (*tag == "jobtime" && int_at(t, 1) == who.job) return allow();  // its job's start
+      if (*tag == "jobtime" && r.id == who.job) return allow();  // its job's start
       return no("a piranha writes only job " + std::to_string(who.job) + "'s jobtime record");
     case Role::Owner:
-      if (*tag == "owner" || *tag == "complaint")
-        return is(str_at(t, 1), who.node)
-                   ? allow()
-                   : no("an owner writes only node " + who.node + "'s blocks and complaints");
-      return no("an owner writes only node " + who.node + "'s blocks and complaints");
+      if ((*tag == "owner" || *tag == "complaint") && is(r.field1, who.node)) return allow();
+      return not_its();
     case Role::Job: {
       if (is_job_record(*tag)) {
-        auto id = int_at(t, 1);
-        if (!id) return no("a job's record has its job id in field 1");
-        if (!owns(who, *id, facts)) return no(job_owner_problem(*id, facts));
-        if (*tag == "job" && !is(str_at(t, 3), "job." + std::to_string(*id)))
-          return no("a job's record names its own space, job." + std::to_string(*id));
+        if (!r.id) return no("a job's record has its job id in field 1");
+        if (!owns(who, *r.id, facts)) return no(job_owner_problem(*r.id, facts));
+        if (*tag == "job" && !is(str_at(t, 3), "job." + std::to_string(*r.id)))
+          return no("a job's record names its own space, job." + std::to_string(*r.id));
         return allow();
       }
       if (*tag == "jobseq" || *tag == "jobseq.created")
         return facts.counter_created()
                    ? no("the job-id counter exists; it is advanced only by completing a lease on it")
                    : allow();
-      return no("a job writes only its own jobs' records");
+      return not_its();
     }
   }
   return no("unknown role");
@@ -181,52 +276,50 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
 // ---- The system space: takes.
 
 Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lease, const PoolFacts& facts) {
-  auto no = [&](const std::string& why) {
-    return refuse(who, "take " + shown(ts::to_string(t)) + " from " + kSystem, why);
-  };
-  const std::string* tag = actual_str(t, 0);
+  const Record r = record_of(t);
+  auto no = [&](const std::string& why) { return refuse(who, "take " + record_words(r), why); };
+  auto not_its = [&] { return no(needs(r, facts)); };
+  const std::string* tag = r.tag;
   if (who.role == Role::Admin) return allow();
-  if (!tag) return no("a take from the system space names its tag (field 0)");
+  if (!tag) return not_its();
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
-      if (*tag == "assign" || (*tag == "heartbeat" && is(actual_str(t, 1), "scheduler"))) return allow();
-      return no("a scheduler takes only assignments and its heartbeats");
+      if (*tag == "assign" || (*tag == "heartbeat" && is(r.field1, "scheduler"))) return allow();
+      return not_its();
     case Role::Agent: {
-      const std::string mine = "an agent takes only node " + who.node + "'s records";
-      if (*tag == "node" || *tag == "nodewhy" || *tag == "running" || *tag == "ap" || *tag == "agentbeat")
-        return is(actual_str(t, 1), who.node) ? allow() : no(mine);
-      if (*tag == "heartbeat")
-        return is(actual_str(t, 1), "agent") && is(actual_str(t, 2), who.node) ? allow() : no(mine);
-      auto id = actual_int(t, 1);
-      if (*tag == "jobheld" && id && is(actual_str(t, 2), who.node)) return allow();  // its own holds
-      if (*tag == "jobtime" && id) return allow();  // a lost feeder's job's end
+      if (node_record(*tag)) return is(r.field1, who.node) ? allow() : not_its();
+      if (*tag == "heartbeat") return is(r.field1, "agent") && is(r.field2, who.node) ? allow() : not_its();
+      if (*tag == "jobheld" && r.id && is(r.field2, who.node)) return allow();  // its own holds
+      if (*tag == "jobtime" && r.id) return allow();                            // a lost feeder's job's end
       if (*tag == "jobkey") {
-        if (is(actual_str(t, 2), who.node)) return allow();  // its own piranhas' keys
-        if (id && lease == 0 && ended_job(*id, facts)) return allow();
-        return no("an agent takes only node " + who.node + "'s piranhas' keys, and those of ended jobs");
+        if (is(r.field2, who.node)) return allow();  // its own piranhas' keys
+        if (r.id && lease == 0 && ended_job(*r.id, facts)) return allow();
+        return no("an agent takes only node " + who.node + "'s piranhas' keys, and those of ended jobs; " +
+                  needs(r, facts));
       }
-      if (*tag == "job" && id && lease > 0) return allow();  // a hold: written back when the lease ends
-      if ((is_job_record(*tag) || *tag == "jobowner") && id && lease == 0) {
-        if (ended_job(*id, facts)) return allow();  // retention: the records of an ended job
-        return no("an agent removes a job's records only once job " + std::to_string(*id) + " has ended");
+      if (*tag == "job" && r.id && lease > 0) return allow();  // a hold: written back when the lease ends
+      if ((is_job_record(*tag) || *tag == "jobowner") && r.id && lease == 0) {
+        if (ended_job(*r.id, facts)) return allow();  // retention: the records of an ended job
+        return no("an agent removes a job's records only once job " + std::to_string(*r.id) + " has ended");
       }
-      return no(mine + ", and the records of ended jobs (by job id)");
+      if (*tag == "jobheld") return not_its();
+      return no("an agent takes only node " + who.node +
+                "'s records, and the records of ended jobs (by job id)");
     }
     case Role::Piranha:
-      if (*tag == "jobtime" && actual_int(t, 1) == who.job) return allow();
+      if (*tag == "jobtime" && r.id == who.job) return allow();
       return no("a piranha takes only job " + std::to_string(who.job) + "'s jobtime record");
     case Role::Owner:
-      if (*tag == "owner" && is(actual_str(t, 1), who.node)) return allow();
-      return no("an owner takes only node " + who.node + "'s blocks");
+      if (*tag == "owner" && is(r.field1, who.node)) return allow();
+      return not_its();
     case Role::Job: {
       if (*tag == "jobseq") return lease > 0 ? allow() : no("the job-id counter is taken only under a lease");
       if (is_job_record(*tag)) {
-        auto id = actual_int(t, 1);
-        if (!id) return no("a take of a job's records names the job id (field 1)");
-        return owns(who, *id, facts) ? allow() : no(job_owner_problem(*id, facts));
+        if (!r.id) return no("a take of a job's records names the job id (field 1); every job's needs admin");
+        return owns(who, *r.id, facts) ? allow() : no(job_owner_problem(*r.id, facts));
       }
-      return no("a job takes only its own jobs' records and the job-id counter");
+      return not_its();
     }
   }
   return no("unknown role");
@@ -237,16 +330,17 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
 // A piranha reads its own job's records in the system space, and no more:
 // the template names the tag and the job id.
 Decision read_system_as_piranha(const Principal& who, const Action& a) {
-  if (!a.tmpl) return refuse(who, "read " + kSystem, "a piranha reads only its own job's records");
+  if (!a.tmpl)
+    return refuse(who, "read the whole system space", "a piranha reads only its own job's records");
   const std::string* tag = actual_str(*a.tmpl, 0);
   if (tag && (is_job_record(*tag) || *tag == "jobowner") && actual_int(*a.tmpl, 1) == who.job) return allow();
-  return refuse(who, "read " + shown(ts::to_string(*a.tmpl)) + " from " + kSystem,
+  return refuse(who, "read " + record_words(record_of(*a.tmpl)),
                 "a piranha reads only job " + std::to_string(who.job) + "'s records");
 }
 
 Decision read(const Principal& who, const Action& a, const PoolFacts& facts) {
   SpaceAccess s = access_to(who, a.space, facts);
-  if (s.reach == Reach::Nothing) return refuse(who, "read " + a.space, s.why);
+  if (s.reach == Reach::Nothing) return refuse(who, "read " + space_words(a.space), s.why);
   if (s.reach == Reach::SystemRules && who.role == Role::Piranha) return read_system_as_piranha(who, a);
   return allow();
 }
@@ -255,7 +349,7 @@ Decision read(const Principal& who, const Action& a, const PoolFacts& facts) {
 Decision write(const Principal& who, const std::string& space, const std::vector<ts::Tuple>& tuples,
                const std::vector<bool>& skip, const PoolFacts& facts) {
   SpaceAccess s = access_to(who, space, facts);
-  if (s.reach == Reach::Nothing) return refuse(who, "write in " + space, s.why);
+  if (s.reach == Reach::Nothing) return refuse(who, "write in " + space_words(space), s.why);
   if (s.reach != Reach::SystemRules) return allow();
   for (std::size_t i = 0; i < tuples.size(); ++i) {
     if (i < skip.size() && skip[i]) continue;
@@ -267,9 +361,9 @@ Decision write(const Principal& who, const std::string& space, const std::vector
 
 Decision take(const Principal& who, const Action& a, const PoolFacts& facts) {
   SpaceAccess s = access_to(who, a.space, facts);
-  if (s.reach == Reach::Nothing) return refuse(who, "take from " + a.space, s.why);
+  if (s.reach == Reach::Nothing) return refuse(who, "take from " + space_words(a.space), s.why);
   if (s.reach != Reach::SystemRules) return allow();
-  if (!a.tmpl) return refuse(who, "take from " + a.space, "no template");
+  if (!a.tmpl) return refuse(who, "take from " + space_words(a.space), "the request has no template");
   return take_system(who, *a.tmpl, a.lease, facts);
 }
 
@@ -278,12 +372,13 @@ Decision remove(const Principal& who, const Action& a, const PoolFacts& facts) {
   if (s.reach == Reach::Everything) return allow();
   // An agent that recorded a job's feeder lost ends its piranhas' waits.
   if (auto id = job_of_space(a.space); id && who.role == Role::Agent && ended_job(*id, facts)) return allow();
+  const std::string doing = "remove " + space_words(a.space);
   if (job_of_space(a.space) && who.role == Role::Agent)
-    return refuse(who, "remove " + a.space, "an agent removes a job's space only once the job has ended");
-  return refuse(who, "remove " + a.space,
+    return refuse(who, doing, "an agent removes a job's space only once the job has ended");
+  return refuse(who, doing,
                 s.reach == Reach::Nothing       ? s.why
-                : s.reach == Reach::SystemRules ? "only an admin removes the system space"
-                                                : "only the job's owner removes its space");
+                : s.reach == Reach::SystemRules ? "that needs admin"
+                                                : "that needs the job's owner's key or admin");
 }
 
 // Ends leases: a plain ack, or a completion writing `a.tuples` to `a.space`.
@@ -327,10 +422,9 @@ Decision end_leases(const Principal& who, const Action& a, const PoolFacts& fact
           back = justified[i] = true;
       }
       if (!back)
-        return refuse(who, "end its lease on " + shown(ts::to_string(held)),
+        return refuse(who, "end its lease on " + record_words(record_of(held)),
                       "an agent ends a lease on a job's record only by writing the record back, held, failed "
-                      "(a running "
-                      "job's) or unchanged");
+                      "(a running job's) or unchanged");
     }
   }
   if (who.role == Role::Admin || !completes) return verdict;

@@ -106,23 +106,32 @@ TEST_CASE("every role reads the system space, and only owners and the job's pira
   CHECK(allowed(alice, on(Op::Rd, "job.3")));
   CHECK(allowed(alice, out("job.3", ts::Tuple::of("task", 1))));
   CHECK(allowed(alice, on(Op::Remove, "job.3")));
-  CHECK(why(ws01, take("job.3", ts::Template({ts::Field::formal(ts::Type::String)}), 600000)) ==
-        "agent ws01 may not take from job.3: an agent uses no job's space (its piranhas have keys of their "
-        "own)");
+  CHECK(
+      why(ws01, take("job.3", ts::Template({ts::Field::formal(ts::Type::String)}), 600000)) ==
+      "key \"ws01\" (role agent) may not take from job 3's space (job.3): an agent uses no job's space (its "
+      "piranhas have keys of their own) (docs/security.md)");
   CHECK(!allowed(ws01, on(Op::Rd, "job.3")));
   CHECK(!allowed(ws01, out("job.3", ts::Tuple::of("result", 1))));
   CHECK(why(ws01, on(Op::Remove, "job.3")) ==
-        "agent ws01 may not remove job.3: an agent removes a job's space only once the job has ended");
-  CHECK(why(bob, on(Op::Rd, "job.3")) == "job bob may not read job.3: job 3 belongs to alice");
+        "key \"ws01\" (role agent) may not remove job 3's space (job.3): an agent removes a job's space only "
+        "once the job has ended (docs/security.md)");
+  CHECK(
+      why(bob, on(Op::Rd, "job.3")) ==
+      "key \"bob\" (role job) may not read job 3's space (job.3): job 3 belongs to key \"alice\"; that needs "
+      "its key or admin (docs/security.md)");
   CHECK(why(bob, out("job.3", ts::Tuple::of("result", 1))) ==
-        "job bob may not write in job.3: job 3 belongs to alice");
-  CHECK(why(bob, on(Op::Remove, "job.3")) == "job bob may not remove job.3: job 3 belongs to alice");
-  CHECK(why(bob, on(Op::Rd, "job.9")) == "job bob may not read job.9: job 9 has no recorded owner");
+        "key \"bob\" (role job) may not write in job 3's space (job.3): job 3 belongs to key \"alice\"; that "
+        "needs its key or admin (docs/security.md)");
+  CHECK(contains_text(why(bob, on(Op::Remove, "job.3")),
+                      "may not remove job 3's space (job.3): job 3 belongs"));
+  CHECK(why(bob, on(Op::Rd, "job.9")) ==
+        "key \"bob\" (role job) may not read job 9's space (job.9): job 9 has no recorded owner; that needs "
+        "admin (docs/security.md)");
   CHECK(!allowed(nps, on(Op::Rd, "job.3")));
   CHECK(!allowed(owner01, out("job.3", ts::Tuple::of("x"))));
   CHECK(allowed(admin, on(Op::Remove, kSys)));
   CHECK(why(alice, on(Op::Remove, kSys)) ==
-        "job alice may not remove piranha.sys: only an admin removes the system space");
+        "key \"alice\" (role job) may not remove the system space: that needs admin (docs/security.md)");
 }
 
 TEST_CASE("other spaces are admins' and those an entry's spaces patterns grant") {
@@ -132,9 +141,10 @@ TEST_CASE("other spaces are admins' and those an entry's spaces patterns grant")
   CHECK(allowed(lab, on(Op::Rd, "demo")));
   CHECK(!allowed(lab, on(Op::Rd, "demo2")));
   CHECK(!allowed(lab, on(Op::Rd, "benchx")));
-  CHECK(
-      why(alice, on(Op::Rd, "scratch")) ==
-      "job alice may not read scratch: it is not the system space, a job's space, nor one of its own spaces");
+  CHECK(why(alice, on(Op::Rd, "scratch")) ==
+        "key \"alice\" (role job) may not read space \"scratch\": it is not the system space, a job's space, "
+        "nor one of the key's own spaces; that needs admin, or the space in the key's `spaces` in the auth "
+        "file (docs/security.md)");
   CHECK(allowed(admin, out("scratch", ts::Tuple::of("x"))));
 }
 
@@ -148,10 +158,10 @@ TEST_CASE("an agent writes and takes its own node's records only") {
   CHECK(allowed(ws01, take(kSys, sys::agent_heartbeat_template("ws01"), 10000)));
   CHECK(allowed(ws01, take(kSys, sys::ap_template("ws01"))));
 
-  CHECK(why(ws01, out(kSys, sys::NodeRecord{"ws02", 2, 1.0, sys::NodeState::Down, t}.to_tuple())) ==
-        "agent ws01 may not write (\"node\", \"ws02\", 2, 1.0, \"down\", 5.0) in piranha.sys: an agent "
-        "writes only "
-        "node ws01's records");
+  CHECK(
+      why(ws01, out(kSys, sys::NodeRecord{"ws02", 2, 1.0, sys::NodeState::Down, t}.to_tuple())) ==
+      "key \"ws01\" (role agent) may not write node ws02's state record: that needs node ws02's agent key or "
+      "admin (docs/security.md)");
   CHECK(!allowed(ws01, out(kSys, sys::AgentHeartbeat{"ws02", t}.to_tuple())));
   CHECK(!allowed(ws01, out(kSys, sys::AvailabilityPeriod{"ws02", 1, 2}.to_tuple())));
   CHECK(!allowed(ws01, out(kSys, sys::NodeRun{"ws02", 3, "FAIR", t}.to_tuple())));
@@ -163,7 +173,7 @@ TEST_CASE("an agent writes and takes its own node's records only") {
   CHECK(!allowed(ws01, take(kSys, sys::ap_template())));
   CHECK(!allowed(ws01, take(kSys, sys::owner_template("ws01"))));
   CHECK(contains_text(why(ws01, take(kSys, ts::Template({ts::Field::formal(ts::Type::String)}))),
-                      "names its tag"));
+                      "names the record's tag"));
 }
 
 TEST_CASE("an agent holds a live job: the record goes back held or unchanged, never away") {
@@ -241,13 +251,13 @@ TEST_CASE("a job changes its own jobs' records only: it cannot cancel another jo
   CHECK(allowed(alice, ends({job3().to_tuple()}, std::vector{cancelled})));
 
   CHECK(why(bob, take(kSys, sys::job_template(3), 0)) ==
-        "job bob may not take (\"job\", 3, ?string, ?string, ?double, ?string) from piranha.sys: job 3 "
-        "belongs to "
-        "alice");
+        "key \"bob\" (role job) may not take job 3's record: job 3 belongs to key \"alice\"; that needs its "
+        "key "
+        "or admin (docs/security.md)");
   CHECK(why(bob, out(kSys, cancelled)) ==
-        "job bob may not write (\"job\", 3, \"cmatrix\", \"job.3\", 1000.0, \"cancelled\") in piranha.sys: "
-        "job 3 "
-        "belongs to alice");
+        "key \"bob\" (role job) may not write job 3's record: job 3 belongs to key \"alice\"; that needs its "
+        "key "
+        "or admin (docs/security.md)");
   CHECK(!allowed(bob, out(kSys, sys::JobStat{3, 1, 2, 0.5, 5.0}.to_tuple())));
   CHECK(!allowed(bob, take(kSys, sys::job_template(), 0)));  // a formal id: every job's
   CHECK(!allowed(bob, out(kSys, sys::JobOwner{5, "bob"}.to_tuple())));
@@ -340,7 +350,8 @@ TEST_CASE("a piranha uses its own job's space and records only") {
   CHECK(allowed(piranha3, out("_taken.00ff", ts::Tuple::of("taken", 1))));
   // Another job's space: neither read nor written, nor taken from.
   CHECK(why(piranha3, on(Op::Rd, "job.4")) ==
-        "piranha ws01/job.3 may not read job.4: a piranha of job 3 uses job.3 only");
+        "key \"ws01/job.3\" (role piranha) may not read job 4's space (job.4): a piranha of job 3 uses job.3 "
+        "only (docs/security.md)");
   CHECK(!allowed(piranha3, take("job.4", task, 600000)));
   CHECK(!allowed(piranha3, out("job.4", ts::Tuple::of("result", 1))));
   CHECK(!allowed(piranha3, on(Op::Remove, "job.3")));
@@ -352,10 +363,9 @@ TEST_CASE("a piranha uses its own job's space and records only") {
   rd.tmpl = sys::jobtime_template(3);
   CHECK(allowed(piranha3, rd));
   rd.tmpl = sys::job_template(4);
-  CHECK(
-      why(piranha3, rd) ==
-      "piranha ws01/job.3 may not read (\"job\", 4, ?string, ?string, ?double, ?string) from piranha.sys: a "
-      "piranha reads only job 3's records");
+  CHECK(why(piranha3, rd) ==
+        "key \"ws01/job.3\" (role piranha) may not read job 4's record: a piranha reads only job 3's records "
+        "(docs/security.md)");
   rd.tmpl = sys::node_template();
   CHECK(!allowed(piranha3, rd));
   CHECK(!allowed(piranha3, on(Op::Watch, kSys)));  // no template: the whole space
@@ -372,8 +382,8 @@ TEST_CASE("an agent announces and withdraws keys for its own node's piranhas of 
   CHECK(!allowed(ws01, out(kSys, sys::JobKey{3, "ws02", key}.to_tuple())));
   CHECK(!allowed(ws01, out(kSys, sys::JobKey{3, "ws01", "not a key"}.to_tuple())));
   CHECK(why(ws01, out(kSys, sys::JobKey{4, "ws01", key}.to_tuple())) ==
-        "agent ws01 may not write (\"jobkey\", 4, \"ws01\", \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7\") in "
-        "piranha.sys: job 4 has ended");
+        "key \"ws01\" (role agent) may not write job 4's piranha key on ws01: job 4 has ended "
+        "(docs/security.md)");
   CHECK(allowed(ws01, take(kSys, sys::jobkey_template(3, "ws01"))));
   CHECK(!allowed(ws01, take(kSys, sys::jobkey_template(3, "ws02"))));
   CHECK(!allowed(ws01, take(kSys, sys::jobkey_template(3))));
@@ -381,6 +391,60 @@ TEST_CASE("an agent announces and withdraws keys for its own node's piranhas of 
   // Nobody else announces one: a job key would make piranhas of its own.
   CHECK(!allowed(alice, out(kSys, sys::JobKey{3, "ws01", key}.to_tuple())));
   CHECK(!allowed(nps, out(kSys, sys::JobKey{3, "ws01", key}.to_tuple())));
+}
+
+TEST_CASE("a refusal says in words what was refused and which key or role it needs, and shows no tuple") {
+  CHECK(
+      why(alice, out(kSys, sys::OwnerBlock{"ws01", 1.79579e9, 1.8e9}.to_tuple())) ==
+      "key \"alice\" (role job) may not write an owner block on ws01: that needs the owner role for ws01 or "
+      "admin (docs/security.md)");
+  CHECK(why(owner01, take(kSys, sys::owner_template("ws02"))) ==
+        "key \"pat\" (role owner) may not take an owner block on ws02: that needs the owner role for ws02 or "
+        "admin (docs/security.md)");
+  CHECK(
+      why(bob, out(kSys, sys::Assignment{0, 1, "ws01", 3}.to_tuple())) ==
+      "key \"bob\" (role job) may not write a scheduler's assignment: that needs the scheduler role or admin "
+      "(docs/security.md)");
+  CHECK(
+      why(nps, out(kSys, sys::AgentHeartbeat{"ws01", 1.0}.to_tuple())) ==
+      "key \"nps\" (role scheduler) may not write node ws01's agent heartbeat: that needs node ws01's agent "
+      "key or admin (docs/security.md)");
+  CHECK(
+      why(ws01, take(kSys, sys::node_template(), 10000)) ==
+      "key \"ws01\" (role agent) may not take every node's state record: every node's needs admin (an agent "
+      "names its own node, field 1) (docs/security.md)");
+  CHECK(why(owner01, out(kSys, sys::JobHold{3, "ws02", "exit 1", 5.0}.to_tuple())) ==
+        "key \"pat\" (role owner) may not write job 3's hold by node ws02's agent: that needs node ws02's "
+        "agent key, job 3's owner's key or admin (docs/security.md)");
+  CHECK(why(ws01, out(kSys, sys::JobOwner{5, "ws01"}.to_tuple())) ==
+        "key \"ws01\" (role agent) may not write job 5's owner record: the server writes it as a job id is "
+        "taken; removing it needs admin (docs/security.md)");
+  // Whatever is refused, to whomever: words, never a tuple's text.
+  const std::vector<Action> requests = {
+      out(kSys, sys::NodeRecord{"ws02", 2, 1.0, sys::NodeState::Down, 5}.to_tuple()),
+      out(kSys, job3(sys::JobState::Cancelled).to_tuple()),
+      out(kSys, sys::OwnerBlock{"ws02", 0, 1}.to_tuple()),
+      out(kSys, sys::JobKey{4, "ws02", "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"}.to_tuple()),
+      out(kSys, ts::Tuple::of("mystery", 1)),
+      take(kSys, sys::job_template(), 0),
+      take(kSys, sys::jobheld_template(4), 10000),
+      take(kSys, ts::Template({ts::Field::formal(ts::Type::String)})),
+      ends({job3().to_tuple()}, std::nullopt),
+      ends({ts::Tuple::of("jobseq", 5)}, std::vector{ts::Tuple::of("jobseq", 9)}),
+      on(Op::Rd, "job.4"),
+      on(Op::Remove, kSys)};
+  const Principal piranha = piranha_of(3, "ws01");
+  for (const Principal* p : std::vector<const Principal*>{&nps, &ws01, &alice, &bob, &owner01, &piranha})
+    for (const Action& a : requests) {
+      const Decision d = decide(*p, a, pool());
+      if (d.allowed) continue;
+      CAPTURE(d.reason);
+      CHECK(d.reason.rfind("key \"" + p->name + "\" (role " + std::string(name(p->role)) + ") may not ", 0) ==
+            0);
+      CHECK(d.reason.find("(\"") == std::string::npos);
+      CHECK(d.reason.find("?string") == std::string::npos);
+      CHECK(contains_text(d.reason, "(docs/security.md)"));
+    }
 }
 
 TEST_CASE("roles are named in lower case") {

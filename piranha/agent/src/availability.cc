@@ -29,6 +29,7 @@ Verdict judge(const Reading& reading, const Thresholds& thresholds) {
       if (!((*reading.load)[i] < limit[i]))
         add(reasons, std::string(names[i]) + format(" load %.2f >= %.2f", (*reading.load)[i], limit[i]));
     }
+    if (!reasons.empty() && reading.own_piranhas_excluded) reasons += ", own piranhas excluded";
   }
   if (reading.input_idle_seconds && !(*reading.input_idle_seconds >= thresholds.input_idle_seconds)) {
     // Floor the idle time so that the message never reads "60 s < 60 s".

@@ -52,6 +52,19 @@ TEST_CASE("availability: missing readings never block, and every failure is repo
   CHECK(v.reason == "1-min load 0.80 >= 0.70; 5-min load 0.50 >= 0.40; keyboard/mouse idle 1 s < 60 s");
 }
 
+TEST_CASE("availability: a load without the agent's own piranhas says so, after the load's criteria") {
+  Reading r{std::array<double, 3>{2.31, 0.5, 0.0}, 1.0};
+  r.own_piranhas_excluded = true;
+  CHECK(judge(r, Thresholds{}).reason ==
+        "1-min load 2.31 >= 0.70; 5-min load 0.50 >= 0.40, own piranhas excluded; keyboard/mouse idle 1 s < "
+        "60 s");
+  // Only a failing load is qualified: input alone says nothing of the piranhas.
+  r.load = std::array<double, 3>{0.1, 0.1, 0.0};
+  CHECK(judge(r, Thresholds{}).reason == "keyboard/mouse idle 1 s < 60 s");
+  r.input_idle_seconds = 100;
+  CHECK(judge(r, Thresholds{}).reason == "idle");
+}
+
 TEST_CASE("availability: a NaN load counts as too high") {
   auto v = judge(Reading{std::array<double, 3>{std::nan(""), 0.0, 0.0}, std::nullopt}, Thresholds{});
   CHECK_FALSE(v.available);

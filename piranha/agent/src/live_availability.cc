@@ -53,7 +53,10 @@ Verdict LiveAvailability::evaluate(Clock::time_point now) {
   }
   sample_own_cpu(now);
   reading_ = Reading{};
-  if (auto load = read_loadavg(options_.loadavg_path)) reading_.load = own_.subtract(*load);
+  if (auto load = read_loadavg(options_.loadavg_path)) {
+    reading_.load = own_.subtract(*load);
+    reading_.own_piranhas_excluded = true;
+  }
   keep_smallest(reading_.input_idle_seconds, input_.idle_seconds(now));
   if (options_.terminals)
     keep_smallest(reading_.input_idle_seconds,

@@ -77,7 +77,7 @@ TEST_CASE("live availability: load and input decide, and the poll interval paces
   node.loadavg(0.93, 0.2, 0.05);
   v = live.evaluate(kLiveStart + 61s);
   CHECK_FALSE(v.available);
-  CHECK(v.reason == "1-min load 0.93 >= 0.70");
+  CHECK(v.reason == "1-min load 0.93 >= 0.70, own piranhas excluded");
   REQUIRE(live.last_reading().load);
   CHECK((*live.last_reading().load)[0] == doctest::Approx(0.93));
 }

@@ -124,6 +124,9 @@ std::vector<OwnerBlock> list_owner_blocks(ts::Client& c) {
 std::vector<NodeRun> list_running(ts::Client& c) {
   return decode_all<NodeRun>(c.rd_many(kSpace, running_template(), kListMax));
 }
+std::vector<NodeReason> list_node_reasons(ts::Client& c) {
+  return decode_all<NodeReason>(c.rd_many(kSpace, nodewhy_template(), kListMax));
+}
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
   return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
 }

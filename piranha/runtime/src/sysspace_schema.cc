@@ -397,6 +397,10 @@ ts::Template running_template() {
 ts::Template agent_heartbeat_template(const std::string& node) {
   return ts::Template({tag("heartbeat"), tag("agent"), str(node), any(Type::Double)});
 }
+ts::Template nodewhy_template() {
+  return ts::Template(
+      {tag("nodewhy"), any(Type::String), any(Type::String), any(Type::String), any(Type::Double)});
+}
 ts::Template nodewhy_template(const std::string& node) {
   return ts::Template({tag("nodewhy"), str(node), any(Type::String), any(Type::String), any(Type::Double)});
 }

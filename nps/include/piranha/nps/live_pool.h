@@ -137,6 +137,7 @@ class LivePool : public Pool {
   // (read_snapshot()).
   std::map<std::string, sys::NodeRecord> nodes_seen_;
   std::map<std::string, sys::NodeRun> running_seen_;
+  std::vector<sys::NodeReason> reasons_seen_;  // as read with the last whole read
   std::vector<sys::AgentHeartbeat> heartbeats_;
   std::vector<sys::AgentBeat> beats_seen_;  // read with the heartbeats
   WholeReads whole_reads_;

@@ -82,6 +82,7 @@ struct LiveSnapshot {
   std::vector<sys::OwnerBlock> owner_blocks;  // every node's, as read (ended ones too)
   std::vector<sys::Complaint> complaints;     // oldest first
   std::vector<sys::NodeRun> running;          // every node's ("running", ...), as read
+  std::vector<sys::NodeReason> reasons;       // every node's ("nodewhy", ...), as last read whole
   std::vector<sys::JobStat> stats;            // as listed
   // As listed, then those of the jobs of the last state's `live_records`
   // missing from the listing and found when read again on their own.

@@ -56,6 +56,11 @@ struct NodeStatus {
   // nodes` says "suspect"): a cut link or a frozen agent, perhaps. Shown;
   // schedulers do not look at it: its state stands until it is stale.
   bool suspect = false;
+  // Why its agent put it in `state` (its ("nodewhy", ...) record: "1-min
+  // load 2.31 >= 0.70, own piranhas excluded", "owner block"), while that
+  // record is of the state its node record reports and the node is fresh;
+  // empty otherwise (not known, an older agent, or down by silence).
+  std::string reason;
 };
 
 // A live job as schedulers see it.

@@ -129,19 +129,26 @@ namespace piranha::ts {
 // starting with the code's wire word ("unknown_lease: lease 7 is not held").
 class TupleSpaceError : public std::runtime_error {
  public:
-  // what() is `message` as given.
-  TupleSpaceError(Code code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  // what() is `message` as given; so is detail() unless given apart.
+  TupleSpaceError(Code code, const std::string& message, std::optional<std::string> detail = std::nullopt)
+      : std::runtime_error(message), code_(code), detail_(detail ? std::move(*detail) : message) {}
   // An error whose what() is the code's wire word, ": " and `detail`.
   static TupleSpaceError of(Code code, std::string_view detail) {
     std::string what(code_to_wire(code));
     what += ": ";
     what += detail;
-    return TupleSpaceError(code, what);
+    return TupleSpaceError(code, what, std::string(detail));
   }
   Code code() const { return code_; }
+  // The error in its own words, for people: what() without the code's wire
+  // word or the request it answered ("out (posted earlier)"). For an error
+  // the server sent, its message (a refusal: which key may not do what, and
+  // what it needs).
+  const std::string& detail() const { return detail_; }
 
  private:
   Code code_;
+  std::string detail_;
 };
 
 // A tuple taken under a lease: ack() it when done, or it returns to the space

@@ -89,9 +89,12 @@ class PoolFacts {
 
 struct Decision {
   bool allowed = true;
-  // When refused: who may not do what and why, e.g. "agent ws01 may not
-  // write ("node", "ws02", ...) in piranha.sys: an agent writes only node
-  // ws01's records".
+  // When refused: which key (and its role) may not do what, in words, and
+  // why: which key or role it would need, e.g. "key "ws01" (role agent) may
+  // not write node ws02's state record: that needs node ws02's agent key or
+  // admin (docs/security.md)". Never a tuple: people read it (a command
+  // prints it after "refused: "). The message, not the wire code
+  // (not_permitted), may change between versions.
   std::string reason;
   // When allowed: the request advances the job-id counter past this id; the
   // server records the principal as its owner in the same step.

@@ -37,6 +37,10 @@ struct Reading {
   // terminal, X display): the smallest idle time over all sources;
   // nullopt when no input source was seen.
   std::optional<double> input_idle_seconds;
+  // Whether `load` is the load average minus the agent's own piranhas'
+  // (own_load.h), as the live sensor reads it: a verdict then says so, so
+  // that an owner does not take the piranhas for the load that sent them away.
+  bool own_piranhas_excluded = false;
 };
 
 // The outcome of judging a Reading.
@@ -44,7 +48,8 @@ struct Verdict {
   bool available = false;
   // Why, for logs and the node tuple: "idle" when available, otherwise every
   // criterion that failed, joined by "; ", e.g. "1-min load 0.93 >= 0.70" or
-  // "keyboard/mouse idle 3 s < 60 s".
+  // "keyboard/mouse idle 3 s < 60 s"; the load's followed by ", own piranhas
+  // excluded" when the reading's load is without them.
   std::string reason;
 };
 

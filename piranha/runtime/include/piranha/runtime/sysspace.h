@@ -381,6 +381,7 @@ ts::Template assign_template(std::int64_t scheduler_id, const std::string& node)
 ts::Template scheduler_heartbeat_template(std::int64_t id);
 ts::Template agent_heartbeat_template();  // every agent's
 ts::Template agent_heartbeat_template(const std::string& node);
+ts::Template nodewhy_template();  // every node's
 ts::Template nodewhy_template(const std::string& node);
 ts::Template agentbeat_template();  // every agent's
 ts::Template agentbeat_template(const std::string& node);
@@ -467,6 +468,7 @@ std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c);
 std::vector<AgentBeat> list_agent_beats(ts::Client& c);
 std::vector<OwnerBlock> list_owner_blocks(ts::Client& c);
 std::vector<NodeRun> list_running(ts::Client& c);
+std::vector<NodeReason> list_node_reasons(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
 // In time order (then as written).
 std::vector<Complaint> list_complaints(ts::Client& c);
