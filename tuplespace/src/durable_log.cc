@@ -307,7 +307,7 @@ void DurableLog::poll_compaction() {
              std::to_string((renamed - sealed) / 1000) + " ms)");
 }
 
-void DurableLog::abandon_compaction(const std::string& error) {
+void DurableLog::abandon_compaction(std::string error) {
   compactor_.reset();
   ::unlink((path_ + ".tmp").c_str());
   // The log is whole without the rewrite; the next one waits until it has doubled again.

@@ -172,7 +172,8 @@ class DurableLog final : public Journal {
   // Finishes a compaction whose thread is done; nothing otherwise.
   void poll_compaction();
   // Drops a compaction that failed (`error`) and its file, logging why.
-  void abandon_compaction(const std::string& error);
+  // `error` by value: it may be the compactor's own, which this resets.
+  void abandon_compaction(std::string error);
   // Closes a replaced log's descriptor `fd` and ends the finished compactor_
   // on closer_, off the event loop: the last close frees the file's blocks
   // and ending the compactor joins its thread, together tens of milliseconds
