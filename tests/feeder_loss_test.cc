@@ -109,7 +109,7 @@ TEST_CASE_FIXTURE(
                   agent.err());
   MESSAGE("a feeder of patience 2 s killed outright: its job recorded failed ", sys::wall_now() - killed,
           " s later");
-  CHECK(contains(agent.err(), "job 1 recorded failed: feeder lost"));
+  CHECK(agent.wait_for_err("job 1 recorded failed: feeder lost"));
 
   auto jobs = pool_json(server, {"jobs", "--all"});
   REQUIRE(jobs.size() == 1);
