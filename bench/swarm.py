@@ -118,6 +118,7 @@ class Run:
         for key in ("started", "connected", "away", "available", "obeying", "tasks_completed", "false_stale",
                     "stale_checks"):
             out[key] = sum(p[key] for p in parts)
+        out["uplink_reads"] = sum(p.get("uplink_reads", 0) for p in parts)
         out["stale_checks"] = min(p["stale_checks"] for p in parts)
         for p in parts:
             for job, count in p["running"].items():
@@ -219,6 +220,7 @@ class Run:
         tasks = 5 * n + 500
         s0, p0, w0 = cpu_seconds(server.pid), cpu_seconds(nps.pid), time.time()
         m0 = self.swarm_cpu()
+        r0 = self.status().get("uplink_reads", 0)
         sub = self.start("submit", [self.piranha, "submit", "--server", self.ep,
                                     os.path.join(self.bin, "spin"), "--tasks", str(tasks), "--task-ms", "20"])
         job = self.wait_for("the job's id", lambda: self.job_id(), 30)
@@ -244,6 +246,9 @@ class Run:
         # would be on their own machines): what the server and the NPS did not get.
         self.result["swarm_cpu_share"] = round((self.swarm_cpu() - m0) / (w1 - w0), 4)
         st = self.status()
+        # The agents' reads of the system space while the job ran (each a
+        # few requests): what its record writes cost the server per node.
+        self.result["uplink_reads_per_node_job"] = round((st.get("uplink_reads", 0) - r0) / n, 2)
         ob = st.get("obey_ms", [])
         self.result["obey_latency_ms_p50"] = round(rank(ob, 0.5), 1)
         self.result["obey_latency_ms_p99"] = round(rank(ob, 0.99), 1)

@@ -12,7 +12,8 @@
 // --seconds), then marks its nodes down.
 //
 // The status file: {"time", "started", "connected", "away", "available",
-// "obeying", "running": {job: nodes}, "tasks_completed", "obey_latency_ms":
+// "obeying", "uplink_reads" (the nodes' reads of the system space so far), "running": {job: nodes},
+// "tasks_completed", "obey_latency_ms":
 // {"count", "p50", "p99", "max"}, "obey_ms" (every latency, sorted), "seen_ms" (for the same
 // decisions, each until the node's uplink learnt of it, sorted), "registered", "false_stale",
 // "stale_checks", "spread_s": {job: seconds}}. "false_stale" is the most
@@ -90,6 +91,7 @@ class Driver {
   // The counters, for the reporter (any thread).
   struct Counts {
     std::size_t started = 0, connected = 0, away = 0, available = 0, obeying = 0;
+    std::uint64_t reads = 0;  // the uplinks' reads of the system space
     std::map<std::int64_t, std::size_t> running;
     std::vector<std::string> alive;  // connected and not away
   };
@@ -102,6 +104,7 @@ class Driver {
       c.away += away;
       c.available += n->available();
       c.obeying += n->obeying();
+      c.reads += n->uplink_reads();
       if (auto j = n->job_running()) ++c.running[j];
       if (!away) c.alive.push_back(n->name());
     }
@@ -208,6 +211,7 @@ class Reporter {
         all.away += c.away;
         all.available += c.available;
         all.obeying += c.obeying;
+        all.reads += c.reads;
         for (auto [j, n] : c.running) all.running[j] += n;
         all.alive.insert(all.alive.end(), c.alive.begin(), c.alive.end());
       }
@@ -275,6 +279,7 @@ class Reporter {
                 {"away", all.away},
                 {"available", all.available},
                 {"obeying", all.obeying},
+                {"uplink_reads", all.reads},
                 {"running", running},
                 {"tasks_completed", tally_.tasks_completed()},
                 {"obey_latency_ms",

@@ -78,6 +78,8 @@ class SwarmNode {
   Clock::time_point consume(Clock::time_point now, ts::Client& consumer);
   // Whether the uplink has read a view the node has not decided on yet.
   bool view_changed() const { return uplink_->generation() != view_seen_; }
+  // How many reads of the system space its uplink made (Uplink::reads()).
+  std::uint64_t uplink_reads() const { return uplink_->reads(); }
 
   // Stops: the piranhas retreat, the open period is recorded, the node
   // marked down (waits for the uplink to write them, until `deadline`).

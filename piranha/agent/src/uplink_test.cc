@@ -345,3 +345,74 @@ TEST_CASE("uplink: scheduler 0's heartbeat beaten at every tick costs no reads, 
   REQUIRE(c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms));
   CHECK(view_becomes(uplink, [](const auto& v) { return !v.scheduler; }));
 }
+
+TEST_CASE("uplink: a job queued, marked running and ended reaches the view from its events, read only once") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  const auto reads = uplink.reads();
+  c.out(sys::kSpace, sys::JobLaunch{7, "/bin/true", {}, "/"}.to_tuple());
+  c.out(sys::kSpace, sys::JobRecord{7, "true", "job.7", sys::wall_now(), sys::JobState::Queued}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1 && v.live[0].id == 7; }));
+  CHECK(uplink.reads() == reads);
+  // Marked running: read once, within kFeederSlack, to learn its patience.
+  sys::set_job_state(c, 7, sys::JobState::Running);
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (uplink.reads() == reads && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(5ms);
+  CHECK(uplink.reads() == reads + 1);
+  // Ended: out of the view without a read.
+  sys::set_job_state(c, 7, sys::JobState::Done);
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
+  CHECK(uplink.reads() == reads + 1);
+}
+
+TEST_CASE("uplink: running_read_delay is within the feeder's slack and spread over the nodes") {
+  double lo = piranha::kFeederSlack, hi = 0, sum = 0;
+  const int n = 1000;
+  for (int i = 0; i < n; ++i) {
+    const double d = piranha::running_read_delay("ws" + std::to_string(i), 42);
+    CHECK(d >= 0);
+    CHECK(d < piranha::kFeederSlack);
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+    sum += d;
+  }
+  CHECK(piranha::running_read_delay("ws1", 42) == piranha::running_read_delay("ws1", 42));
+  CHECK(lo < 0.1 * piranha::kFeederSlack);
+  CHECK(hi > 0.9 * piranha::kFeederSlack);
+  CHECK(std::abs(sum / n - piranha::kFeederSlack / 2) < 0.1 * piranha::kFeederSlack);
+}
+
+TEST_CASE("uplink: a beating scheduler 0 costs no reads past its staleness; its silence is read once") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  auto s = settings(server);
+  s.scheduler_stale_seconds = 0.5;
+  piranha::Uplink uplink(
+      s, [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  const auto beat = [&] {
+    sys::supersede(c, sys::scheduler_heartbeat_template(0),
+                   sys::SchedulerHeartbeat{0, sys::wall_now()}.to_tuple());
+  };
+  beat();
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.scheduler.has_value(); }));
+  const auto reads = uplink.reads();
+  // Beaten for four times its staleness: the events keep it fresh.
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (std::chrono::steady_clock::now() < until) {
+    beat();
+    std::this_thread::sleep_for(100ms);
+  }
+  CHECK(uplink.reads() == reads);
+  // Silent: read once when it goes stale, and not again.
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (uplink.reads() == reads && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(5ms);
+  CHECK(uplink.reads() == reads + 1);
+  std::this_thread::sleep_for(1500ms);  // three times its staleness: no more reads
+  CHECK(uplink.reads() == reads + 1);
+}

@@ -9,23 +9,23 @@
 // N agents costs the server N connections), places its watches, then
 //  - reads what the agent decides with into a View: owner blocks, live jobs
 //    with their launch records, scheduler 0's assignment for this node and
-//    its heartbeat, the tasks each live job completed here. It reads when
-//    one of those records changes, which it learns from tuple-space watches
-//    while it waits for work (so a new job, an assignment or an owner block
-//    reaches the agent within milliseconds: a new live job, whose written
-//    record the event carries, is put into the View at once, with its
-//    launch record, before the read the event
-//    also asks for; scheduler 0's heartbeat, rewritten every 2 s by the NPS,
-//    is noted without a read unless it says the scheduler came or went:
-//    heartbeat_news); when an owner block begins or ends, when scheduler 0's
-//    heartbeat goes stale, when a running job's feeder would count as
-//    lost (its jobstat is not watched) and when an absent job's grace
-//    ends; and every `tick` (60 s) as a safety net. The first read waits
-//    until the watches are in place, so that whatever is written after a
-//    View was read prompts another read. A running job whose feeder is
-//    lost (silent past its patience, feeder_silence.h, counted from when
-//    this uplink last found the server back) is recorded failed
-//    (sys::lose_job) and left out. A read costs a few requests and
+//    its heartbeat, the tasks each live job completed here. It learns of
+//    changes from tuple-space watches while it waits for work, so a new job,
+//    an assignment or an owner block reaches the agent within milliseconds.
+//    What an event carries whole is put into the View without a read: a new
+//    live job (with its launch record, one request), a job that ended or was
+//    held (dropped), this node's newer assignment, the tasks a job completed
+//    here, scheduler 0's heartbeat (rewritten every 2 s by the NPS: a read
+//    only when it says the scheduler came or went, heartbeat_news); a read
+//    (six or so requests) per agent at each of a job's record writes was,
+//    at 10,000 nodes, most of the server's work (docs/scale.md). It reads when an owner block is written or
+//    taken, when a job is first seen running (within kFeederSlack, spread over the pool: running_read_delay),
+//    when an owner block begins or ends, when scheduler 0's heartbeat, kept fresh by its events, goes stale
+//    (stale_at_locked), when a running job's feeder would count as lost (its jobstat is not watched) and when
+//    an absent job's grace ends; and every `tick` (60 s) as a safety net. The first read waits until the
+//    watches are in place, so that whatever is written after a View was read prompts another read. A running
+//    job whose feeder is lost (silent past its patience, feeder_silence.h, counted from when this uplink last
+//    found the server back) is recorded failed (sys::lose_job) and left out. A read costs a few requests and
 //    grows with the live jobs, not with the finished ones kept for
 //    retention;
 //  - writes what the agent hands it, oldest first, each kept until written:
@@ -103,6 +103,13 @@ std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(
     const std::optional<sys::SchedulerHeartbeat>& read, const std::optional<sys::SchedulerHeartbeat>& known,
     double taken_time);
 
+// How long after a watch event shows job `job` marked running an uplink of
+// node `node` that does not know the job's patience yet reads the system
+// space (to learn it and start counting the feeder's silence): in [0,
+// kFeederSlack), before any patience can run out, and spread evenly over a
+// pool's nodes so that 10,000 agents do not read in the same second. Pure.
+double running_read_delay(const std::string& node, std::int64_t job);
+
 class Uplink {
  public:
   // What the agent last learnt from the system space.
@@ -131,6 +138,8 @@ class Uplink {
   // The View's generation (View::generation), without copying the View or
   // taking the uplink's lock.
   std::uint64_t generation() const;
+  // How many reads of the system space the uplink has made (not events).
+  std::uint64_t reads() const { return reads_.load(); }
   // True once the server answered at least once.
   bool ever_connected() const;
   // True while the last attempt to reach the server failed.
@@ -175,10 +184,16 @@ class Uplink {
   void listen(ts::Client& c);
   // Wakes listen() (and drain()): something was handed over.
   void kick();
-  // One watch event: a job's tasks here and a newer assignment for this
-  // node are put in the view at once, a taken assignment is no news,
-  // anything else asks for a read; true when it does.
+  // One watch event: a job's record, a job's tasks here and a newer
+  // assignment for this node are put in the view at once (job_written), a
+  // taken assignment is no news, anything else asks for a read; true when
+  // it does.
   bool on_event(const ts::WatchEvent& e);
+  // A job record a watch event showed written: an ended or held job leaves
+  // the view at once; a live one is noted for note_new_jobs(); one marked
+  // running has its feeder heard now and a read scheduled for when its
+  // silence could first matter (running_read_delay()).
+  void job_written(const sys::JobRecord& j);
   // The rest of read(), from the live jobs on: `written` are the ids read()
   // took from written_ (put back should this throw).
   Clock::time_point read_with(ts::Client& c, View& v, Clock::time_point steady, double now,
@@ -199,6 +214,14 @@ class Uplink {
   // Tells the agent's loop (wake_fd) that the View changed.
   void wake_agent() const;
   bool pending_locked() const;
+  // When scheduler 0's heartbeat as the View knows it (kept fresh by its
+  // watch events, without reads) goes stale, the moment to read whether
+  // the scheduler is gone; none when no heartbeat is known or this one's
+  // staleness was read already. A read at the staleness of the heartbeat
+  // a read found, as before, was one read per agent every
+  // `scheduler_stale_seconds` while the NPS beat: most of a large pool's
+  // background requests.
+  std::optional<Clock::time_point> stale_at_locked() const;
   // The pause after `failures` failed attempts in a row (>= 1).
   std::chrono::milliseconds retry_pause(int failures) const;
 
@@ -220,6 +243,7 @@ class Uplink {
   // view_.generation, readable without mu_: a swarm's driver asks thousands
   // of uplinks at each wake (bench/src/swarm.cc).
   std::atomic<std::uint64_t> generation_{0};
+  std::atomic<std::uint64_t> reads_{0};  // reads()
   bool connected_once_ = false;
   bool away_ = false;
   std::string refused_;                  // refused()
@@ -240,6 +264,9 @@ class Uplink {
   sys::Superseder heartbeat_{sys::agent_heartbeat_template(s_.node)};      // the agent's beat, posted
   std::uint64_t reconnects_seen_ = 0;
   std::map<std::int64_t, sys::JobLaunch> launches_;
+  // Live jobs note_new_jobs() found without a launch record (registered
+  // without a program): not looked for again at every event.
+  std::set<std::int64_t> launchless_;
   // The running jobs' feeder patience (their ("jobpatience", ...) records).
   std::map<std::int64_t, double> patience_;
   // When each running job's feeder was last heard from (its jobstat's
@@ -263,6 +290,8 @@ class Uplink {
   // those can be found by the read; an older record could hide a heartbeat
   // from another host whose clock is behind, its event lost in a reconnect.
   double heartbeat_taken_ = -std::numeric_limits<double>::infinity();
+  // The heartbeat (its time) whose staleness was read (under mu_): not read again.
+  double stale_read_for_ = -std::numeric_limits<double>::infinity();
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;
 };
