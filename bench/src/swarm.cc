@@ -6,8 +6,8 @@
 //   piranha-swarm --server tcp://127.0.0.1:7070 --nodes 1000 --trace t.avail.csv --status s.json
 //
 // Each node keeps its own two connections to the server, as an agent does;
-// the nodes are shared among --drivers threads, which decide for them and
-// consume their jobs' tasks. Every second the swarm rewrites --status with
+// the nodes are shared among --drivers threads, which decide for them, each
+// with a thread of its own consuming its nodes' tasks. Every second the swarm rewrites --status with
 // what it sees (JSON, below); it runs until SIGINT or SIGTERM (or
 // --seconds), then marks its nodes down.
 //
@@ -82,8 +82,10 @@ class Driver {
       : o_(o), trace_(trace), tally_(tally), indices_(std::move(indices)) {
     wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     thread_ = std::thread([this] { run(); });
+    consumer_ = std::thread([this] { consume(); });
   }
   ~Driver() {
+    consumer_.join();
     thread_.join();
     ::close(wake_);
   }
@@ -113,9 +115,30 @@ class Driver {
   }
 
  private:
+  // The nodes' tasks, on a thread and connection of their own so that no
+  // decision waits behind them (swarm_node.h): each node whose task is due
+  // takes and completes one, then the thread sleeps until the next is due
+  // (10 ms at most, so that a node just started is served soon).
+  void consume() {
+    std::unique_ptr<ts::Client> consumer;
+    std::vector<SwarmNode*> nodes;
+    while (!g_stop) {
+      if (!consumer) consumer = connect();
+      if (!consumer) continue;
+      {
+        std::lock_guard lock(mu_);
+        nodes.resize(nodes_.size());
+        for (std::size_t i = 0; i < nodes_.size(); ++i) nodes[i] = nodes_[i].get();
+      }
+      auto next = Clock::now() + 10ms;
+      for (SwarmNode* n : nodes) next = std::min(next, n->consume(Clock::now(), *consumer));
+      std::this_thread::sleep_until(next);
+    }
+    consumed_ = true;
+  }
+
   void run() {
     const auto origin = Clock::now();
-    std::unique_ptr<ts::Client> consumer;
     std::vector<Clock::time_point> due;
     std::size_t made = 0;
     const double per_second = o_.ramp / o_.drivers;
@@ -127,14 +150,9 @@ class Driver {
         add(indices_[made++], origin);
         due.push_back(now);
       }
-      if (!consumer) consumer = connect();
-      if (!consumer) continue;
       auto next = now + 50ms;
-      // Every node's decision first, then the tasks' I/O (swarm_node.h).
-      for (std::size_t i = 0; i < nodes_.size(); ++i)
-        if (now >= due[i] || nodes_[i]->view_changed()) due[i] = nodes_[i]->turn(now);
       for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        due[i] = std::min(due[i], nodes_[i]->consume(Clock::now(), *consumer));
+        if (now >= due[i] || nodes_[i]->view_changed()) due[i] = nodes_[i]->turn(now);
         next = std::min(next, due[i]);
       }
       if (made < indices_.size()) next = std::min(next, Clock::now() + 10ms);
@@ -145,6 +163,8 @@ class Driver {
         [[maybe_unused]] auto r = ::read(wake_, &v, sizeof v);
       }
     }
+    // The consumer thread first: it holds pointers to the nodes.
+    while (!consumed_) std::this_thread::sleep_for(1ms);
     // Under the lock: the reporter may still be counting.
     std::lock_guard lock(mu_);
     const auto deadline = Clock::now() + 5s;
@@ -185,7 +205,8 @@ class Driver {
   int wake_ = -1;
   mutable std::mutex mu_;  // nodes_ (the list; each node is the driver's)
   std::vector<std::unique_ptr<SwarmNode>> nodes_;
-  std::thread thread_;
+  std::atomic<bool> consumed_{false};  // the consumer thread has ended
+  std::thread thread_, consumer_;
 };
 
 // percentile() of sorted `v`, 0 when there is none yet (the status file is written from the start).

@@ -61,6 +61,7 @@ SwarmNode::SwarmNode(const AgentSettings& settings, std::unique_ptr<Availability
 SwarmNode::~SwarmNode() = default;
 
 Clock::time_point SwarmNode::turn(Clock::time_point now) {
+  std::lock_guard lock(task_mu_);
   Observations seen;
   if (now >= next_eval_) {
     seen.verdict_at = std::min(now, next_eval_);
@@ -100,20 +101,28 @@ Clock::time_point SwarmNode::turn(Clock::time_point now) {
   obeying_ = state_.obeying_scheduler;
   job_running_ = piranhas_.running > 0 && !piranhas_.retreating ? piranhas_.job.value_or(0) : 0;
 
-  // Views, exits and tasks wake the node; otherwise the trace's next step.
+  // Views and exits wake the node; otherwise the trace's next step (its
+  // tasks are the consumer thread's).
   auto wake = std::min(next_eval_, now + 10s);
-  if (piranhas_.running > 0) wake = std::min(wake, next_task_);
   if (auto d = next_due(state_, piranhas_, now)) wake = std::min(wake, *d);
   return wake;
 }
 
 Clock::time_point SwarmNode::consume(Clock::time_point now, ts::Client& consumer) {
-  if (piranhas_.running == 0 || piranhas_.retreating || !piranhas_.job) return Clock::time_point::max();
-  if (now < next_task_) return next_task_;
-  const auto every = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(consumer_.task_seconds / static_cast<double>(piranhas_.running)));
-  next_task_ = now + every;
-  const std::string space = "job." + std::to_string(*piranhas_.job);
+  std::int64_t job = 0;
+  Clock::time_point next;
+  {
+    std::lock_guard lock(task_mu_);
+    if (piranhas_.running == 0 || piranhas_.retreating || !piranhas_.job) return Clock::time_point::max();
+    if (now < next_task_) return next_task_;
+    const auto every = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(consumer_.task_seconds / static_cast<double>(piranhas_.running)));
+    next_task_ = next = now + every;
+    job = *piranhas_.job;
+  }
+  // Unlocked: a retreat decided meanwhile finds the task done or returned
+  // by its lease, as a real piranha's would be.
+  const std::string space = "job." + std::to_string(job);
   try {
     auto t = consumer.in(space, task_template(), 0ms, kTaskLease);
     if (!t) return next_task_;
@@ -125,7 +134,7 @@ Clock::time_point SwarmNode::consume(Clock::time_point now, ts::Client& consumer
   } catch (const ts::TupleSpaceError&) {
     // The server is away: the next due task tries again, as a piranha would.
   }
-  return next_task_;
+  return next;
 }
 
 void SwarmNode::carry_out(const Actions& actions, Instant now) {
@@ -163,6 +172,7 @@ void SwarmNode::carry_out(const Actions& actions, Instant now) {
 }
 
 void SwarmNode::stop(Clock::time_point deadline) {
+  std::lock_guard lock(task_mu_);
   Observations seen;
   seen.stopping = true;
   for (int i = 0; i < 3 && !state_.down; ++i) {

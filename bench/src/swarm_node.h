@@ -15,9 +15,11 @@
 // the same step (under a lease, so a task is done exactly once), through
 // the driver's shared consumer connection.
 //
-// turn() is called by one driver thread at a time; the counters read by the
-// reporter (available(), job_running(), obeying()) are atomics, safe from
-// any thread.
+// turn() is called by one driver thread at a time, consume() by one
+// consumer thread at a time, the two concurrently (the simulated piranhas
+// they share are under the node's own lock, not held across a round trip);
+// the counters read by the reporter (available(), job_running(),
+// obeying()) are atomics, safe from any thread.
 #pragma once
 
 #include <atomic>
@@ -71,10 +73,10 @@ class SwarmNode {
   Clock::time_point turn(Clock::time_point now);
   // Takes and completes a task of the job it runs when one is due, on
   // `consumer` (the driver's connection for the job spaces); returns when
-  // the next is due (max: none). Apart from turn(), so that a driver first
-  // decides for all its nodes and then does their tasks' I/O, as an agent
-  // decides while its piranhas compute: a driver that took each node's
-  // task in its turn made the nodes after it see a decision that much later.
+  // the next is due (max: none). Apart from turn(), on a thread of its own,
+  // as an agent decides while its piranhas compute: a driver that did its
+  // nodes' task I/O between its decisions made a decision wait behind up
+  // to thousands of round trips.
   Clock::time_point consume(Clock::time_point now, ts::Client& consumer);
   // Whether the uplink has read a view the node has not decided on yet.
   bool view_changed() const { return uplink_->generation() != view_seen_; }
@@ -104,10 +106,12 @@ class SwarmNode {
   std::uint64_t view_seen_ = 0;
   Clock::time_point next_eval_{};
   std::optional<std::int64_t> obeyed_epoch_;
-  // The simulated piranhas: `cores` of `job` while running.
+  // The simulated piranhas: `cores` of `job` while running, and when the
+  // next task is due (under task_mu_: turn() and consume() share them).
+  mutable std::mutex task_mu_;
   Piranhas piranhas_;
-  std::vector<PiranhaExit> exits_;  // to report at the next decision
   Clock::time_point next_task_{};
+  std::vector<PiranhaExit> exits_;  // to report at the next decision
   std::atomic<bool> available_{false};
   std::atomic<std::int64_t> job_running_{0};
   std::atomic<bool> obeying_{false};
