@@ -6,7 +6,8 @@ For each N in --nodes: a fresh `piranha ts serve`, `piranha nps run` (TSK,
 --period 1 --tick 1), `piranha-swarm` with N nodes replaying `piranha trace
 synth --nodes N` at --time-scale, and --real real agents running real
 piranhas of examples/spin on the same pool (at their default idle priority,
-so that they take only the cycles the measured processes leave). Then, in order:
+so that they take only the cycles the measured processes leave; the swarm
+processes too, --swarm-priority). Then, in order:
   1. registration: until every swarm node's record is in the system space;
   2. background: --idle seconds with no job: the server's and the NPS's CPU
      share, the loopback bytes/s, per node;
@@ -174,6 +175,11 @@ class Run:
             raise_nofile()
             # Each node's uplink has two threads: small stacks.
             resource.setrlimit(resource.RLIMIT_STACK, (256 * 1024, resource.RLIM_INFINITY))
+            # Real agents run on their own machines; here their 10,000 threads,
+            # each weighing as much as one of the server's or the NPS's, would
+            # take the measured processes' cores whenever a decision woke them.
+            if a.swarm_priority == "idle":
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
         t0 = time.time()
         # Several swarm processes, each within one process's descriptors
@@ -341,6 +347,9 @@ def main():
     p.add_argument("--real", type=int, default=2, help="real agents with real spin piranhas (default 2)")
     p.add_argument("--server-heartbeat-ms", type=int, default=0,
                    help="the server's --heartbeat-ms (default 0: none, as docs/scale.md advises for large pools)")
+    p.add_argument("--swarm-priority", choices=("idle", "normal"), default="idle",
+                   help="the swarm processes' scheduling: idle (SCHED_IDLE, the default: they take only the "
+                        "cycles the server and the NPS leave, as agents on their own machines would) or normal")
     p.add_argument("--per-process", type=int, default=2500, help="simulated nodes per swarm process (default 2500)")
     p.add_argument("--ramp", type=float, default=250,
                    help="nodes started per second per swarm process (default 250)")
@@ -385,7 +394,8 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
     if a.json:
         date = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(started))
-        print(json.dumps({"benchmark": "swarm", "cores": os.cpu_count(), "date": date, "runs": runs}, indent=1))
+        print(json.dumps({"benchmark": "swarm", "cores": os.cpu_count(), "date": date,
+                          "swarm_priority": a.swarm_priority, "runs": runs}, indent=1))
     else:
         cols = [("nodes", "nodes"), ("nps_tick_ms_p50", "tick p50 ms"), ("nps_tick_ms_p99", "tick p99 ms"),
                 ("obey_latency_ms_p99", "obey p99 ms"), ("job_spread_s", "spread s"),
