@@ -1,5 +1,8 @@
 #include "piranha/nps/live.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -35,6 +38,57 @@ std::string job_text(const Value& v) {
   return v.is_int() ? "job " + std::to_string(v.as_int()) : "no job";
 }
 
+// The pool's large shapes read whole on a thread and connection of their
+// own (LivePool::read_whole), so that no tick waits for them: a shape is
+// due every few seconds and each is up to 10,000 tuples. Its failures are
+// left unsaid (the tick's own requests meet the same server and say so);
+// it connects again a second later. Stopped and joined by the destructor,
+// which interrupts a call in progress.
+class WholeReader {
+ public:
+  WholeReader(LivePool& pool, std::string server) : pool_(pool), server_(std::move(server)) {
+    stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~WholeReader() {
+    stop_ = true;
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(stop_fd_, &one, sizeof one);
+    thread_.join();
+    ::close(stop_fd_);
+  }
+  WholeReader(const WholeReader&) = delete;
+  WholeReader& operator=(const WholeReader&) = delete;
+
+ private:
+  void run() {
+    std::unique_ptr<ts::Client> c;
+    while (!stop_) {
+      auto pause = std::chrono::milliseconds(200);
+      try {
+        if (!c) {
+          ts::ClientOptions o;
+          o.connect_timeout = std::chrono::milliseconds(1000);
+          o.interrupt_fd = stop_fd_;
+          c = std::make_unique<ts::Client>(server_, o);
+        }
+        pool_.read_whole(*c);
+      } catch (const std::exception&) {
+        c.reset();
+        pause = std::chrono::milliseconds(1000);
+      }
+      const auto until = Clock::now() + pause;
+      while (!stop_ && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  LivePool& pool_;
+  std::string server_;
+  int stop_fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 class Shell {
  public:
   Shell(const LiveOptions& o, std::ostream& log) : o_(o), log_(log), pool_(o.pool) {}
@@ -62,6 +116,7 @@ class Shell {
     const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period));
     if (!wait_for_silence(stopped, period)) return 0;
     pool_.start(*client_);
+    WholeReader whole_reader(pool_, o_.server);
     if (o_.on_records) o_.on_records(pool_.records());
     std::ostringstream what;
     what << "serving " << o_.server << " with "

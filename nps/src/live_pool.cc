@@ -66,6 +66,57 @@ void LivePool::start(ts::Client& c) {
     }
 }
 
+void LivePool::read_whole(ts::Client& c) {
+  std::vector<WholeReads::Shape> due;
+  std::uint64_t began = 0;
+  {
+    std::lock_guard lock(seen_mu_);
+    whole_elsewhere_ = true;
+    due = whole_reads_.due(sys::wall_now());
+    began = event_seq_;
+  }
+  read_shapes(c, due, began);
+}
+
+void LivePool::read_shapes(ts::Client& c, const std::vector<WholeReads::Shape>& due, std::uint64_t began) {
+  for (WholeReads::Shape shape : due) {
+    switch (shape) {
+      case WholeReads::kNodes: {
+        auto nodes = sys::list_nodes(c);
+        // With the node records: a reason newer than the state read is shown
+        // at the next such read (derive() shows one only with its own state).
+        auto reasons = sys::list_node_reasons(c);
+        std::lock_guard lock(seen_mu_);
+        adopt_whole_read(nodes_seen_, node_event_at_, std::move(nodes), began,
+                         [](const auto& n) { return n.name; });
+        reasons_seen_ = std::move(reasons);
+        break;
+      }
+      case WholeReads::kHeartbeats: {
+        auto heartbeats = sys::list_agent_heartbeats(c);
+        auto beats = sys::list_agent_beats(c);
+        std::lock_guard lock(seen_mu_);
+        heartbeats_ = std::move(heartbeats);
+        beats_seen_ = std::move(beats);
+        break;
+      }
+      case WholeReads::kRunning: {
+        auto running = sys::list_running(c);
+        std::lock_guard lock(seen_mu_);
+        adopt_whole_read(running_seen_, running_event_at_, std::move(running), began,
+                         [](const auto& r) { return r.node; });
+        break;
+      }
+      case WholeReads::kOwners:
+      case WholeReads::kShapes: {
+        std::lock_guard lock(seen_mu_);
+        owners_changed_ = true;
+        break;
+      }
+    }
+  }
+}
+
 void LivePool::add_period(const sys::AvailabilityPeriod& ap) {
   if (!(ap.end > ap.start)) return;
   auto& v = periods_[ap.node];
@@ -91,12 +142,23 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
   };
   for (auto e = c.next_event(left()); e; e = c.next_event(left())) {
     // A block or a complaint written or taken: read them again.
-    if (e->watch == owner_watch_ || e->watch == complaint_watch_) owners_changed_ = true;
+    if (e->watch == owner_watch_ || e->watch == complaint_watch_) {
+      std::lock_guard lock(seen_mu_);
+      owners_changed_ = true;
+    }
     if (e->kind != ts::WatchEventKind::Written) continue;
     if (e->watch == node_watch_)
-      if (auto n = sys::NodeRecord::from_tuple(e->tuple)) nodes_seen_[n->name] = *n;
+      if (auto n = sys::NodeRecord::from_tuple(e->tuple)) {
+        std::lock_guard lock(seen_mu_);
+        node_event_at_[n->name] = ++event_seq_;
+        nodes_seen_[n->name] = *n;
+      }
     if (e->watch == running_watch_)
-      if (auto r = sys::NodeRun::from_tuple(e->tuple)) running_seen_[r->node] = *r;
+      if (auto r = sys::NodeRun::from_tuple(e->tuple)) {
+        std::lock_guard lock(seen_mu_);
+        running_event_at_[r->node] = ++event_seq_;
+        running_seen_[r->node] = *r;
+      }
     if (e->watch == ap_watch_) {
       if (auto ap = sys::AvailabilityPeriod::from_tuple(e->tuple)) aps_.push_back(*ap);
     } else if (!news) {
@@ -150,35 +212,27 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   LiveSnapshot s;
   s.time = sys::wall_now();
   // One request per shape, not one per node, and the largest shapes whole
-  // only every kWholeReadEvery, one of them a tick (docs/scale.md).
-  bool owners = std::exchange(owners_changed_, false);
-  for (WholeReads::Shape shape : whole_reads_.due(s.time)) {
-    switch (shape) {
-      case WholeReads::kNodes:
-        nodes_seen_.clear();
-        for (auto& n : sys::list_nodes(c)) nodes_seen_[n.name] = std::move(n);
-        // With the node records: a reason newer than the state read is shown
-        // at the next such read (derive() shows one only with its own state).
-        reasons_seen_ = sys::list_node_reasons(c);
-        break;
-      case WholeReads::kHeartbeats:
-        heartbeats_ = sys::list_agent_heartbeats(c);
-        beats_seen_ = sys::list_agent_beats(c);
-        break;
-      case WholeReads::kRunning:
-        running_seen_.clear();
-        for (auto& r : sys::list_running(c)) running_seen_[r.node] = std::move(r);
-        break;
-      case WholeReads::kOwners:
-      case WholeReads::kShapes: owners = true; break;
-    }
+  // only every kWholeReadEvery, one of them a tick (docs/scale.md), here
+  // unless a thread of the shell's reads them (read_whole()).
+  std::vector<WholeReads::Shape> due;
+  std::uint64_t began = 0;
+  {
+    std::lock_guard lock(seen_mu_);
+    if (!whole_elsewhere_) due = whole_reads_.due(s.time);
+    began = event_seq_;
   }
-  for (const auto& [name, n] : nodes_seen_) s.nodes.push_back(n);
-  for (const auto& [name, r] : running_seen_) s.running.push_back(r);
-  s.reasons = reasons_seen_;
-  s.heartbeats = heartbeats_;
-  s.heartbeats_read_at = whole_reads_.read_at(WholeReads::kHeartbeats);
-  s.beats = beats_seen_;
+  read_shapes(c, due, began);
+  bool owners = false;
+  {
+    std::lock_guard lock(seen_mu_);
+    owners = std::exchange(owners_changed_, false);
+    for (const auto& [name, n] : nodes_seen_) s.nodes.push_back(n);
+    for (const auto& [name, r] : running_seen_) s.running.push_back(r);
+    s.reasons = reasons_seen_;
+    s.heartbeats = heartbeats_;
+    s.heartbeats_read_at = whole_reads_.read_at(WholeReads::kHeartbeats);
+    s.beats = beats_seen_;
+  }
   // The blocks and complaints when their watches say they changed (or in
   // their turn of the whole reads): every request waits its turn behind the
   // agents' in the server's fair queue, a good part of a tick at 3,000

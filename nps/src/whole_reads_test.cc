@@ -3,6 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 using piranha::nps::WholeReads;
 
@@ -41,4 +45,18 @@ TEST_CASE("whole reads: the most overdue shape goes first, and a clock that went
   REQUIRE(d.size() == 1);
   CHECK(w.read_at(d[0]) == 50);
   CHECK(w.due(20).size() == WholeReads::kShapes);
+}
+
+TEST_CASE("whole reads: a read adopted keeps the records whose events came after it began, drops the gone") {
+  using Seen = std::map<std::string, std::pair<std::string, int>>;
+  const auto key = [](const std::pair<std::string, int>& r) { return r.first; };
+  Seen seen{{"n1", {"n1", 5}}, {"n2", {"n2", 2}}, {"n3", {"n3", 1}}, {"n5", {"n5", 7}}};
+  // n1 and n5 written after the read began (events 5 and 7 > 3), n2 before.
+  const std::map<std::string, std::uint64_t> event_at{{"n1", 5}, {"n2", 2}, {"n5", 7}};
+  std::vector<std::pair<std::string, int>> read{{"n1", 4}, {"n2", 3}, {"n4", 1}};
+  piranha::nps::adopt_whole_read(seen, event_at, read, 3, key);
+  CHECK(seen == Seen{{"n1", {"n1", 5}}, {"n2", {"n2", 3}}, {"n4", {"n4", 1}}, {"n5", {"n5", 7}}});
+  // Nothing since: the read is the whole truth.
+  piranha::nps::adopt_whole_read(seen, event_at, read, 7, key);
+  CHECK(seen == Seen{{"n1", {"n1", 4}}, {"n2", {"n2", 3}}, {"n4", {"n4", 1}}});
 }

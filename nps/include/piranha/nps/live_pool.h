@@ -69,6 +69,17 @@ class LivePool : public Pool {
   // an agent's heartbeat) are not news. The ap records among the events are
   // kept for the next refresh().
   bool news(ts::Client& c, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  // The large shapes (the node, heartbeat and running records, whole_reads.h)
+  // read whole on `c`, a connection of their own, by a thread of the
+  // shell's, so that a tick never waits for 10,000 tuples in the server's
+  // fair queue: reads the shape that is due (none if none is), and puts it
+  // in place of what the last whole read and the watch events since left,
+  // except for the nodes whose watch events arrived after this read began
+  // (they are as new as the read or newer: a node's events arrive in the
+  // order of its writes). Once it has been called, refresh() no longer
+  // reads them itself.
+  // Safe to call from one thread while the shell calls the rest.
+  void read_whole(ts::Client& c);
   bool pending() const;
   void flush(ts::Client& c);
   // Removes the heartbeats of the schedulers that beat through this pool,
@@ -108,6 +119,9 @@ class LivePool : public Pool {
   // listing in `s.jobs` missed: as written back since (in `s.jobs`), or
   // kept while absent within absent_grace (`s.kept_absent`).
   void read_absent_jobs(ts::Client& c, LiveSnapshot& s);
+  // Reads the shapes `due` whole on `c` and puts them in place (read_whole());
+  // `began`: event_seq_ when they became due.
+  void read_shapes(ts::Client& c, const std::vector<WholeReads::Shape>& due, std::uint64_t began);
   // Whether a written job, jobstat or node tuple is news (news()); mu_ held.
   bool is_news(ts::WatchId watch, const ts::Tuple& t) const;
 
@@ -132,15 +146,21 @@ class LivePool : public Pool {
   std::vector<sys::Complaint> complaints_seen_;
   bool owners_changed_ = true;
   std::vector<sys::AvailabilityPeriod> aps_;  // read from the watch, not yet added (shell side)
-  // Shell side: the node and running records as last read whole and then
-  // written (their watches), the heartbeats as last read whole, and when
-  // (read_snapshot()).
+  // The node and running records as last read whole and then written
+  // (their watches), the heartbeats as last read whole, and when
+  // (read_snapshot()); under seen_mu_: read_whole() writes them from its
+  // own thread. `event_seq_` counts the node and running watch events, and
+  // each node's entry says at which its last one arrived (read_whole()).
+  mutable std::mutex seen_mu_;
   std::map<std::string, sys::NodeRecord> nodes_seen_;
   std::map<std::string, sys::NodeRun> running_seen_;
+  std::map<std::string, std::uint64_t> node_event_at_, running_event_at_;
+  std::uint64_t event_seq_ = 0;
   std::vector<sys::NodeReason> reasons_seen_;  // as read with the last whole read
   std::vector<sys::AgentHeartbeat> heartbeats_;
   std::vector<sys::AgentBeat> beats_seen_;  // read with the heartbeats
   WholeReads whole_reads_;
+  bool whole_elsewhere_ = false;  // read_whole() has been called: refresh() leaves them to it
   struct Pending {
     std::int64_t epoch;
     std::optional<JobId> job;

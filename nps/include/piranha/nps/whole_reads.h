@@ -11,6 +11,10 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace piranha::nps {
@@ -50,5 +54,31 @@ class WholeReads {
   std::array<bool, kShapes> read_{};
   std::array<double, kShapes> at_{};
 };
+
+// Puts a whole read's records (`read`, each keyed by `key(record)`) in
+// place of `seen`, the records as the last whole read and the watch events
+// since left them, except for those whose last watch event arrived after
+// the read began: `event_at` holds, per key, the sequence number of its
+// last event, `began` the sequence number when the read began. Those are at
+// least as new as the read's (a key's events arrive in the order of its
+// writes), so they stay even if the read does not have them; every other
+// record is the read's, and one the read lacks is gone. Pure.
+template <class Record, class Key>
+void adopt_whole_read(std::map<std::string, Record>& seen,
+                      const std::map<std::string, std::uint64_t>& event_at, std::vector<Record> read,
+                      std::uint64_t began, Key key) {
+  const auto newer = [&](const std::string& name) {
+    const auto it = event_at.find(name);
+    return it != event_at.end() && it->second > began;
+  };
+  std::map<std::string, Record> next;
+  for (auto& r : read) {
+    std::string name = key(r);
+    if (!newer(name)) next.insert_or_assign(std::move(name), std::move(r));
+  }
+  for (auto& [name, r] : seen)
+    if (newer(name)) next.insert_or_assign(name, std::move(r));
+  seen = std::move(next);
+}
 
 }  // namespace piranha::nps
