@@ -313,13 +313,14 @@ class TickTimes {
     };
   }
 
-  // "N ticks, mean X ms / p99 Y ms per tick (thread CPU: mean X ms / p99 Y ms)".
+  // "N ticks, mean X ms / p99 Y ms per tick (thread CPU: mean X ms / p50 Y ms / p99 Z ms)".
   std::string summary() const {
     std::lock_guard lock(mu_);
     char line[200];
     std::snprintf(line, sizeof line,
-                  "%zu ticks, mean %.2f ms / p99 %.2f ms per tick (thread CPU: mean %.2f ms / p99 %.2f ms)",
-                  wall_ms_.size(), mean(wall_ms_), p99(wall_ms_), mean(cpu_ms_), p99(cpu_ms_));
+                  "%zu ticks, mean %.2f ms / p99 %.2f ms per tick (thread CPU: mean %.2f ms / p50 %.2f ms / "
+                  "p99 %.2f ms)",
+                  wall_ms_.size(), mean(wall_ms_), p99(wall_ms_), mean(cpu_ms_), p50(cpu_ms_), p99(cpu_ms_));
     return line;
   }
 
@@ -336,6 +337,11 @@ class TickTimes {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
     return percentile(v, 0.99);
+  }
+  static double p50(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return percentile(v, 0.5);
   }
 
   mutable std::mutex mu_;
