@@ -41,6 +41,9 @@ Core::Core(Program program, const Registry& types, std::string_view host, std::f
       inferior.superiors.push_back(c.index);
     }
   }
+  for (Cell& c : cells_)
+    for (int s : c.superiors)
+      c.position_above.push_back(position(cells_[static_cast<std::size_t>(s)].inferior_position, c.index));
   for (Cell& c : cells_) {
     auto link_of = [&](int j) {
       return cells_[static_cast<std::size_t>(j)].local ? LinkState::Up : LinkState::Down;
@@ -74,7 +77,9 @@ unsigned Core::process(int i, std::vector<Activation>& batch) {
     bool cause = false;
     switch (a.cause) {
       case Cause::Inferior: {
-        int k = position(c.inferior_position, a.from);
+        const bool hinted = a.position >= 0 && static_cast<std::size_t>(a.position) < c.inferiors.size() &&
+                            c.inferiors[static_cast<std::size_t>(a.position)] == a.from;
+        int k = hinted ? a.position : position(c.inferior_position, a.from);
         if (k < 0) break;  // not an inferior of this node: ignore
         Value& known = c.inferior_states[static_cast<std::size_t>(k)];
         if (!a.changed && known == a.data) break;
@@ -130,9 +135,11 @@ unsigned Core::process(int i, std::vector<Activation>& batch) {
     c.state = std::move(next);
     ++c.stats.changes;
     sink_.changed(c);
-    for (int s : c.superiors) {
+    for (std::size_t k = 0; k < c.superiors.size(); ++k) {
+      const int s = c.superiors[k];
       Activation a{Cause::Inferior, i, c.state, trace};
       a.changed = true;
+      a.position = c.position_above[k];
       sink_.deliver(s, std::move(a));
     }
   }

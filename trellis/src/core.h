@@ -42,6 +42,10 @@ struct Activation {
   // arrive every one, in order), so the receiver need not compare them: a
   // scheduler over thousands of monitors would compare every state twice.
   bool changed = false;
+  // Inferior, from a node on this host: the sender's first position among
+  // the receiver's inferiors (-1: unknown, looked up), so that a scheduler
+  // receiving thousands of states a tick finds each without a hash lookup.
+  int position = -1;
 };
 
 // One node of the program. Remote nodes have a Cell too (no Node, no state)
@@ -57,6 +61,8 @@ struct Cell {
   // thousands of inferiors (a scheduler over a large pool) finds the sender
   // of each activation without a scan.
   std::unordered_map<int, int> inferior_position, superior_position;
+  // Parallel to superiors: this node's first position among that superior's inferiors.
+  std::vector<int> position_above;
   std::vector<Value> inferior_states;
   std::vector<LinkState> inferior_links, superior_links;
   NodeStats stats;

@@ -1,5 +1,6 @@
 // The propagation rules, checked in deterministic mode: one thread, a manual
 // clock, the order of recalculations recorded.
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -86,6 +87,17 @@ class Followers : public Node {
   }
 };
 
+// Its state: its inferiors' states, in the order of its inferiors.
+class Mirror : public Node {
+ public:
+  explicit Mirror(const Params&) {}
+  Value calculate(Context& ctx) override {
+    Value::List seen;
+    for (std::size_t i = 0; i < ctx.inferior_count(); ++i) seen.push_back(ctx.inferior(i));
+    return seen;
+  }
+};
+
 struct Fixture {
   ManualClock clock;
   Registry types;
@@ -97,6 +109,7 @@ struct Fixture {
     types.add<Throws>("throws");
     types.add<Orphan>("orphan");
     types.add<Followers>("followers");
+    types.add<Mirror>("mirror");
     types.add("slow", [this](const Params& p) { return std::make_unique<Slow>(p, clock); });
   }
   Program program(const std::string& yaml) { return parse_program(yaml, types, "test.yaml"); }
@@ -173,6 +186,49 @@ TEST_CASE_FIXTURE(Fixture, "trellis: superiors see their inferiors' latest state
   t.run();
   CHECK(t.state("mid") == Value(2 + 1));
   CHECK(t.state("root") == Value(3 + 1));
+}
+
+// A state delivered to a superior names its place among the superior's
+// inferiors, found once when the trellis is built rather than looked up at
+// every delivery: on random programs, after random probes, every superior
+// sees each inferior's latest state in its place.
+TEST_CASE_FIXTURE(Fixture, "trellis: superiors see each inferior's state in its place, on random programs") {
+  std::mt19937 rng(29);
+  for (int round = 0; round < 20; ++round) {
+    const int leaves = 2 + static_cast<int>(rng() % 8), mids = 1 + static_cast<int>(rng() % 4);
+    std::string yaml = "nodes:\n";
+    std::vector<std::pair<std::string, std::vector<std::string>>> mirrors;
+    std::vector<std::string> below;
+    for (int l = 0; l < leaves; ++l) {
+      below.push_back("leaf" + std::to_string(l));
+      yaml += "  - {name: leaf" + std::to_string(l) + ", type: counter}\n";
+    }
+    for (int m = 0; m <= mids; ++m) {
+      const std::string name = m == mids ? "top" : "mid" + std::to_string(m);
+      std::vector<std::string> inferiors;
+      for (const auto& b : below)
+        if (rng() % 2) inferiors.push_back(b);
+      if (inferiors.empty()) inferiors.push_back(below.front());
+      std::shuffle(inferiors.begin(), inferiors.end(), rng);
+      std::string list;
+      for (const auto& i : inferiors) list += (list.empty() ? "" : ", ") + i;
+      yaml += "  - {name: " + name + ", type: mirror, inferiors: [" + list + "]}\n";
+      mirrors.emplace_back(name, inferiors);
+      below.push_back(name);
+    }
+    DeterministicTrellis t(program(yaml), types, &clock);
+    for (const auto& m : mirrors) t.probe(m.first);  // each has a state from the start
+    for (int probe = 0; probe < 30; ++probe) {
+      for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k)
+        t.probe("leaf" + std::to_string(rng() % static_cast<unsigned>(leaves)));
+      t.run();
+      for (const auto& [name, inferiors] : mirrors) {
+        Value::List expected;
+        for (const auto& i : inferiors) expected.push_back(t.state(i));
+        REQUIRE(t.state(name) == Value(std::move(expected)));
+      }
+    }
+  }
 }
 
 TEST_CASE_FIXTURE(Fixture,
