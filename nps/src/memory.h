@@ -29,7 +29,12 @@ struct MonitorMemory {
   std::unique_ptr<sched::Predictor> predictor;
   std::unique_ptr<sched::NodeHistory> history;
   std::map<std::int64_t, std::optional<JobId>> decisions;  // scheduler id -> its last command
-  std::optional<std::int64_t> obeys;                       // the scheduler an evaluator's switch made it obey
+  // `decisions` as the state shows it ("id" -> job or null), rebuilt only
+  // when a command changes it: the state built at every tick shares it
+  // (no allocation), and comparing that state with the last finds this
+  // field equal at once.
+  trellis::Value decisions_value = trellis::Value::Map{};
+  std::optional<std::int64_t> obeys;  // the scheduler an evaluator's switch made it obey
 };
 
 struct SchedulerMemory {
@@ -44,6 +49,16 @@ struct SchedulerMemory {
   };
   // By node: hashed, since a scheduler of a large pool looks up every node on every tick.
   std::unordered_map<std::string, Decided, NameHash, std::equal_to<>> decided;
+  // Per inferior of the scheduler's node, by position: the node its monitor
+  // last reported and that node's entry in `decided` (null: none yet), so
+  // that a tick finds every node's entry without hashing its name. Entries
+  // of `decided` are never removed while it lives, so the pointers hold; a
+  // position whose monitor reports another node is looked up again.
+  struct Slot {
+    std::string node;
+    Decided* decided = nullptr;
+  };
+  std::vector<Slot> slots;
   // `decided` as the state shows it: node -> job or null. A map Value, so
   // that the state shares it rather than copying it at every tick.
   trellis::Value assignments = trellis::Value::Map{};

@@ -4,6 +4,12 @@
 
 namespace piranha::nps {
 
+Value decisions_value(const std::map<std::int64_t, std::optional<JobId>>& decisions) {
+  Value::Map out;
+  for (const auto& [id, job] : decisions) out[std::to_string(id)] = job_value(job);
+  return out;
+}
+
 Monitor::Monitor(Environment env, const trellis::Params& p)
     : env_(std::move(env)), node_(p.string("node")), obey_(p.integer("obey", 0)) {
   const std::string predictor = p.string("predictor", "REC_HIST");
@@ -39,7 +45,10 @@ Value Monitor::calculate(trellis::Context& ctx) {
     const std::int64_t id = int_of(c.data, "scheduler");
     if (id < 0) continue;
     const std::optional<JobId> job = job_of(c.data["job"]);
-    m.decisions[id] = job;
+    if (const auto [it, added] = m.decisions.try_emplace(id, job); added || it->second != job) {
+      it->second = job;
+      m.decisions_value = decisions_value(m.decisions);
+    }
     if (id == m.obeys.value_or(obey_)) pool.assign(obey_, int_of(c.data, "epoch", pool.epoch()), node_, job);
   }
   const std::int64_t obeys = m.obeys.value_or(obey_);
@@ -55,11 +64,9 @@ Value Monitor::calculate(trellis::Context& ctx) {
   bool blocked = false;
   for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
     if (const Value& b = ctx.inferior(i)["blocked"]; b.is_bool() && b.as_bool()) blocked = true;
-  Value::Map decisions;
-  for (const auto& [id, job] : m.decisions) decisions[std::to_string(id)] = job_value(job);
   // In key order (Fields).
   return Fields()("ap_length", m.predictor->predict(0, *m.history) * pool.history_step())(
-      "available", status && status->available && !blocked)("decisions", std::move(decisions))(
+      "available", status && status->available && !blocked)("decisions", m.decisions_value)(
       "fraction", m.history->available_fraction(m.window))("history", m.history->now())("node", node_)(
       "obeys", obeys)("predictor", m.predictor_name)("reason", status ? status->reason : std::string())(
       "running", status ? job_value(status->running) : Value())(

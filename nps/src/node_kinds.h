@@ -54,6 +54,15 @@ class Monitor : public trellis::Node {
   MonitorMemory* memory_;
 };
 
+// The entry in `m.decided` of `node`, which the scheduler's inferior at
+// position `i` reports (null: none), found through `m.slots` when that
+// position reported the same node before; equal to m.decided.find(node).
+SchedulerMemory::Decided* find_decided(SchedulerMemory& m, std::size_t i, const std::string& node);
+
+// A monitor's decisions as its state shows them: scheduler id (a string)
+// -> job or null.
+trellis::Value decisions_value(const std::map<std::int64_t, std::optional<JobId>>& decisions);
+
 class Jobs : public trellis::Node {
  public:
   Jobs(Environment env, const trellis::Params& p);
@@ -71,7 +80,8 @@ struct Seen {
   bool up = true;        // the link to it
   bool null = true;      // no state yet
   std::int64_t tick = -1;
-  const std::string* node = nullptr;  // a monitor's node, in its state
+  const std::string* node = nullptr;          // a monitor's node, in its state
+  const trellis::Value* decisions = nullptr;  // a monitor's recorded decisions, in its state
 };
 
 class Scheduler : public trellis::Node {

@@ -5,10 +5,13 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "node_kinds.h"
 #include "piranha/nps/program.h"
 #include "piranha/trellis/deterministic.h"
 #include "scripted_pool.h"
+#include "values.h"
 
 namespace piranha::nps {
 namespace {
@@ -202,6 +205,49 @@ TEST_CASE("monitor: history grows by the new steps only, and predictions follow 
   CHECK(m["ap_length"] == Value(2.0));
   CHECK(m["fraction"] == Value(0.8));
   CHECK(m["available"] == Value(true));
+}
+
+// The monitor keeps its decisions' Value from one command to the next
+// rather than building it at every tick: after any sequence of commands it
+// is what building it from every command so far gives.
+TEST_CASE("monitor: its recorded decisions equal the full recomputation over random commands") {
+  Rig r({"ws01"});
+  r.program(R"(program: m
+nodes:
+  - {name: enabler, type: enabler}
+  - {name: m1, type: monitor, inferiors: [enabler], params: {node: ws01}}
+)");
+  std::mt19937 rng(29);
+  std::map<std::int64_t, std::optional<JobId>> sent;
+  for (int tick = 0; tick < 300; ++tick) {
+    for (int k = static_cast<int>(rng() % 3); k > 0; --k) {
+      const std::int64_t id = static_cast<std::int64_t>(rng() % 4);
+      const std::optional<JobId> job =
+          rng() % 3 == 0 ? std::nullopt : std::optional<JobId>(static_cast<JobId>(rng() % 3));
+      sent[id] = job;
+      r.t->command("m1", Fields()("scheduler", id)("epoch", 1)("job", job_value(job)));
+    }
+    r.tick(tick);
+    Value::Map full;
+    for (const auto& [id, job] : sent) full[std::to_string(id)] = job_value(job);
+    REQUIRE(r.t->state("m1")["decisions"] == Value(std::move(full)));
+  }
+}
+
+// A scheduler finds each node's entry through the slot of the inferior that
+// reports it: whatever the inferiors report and whatever entries are added,
+// what it finds is what a lookup by name finds.
+TEST_CASE("find_decided equals a lookup by name over random reports and new entries") {
+  SchedulerMemory m;
+  std::mt19937 rng(7);
+  const std::vector<std::string> names = {"ws01", "ws02", "ws03", "a-node-with-a-long-name-07", "ws05"};
+  for (int step = 0; step < 5000; ++step) {
+    const std::string& node = names[rng() % names.size()];
+    if (rng() % 5 == 0) m.decided.try_emplace(node).first->second.job = static_cast<JobId>(step);
+    const std::size_t inferior = rng() % 6;
+    const auto it = m.decided.find(node);
+    REQUIRE(find_decided(m, inferior, node) == (it == m.decided.end() ? nullptr : &it->second));
+  }
 }
 
 TEST_CASE("owner: a block in force makes the monitor report the node unavailable") {

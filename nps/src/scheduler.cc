@@ -17,8 +17,12 @@ std::vector<Seen> look(const trellis::Context& ctx) {
     Seen& v = seen[i];
     v.jobs = s["jobs"].is_list();
     const Value& node = s["node"];
-    v.monitor = node.is_string() && s["decisions"].is_map();
-    if (v.monitor) v.node = &node.as_string();
+    const Value& decisions = s["decisions"];
+    v.monitor = node.is_string() && decisions.is_map();
+    if (v.monitor) {
+      v.node = &node.as_string();
+      v.decisions = &decisions;
+    }
     v.up = ctx.inferior_link(i) == trellis::LinkState::Up;
     v.null = s.is_null();
     v.tick = int_of(s, "tick");
@@ -149,15 +153,26 @@ Value Scheduler::calculate(trellis::Context& ctx) {
   for (std::size_t i = 0; i < seen.size(); ++i) {
     const Seen& v = seen[i];
     if (!v.monitor || !v.up) continue;
-    const auto it = m.decided.find(*v.node);
-    if (it == m.decided.end()) continue;
-    const Value& recorded = ctx.inferior(i)["decisions"];
-    if (recorded.as_map().count(key) && job_of(recorded[key]) == it->second.job) continue;
-    if (v.tick <= it->second.sent_tick) continue;  // it has not had the chance yet
-    send(ctx, i, it->second, it->second.job);
+    SchedulerMemory::Decided* d = find_decided(m, i, *v.node);
+    if (!d) continue;
+    const Value& recorded = *v.decisions;
+    if (recorded.as_map().count(key) && job_of(recorded[key]) == d->job) continue;
+    if (v.tick <= d->sent_tick) continue;  // it has not had the chance yet
+    send(ctx, i, *d, d->job);
   }
   return Fields()("assignments", m.assignments)("decisions", m.decisions)("id", id_)("on_events", on_events_)(
       "period", period_)("strategy", m.strategy_name)("tick", m.last_tick);  // in key order (Fields)
+}
+
+SchedulerMemory::Decided* find_decided(SchedulerMemory& m, std::size_t i, const std::string& node) {
+  if (m.slots.size() <= i) m.slots.resize(i + 1);
+  SchedulerMemory::Slot& slot = m.slots[i];
+  if (slot.decided && slot.node == node) return slot.decided;
+  const auto it = m.decided.find(node);
+  if (it == m.decided.end()) return nullptr;
+  slot.node = node;
+  slot.decided = &it->second;
+  return slot.decided;
 }
 
 void Scheduler::send(trellis::Context& ctx, std::size_t monitor, SchedulerMemory::Decided& decided,
@@ -196,9 +211,9 @@ void Scheduler::decide(trellis::Context& ctx, const std::vector<Seen>& seen) {
       }
     } else if (seen[i].monitor) {
       monitors.push_back(i);
-      const auto it = m.decided.find(*seen[i].node);
-      known.push_back(it == m.decided.end() ? nullptr : &it->second);
-      current.push_back(it == m.decided.end() ? std::nullopt : it->second.job);
+      SchedulerMemory::Decided* d = find_decided(m, i, *seen[i].node);
+      known.push_back(d);
+      current.push_back(d ? d->job : std::nullopt);
       ap.push_back(number_of(s, "ap_length"));
       fraction.push_back(number_of(s, "fraction", 1));
     }
