@@ -35,6 +35,7 @@ struct MonitorMemory {
   // field equal at once.
   trellis::Value decisions_value = trellis::Value::Map{};
   std::optional<std::int64_t> obeys;  // the scheduler an evaluator's switch made it obey
+  trellis::Value state;               // the state it last returned, updated in place at the next tick
 };
 
 struct SchedulerMemory {

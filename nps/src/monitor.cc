@@ -1,4 +1,6 @@
 // The monitor node type (node_types.h): one per physical node.
+#include <utility>
+
 #include "node_kinds.h"
 #include "values.h"
 
@@ -64,14 +66,52 @@ Value Monitor::calculate(trellis::Context& ctx) {
   bool blocked = false;
   for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
     if (const Value& b = ctx.inferior(i)["blocked"]; b.is_bool() && b.as_bool()) blocked = true;
+  MonitorView v;
+  v.ap_length = m.predictor->predict(0, *m.history) * pool.history_step();
+  v.available = status && status->available && !blocked;
+  v.decisions = m.decisions_value;
+  v.fraction = m.history->available_fraction(m.window);
+  v.history = m.history->now();
+  v.node = node_;
+  v.obeys = obeys;
+  v.predictor = m.predictor_name;
+  v.reason = status ? status->reason : std::string();
+  v.running = status ? job_value(status->running) : Value();
+  v.state = status ? status->state : std::string("unknown");
+  v.suspect = status && status->suspect;
+  v.tick = newest_tick(ctx);
+  v.window = m.window;
+  update_monitor_state(m.state, v);
+  return m.state;
+}
+
+Value monitor_state(const MonitorView& v) {
   // In key order (Fields).
-  return Fields()("ap_length", m.predictor->predict(0, *m.history) * pool.history_step())(
-      "available", status && status->available && !blocked)("decisions", m.decisions_value)(
-      "fraction", m.history->available_fraction(m.window))("history", m.history->now())("node", node_)(
-      "obeys", obeys)("predictor", m.predictor_name)("reason", status ? status->reason : std::string())(
-      "running", status ? job_value(status->running) : Value())(
-      "state", status ? status->state : std::string("unknown"))("suspect", status && status->suspect)(
-      "tick", newest_tick(ctx))("window", m.window);
+  return Fields()("ap_length", v.ap_length)("available", v.available)("decisions", v.decisions)(
+      "fraction", v.fraction)("history", v.history)("node", v.node)("obeys", v.obeys)(
+      "predictor", v.predictor)("reason", v.reason)("running", v.running)("state", v.state)(
+      "suspect", v.suspect)("tick", v.tick)("window", v.window);
+}
+
+void update_monitor_state(Value& state, const MonitorView& v) {
+  constexpr std::size_t kFields = 14;
+  if (!state.is_map() || std::as_const(state).as_map().size() != kFields) {
+    state = monitor_state(v);
+    return;
+  }
+  // The fields in key order, as monitor_state builds them; a field is
+  // written only when it differs, so an unshared state is not touched more
+  // than it changes.
+  const Value fields[kFields] = {v.ap_length, v.available, v.decisions, v.fraction, v.history,
+                                 v.node,      v.obeys,     v.predictor, v.reason,   v.running,
+                                 v.state,     v.suspect,   v.tick,      v.window};
+  const Value::Map& now = std::as_const(state).as_map();
+  std::size_t k = 0;
+  while (k < kFields && (now.begin() + static_cast<std::ptrdiff_t>(k))->second == fields[k]) ++k;
+  if (k == kFields) return;
+  Value::Map& out = state.as_map();  // copied here if shared
+  for (auto it = out.begin() + static_cast<std::ptrdiff_t>(k); k < kFields; ++k, ++it)
+    if (!(it->second == fields[k])) it->second = fields[k];
 }
 
 }  // namespace piranha::nps

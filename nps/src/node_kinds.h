@@ -59,6 +59,31 @@ class Monitor : public trellis::Node {
 // position reported the same node before; equal to m.decided.find(node).
 SchedulerMemory::Decided* find_decided(SchedulerMemory& m, std::size_t i, const std::string& node);
 
+// What a monitor's state shows (node_types.h), field by field.
+struct MonitorView {
+  double ap_length = 0;
+  bool available = false;
+  trellis::Value decisions;
+  double fraction = 0;
+  std::int64_t history = 0;
+  std::string node;
+  std::int64_t obeys = 0;
+  std::string predictor, reason;
+  trellis::Value running;
+  std::string state;
+  bool suspect = false;
+  std::int64_t tick = -1;
+  std::int64_t window = 0;
+};
+
+// The monitor's state showing `v`, built whole.
+trellis::Value monitor_state(const MonitorView& v);
+// Makes `state` (a monitor's previous state, or null) equal to
+// monitor_state(v): in place, field by field, when it has the state's
+// fields, which copies it once if it is shared rather than building every
+// field again (a monitor's state changes at every tick, in two fields).
+void update_monitor_state(trellis::Value& state, const MonitorView& v);
+
 // A monitor's decisions as its state shows them: scheduler id (a string)
 // -> job or null.
 trellis::Value decisions_value(const std::map<std::int64_t, std::optional<JobId>>& decisions);

@@ -234,6 +234,42 @@ nodes:
   }
 }
 
+// A monitor updates its last state in place: after any sequence of views
+// it is the state built whole from the latest, whether or not that state
+// was shared (as the trellis shares it) when it was updated.
+TEST_CASE("update_monitor_state equals the state built whole over random views") {
+  std::mt19937 rng(11);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  MonitorView v, kept_view;
+  Value state, kept;
+  for (int step = 0; step < 3000; ++step) {
+    if (pick(2) && state.is_map()) {  // shared, as the trellis keeps the state it was given
+      kept = state;
+      kept_view = v;
+    }
+    switch (pick(14)) {
+      case 0: v.ap_length = pick(4) * 1.5; break;
+      case 1: v.available = pick(2); break;
+      case 2: v.decisions = pick(2) ? Value(Fields()("0", pick(3))) : Value(Value::Map{}); break;
+      case 3: v.fraction = pick(5) / 4.0; break;
+      case 4: v.history += pick(2); break;
+      case 5: v.node = pick(2) ? "ws01" : "a-node-with-a-long-name"; break;
+      case 6: v.obeys = pick(3); break;
+      case 7: v.predictor = pick(2) ? "REC_HIST" : "HIST_MEAN"; break;
+      case 8: v.reason = pick(2) ? "" : "keyboard"; break;
+      case 9: v.running = pick(2) ? Value(pick(4)) : Value(); break;
+      case 10: v.state = pick(2) ? "available" : "unavailable"; break;
+      case 11: v.suspect = pick(2); break;
+      case 12: v.tick += pick(3); break;
+      default: v.window = 1 + pick(20); break;
+    }
+    if (pick(50) == 0) state = Value(7);  // not a monitor's state: built whole
+    update_monitor_state(state, v);
+    REQUIRE(state == monitor_state(v));
+    if (kept.is_map()) REQUIRE(kept == monitor_state(kept_view));  // the shared copy is left alone
+  }
+}
+
 // A scheduler finds each node's entry through the slot of the inferior that
 // reports it: whatever the inferiors report and whatever entries are added,
 // what it finds is what a lookup by name finds.
