@@ -61,6 +61,14 @@ CampusDecision CampusStrategy::decide(double now, std::span<const SubnetState> s
     throw std::invalid_argument("campus strategy: " + std::to_string(n) + " subnets, was " +
                                 std::to_string(congested_.size()));
   }
+  if (!trust_.empty() &&
+      (trust_.size() != n ||
+       std::any_of(trust_.begin(), trust_.end(), [&](const auto& row) { return row.size() != n; })))
+    throw std::invalid_argument("campus strategy: the trust matrix is not " + std::to_string(n) + " x " +
+                                std::to_string(n));
+  auto trusted = [&](std::size_t lender, std::size_t borrower) {
+    return trust_.empty() || trust_[lender][borrower];
+  };
   CampusDecision d;
   auto end = [&](Loan& l, std::int64_t nodes, LoanEnd why) {
     const auto w = static_cast<std::size_t>(why);
@@ -98,7 +106,7 @@ CampusDecision CampusStrategy::decide(double now, std::span<const SubnetState> s
   std::stable_sort(loans_.begin(), loans_.end(),
                    [](const Loan& a, const Loan& b) { return a.since < b.since; });
   for (Loan& l : loans_) {
-    const std::int64_t kept = std::min(l.nodes, spare[l.lender]);
+    const std::int64_t kept = trusted(l.lender, l.borrower) ? std::min(l.nodes, spare[l.lender]) : 0;
     if (kept < l.nodes) {
       end(l, l.nodes - kept, LoanEnd::kLenderNeeds);
       reclaimed_at_[l.lender] = now;
@@ -128,7 +136,7 @@ CampusDecision CampusStrategy::decide(double now, std::span<const SubnetState> s
     const CampusJob* job = nullptr;
     double best = 0;
     for (std::size_t s = 0; s < n; ++s) {
-      if (!congested_[s] || s == *lender) continue;
+      if (!congested_[s] || s == *lender || !trusted(*lender, s)) continue;
       const double p = pressure(work[s], subnets[s].available + static_cast<double>(borrowed[s]));
       if (p < params_.relieved || (borrower && p <= best)) continue;
       const CampusJob* top = nullptr;
@@ -139,7 +147,12 @@ CampusDecision CampusStrategy::decide(double now, std::span<const SubnetState> s
       job = top;
       best = p;
     }
-    if (!borrower) break;
+    if (!borrower) {
+      // Nobody this lender trusts needs a node: the others may still lend (without trust, no
+      // borrower for the lender with the most spare means none for any).
+      spare[*lender] = 0;
+      continue;
+    }
     auto it = std::find_if(loans_.begin(), loans_.end(), [&](const Loan& l) {
       return l.lender == *lender && l.borrower == *borrower && l.job == job->id;
     });

@@ -224,6 +224,23 @@ TEST_CASE("campus: a lender whose idle count oscillates does not lend and reclai
   CHECK(returned < 6 * 30);
 }
 
+TEST_CASE("campus: a lender lends only to the borrowers it trusts, and untrusted loans end") {
+  CampusStrategy c(params());
+  // Subnet 0 congested; subnet 1 idle but does not trust it; subnet 2 idle and trusts it.
+  std::vector<SubnetState> s{subnet(10, 0, {{5, 4000, 100}}), subnet(10, 10), subnet(10, 4)};
+  c.set_trust({{false, true, true}, {false, false, true}, {true, true, false}});
+  CampusDecision d = c.decide(0, s);
+  REQUIRE(d.loans.size() == 1);
+  CHECK(d.loans[0] == Loan{2, 0, 5, 4, 0});
+  // Trust withdrawn: the loan ends at the next decision, the lender's nodes back.
+  c.set_trust({{false, true, true}, {false, false, true}, {false, true, false}});
+  d = c.decide(10, s);
+  CHECK(d.loans.empty());
+  CHECK(d.nodes_returned[kLender] == 4);
+  c.set_trust({{false}});
+  CHECK_THROWS_AS(c.decide(20, s), std::invalid_argument);
+}
+
 TEST_CASE("campus: subnets must keep their number between decisions") {
   CampusStrategy c(params());
   std::vector<SubnetState> two{subnet(10, 0), subnet(10, 0)};

@@ -114,9 +114,16 @@ class CampusStrategy {
   //  5. spare nodes of lenders out of cooldown go one at a time to the congested subnet with the
   //     highest pressure counting what it already borrows, while that is at least `relieved`,
   //     each to its job with the most work left that has more tasks left than nodes lent to it,
-  //     from the lender with the most spare nodes left (ties: the lowest index).
+  //     from the lender with the most spare nodes left (ties: the lowest index), among the
+  //     borrowers that lender trusts (set_trust: all by default).
   // Existing loans are never moved to another borrower: a loan changes only by the rules above.
   CampusDecision decide(double now, std::span<const SubnetState> subnets);
+
+  // Which subnet may lend to which: trust[lender][borrower] (the live campus's `lends_to`, both
+  // sides agreeing). An n × n matrix for the n subnets decide() is given; empty (the default):
+  // every subnet may lend to every other. Loans in force that it forbids end at the next decision
+  // (kLenderNeeds). std::invalid_argument at decide() when it is not n × n.
+  void set_trust(std::vector<std::vector<bool>> trust) { trust_ = std::move(trust); }
 
   // The loans in force (as the last decision returned them).
   const std::vector<Loan>& loans() const { return loans_; }
@@ -128,6 +135,7 @@ class CampusStrategy {
   std::vector<bool> congested_;
   std::vector<std::optional<double>> reclaimed_at_;  // per lender: when it last took nodes back
   bool started_ = false;
+  std::vector<std::vector<bool>> trust_;
 };
 
 // Which loan a node serves: the borrower's subnet and its job.
