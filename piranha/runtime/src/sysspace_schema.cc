@@ -422,6 +422,59 @@ ts::Template complaint_template() {
 ts::Template complaint_template(const std::string& node) {
   return ts::Template({tag("complaint"), str(node), any(Type::Double), any(Type::String)});
 }
+ts::Tuple SubnetReport::to_tuple() const {
+  return ts::Tuple::of("subnet", time, json);
+}
+std::optional<SubnetReport> SubnetReport::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "subnet", {Type::Double, Type::String})) return std::nullopt;
+  return SubnetReport{d_at(t, 1), s_at(t, 2)};
+}
+
+ts::Tuple CampusLoan::to_tuple() const {
+  // The arguments packed as jobexec packs them.
+  const ts::Tuple launch = JobLaunch{job, program, args, cwd}.to_tuple();
+  return ts::Tuple::of("loan", campus, borrower, server, job, nodes, program, launch.get<ts::Blob>(3), cwd,
+                       key, expires);
+}
+std::optional<CampusLoan> CampusLoan::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "loan",
+              {Type::String, Type::String, Type::String, Type::Int, Type::Int, Type::String, Type::Blob,
+               Type::String, Type::String, Type::Double}))
+    return std::nullopt;
+  const auto launch =
+      JobLaunch::from_tuple(ts::Tuple::of("jobexec", i_at(t, 4), s_at(t, 6), t.get<ts::Blob>(7), s_at(t, 8)));
+  return CampusLoan{s_at(t, 1), s_at(t, 2),   s_at(t, 3), i_at(t, 4), i_at(t, 5),
+                    s_at(t, 6), launch->args, s_at(t, 8), s_at(t, 9), d_at(t, 10)};
+}
+
+ts::Tuple Lent::to_tuple() const {
+  return ts::Tuple::of("lent", node, borrower, job, epoch);
+}
+std::optional<Lent> Lent::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "lent", {Type::String, Type::String, Type::Int, Type::Int})) return std::nullopt;
+  return Lent{s_at(t, 1), s_at(t, 2), i_at(t, 3), i_at(t, 4)};
+}
+
+ts::Template subnet_template() {
+  return ts::Template({tag("subnet"), any(Type::Double), any(Type::String)});
+}
+ts::Template loan_template() {
+  return ts::Template({tag("loan"), any(Type::String), any(Type::String), any(Type::String), any(Type::Int),
+                       any(Type::Int), any(Type::String), any(Type::Blob), any(Type::String),
+                       any(Type::String), any(Type::Double)});
+}
+ts::Template loan_template(const std::string& campus, const std::string& borrower, std::int64_t job) {
+  return ts::Template({tag("loan"), str(campus), str(borrower), any(Type::String), num(job), any(Type::Int),
+                       any(Type::String), any(Type::Blob), any(Type::String), any(Type::String),
+                       any(Type::Double)});
+}
+ts::Template lent_template() {
+  return ts::Template({tag("lent"), any(Type::String), any(Type::String), any(Type::Int), any(Type::Int)});
+}
+ts::Template lent_template(const std::string& node) {
+  return ts::Template({tag("lent"), str(node), any(Type::String), any(Type::Int), any(Type::Int)});
+}
+
 ts::Template eval_template() {
   return ts::Template({tag("eval"), any(Type::String), any(Type::Double), any(Type::String)});
 }

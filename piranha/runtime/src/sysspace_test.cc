@@ -171,3 +171,25 @@ TEST_CASE("sysspace: list_live_jobs reads the queued and running jobs only, by i
   CHECK(live[1].state == sys::JobState::Queued);
   CHECK(sys::list_jobs(c).size() == 6);
 }
+
+TEST_CASE("campus tuples: subnet, loan and lent round-trip and match their templates") {
+  const sys::SubnetReport r{12.5, "{}"};
+  CHECK(sys::SubnetReport::from_tuple(r.to_tuple())->json == "{}");
+  CHECK(sys::subnet_template().matches(r.to_tuple()));
+  const sys::CampusLoan l{"campus",    "physics",       "tcp://a:7000", 4,  3,
+                          "/bin/spin", {"-n", "", "9"}, "/tmp",         "", 99.5};
+  const auto back = sys::CampusLoan::from_tuple(l.to_tuple());
+  REQUIRE(back);
+  CHECK(back->args == l.args);
+  CHECK(back->server == "tcp://a:7000");
+  CHECK(back->nodes == 3);
+  CHECK(back->expires == 99.5);
+  CHECK(sys::loan_template().matches(l.to_tuple()));
+  CHECK(sys::loan_template("campus", "physics", 4).matches(l.to_tuple()));
+  CHECK_FALSE(sys::loan_template("campus", "physics", 5).matches(l.to_tuple()));
+  const sys::Lent n{"b1", "physics", 4, 1000};
+  CHECK(sys::Lent::from_tuple(n.to_tuple())->borrower == "physics");
+  CHECK(sys::lent_template("b1").matches(n.to_tuple()));
+  CHECK_FALSE(sys::lent_template("b2").matches(n.to_tuple()));
+  CHECK_FALSE(sys::Lent::from_tuple(r.to_tuple()));
+}

@@ -346,6 +346,50 @@ struct EvalRecord {
   static std::optional<EvalRecord> from_tuple(const ts::Tuple& t);
 };
 
+// ("subnet", time, json): the pool's state as its NPS last reported it to a
+// campus (docs/nps.md, "Hierarchy"): `json` holds its live jobs with their
+// predicted work and tasks left, its nodes predicted available and its idle
+// nodes. One, rewritten by the NPS by atomic replace. An extension of the schema.
+struct SubnetReport {
+  double time = 0;
+  std::string json;
+  ts::Tuple to_tuple() const;
+  static std::optional<SubnetReport> from_tuple(const ts::Tuple& t);
+};
+
+// ("loan", campus, borrower, server, job, nodes, program, args, cwd, key,
+// expires): campus `campus` lends `nodes` idle nodes of this pool to job
+// `job` of pool `borrower`, whose server is `server`, until `expires` (wall
+// time) unless rewritten. The job's program, arguments and working directory
+// are its jobexec's on the borrower; `key` is the secret key (Z85 text) that
+// reaches only that job on the borrower, empty for a borrower without --auth.
+// One per (campus, borrower, job), rewritten by the campus each period. An
+// extension of the schema.
+struct CampusLoan {
+  std::string campus, borrower, server;
+  std::int64_t job = 0;
+  std::int64_t nodes = 0;
+  std::string program;
+  std::vector<std::string> args;
+  std::string cwd;
+  std::string key;
+  double expires = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<CampusLoan> from_tuple(const ts::Tuple& t);
+};
+
+// ("lent", node, borrower, job, epoch): this pool's NPS has `node` serve job
+// `job` of pool `borrower` (a loan's), or nothing when `job` is 0; `epoch`
+// (its decision's wall time in ms) grows. One per node, superseded by the
+// NPS. An extension of the schema.
+struct Lent {
+  std::string node, borrower;
+  std::int64_t job = 0;
+  std::int64_t epoch = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<Lent> from_tuple(const ts::Tuple& t);
+};
+
 // Templates that select every tuple of a shape (optionally for one node or
 // job), for rd / rd_many / in.
 ts::Template job_template();
@@ -392,6 +436,11 @@ ts::Template running_template(const std::string& node);
 ts::Template complaint_template();
 ts::Template complaint_template(const std::string& node);
 ts::Template eval_template();
+ts::Template subnet_template();
+ts::Template loan_template();  // every campus's, every borrower's
+ts::Template loan_template(const std::string& campus, const std::string& borrower, std::int64_t job);
+ts::Template lent_template();  // every node's
+ts::Template lent_template(const std::string& node);
 
 // ---- Operations on a live system space. Each throws ts::TupleSpaceError
 // when the server cannot be reached.
