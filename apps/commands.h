@@ -39,6 +39,8 @@ void add_nps(CLI::App& app);
 void add_nps_report(CLI::App& nps);
 // nps simulate-campus (nps_campus.cc).
 void add_nps_simulate_campus(CLI::App& nps);
+// nps campus: the live campus above several pools (nps_campus.cc).
+void add_nps_campus(CLI::App& nps);
 void add_trellis_run(CLI::App& trellis);
 void add_trellis_bench(CLI::App& trellis);
 

@@ -51,6 +51,7 @@ trellis::Program load_nps_program(const std::string& file) {
 struct RunArgs {
   std::shared_ptr<std::string> server;
   std::string program, strategy = "TSK", predictor = "REC_HIST", shadows, http, http_token, tick_stats;
+  std::string lend_to, campuses;
   std::vector<std::string> hosts;
   double period = 10, tick = 1, step_seconds = 60, cold_start = 0, seconds = 0, stale = 30, beat = 1;
   std::int64_t window = 10;
@@ -95,6 +96,12 @@ void add_run(CLI::App& nps) {
       ->capture_default_str();
   run->add_option("--seconds", a->seconds, "stop after this long (default: until SIGINT or SIGTERM)");
   run->add_flag("--quiet", a->quiet, "do not log the schedulers' decisions");
+  run->add_option("--lend-to", a->lend_to,
+                  "pools (campus subnet names, comma-separated) whose jobs this pool's idle nodes may serve "
+                  "when a campus lends them (docs/nps.md, \"Hierarchy\"); default: none");
+  run->add_option("--campus", a->campuses,
+                  "with --lend-to: serve only the loans of these campuses (names, comma-separated); "
+                  "default: any campus's");
   run->add_option(
          "--beat", a->beat,
          "rewrite scheduler heartbeats at most this often, in seconds (keep it well under the agents' "
@@ -156,6 +163,11 @@ void add_run(CLI::App& nps) {
       o.pool.beat_seconds = a->beat;
       o.pool.slack = std::min(0.25, std::min(a->tick, a->period) / 4);
       o.quiet = a->quiet;
+      if (!a->lend_to.empty()) o.lending.lends_to = schedcli::split_list(a->lend_to);
+      if (!a->campuses.empty()) {
+        if (a->lend_to.empty()) schedcli::bad_input("--campus is for --lend-to");
+        o.lending.campuses = schedcli::split_list(a->campuses);
+      }
       o.tick_stats_file = a->tick_stats;
       if (a->seconds > 0) o.duration = std::chrono::milliseconds(static_cast<long>(a->seconds * 1000));
       // Before the page's threads start: they inherit the blocked signals,
@@ -380,7 +392,7 @@ void add_simulate(CLI::App& nps) {
 
 void add_nps(CLI::App& app) {
   auto* nps = app.add_subcommand(
-      "nps", "the Network Piranha Scheduler: run, init, check, simulate, simulate-campus, report");
+      "nps", "the Network Piranha Scheduler: run, init, check, simulate, simulate-campus, campus, report");
   nps->require_subcommand(1);
   add_run(*nps);
   add_init(*nps);
@@ -388,6 +400,7 @@ void add_nps(CLI::App& app) {
   add_simulate(*nps);
   add_nps_report(*nps);
   add_nps_simulate_campus(*nps);
+  add_nps_campus(*nps);
 }
 
 }  // namespace piranha::apps

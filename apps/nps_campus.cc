@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "piranha/nps/campus_live.h"
 #include "piranha/nps/campus_sim.h"
 #include "sched_cli.h"
+#include "stop_signals.h"
 
 namespace piranha::apps {
 namespace {
@@ -207,6 +209,25 @@ void add_nps_simulate_campus(CLI::App& nps) {
   c->add_flag("--json", a->json, "one JSON object instead of the table");
   c->add_flag("--quiet", a->quiet, "no progress on stderr");
   c->callback([a] { schedcli::guarded([&] { run(*a); }); });
+}
+
+void add_nps_campus(CLI::App& nps) {
+  auto file = std::make_shared<std::string>();
+  auto* c =
+      nps.add_subcommand("campus",
+                         "run a campus above several pools: every period, lend idle nodes of one pool to "
+                         "a job of a congested one (docs/nps.md, \"Hierarchy\")");
+  c->add_option("campus", *file, "the live campus file (YAML, docs/nps.md \"The live campus file\")")
+      ->required();
+  c->callback([file] {
+    schedcli::guarded([&] {
+      const nps::LiveCampusConfig config = nps::load_live_campus(*file);
+      std::atomic<bool> stop{false};
+      StopOnSignals signals(stop);
+      const int status = nps::run_campus(config, stop, std::cerr);
+      if (status != 0) std::exit(status);
+    });
+  });
 }
 
 }  // namespace piranha::apps

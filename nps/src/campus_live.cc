@@ -51,7 +51,8 @@ LiveCampusConfig parse_live_campus(const std::string& text, const std::string& n
   for (std::size_t i = 0; i < c.subnets.size(); ++i) {
     const YAML::Node l = lends_nodes[i];
     if (!l) continue;
-    if (!l.IsSequence()) r.fail(l, "subnet " + c.subnets[i].name + "'s lends_to must be a list of subnet names");
+    if (!l.IsSequence())
+      r.fail(l, "subnet " + c.subnets[i].name + "'s lends_to must be a list of subnet names");
     for (const YAML::Node& b : l) {
       if (!b.IsScalar()) r.fail(b, "lends_to must list subnet names");
       const std::string borrower = b.Scalar();
@@ -69,7 +70,8 @@ LiveCampusConfig parse_live_campus(const std::string& text, const std::string& n
     if (k["relieved"]) c.params.relieved = r.number(k, "relieved", "campus' relieved", 0, false, 1e12);
     if (k["hold"]) c.params.hold = r.number(k, "hold", "campus' hold", 0, false, 1e12);
     if (k["cooldown"]) c.params.cooldown = r.number(k, "cooldown", "campus' cooldown", 0, false, 1e12);
-    if (k["reserve"]) c.params.reserve = r.integer<std::int64_t>(k, "reserve", "campus' reserve", 0, 1'000'000);
+    if (k["reserve"])
+      c.params.reserve = r.integer<std::int64_t>(k, "reserve", "campus' reserve", 0, 1'000'000);
     if (k["lease"]) c.lease = r.number(k, "lease", "campus' lease", 0, true, 1e9);
     if (k["stale"]) c.stale = r.number(k, "stale", "campus' stale", 0, true, 1e9);
     if (c.params.relieved > c.params.congested)
@@ -91,8 +93,8 @@ std::string subnet_state_json(const sched::SubnetState& state) {
 
 std::optional<sched::SubnetState> subnet_state_from_json(const std::string& json) {
   const Json j = Json::parse(json, nullptr, false);
-  if (!j.is_object() || !j.contains("jobs") || !j["jobs"].is_array() || !j.value("available", Json()).is_number() ||
-      !j.value("idle", Json()).is_number_integer())
+  if (!j.is_object() || !j.contains("jobs") || !j["jobs"].is_array() ||
+      !j.value("available", Json()).is_number() || !j.value("idle", Json()).is_number_integer())
     return std::nullopt;
   sched::SubnetState s;
   s.available = j["available"].get<double>();
@@ -242,8 +244,9 @@ int run_campus(const LiveCampusConfig& config, const std::atomic<bool>& stop, st
   LiveCampus campus(config);
   std::vector<SubnetLink> links(config.subnets.size());
   auto note = [&](const std::string& line) { log << "campus " << config.name << ": " << line << std::endl; };
-  note("deciding every " + yaml::fmt(config.params.period) + " s for " + std::to_string(config.subnets.size()) +
-       " subnets, loans leased for " + yaml::fmt(config.lease_seconds()) + " s");
+  note("deciding every " + yaml::fmt(config.params.period) + " s for " +
+       std::to_string(config.subnets.size()) + " subnets, loans leased for " +
+       yaml::fmt(config.lease_seconds()) + " s");
   std::string last;
   auto next = Clock::now();
   while (!stop.load()) {

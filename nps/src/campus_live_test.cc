@@ -41,17 +41,20 @@ TEST_CASE("live campus file: subnets, trust and the strategy's parameters; error
   CHECK(c.subnets[2].lends_to.empty());
   CHECK(c.params.period == 2);
   CHECK(c.lease_seconds() == 6);
-  CHECK(parse_live_campus("subnets: [{name: a, server: x}, {name: b, server: y}]", "d").params.congested == 60);
-  CHECK_THROWS_WITH_AS(parse_live_campus("subnets: [{name: a, server: x, lends_to: [z]}, {name: b, server: y}]",
-                                         "e.yaml"),
-                       doctest::Contains("e.yaml:1"), InputError);
-  CHECK_THROWS_AS(parse_live_campus("subnets: [{name: a, server: x, lends_to: [a]}, {name: b, server: y}]", "f"),
-                  InputError);
+  CHECK(parse_live_campus("subnets: [{name: a, server: x}, {name: b, server: y}]", "d").params.congested ==
+        60);
+  CHECK_THROWS_WITH_AS(
+      parse_live_campus("subnets: [{name: a, server: x, lends_to: [z]}, {name: b, server: y}]", "e.yaml"),
+      doctest::Contains("e.yaml:1"), InputError);
+  CHECK_THROWS_AS(
+      parse_live_campus("subnets: [{name: a, server: x, lends_to: [a]}, {name: b, server: y}]", "f"),
+      InputError);
   CHECK_THROWS_AS(parse_live_campus("subnets: [{name: a, server: x}]", "g"), InputError);
-  CHECK_THROWS_AS(parse_live_campus("subnets: [{name: a, server: x}, {name: a, server: y}]", "h"), InputError);
-  CHECK_THROWS_AS(parse_live_campus("subnets: [{name: a, server: x}, {name: b, server: y}]\ncampus: {bogus: 1}",
-                                    "i"),
+  CHECK_THROWS_AS(parse_live_campus("subnets: [{name: a, server: x}, {name: a, server: y}]", "h"),
                   InputError);
+  CHECK_THROWS_AS(
+      parse_live_campus("subnets: [{name: a, server: x}, {name: b, server: y}]\ncampus: {bogus: 1}", "i"),
+      InputError);
 }
 
 TEST_CASE("subnet state: to JSON and back; a malformed record is none") {
@@ -75,7 +78,8 @@ TEST_CASE("live campus round: a congested subnet borrows the idle nodes of a sub
   LiveCampus campus(parse_live_campus(kCampus, "c.yaml"));
   // a: 2 nodes, job 7 with 100 s of work left (pressure 50): congested. b: 3 idle. c: 4 idle, but
   // lends to nobody.
-  std::vector<SubnetReading> r{reading(100, {{7, 100, 40}}, 2, 0), reading(100, {}, 3, 3), reading(100, {}, 4, 4)};
+  std::vector<SubnetReading> r{reading(100, {{7, 100, 40}}, 2, 0), reading(100, {}, 3, 3),
+                               reading(100, {}, 4, 4)};
   CampusRound round = campus.round(100.5, r);
   CHECK(round.fresh == std::vector<bool>{true, true, true});
   CHECK(round.loans[0].empty());
@@ -102,7 +106,8 @@ TEST_CASE("live campus round: a congested subnet borrows the idle nodes of a sub
 
 TEST_CASE("live campus round: a loan whose job cannot be launched is not written") {
   LiveCampus campus(parse_live_campus(kCampus, "c.yaml"));
-  std::vector<SubnetReading> r{reading(100, {{7, 100, 40}}, 2, 0), reading(100, {}, 3, 3), reading(100, {}, 4, 4)};
+  std::vector<SubnetReading> r{reading(100, {{7, 100, 40}}, 2, 0), reading(100, {}, 3, 3),
+                               reading(100, {}, 4, 4)};
   r[0].launches.clear();
   const CampusRound round = campus.round(100.5, r);
   CHECK(round.decision.loans.size() == 1);

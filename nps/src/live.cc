@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "piranha/nps/campus_sim.h"
 #include "piranha/nps/node_types.h"
 #include "piranha/nps/tick_timer.h"
 #include "piranha/nps/ticker.h"
@@ -126,6 +127,7 @@ class Shell {
     Ticker ticker(Clock::now(), tick, kEventGap);
     auto next_look = Clock::now();
     auto next_stats = Clock::now();
+    auto next_lend = Clock::now();
     // A reconnection that met another pool's server (one replaced on the
     // same endpoint): nothing of this pool may be decided there.
     std::string refused;
@@ -155,6 +157,14 @@ class Shell {
       if (!o_.tick_stats_file.empty() && now >= next_stats) {
         write_tick_stats();
         next_stats = now + std::chrono::seconds(5);
+      }
+      if (now >= next_lend) {
+        try {
+          lend();
+        } catch (const ts::TupleSpaceError& e) {
+          failed(e);
+        }
+        next_lend = now + std::chrono::seconds(1);
       }
       if (now >= next_look) {
         report_decisions();
@@ -317,6 +327,59 @@ class Shell {
     built_ = program;
   }
 
+  // The campus's side of this pool (campus_live.h): its state for the campus, from what scheduler
+  // 0 assigned and the monitors predict, and its idle nodes serving the loans it trusts.
+  void lend() {
+    if (built_nodes_.empty() && !program_) return;
+    std::map<std::string, bool> own;
+    for (const auto& [t, name] : schedulers_) {
+      const Value s = t->state(name);
+      if (int_of(s, "id") != 0 || !s["assignments"].is_map()) continue;
+      for (const auto& [node, job] : s["assignments"].as_map()) own[node] = job.is_int();
+    }
+    std::map<std::string, double> fraction;
+    for (const auto& [t, name] : local_) {
+      const Value s = t->state(name);
+      if (s["node"].is_string() && s["fraction"].is_number())
+        fraction[s["node"].as_string()] = s["fraction"].as_number();
+    }
+    const std::vector<std::string> nodes = pool_.node_names();
+    const std::size_t n = nodes.size();
+    std::unique_ptr<bool[]> own_of(new bool[n]), available(new bool[n]);
+    std::vector<bool> own_v(n), available_v(n);
+    std::vector<double> fraction_v(n);
+    std::vector<std::optional<LentJob>> serving(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto st = pool_.node(nodes[i]);
+      available_v[i] = available[i] = st && st->available;
+      own_v[i] = own_of[i] = own.count(nodes[i]) && own[nodes[i]];
+      const auto f = fraction.find(nodes[i]);
+      fraction_v[i] = f != fraction.end() ? f->second : (available[i] ? 1.0 : 0.0);
+      if (const auto w = lent_.find(nodes[i]); w != lent_.end()) serving[i] = w->second;
+    }
+    const double now = sys::wall_now();
+    const sched::SubnetState state = subnet_state(pool_.jobs(), available_v, own_v, fraction_v);
+    sys::replace(*client_, sys::subnet_template(),
+                 sys::SubnetReport{now, subnet_state_json(state)}.to_tuple());
+    std::vector<sys::CampusLoan> loans;
+    if (!o_.lending.lends_to.empty())
+      for (const auto& t : client_->rd_many(sys::kSpace, sys::loan_template(), 10'000))
+        if (auto l = sys::CampusLoan::from_tuple(t)) loans.push_back(*l);
+    const auto plan = plan_lending(now, loans, o_.lending, std::span<const bool>(own_of.get(), n),
+                                   std::span<const bool>(available.get(), n), serving);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto w = lent_.find(nodes[i]);
+      if (w != lent_.end() ? w->second == plan[i] : !plan[i]) continue;
+      const sys::Lent lent{nodes[i], plan[i] ? plan[i]->borrower : "", plan[i] ? plan[i]->job : 0,
+                           static_cast<std::int64_t>(now * 1000)};
+      sys::replace(*client_, sys::lent_template(nodes[i]), lent.to_tuple());
+      note(plan[i]
+               ? "lending " + nodes[i] + " to " + plan[i]->borrower + "'s job " + std::to_string(plan[i]->job)
+               : "no longer lending " + nodes[i]);
+      lent_[nodes[i]] = plan[i];
+    }
+  }
+
   // Hands every node's state to on_states (the live page).
   void publish_states() {
     if (!o_.on_states) return;
@@ -376,6 +439,7 @@ class Shell {
   std::vector<std::pair<trellis::FiberTrellis*, std::string>> schedulers_, evaluators_, local_;
   Value last_switch_;
   std::map<std::string, Value> last_;
+  std::map<std::string, std::optional<LentJob>> lent_;  // each node's ("lent", ...) as written
   bool waiting_ = false;
 };
 

@@ -70,9 +70,9 @@ std::optional<sched::SubnetState> subnet_state_from_json(const std::string& json
 
 // What the campus read of one subnet at a round.
 struct SubnetReading {
-  bool reached = false;                              // its server answered
-  std::optional<sys::SubnetReport> report;           // its NPS's latest record
-  std::map<sched::JobId, sys::JobLaunch> launches;   // its live jobs' launch records
+  bool reached = false;                             // its server answered
+  std::optional<sys::SubnetReport> report;          // its NPS's latest record
+  std::map<sched::JobId, sys::JobLaunch> launches;  // its live jobs' launch records
 };
 
 // One round's outcome: per subnet (as lender), the loans to be in force in its system space,

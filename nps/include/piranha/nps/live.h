@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "piranha/nps/campus_live.h"
 #include "piranha/nps/live_pool.h"
 #include "piranha/nps/program.h"
 #include "piranha/nps/simulate.h"
@@ -43,6 +44,10 @@ struct LiveOptions {
   std::optional<double> tick_override;      // --tick with a program file: the enablers' period
   std::vector<std::string> hosts;           // the program's hosts to run here; empty: all
   LivePoolOptions pool;
+  // The campus (docs/nps.md, "Hierarchy"): every tick, at most every second, the shell writes the
+  // pool's ("subnet", ...) record, and serves the loans `lending` allows (none when it lends to
+  // nobody) with the nodes its scheduler 0 leaves idle: ("lent", node, ...) records.
+  LendTrust lending;
   bool quiet = false;  // no log of decisions
   std::optional<std::chrono::milliseconds> duration;
   // Non-empty: the ticks' durations (tick_timer.h) as one JSON object,
