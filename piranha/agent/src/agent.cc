@@ -11,10 +11,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "piranha/agent/decide.h"
+#include "piranha/agent/lending.h"
 #include "piranha/agent/piranha_host.h"
 #include "piranha/agent/uplink.h"
 #include "piranha/base/input_error.h"
@@ -64,6 +66,83 @@ std::string plural(long n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+// Reads the node's ("lent", node, ...) record and its pool's ("loan", ...) records every second,
+// on a thread of its own with a connection of its own, for lent_job() (lending.h); writes
+// `wake_fd` when what it read changed. Two requests a second per agent: loans are the campus's,
+// at its slower pace.
+class LoanReader {
+ public:
+  struct Seen {
+    std::optional<sys::Lent> lent;
+    std::vector<sys::CampusLoan> loans;
+    bool operator==(const Seen& o) const {
+      auto key = [](const Seen& s) {
+        std::vector<ts::Tuple> t;
+        if (s.lent) t.push_back(s.lent->to_tuple());
+        for (const auto& l : s.loans) t.push_back(l.to_tuple());
+        return t;
+      };
+      return key(*this) == key(o);
+    }
+  };
+
+  LoanReader(std::string server, std::string node, int wake_fd)
+      : server_(std::move(server)), node_(std::move(node)), wake_fd_(wake_fd), thread_([this] { run(); }) {}
+  ~LoanReader() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Seen seen() const {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+
+ private:
+  void run() {
+    std::unique_ptr<ts::Client> client;
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      lock.unlock();
+      Seen now;
+      bool read = false;
+      try {
+        if (!client) {
+          ts::ClientOptions o = ts::with_environment_keys({});
+          o.connect_timeout = std::chrono::milliseconds(2000);
+          o.request_timeout = std::chrono::milliseconds(5000);
+          client = std::make_unique<ts::Client>(server_, o);
+        }
+        for (const auto& t : client->rd_many(sys::kSpace, sys::lent_template(node_), 16))
+          if (auto l = sys::Lent::from_tuple(t); l && (!now.lent || l->epoch > now.lent->epoch)) now.lent = l;
+        for (const auto& t : client->rd_many(sys::kSpace, sys::loan_template(), 10'000))
+          if (auto l = sys::CampusLoan::from_tuple(t)) now.loans.push_back(*l);
+        read = true;
+      } catch (const std::exception&) {
+        client.reset();  // the uplink reports the server's absence; loans simply expire meanwhile
+      }
+      lock.lock();
+      if (read && !(now == seen_)) {
+        seen_ = std::move(now);
+        const std::uint64_t one = 1;
+        [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
+      }
+      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+    }
+  }
+
+  const std::string server_, node_;
+  const int wake_fd_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  Seen seen_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 struct Agent::Impl {
@@ -77,6 +156,12 @@ struct Agent::Impl {
 
   Clock::time_point next_eval{};
   std::uint64_t view_seen = 0;  // generation of the last view decided on
+  // A campus loan's foreign job (lending.h): its piranhas, in a host of their own connected to the
+  // borrower's server, the loan they serve, and when another may start after one ended.
+  std::unique_ptr<LoanReader> loans;
+  std::unique_ptr<PiranhaHost> lent_host;
+  std::optional<sys::CampusLoan> lent_loan;
+  Clock::time_point lent_restart{};
 
   Impl(AgentSettings settings, std::unique_ptr<AvailabilitySource> src)
       : s(std::move(settings)), source(std::move(src)), state(s), host(piranha_environment(s, uplink)) {
@@ -194,6 +279,53 @@ struct Agent::Impl {
     event("resume", {{"job", a.job}});
   }
 
+  // Starts, keeps or retreats the foreign job's piranhas (lending.h), after decide() has had its
+  // say about the node's own.
+  void steer_lent(Instant now) {
+    for (const auto& e : lent_host ? lent_host->reap(now.steady) : std::vector<PiranhaExit>{}) {
+      log("lent piranha of " + lent_loan->borrower + "'s job " + std::to_string(e.job_id) +
+          (e.retreated ? " retreated" : " ended (" + e.status.describe() + ")"));
+      event("lent-exit", {{"borrower", lent_loan->borrower}, {"job", e.job_id}, {"retreated", e.retreated}});
+      if (!e.retreated) lent_restart = now.steady + std::chrono::seconds(e.status.ok() ? 1 : 2);
+    }
+    std::optional<sys::CampusLoan> want;
+    if (loans) {
+      const LoanReader::Seen seen = loans->seen();
+      want = lent_job(now.wall, state, host.running(), seen.lent, seen.loans);
+    }
+    if (lent_host && lent_host->running() > 0) {
+      if (!lent_host->retreating() && (!want || !same_foreign_job(*want, *lent_loan))) {
+        log("lent piranhas of " + lent_loan->borrower + "'s job " + std::to_string(lent_loan->job) +
+            " retreat: " +
+            (!state.available ? "the node is unavailable"
+                              : "the loan ended or the node's own pool needs it"));
+        lent_host->retreat(now.steady, s.grace, now.steady,
+                           state.available ? RetreatCause::GivesWay : RetreatCause::Owner);
+      }
+      return;
+    }
+    if (!want || now.steady < lent_restart) return;
+    if (!lent_host || lent_loan->server != want->server) {
+      PiranhaEnvironment env = piranha_environment(s, uplink);
+      env.server = want->server;
+      env.job_keys = false;
+      env.foreign = true;
+      env.announce = nullptr;
+      env.withdraw = nullptr;
+      lent_host = std::make_unique<PiranhaHost>(env);
+    }
+    lent_loan = want;
+    try {
+      lent_host->start(sys::JobLaunch{want->job, want->program, want->args, want->cwd}, s.cores);
+      log("started " + plural(s.cores, "piranha") + " of " + want->borrower + "'s job " +
+          std::to_string(want->job) + " (lent by campus " + want->campus + ", server " + want->server + ")");
+      event("lent-start", {{"borrower", want->borrower}, {"job", want->job}, {"count", s.cores}});
+    } catch (const std::exception& e) {
+      log("cannot start " + want->borrower + "'s job " + std::to_string(want->job) + ": " + e.what());
+      lent_restart = now.steady + std::chrono::seconds(10);
+    }
+  }
+
   // The piranhas that ended since the last call.
   std::vector<PiranhaExit> reap(Clock::time_point now) {
     auto exits = host.reap(now);
@@ -212,6 +344,7 @@ struct Agent::Impl {
         s, [this](const std::string& m) { log(m); }, wake_fd);
     // Keys an earlier run of this agent left: their piranhas died with it.
     if (s.job_keys) uplink->withdraw_key(sys::JobKey{0, s.node, ""});
+    loans = std::make_unique<LoanReader>(s.server, s.node, wake_fd);
     if (std::size_t n = host.leftovers_removed())
       log("removed " + std::to_string(n) + (n == 1 ? " directory" : " directories") +
           " of job keys left by agents no longer running");
@@ -249,12 +382,18 @@ struct Agent::Impl {
       // piranha exit.
       auto wake = next_eval;
       if (auto d = host.next_deadline()) wake = std::min(wake, *d);
+      if (lent_host) {
+        if (auto d = lent_host->next_deadline()) wake = std::min(wake, *d);
+        if (lent_restart > now) wake = std::min(wake, lent_restart);
+      }
       if (auto d = next_due(state, piranhas_of(host), now)) wake = std::min(wake, *d);
       std::vector<pollfd> fds;
       for (int fd : source->fds()) fds.push_back({fd, POLLIN, 0});
       std::size_t source_fds = fds.size();
       fds.push_back({wake_fd, POLLIN, 0});
       for (int fd : host.fds()) fds.push_back({fd, POLLIN, 0});
+      if (lent_host)
+        for (int fd : lent_host->fds()) fds.push_back({fd, POLLIN, 0});
       // To the nanosecond: a trace step's deadline met a millisecond late
       // would be a millisecond more of every retreat it causes.
       auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now());
@@ -305,7 +444,8 @@ struct Agent::Impl {
       seen.piranhas = piranhas_of(host);
       const Instant at{now, sys::wall_now()};
       carry_out(decide(seen, state, at), at);
-      if (state.down) break;
+      steer_lent(at);
+      if (state.down && (!lent_host || lent_host->running() == 0)) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       now = Clock::now();
       seen.exits = reap(now);

@@ -263,6 +263,7 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
       o.env.emplace_back("PIRANHA_HEARTBEAT_TIMEOUT_MS", std::to_string(env_.heartbeat_timeout_ms));
     // Never the agent's own key.
     o.unset_env = {ts::kKeyEnv};
+    if (env_.foreign) o.unset_env.push_back(ts::kPoolEnv);
     if (env_.job_keys) o.env.emplace_back(ts::kKeyEnv, key_of(job.id).file);
     if (identity_) o.identity = SpawnOptions::Identity{identity_->uid, identity_->gid};
     o.limits = limits;

@@ -65,6 +65,9 @@ struct PiranhaEnvironment {
   // Each job's piranhas get a key pair of their own (PIRANHA_KEY); false:
   // no PIRANHA_KEY at all (a server without --auth needs none).
   bool job_keys = false;
+  // Piranhas of another pool's job (a campus loan, lending.h): $PIRANHA_POOL, the agent's own
+  // pool's name, is left out of their environment as well.
+  bool foreign = false;
   // Called with a job's key as it is made, before the job's piranhas start,
   // and as it goes, after they have all ended here; on the host's thread.
   std::function<void(const sys::JobKey&)> announce, withdraw;
