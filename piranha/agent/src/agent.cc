@@ -86,8 +86,12 @@ class LoanReader {
     }
   };
 
-  LoanReader(std::string server, std::string node, int wake_fd)
-      : server_(std::move(server)), node_(std::move(node)), wake_fd_(wake_fd), thread_([this] { run(); }) {}
+  LoanReader(std::string server, std::string node, int wake_fd, std::function<void(const std::string&)> log)
+      : server_(std::move(server)),
+        node_(std::move(node)),
+        wake_fd_(wake_fd),
+        log_(std::move(log)),
+        thread_([this] { run(); }) {}
   ~LoanReader() {
     {
       std::lock_guard lock(mu_);
@@ -121,8 +125,10 @@ class LoanReader {
         for (const auto& t : client->rd_many(sys::kSpace, sys::loan_template(), 10'000))
           if (auto l = sys::CampusLoan::from_tuple(t)) now.loans.push_back(*l);
         read = true;
-      } catch (const std::exception&) {
-        client.reset();  // the uplink reports the server's absence; loans simply expire meanwhile
+      } catch (const std::exception& e) {
+        // Loans simply expire meanwhile; said once per failure.
+        if (client) log_(std::string("cannot read the campus's loans: ") + e.what());
+        client.reset();
       }
       lock.lock();
       if (read && !(now == seen_)) {
@@ -136,6 +142,7 @@ class LoanReader {
 
   const std::string server_, node_;
   const int wake_fd_;
+  const std::function<void(const std::string&)> log_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
@@ -344,7 +351,7 @@ struct Agent::Impl {
         s, [this](const std::string& m) { log(m); }, wake_fd);
     // Keys an earlier run of this agent left: their piranhas died with it.
     if (s.job_keys) uplink->withdraw_key(sys::JobKey{0, s.node, ""});
-    loans = std::make_unique<LoanReader>(s.server, s.node, wake_fd);
+    loans = std::make_unique<LoanReader>(s.server, s.node, wake_fd, [this](const std::string& m) { log(m); });
     if (std::size_t n = host.leftovers_removed())
       log("removed " + std::to_string(n) + (n == 1 ? " directory" : " directories") +
           " of job keys left by agents no longer running");
@@ -377,6 +384,7 @@ struct Agent::Impl {
       seen.server_away = uplink->server_away();
       const Instant at{now, sys::wall_now()};
       carry_out(decide(seen, state, at), at);
+      steer_lent(at);
 
       // Sleep until the next thing to do, an input event, a new view or a
       // piranha exit.

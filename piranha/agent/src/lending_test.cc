@@ -29,10 +29,10 @@ TEST_CASE("lent_job: an idle node obeying scheduler 0 serves the loan its lent r
   CHECK(job->borrower == "a");
   CHECK(job->expires == 120);  // the loan that expires last
   CHECK(lent_job(50, s, 0, sys::Lent{"b1", "c", 3, 1}, kLoans)->server == "tcp://c:1");
-  CHECK_FALSE(lent_job(50, s, 0, sys::Lent{"b1", "a", 0, 1}, kLoans));   // lent nothing
-  CHECK_FALSE(lent_job(50, s, 0, sys::Lent{"b1", "a", 8, 1}, kLoans));   // no such loan
-  CHECK_FALSE(lent_job(50, s, 0, std::nullopt, kLoans));                 // no record
-  CHECK_FALSE(lent_job(130, s, 0, lent, kLoans));                        // expired
+  CHECK_FALSE(lent_job(50, s, 0, sys::Lent{"b1", "a", 0, 1}, kLoans));  // lent nothing
+  CHECK_FALSE(lent_job(50, s, 0, sys::Lent{"b1", "a", 8, 1}, kLoans));  // no such loan
+  CHECK_FALSE(lent_job(50, s, 0, std::nullopt, kLoans));                // no record
+  CHECK_FALSE(lent_job(130, s, 0, lent, kLoans));                       // expired
 }
 
 TEST_CASE("lent_job: the node's own pool first") {
