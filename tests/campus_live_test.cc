@@ -27,9 +27,10 @@ struct Pool {
   std::unique_ptr<Process> nps;
 
   void add_agent(const std::string& node) {
-    const std::string trace = s.write("up.avail.csv",
-                                      "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
-                                      "node,start,end\nup,0,100000\n");
+    const std::string trace =
+        s.write("up.avail.csv",
+                "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
+                "node,start,end\nup,0,100000\n");
     const std::string config = s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
     agents[node] = std::make_unique<Process>(std::vector<std::string>{
         bin("piranha"), "agent", "--node", node, "--server", server.endpoint(), "--config", config, "--trace",
@@ -59,7 +60,9 @@ std::map<std::string, std::int64_t> tasks_by_node(ts::Client& c, std::int64_t id
 
 }  // namespace
 
-TEST_CASE("campus live: a congested pool's job also runs on another pool's idle nodes, which its own jobs take back") {
+TEST_CASE(
+    "campus live: a congested pool's job also runs on another pool's idle nodes, which its own jobs take "
+    "back") {
   Scratch s;
   Pool a(s), b(s);
   a.add_agent("a1");
@@ -67,16 +70,22 @@ TEST_CASE("campus live: a congested pool's job also runs on another pool's idle 
   b.add_agent("b2");
   auto ca = a.client();
   auto cb = b.client();
-  REQUIRE(wait_until([&] { return sys::list_nodes(ca).size() == 1 && sys::list_nodes(cb).size() == 2; }, 60s));
+  REQUIRE(
+      wait_until([&] { return sys::list_nodes(ca).size() == 1 && sys::list_nodes(cb).size() == 2; }, 60s));
   a.start_nps({});
   b.start_nps({"--lend-to", "a", "--campus", "uni"});
   REQUIRE(a.nps->wait_for_err("scheduling a1"));
   REQUIRE(b.nps->wait_for_err("scheduling b1 b2"));
   Process campus({bin("piranha"), "nps", "campus",
-                  s.write("campus.yaml", "name: uni\nsubnets:\n"
-                                         "  - {name: a, server: \"" + a.server.endpoint() + "\"}\n"
-                                         "  - {name: b, server: \"" + b.server.endpoint() + "\", lends_to: [a]}\n"
-                                         "campus: {period: 1, congested: 3, relieved: 1, hold: 2, cooldown: 2}\n")});
+                  s.write("campus.yaml",
+                          "name: uni\nsubnets:\n"
+                          "  - {name: a, server: \"" +
+                              a.server.endpoint() +
+                              "\"}\n"
+                              "  - {name: b, server: \"" +
+                              b.server.endpoint() +
+                              "\", lends_to: [a]}\n"
+                              "campus: {period: 1, congested: 3, relieved: 1, hold: 2, cooldown: 2}\n")});
   campus.stop_with(SIGTERM);
   // 20 s of work in 50 ms tasks for a's one node.
   auto job = a.spin(400, 50);
@@ -91,10 +100,12 @@ TEST_CASE("campus live: a congested pool's job also runs on another pool's idle 
     CAPTURE(n);
     CHECK(b.agents[n]->wait_for_err("started 1 piranha of a's job 1", 30s));
   }
-  CHECK(wait_until([&] {
-    auto t = tasks_by_node(ca, 1);
-    return t["b1"] > 0 && t["b2"] > 0;
-  }, 30s));
+  CHECK(wait_until(
+      [&] {
+        auto t = tasks_by_node(ca, 1);
+        return t["b1"] > 0 && t["b2"] > 0;
+      },
+      30s));
   // b's own job takes b's nodes back: the lent piranhas retreat and b's job runs there.
   auto own = b.spin(60, 50);
   for (const char* n : {"b1", "b2"}) {

@@ -109,6 +109,9 @@ std::string record_words(const Record& r) {
   if (tag == "complaint") return r.field1 ? "a complaint about " + *r.field1 : "complaints about every node";
   if (tag == "assign") return "a scheduler's assignment";
   if (tag == "eval") return "an evaluator record";
+  if (tag == "subnet") return "the pool's state for a campus";
+  if (tag == "lent") return nodes_words(r.field1) + " lent-job record";
+  if (tag == "loan") return "a campus's loan";
   if (tag == "jobseq" || tag == "jobseq.created") return "the job-id counter";
   if (tag == "jobheld") return jobs_words(r.id) + " hold by " + nodes_words(r.field2) + " agent";
   if (tag == "joblost")
@@ -148,7 +151,7 @@ std::string needs(const Record& r, const PoolFacts& facts) {
   if (tag == "owner" || tag == "complaint")
     return node ? "that needs the owner role for " + *node + or_admin
                 : "every node's needs admin (an owner names its own node, field 1)";
-  if (tag == "assign" || tag == "heartbeat" || tag == "eval")
+  if (tag == "assign" || tag == "heartbeat" || tag == "eval" || tag == "subnet" || tag == "lent")
     return "that needs the scheduler role" + or_admin;
   if (tag == "jobseq" || tag == "jobseq.created") return "that needs the job role" + or_admin;
   if (tag == "jobowner") return "the server writes it as a job id is taken; removing it needs admin";
@@ -228,7 +231,8 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
-      if (*tag == "assign" || *tag == "eval" || (*tag == "heartbeat" && is(r.field1, "scheduler")))
+      if (*tag == "assign" || *tag == "eval" || *tag == "subnet" || *tag == "lent" ||
+          (*tag == "heartbeat" && is(r.field1, "scheduler")))
         return allow();
       return not_its();
     case Role::Agent: {
@@ -285,7 +289,9 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
-      if (*tag == "assign" || (*tag == "heartbeat" && is(r.field1, "scheduler"))) return allow();
+      if (*tag == "assign" || *tag == "subnet" || *tag == "lent" ||
+          (*tag == "heartbeat" && is(r.field1, "scheduler")))
+        return allow();
       return not_its();
     case Role::Agent: {
       if (node_record(*tag)) return is(r.field1, who.node) ? allow() : not_its();

@@ -311,6 +311,17 @@ TEST_CASE("the scheduler writes assignments, its heartbeats and evaluator record
   CHECK(!allowed(nps, take(kSys, sys::eval_template())));
 }
 
+TEST_CASE("the scheduler writes the pool's campus state and its lent-job records; loans are admin's") {
+  CHECK(allowed(nps, out(kSys, sys::SubnetReport{1.0, "{}"}.to_tuple())));
+  CHECK(allowed(nps, take(kSys, sys::subnet_template())));
+  CHECK(allowed(nps, out(kSys, sys::Lent{"ws01", "a", 3, 1}.to_tuple())));
+  CHECK(allowed(nps, take(kSys, sys::lent_template("ws01"))));
+  const sys::CampusLoan loan{"uni", "a", "tcp://a:1", 3, 1, "/bin/spin", {}, "/", "", 9};
+  CHECK(!allowed(nps, out(kSys, loan.to_tuple())));
+  CHECK(!allowed(ws01, out(kSys, sys::Lent{"ws01", "a", 3, 1}.to_tuple())));
+  CHECK(allowed(admin, out(kSys, loan.to_tuple())));
+}
+
 TEST_CASE("an owner blocks and complains about its own node only") {
   CHECK(allowed(owner01, out(kSys, sys::OwnerBlock{"ws01", 0, 1}.to_tuple())));
   CHECK(allowed(owner01, out(kSys, sys::Complaint{"ws01", 1, "slow"}.to_tuple())));
