@@ -311,7 +311,7 @@ TEST_CASE("the scheduler writes assignments, its heartbeats and evaluator record
   CHECK(!allowed(nps, take(kSys, sys::eval_template())));
 }
 
-TEST_CASE("the scheduler writes the pool's campus state and its lent-job records; loans are admin's") {
+TEST_CASE("the scheduler writes the pool's campus state and its lent-job records, and loans are admin's") {
   CHECK(allowed(nps, out(kSys, sys::SubnetReport{1.0, "{}"}.to_tuple())));
   CHECK(allowed(nps, take(kSys, sys::subnet_template())));
   CHECK(allowed(nps, out(kSys, sys::Lent{"ws01", "a", 3, 1}.to_tuple())));
