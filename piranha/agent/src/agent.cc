@@ -66,93 +66,94 @@ std::string plural(long n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// Reads the node's ("lent", node, ...) record and its pool's ("loan", ...) records every second,
-// on a thread of its own with a connection of its own, for lent_job() (lending.h); writes
-// `wake_fd` when what it read changed. Two requests a second per agent: loans are the campus's,
-// at its slower pace.
-class LoanReader {
- public:
-  struct Seen {
-    std::optional<sys::Lent> lent;
-    std::vector<sys::CampusLoan> loans;
-    bool operator==(const Seen& o) const {
-      auto key = [](const Seen& s) {
-        std::vector<ts::Tuple> t;
-        if (s.lent) t.push_back(s.lent->to_tuple());
-        for (const auto& l : s.loans) t.push_back(l.to_tuple());
-        return t;
-      };
-      return key(*this) == key(o);
-    }
-  };
-
-  LoanReader(std::string server, std::string node, int wake_fd, std::function<void(const std::string&)> log)
-      : server_(std::move(server)),
-        node_(std::move(node)),
-        wake_fd_(wake_fd),
-        log_(std::move(log)),
-        thread_([this] { run(); }) {}
-  ~LoanReader() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  Seen seen() const {
-    std::lock_guard lock(mu_);
-    return seen_;
-  }
-
- private:
-  void run() {
-    std::unique_ptr<ts::Client> client;
-    std::unique_lock lock(mu_);
-    while (!stop_) {
-      lock.unlock();
-      Seen now;
-      bool read = false;
-      try {
-        if (!client) {
-          ts::ClientOptions o = ts::with_environment_keys({});
-          o.connect_timeout = std::chrono::milliseconds(2000);
-          o.request_timeout = std::chrono::milliseconds(5000);
-          client = std::make_unique<ts::Client>(server_, o);
-        }
-        for (const auto& t : client->rd_many(sys::kSpace, sys::lent_template(node_), 16))
-          if (auto l = sys::Lent::from_tuple(t); l && (!now.lent || l->epoch > now.lent->epoch)) now.lent = l;
-        for (const auto& t : client->rd_many(sys::kSpace, sys::loan_template(), 10'000))
-          if (auto l = sys::CampusLoan::from_tuple(t)) now.loans.push_back(*l);
-        read = true;
-      } catch (const std::exception& e) {
-        // Loans simply expire meanwhile; said once per failure.
-        if (client) log_(std::string("cannot read the campus's loans: ") + e.what());
-        client.reset();
-      }
-      lock.lock();
-      if (read && !(now == seen_)) {
-        seen_ = std::move(now);
-        const std::uint64_t one = 1;
-        [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
-      }
-      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
-    }
-  }
-
-  const std::string server_, node_;
-  const int wake_fd_;
-  const std::function<void(const std::string&)> log_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  Seen seen_;
-  std::thread thread_;
-};
-
 }  // namespace
 
 struct Agent::Impl {
+  // Reads the node's ("lent", node, ...) record and its pool's ("loan", ...) records every second,
+  // on a thread of its own with a connection of its own, for lent_job() (lending.h); writes
+  // `wake_fd` when what it read changed. Two requests a second per agent: loans are the campus's,
+  // at its slower pace.
+  class LoanReader {
+   public:
+    struct Seen {
+      std::optional<sys::Lent> lent;
+      std::vector<sys::CampusLoan> loans;
+      bool operator==(const Seen& o) const {
+        auto key = [](const Seen& s) {
+          std::vector<ts::Tuple> t;
+          if (s.lent) t.push_back(s.lent->to_tuple());
+          for (const auto& l : s.loans) t.push_back(l.to_tuple());
+          return t;
+        };
+        return key(*this) == key(o);
+      }
+    };
+
+    LoanReader(std::string server, std::string node, int wake_fd, std::function<void(const std::string&)> log)
+        : server_(std::move(server)),
+          node_(std::move(node)),
+          wake_fd_(wake_fd),
+          log_(std::move(log)),
+          thread_([this] { run(); }) {}
+    ~LoanReader() {
+      {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+      }
+      cv_.notify_all();
+      thread_.join();
+    }
+    Seen seen() const {
+      std::lock_guard lock(mu_);
+      return seen_;
+    }
+
+   private:
+    void run() {
+      std::unique_ptr<ts::Client> client;
+      std::unique_lock lock(mu_);
+      while (!stop_) {
+        lock.unlock();
+        Seen now;
+        bool read = false;
+        try {
+          if (!client) {
+            ts::ClientOptions o = ts::with_environment_keys({});
+            o.connect_timeout = std::chrono::milliseconds(2000);
+            o.request_timeout = std::chrono::milliseconds(5000);
+            client = std::make_unique<ts::Client>(server_, o);
+          }
+          for (const auto& t : client->rd_many(sys::kSpace, sys::lent_template(node_), 16))
+            if (auto l = sys::Lent::from_tuple(t); l && (!now.lent || l->epoch > now.lent->epoch))
+              now.lent = l;
+          for (const auto& t : client->rd_many(sys::kSpace, sys::loan_template(), 10'000))
+            if (auto l = sys::CampusLoan::from_tuple(t)) now.loans.push_back(*l);
+          read = true;
+        } catch (const std::exception& e) {
+          // Loans simply expire meanwhile; said once per failure.
+          if (client) log_(std::string("cannot read the campus's loans: ") + e.what());
+          client.reset();
+        }
+        lock.lock();
+        if (read && !(now == seen_)) {
+          seen_ = std::move(now);
+          const std::uint64_t one = 1;
+          [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
+        }
+        cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+      }
+    }
+
+    const std::string server_, node_;
+    const int wake_fd_;
+    const std::function<void(const std::string&)> log_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    Seen seen_;
+    std::thread thread_;
+  };
+
   AgentSettings s;
   std::unique_ptr<AvailabilitySource> source;
   AgentState state;  // the decision's memory
