@@ -51,6 +51,24 @@ struct Pool {
   ts::Client client() { return ts::Client(server.endpoint()); }
 };
 
+// `piranha nps campus` named uni over pools a and b, b lending to a, deciding every second (loans
+// leased for 3 s).
+std::unique_ptr<Process> start_campus(Scratch& s, Pool& a, Pool& b) {
+  auto campus = std::make_unique<Process>(std::vector<std::string>{
+      bin("piranha"), "nps", "campus",
+      s.write("campus.yaml",
+              "name: uni\nsubnets:\n"
+              "  - {name: a, server: \"" +
+                  a.server.endpoint() +
+                  "\"}\n"
+                  "  - {name: b, server: \"" +
+                  b.server.endpoint() +
+                  "\", lends_to: [a]}\n"
+                  "campus: {period: 1, congested: 3, relieved: 1, hold: 2, cooldown: 2}\n")});
+  campus->stop_with(SIGTERM);
+  return campus;
+}
+
 // Tasks each node completed for job `id`, as the job's feeder tallied them.
 std::map<std::string, std::int64_t> tasks_by_node(ts::Client& c, std::int64_t id) {
   std::map<std::string, std::int64_t> out;
@@ -76,17 +94,8 @@ TEST_CASE(
   b.start_nps({"--lend-to", "a", "--campus", "uni"});
   REQUIRE(a.nps->wait_for_err("scheduling a1"));
   REQUIRE(b.nps->wait_for_err("scheduling b1 b2"));
-  Process campus({bin("piranha"), "nps", "campus",
-                  s.write("campus.yaml",
-                          "name: uni\nsubnets:\n"
-                          "  - {name: a, server: \"" +
-                              a.server.endpoint() +
-                              "\"}\n"
-                              "  - {name: b, server: \"" +
-                              b.server.endpoint() +
-                              "\", lends_to: [a]}\n"
-                              "campus: {period: 1, congested: 3, relieved: 1, hold: 2, cooldown: 2}\n")});
-  campus.stop_with(SIGTERM);
+  auto campus_process = start_campus(s, a, b);
+  Process& campus = *campus_process;
   // 20 s of work in 50 ms tasks for a's one node.
   auto job = a.spin(400, 50);
   INFO("campus: " << campus.err());
@@ -124,4 +133,36 @@ TEST_CASE(
   CHECK(campus.wait() == 0);
   // The campus's clean stop takes its loans: nothing stays lent.
   CHECK(cb.rd_many(sys::kSpace, sys::loan_template(), 10).empty());
+}
+
+TEST_CASE(
+    "campus live: the campus killed, its loans expire, the lent piranhas retreat and the job ends once") {
+  Scratch s;
+  Pool a(s), b(s);
+  a.add_agent("a1");
+  b.add_agent("b1");
+  auto ca = a.client();
+  auto cb = b.client();
+  REQUIRE(
+      wait_until([&] { return sys::list_nodes(ca).size() == 1 && sys::list_nodes(cb).size() == 1; }, 60s));
+  a.start_nps({});
+  b.start_nps({"--lend-to", "a"});
+  REQUIRE(a.nps->wait_for_err("scheduling a1"));
+  REQUIRE(b.nps->wait_for_err("scheduling b1"));
+  auto campus = start_campus(s, a, b);
+  auto job = a.spin(400, 50);  // 20 s of work for a's one node
+  INFO("campus: " << campus->err());
+  INFO("b's nps: " << b.nps->err());
+  INFO("b1: " << b.agents["b1"]->err());
+  REQUIRE(b.agents["b1"]->wait_for_err("started 1 piranha of a's job 1", 60s));
+  // Killed, the campus neither rewrites nor takes its loan: it expires (3 s), b's NPS stops
+  // lending and b1's lent piranha retreats; a's job goes on on a alone.
+  campus->signal(SIGKILL);
+  REQUIRE(campus->wait() == 128 + SIGKILL);
+  CHECK(b.nps->wait_for_err("no longer lending b1", 30s));
+  CHECK(b.agents["b1"]->wait_for_err("lent piranhas of a's job 1 retreat", 30s));
+  REQUIRE(job->wait(120s) == 0);
+  CHECK(contains(job->out(), "every task done once"));
+  auto done = tasks_by_node(ca, 1);
+  CHECK(done["a1"] + done["b1"] == 400);
 }
