@@ -140,7 +140,10 @@ struct Agent::Impl {
           const std::uint64_t one = 1;
           [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
         }
-        cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+        // Every 10 s while the node is lent nothing (the liveness traffic's pace: docs/scale.md),
+        // every second while it is, so that a loan's end or change is seen promptly.
+        const bool lent = seen_.lent && seen_.lent->job != 0;
+        cv_.wait_for(lock, std::chrono::seconds(lent ? 1 : 10), [this] { return stop_; });
       }
     }
 
