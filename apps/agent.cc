@@ -33,6 +33,7 @@ struct AgentArgs {
   double time_scale = 0;
   int cores = 0;
   bool quiet = false;
+  bool campus_loans = false;
 };
 
 AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
@@ -59,6 +60,7 @@ AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
   s.events_file = a.events;
   s.piranha_output = a.piranha_output;
   s.quiet = a.quiet;
+  s.campus_loans = a.campus_loans;
   return s;
 }
 
@@ -155,6 +157,9 @@ void add_agent(CLI::App& app) {
                   "run piranhas as this user, without the agent's groups (the agent must run as root; "
                   "overrides the YAML's piranha_user; docs/security.md)");
   cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
+  cmd->add_flag("--campus-loans", a->campus_loans,
+                "serve a campus's loans: run piranhas of other pools' jobs on this node's idle cores when "
+                "its pool's NPS lends it (nps run --lend-to; docs/nps.md, \"The live campus\")");
   add_key_options(*cmd);
   add_pool_option(*cmd);
   cmd->callback([a, cmd] {

@@ -35,7 +35,7 @@ struct Pool {
     agents[node] = std::make_unique<Process>(std::vector<std::string>{
         bin("piranha"), "agent", "--node", node, "--server", server.endpoint(), "--config", config, "--trace",
         trace, "--trace-node", "up", "--piranha-output", s.dir + "/" + node + ".piranhas",
-        "--piranha-priority", "normal"});
+        "--piranha-priority", "normal", "--campus-loans"});
   }
   void start_nps(std::vector<std::string> extra) {
     std::vector<std::string> argv = {bin("piranha"),    "nps",      "run", "--server",

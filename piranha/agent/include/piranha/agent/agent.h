@@ -91,6 +91,11 @@ struct AgentSettings {
   // Each job's piranhas get a key of their own (the agent has CURVE keys,
   // so the server has --auth); false: piranhas get no key.
   bool job_keys = false;
+  // Serve a campus's loans (docs/nps.md, "The live campus"): read this
+  // node's ("lent", ...) record and the pool's loans on a connection of
+  // their own, every 10 s while lent nothing and every second while lent.
+  // Off by default: a pool outside a campus pays nothing for it.
+  bool campus_loans = false;
 };
 
 class Agent {
