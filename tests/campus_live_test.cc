@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -27,11 +28,15 @@ struct Pool {
   std::unique_ptr<Process> nps;
 
   void add_agent(const std::string& node) {
-    const std::string trace =
-        s.write("up.avail.csv",
-                "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
-                "node,start,end\nup,0,100000\n");
-    const std::string config = s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
+    // Written once per scratch directory: rewriting them while an agent
+    // started earlier reads them gave it a truncated file now and then.
+    const std::string trace = s.dir + "/up.avail.csv", config = s.dir + "/agent.yaml";
+    if (!std::filesystem::exists(trace))
+      s.write("up.avail.csv",
+              "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
+              "node,start,end\nup,0,100000\n");
+    if (!std::filesystem::exists(config))
+      s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
     agents[node] = std::make_unique<Process>(std::vector<std::string>{
         bin("piranha"), "agent", "--node", node, "--server", server.endpoint(), "--config", config, "--trace",
         trace, "--trace-node", "up", "--piranha-output", s.dir + "/" + node + ".piranhas",

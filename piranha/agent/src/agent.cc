@@ -356,7 +356,8 @@ struct Agent::Impl {
     // Keys an earlier run of this agent left: their piranhas died with it.
     if (s.job_keys) uplink->withdraw_key(sys::JobKey{0, s.node, ""});
     if (s.campus_loans)
-      loans = std::make_unique<LoanReader>(s.server, s.node, wake_fd, [this](const std::string& m) { log(m); });
+      loans =
+          std::make_unique<LoanReader>(s.server, s.node, wake_fd, [this](const std::string& m) { log(m); });
     if (std::size_t n = host.leftovers_removed())
       log("removed " + std::to_string(n) + (n == 1 ? " directory" : " directories") +
           " of job keys left by agents no longer running");
