@@ -386,7 +386,7 @@ TEST_CASE("uplink: running_read_delay is within the feeder's slack and spread ov
   CHECK(std::abs(sum / n - piranha::kFeederSlack / 2) < 0.1 * piranha::kFeederSlack);
 }
 
-TEST_CASE("uplink: a beating scheduler 0 costs no reads past its staleness; its silence is read once") {
+TEST_CASE("uplink: a beating scheduler 0 costs no reads past its staleness, and its silence is read once") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
   auto s = settings(server);
