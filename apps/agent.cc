@@ -30,6 +30,7 @@ struct AgentArgs {
   bool key_given = false, server_key_given = false;  // --key, --server-key (already in the environment)
   bool pool_given = false;                           // --pool (already in the environment)
   std::string node, server, policy, trace, trace_node, events, piranha_output, priority, piranha_user;
+  std::vector<std::string> labels;  // --label, added to the YAML's
   double time_scale = 0;
   int cores = 0;
   bool quiet = false;
@@ -54,6 +55,7 @@ AgentSettings settings_from(const AgentConfig& c, const AgentArgs& a) {
   s.job_retention_seconds = c.retention.jobs_seconds;
   s.ap_retention_seconds = c.retention.ap_seconds;
   s.launch = c.launch;
+  s.attributes = local_node_attributes(c.labels);
   // With keys of its own the agent talks to a server with --auth, where
   // each job's piranhas need a key of their own.
   s.job_keys = ts::curve_keys_from_environment().has_value();
@@ -87,6 +89,10 @@ int run_agent(const AgentArgs& a) {
     // Keys from the environment are read now too, not first by the uplink's thread.
     ts::curve_keys_from_environment();
     if (a.cores > 0) config.cores = a.cores;
+    if (!a.labels.empty()) {
+      config.labels.insert(config.labels.end(), a.labels.begin(), a.labels.end());
+      config.labels = sched::normalize_labels(std::move(config.labels), "--label");
+    }
     if (!a.piranha_user.empty()) config.launch.user = a.piranha_user;
     if (!a.policy.empty()) {
       auto p = native_policy_from(a.policy);
@@ -156,6 +162,12 @@ void add_agent(CLI::App& app) {
   cmd->add_option("--piranha-user", a->piranha_user,
                   "run piranhas as this user, without the agent's groups (the agent must run as root; "
                   "overrides the YAML's piranha_user; docs/security.md)");
+  cmd->add_option(
+         "--label", a->labels,
+         "a label this node offers to jobs submitted with --require label=NAME (repeatable; added to "
+         "the YAML's labels)")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
   cmd->add_flag("--quiet", a->quiet, "no log lines on stderr");
   cmd->add_flag("--campus-loans", a->campus_loans,
                 "serve a campus's loans: run piranhas of other pools' jobs on this node's idle cores when "

@@ -3,7 +3,10 @@
 // tuples of the system space. Without --all: queued, running and held jobs
 // (a held job's reason under its row); with --all also the finished ones,
 // with their start and end times, the feeder's exit status (condor_history's
-// view) and, under a job whose feeder was lost, why it failed.
+// view) and, under a job whose feeder was lost, why it failed. Under a job
+// submitted with --require, its requirement ("jobreq"), and while no node
+// whose agent is up satisfies it, why it waits (the nodes' ("nodeattr", ...)
+// records, scheduler/requirement.h).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -11,7 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "piranha/runtime/node_liveness.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/scheduler/requirement.h"
 #include "pool_command.h"
 
 namespace piranha::apps {
@@ -30,6 +35,8 @@ struct JobRow {
   std::optional<sys::JobHold> hold;
   std::optional<sys::JobLost> lost;
   std::optional<std::int64_t> exit_status;  // the feeder's, once the job has ended
+  std::optional<std::string> requirement;   // its ("jobreq", ...) text
+  std::optional<std::string> waiting;       // why no node may run it now (a live job with a requirement)
   // Seconds from submission to the end; 0 while the job runs.
   double turnaround() const { return times.end_time != 0 ? times.end_time - job.submit_time : 0; }
 };
@@ -58,6 +65,8 @@ nlohmann::json to_json(const JobRow& r) {
   j["held"] = r.hold
                   ? nlohmann::json{{"node", r.hold->node}, {"reason", r.hold->reason}, {"time", r.hold->time}}
                   : nlohmann::json(nullptr);
+  j["requirement"] = r.requirement ? nlohmann::json(*r.requirement) : nlohmann::json(nullptr);
+  j["waiting"] = r.waiting ? nlohmann::json(*r.waiting) : nlohmann::json(nullptr);
   j["lost"] = r.lost
                   ? nlohmann::json{{"node", r.lost->node}, {"reason", r.lost->reason}, {"time", r.lost->time}}
                   : nlohmann::json(nullptr);
@@ -90,6 +99,9 @@ void print_table(const std::vector<JobRow>& rows, double now, bool history) {
                   when(r.times.end_time, now).c_str(),
                   r.exit_status ? std::to_string(*r.exit_status).c_str() : "-");
     std::printf("\n");
+    if (r.requirement)
+      std::printf("      requires %s%s\n", r.requirement->c_str(),
+                  r.waiting ? ("; waiting: " + *r.waiting).c_str() : "");
     if (r.hold && r.job.state == sys::JobState::Held) {
       std::string reason = r.hold->reason;
       for (std::size_t at = reason.find('\n'); at != std::string::npos; at = reason.find('\n', at + 1))
@@ -103,6 +115,22 @@ void print_table(const std::vector<JobRow>& rows, double now, bool history) {
   }
 }
 
+// The attributes of the nodes whose agents are up (not down, not stale by
+// node_liveness.h); a node that published none offers nothing.
+std::vector<sched::NodeAttributes> nodes_up(ts::Client& c, double now) {
+  std::map<std::string, double> heard;
+  for (const auto& n : sys::list_nodes(c))
+    if (n.state != sys::NodeState::Down) heard[n.name] = n.updated_at;
+  for (const auto& h : sys::list_agent_heartbeats(c))
+    if (auto it = heard.find(h.node); it != heard.end()) it->second = std::max(it->second, h.time);
+  std::map<std::string, sched::NodeAttributes> offers;
+  for (const auto& a : sys::list_node_attrs(c)) offers[a.node] = {a.cores, a.memory, a.arch, a.labels};
+  std::vector<sched::NodeAttributes> up;
+  for (const auto& [node, at] : heard)
+    if (node_liveness(at, now) != Liveness::Stale) up.push_back(offers[node]);
+  return up;
+}
+
 int jobs(const JobsArgs& a) {
   auto client = connect(*a.server);
   std::map<std::int64_t, sys::JobStat> stats;
@@ -114,6 +142,8 @@ int jobs(const JobsArgs& a) {
   auto holds = sys::holds_by_job(*client);
   auto exits = sys::exit_status_by_job(*client);
   auto losses = sys::losses_by_job(*client);
+  auto requirements = sys::requirements_by_job(*client);
+  std::optional<std::vector<sched::NodeAttributes>> up;  // read once, when a live job has a requirement
   std::vector<JobRow> rows;
   std::size_t finished = 0;
   for (auto& j : sys::list_jobs(*client)) {
@@ -125,10 +155,17 @@ int jobs(const JobsArgs& a) {
     auto t = times.find(j.id);
     rows.push_back({j, it == stats.end() ? std::nullopt : std::optional<sys::JobStat>(it->second),
                     t == times.end() ? sys::JobTimes{j.id, 0, 0} : t->second, std::nullopt, std::nullopt,
-                    std::nullopt});
+                    std::nullopt, std::nullopt, std::nullopt});
     if (auto h = holds.find(j.id); h != holds.end()) rows.back().hold = h->second;
     if (auto e = exits.find(j.id); e != exits.end()) rows.back().exit_status = e->second;
     if (auto l = losses.find(j.id); l != losses.end()) rows.back().lost = l->second;
+    if (auto r = requirements.find(j.id); r != requirements.end()) {
+      rows.back().requirement = r->second;
+      if (sys::is_live(j.state)) {
+        if (!up) up = nodes_up(*client, sys::wall_now());
+        rows.back().waiting = sched::why_no_node(sched::read_requirement(r->second), *up);
+      }
+    }
   }
   std::sort(rows.begin(), rows.end(), [](const JobRow& x, const JobRow& y) { return x.job.id < y.job.id; });
 

@@ -1,9 +1,10 @@
 // piranha submit: registers a job in the system space and runs its feeder.
 //
-//   piranha submit [--server S] [--detach] PROGRAM [ARGS...]
+//   piranha submit [--server S] [--detach] [--require REQ] PROGRAM [ARGS...]
 //
-// The job is registered before the feeder starts (("jobexec", ...) first, so
-// an agent that sees the ("job", ...) tuple can always start piranhas), then
+// The job is registered before the feeder starts (its ("jobreq", ...) and
+// ("jobexec", ...) first, so an agent that sees the ("job", ...) tuple can
+// always start piranhas, and only on nodes that satisfy the requirement), then
 // PROGRAM runs here as the feeder with PIRANHA_JOB_ID and PIRANHA_SERVER set.
 // The feeder records the job's end itself; when it cannot (it crashed, was
 // killed, or never connected), this command records it, so no job stays
@@ -28,6 +29,7 @@
 #include "piranha/base/progress.h"
 #include "piranha/runtime/child.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/scheduler/requirement.h"
 #include "pool_command.h"
 
 using namespace std::chrono_literals;
@@ -43,6 +45,7 @@ struct SubmitArgs {
   bool progress = false;        // --progress: progress lines on stderr even when it is not a terminal
   double hold_timeout = 0;      // --hold-timeout: seconds a hold is waited out; 0: as long as it lasts
   std::int64_t registered = 0;  // --registered ID: the detached supervisor of a job already registered
+  std::string require;          // --require: what a node must offer (requirement.h)
   std::vector<std::string> command;
 };
 
@@ -52,7 +55,7 @@ void remember_signal(int sig) {
   g_pending = sig;
 }
 
-const char* const kUsage = "usage: piranha submit [--server S] [--detach] PROGRAM [ARGS...]";
+const char* const kUsage = "usage: piranha submit [--server S] [--detach] [--require REQ] PROGRAM [ARGS...]";
 
 std::string base_name(const std::string& program) {
   return std::filesystem::path(program).filename().string();
@@ -290,6 +293,8 @@ void start_detached(const SubmitArgs& a, std::int64_t id, const std::string& log
 }
 
 int submit(const SubmitArgs& a) {
+  // Bad requirement text is bad input (exit status 2): nothing is registered.
+  const sched::Requirement requirement = sched::parse_requirement(a.require, "--require");
   if (a.command.empty()) throw CommandFailure(2, std::string("no program to run\n") + kUsage);
   const std::string& program = a.command[0];
   if (program.size() > 1 && program[0] == '-')
@@ -315,6 +320,8 @@ int submit(const SubmitArgs& a) {
     job.state = sys::JobState::Queued;
     std::vector<std::string> args(a.command.begin() + 1, a.command.end());
     sys::JobLaunch launch{job.id, *path, args, std::filesystem::current_path().string()};
+    if (!requirement.empty())
+      client->out(sys::kSpace, sys::JobRequirement{job.id, requirement.text()}.to_tuple());
     client->out(sys::kSpace, launch.to_tuple());
     client->out(sys::kSpace, job.to_tuple());
     client->flush();
@@ -333,7 +340,9 @@ int submit(const SubmitArgs& a) {
     std::cout << job.id << "\n";
     return 0;
   }
-  if (a.registered == 0) std::cerr << "job " << job.id << " submitted: " << job.name << "\n";
+  if (a.registered == 0)
+    std::cerr << "job " << job.id << " submitted: " << job.name
+              << (requirement.empty() ? "" : " (requires " + requirement.text() + ")") << "\n";
 
   bool interrupted = false, held_too_long = false;
   ExitStatus status;
@@ -387,6 +396,10 @@ void add_submit(CLI::App& app) {
   cmd->add_flag("--progress", a->progress,
                 "print the job's progress (tasks done, rate, time left) on stderr every 5 s even when it is "
                 "not a terminal (on a terminal it is printed anyway)");
+  cmd->add_option("--require", a->require,
+                  "run the job's piranhas only on nodes that offer all of these, comma-separated: cores>=N, "
+                  "memory>=SIZE (K, M, G), arch=NAME, label=NAME; e.g. 'memory>=8G,label=gpu' (docs/jobs.md)")
+      ->type_name("REQ");
   cmd->add_option("--registered", a->registered, "(internal) supervise the feeder of this registered job")
       ->group("");
   // Everything from PROGRAM on is the job's own command line, untouched.

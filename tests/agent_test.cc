@@ -570,6 +570,7 @@ TEST_CASE("agent: finished jobs and this node's ap records older than the retent
     c.out(sys::kSpace, sys::JobTimes{id, now - 7000, ended}.to_tuple());
     c.out(sys::kSpace, sys::JobHold{id, "n1", "why", now - 7000}.to_tuple());
     c.out(sys::kSpace, sys::JobExit{id, 0}.to_tuple());
+    c.out(sys::kSpace, sys::JobRequirement{id, "label=gpu"}.to_tuple());
   }
   c.out(sys::kSpace, sys::AvailabilityPeriod{"n1", now - 7200, now - 3600}.to_tuple());
   c.out(sys::kSpace, sys::AvailabilityPeriod{"n1", now - 60, now - 1}.to_tuple());
@@ -578,9 +579,11 @@ TEST_CASE("agent: finished jobs and this node's ap records older than the retent
   auto trace = s.write("t.avail.csv", trace_text("n1,0,1000\n"));
   Process agent(agent_argv(server, s, "n1", trace, 60, {"--config", config}));
   REQUIRE_MESSAGE(wait_until([&] { return !job_record(c, 1); }, 15s), agent.err());
-  for (const auto& tmpl : {sys::launch_template(1), sys::jobstat_template(1), sys::jobwork_template(1),
-                           sys::jobtime_template(1), sys::jobexit_template(1), sys::jobheld_template(1)})
+  for (const auto& tmpl :
+       {sys::launch_template(1), sys::jobstat_template(1), sys::jobwork_template(1), sys::jobtime_template(1),
+        sys::jobexit_template(1), sys::jobheld_template(1), sys::jobreq_template(1)})
     CHECK(c.rd_many(sys::kSpace, tmpl, 10).empty());
+  CHECK(c.rd_many(sys::kSpace, sys::jobreq_template(2), 10).size() == 1);
   CHECK(job_record(c, 2));
   CHECK(job_record(c, 3));
   CHECK(c.rd_many(sys::kSpace, sys::jobtime_template(2), 10).size() == 1);
@@ -635,5 +638,81 @@ TEST_CASE(
       CHECK(piranha::testing::slice_of(agent.pid()) == 100'000);
       if (!c.idle) CHECK(piranha::testing::slice_of(kids[0]) == piranha::testing::slice_of(0));
     }
+  }
+}
+
+TEST_CASE("agent: a job requiring a label runs only on the labelled node, and one no node satisfies waits") {
+  ServerProcess server;
+  Scratch s;
+  ts::Client c(server.endpoint());
+  auto trace = s.write("t.avail.csv", trace_text("gpu1,0,1000\nplain1,0,1000\n"));
+  Process gpu(agent_argv(server, s, "gpu1", trace, 60, {"--label", "gpu", "--label", "fast-disk"}));
+  Process plain(agent_argv(server, s, "plain1", trace, 60, {"--label", "fast-disk"}));
+  // Each agent publishes its node's attributes when it registers.
+  REQUIRE(wait_until([&] { return sys::list_node_attrs(c).size() == 2; }));
+  for (const auto& a : sys::list_node_attrs(c)) {
+    INFO(a.node);
+    CHECK(a.cores >= 1);
+    CHECK(a.memory > 0);
+    CHECK_FALSE(a.arch.empty());
+    CHECK(a.labels == (a.node == "gpu1" ? std::vector<std::string>{"fast-disk", "gpu"}
+                                        : std::vector<std::string>{"fast-disk"}));
+  }
+
+  auto submit = [&](const std::string& require, std::vector<std::string> job) {
+    std::vector<std::string> argv = {bin("piranha"), "submit", "--server", server.endpoint(),
+                                     "--require",    require,  bin(job[0])};
+    argv.insert(argv.end(), job.begin() + 1, job.end());
+    return std::make_unique<Process>(argv);
+  };
+  // Bad requirement text: the project's bad input, with the clause and column; nothing registered.
+  auto bad = submit("label=gpu,memory>=8X", {"sleepy_job", "1", "1"});
+  CHECK(bad->wait(30s) == 2);
+  CHECK(
+      contains(bad->err(),
+               "piranha submit: --require: column 20, in clause 2 \"memory>=8X\": size \"8X\" has an unknown "
+               "suffix 'X' (expected K, M or G)"));
+  CHECK(sys::list_jobs(c).empty());
+
+  // Job 1 needs the gpu: both nodes are idle, only gpu1 runs it (the native policy: no NPS).
+  auto job1 = submit(" label = gpu ", {"sleepy_job", "30", "20"});
+  REQUIRE(job1->wait(60s) == 0);
+  CHECK(contains(job1->out(), "result OK"));
+  CHECK(contains(job1->err(), "job 1 submitted: sleepy_job (requires label=gpu)"));
+  std::int64_t on_gpu = 0;
+  for (const auto& w : sys::list_jobwork(c, 1)) {
+    CHECK(w.node == "gpu1");
+    on_gpu += w.tasks;
+  }
+  CHECK(on_gpu == 30);
+  CHECK(count(events_of(s, "gpu1"), "start", {{"job", 1}}) >= 1);
+  CHECK(count(events_of(s, "plain1"), "start", {{"job", 1}}) == 0);
+
+  // Job 2 needs a tpu no node has: it waits, and `piranha jobs` says why.
+  auto job2 = submit("label=tpu", {"sleepy_job", "3", "10"});
+  Process* out = nullptr;
+  REQUIRE(wait_until([&] { return job_record(c, 2).has_value(); }));
+  CHECK(run_cli(server, {"jobs"}, &out) == 0);
+  CHECK(contains(out->out(), "requires label=tpu; waiting: no node has label=tpu"));
+  CHECK(run_cli(server, {"jobs", "--json"}, &out) == 0);
+  auto listed = Json::parse(out->out());
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0]["requirement"] == "label=tpu");
+  CHECK(listed[0]["waiting"] == "no node has label=tpu");
+  // Neither agent starts it: job 3, submitted after it and open to any node,
+  // runs on both (so both have seen job 2) and ends, and job 2 still waits.
+  auto job3 = submit("", {"sleepy_job", "40", "25"});
+  REQUIRE(job3->wait(60s) == 0);
+  CHECK(count(events_of(s, "gpu1"), "start", {{"job", 3}}) >= 1);
+  CHECK(count(events_of(s, "plain1"), "start", {{"job", 3}}) >= 1);
+  CHECK(sys::is_live(job_record(c, 2)->state));  // running: its feeder is, waiting for results
+  CHECK(sys::list_jobwork(c, 2).empty());
+  CHECK(count(events_of(s, "gpu1"), "start", {{"job", 2}}) == 0);
+  CHECK(count(events_of(s, "plain1"), "start", {{"job", 2}}) == 0);
+  CHECK(run_cli(server, {"cancel", "2"}) == 0);
+  CHECK(job2->wait(30s).has_value());
+  for (Process* a : {&gpu, &plain}) {
+    a->signal(SIGTERM);
+    CHECK(a->wait() == 0);
   }
 }

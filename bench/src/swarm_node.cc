@@ -74,7 +74,7 @@ Clock::time_point SwarmNode::turn(Clock::time_point now) {
   if (new_view) {
     v = uplink_->view();
     view_seen_ = v.generation;
-    seen.view = PoolView{v.owner_blocked, v.live, v.assignment, v.scheduler, v.holds_written};
+    seen.view = PoolView{v.owner_blocked, v.live, v.requirements, v.assignment, v.scheduler, v.holds_written};
   }
   seen.exits.swap(exits_);
   seen.piranhas = piranhas_;

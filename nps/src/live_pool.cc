@@ -59,6 +59,7 @@ void LivePool::start(ts::Client& c) {
   running_watch_ = c.watch(sys::kSpace, sys::running_template());
   owner_watch_ = c.watch(sys::kSpace, sys::owner_template());
   complaint_watch_ = c.watch(sys::kSpace, sys::complaint_template());
+  attrs_watch_ = c.watch(sys::kSpace, sys::nodeattr_template());
   for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 1'000'000))
     if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
       std::lock_guard lock(mu_);
@@ -159,6 +160,12 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
         running_event_at_[r->node] = ++event_seq_;
         running_seen_[r->node] = *r;
       }
+    if (e->watch == attrs_watch_)
+      if (auto a = sys::NodeAttrs::from_tuple(e->tuple)) {
+        attrs_seen_[a->node] = *a;
+        news = true;
+        continue;
+      }
     if (e->watch == ap_watch_) {
       if (auto ap = sys::AvailabilityPeriod::from_tuple(e->tuple)) aps_.push_back(*ap);
     } else if (!news) {
@@ -243,6 +250,14 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   }
   s.owner_blocks = blocks_seen_;
   s.complaints = complaints_seen_;
+  // The nodes' attributes whole once per session (a new session lost the
+  // events of its gap), and from their watch in between.
+  if (attrs_session_ != c.reconnects()) {
+    attrs_seen_.clear();
+    for (auto& a : sys::list_node_attrs(c)) attrs_seen_[a.node] = std::move(a);
+    attrs_session_ = c.reconnects();
+  }
+  for (const auto& [name, a] : attrs_seen_) s.attributes.push_back(a);
   s.stats = sys::list_jobstats(c);
   s.jobs = sys::list_jobs(c);
   read_absent_jobs(c, s);
@@ -252,13 +267,19 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   for (const auto& j : s.jobs)
     if (sys::is_live(j.state)) live.insert(j.id);
   for (JobId id : live) {
-    if (!launchable_.contains(id) && !sys::find_launch(c, id)) continue;
+    if (!launchable_.contains(id)) {
+      if (!sys::find_launch(c, id)) continue;
+      // Its requirement once, with its launch record: written before it, never rewritten.
+      if (auto r = sys::find_requirement(c, id)) requirements_[id] = *r;
+    }
     launchable_.insert(id);
     s.launchable.insert(id);
+    if (auto r = requirements_.find(id); r != requirements_.end()) s.requirements[id] = r->second;
     for (auto& w : sys::list_jobwork(c, id)) s.work.push_back(std::move(w));
   }
   // An ended job's launch record is not asked for again.
   std::erase_if(launchable_, [&](JobId id) { return !live.contains(id); });
+  std::erase_if(requirements_, [&](const auto& r) { return !live.contains(r.first); });
   return s;
 }
 

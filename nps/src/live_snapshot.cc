@@ -49,6 +49,7 @@ void derive_jobs(const LiveState& last, const LiveSnapshot& s, const LivePoolOpt
     info.id = j.id;
     info.name = j.name;
     info.arrival = j.submit_time;
+    if (const auto r = s.requirements.find(j.id); r != s.requirements.end()) info.requirement = r->second;
     // A jobstat or a jobwork is absent too while its writer rewrites it:
     // as last seen then (their counts only grow).
     const auto last_info = before.find(j.id);
@@ -105,6 +106,8 @@ void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOp
   for (const auto& r : s.running) running[r.node] = r;
   std::map<std::string, const sys::NodeReason*> reasons;
   for (const auto& r : s.reasons) reasons[r.node] = &r;
+  std::map<std::string, sched::NodeAttributes> offers;
+  for (const auto& a : s.attributes) offers[a.node] = {a.cores, a.memory, a.arch, a.labels};
 
   // Nodes seen for the first time join the order by name: the system space
   // does not keep registration order, and a stable order keeps FAIR's and
@@ -141,6 +144,7 @@ void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOp
       d.open_since.reset();
     else if (!d.open_since)
       d.open_since = now;
+    if (const auto a = offers.find(n.name); a != offers.end()) st.attributes = a->second;
     // Absent while its agent rewrites it: as last seen.
     if (const auto r = running.find(n.name); r != running.end()) {
       st.running = r->second.job_id == 0 ? std::nullopt : std::optional<JobId>(r->second.job_id);

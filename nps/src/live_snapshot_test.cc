@@ -249,5 +249,19 @@ TEST_CASE("derive: FAIR's queue length is the number of live jobs when a job is 
   CHECK(state.jobs[1].queue_length_at_arrival == 3);
 }
 
+TEST_CASE("derive: a node's attributes are its nodeattr record's, a job's requirement its jobreq text") {
+  auto s = at(0, {job(1, kNow - 5), job(2, kNow - 4)});
+  s.nodes = {node("ws01", sys::NodeState::Available, kNow), node("ws02", sys::NodeState::Available, kNow)};
+  s.attributes = {sys::NodeAttrs{"ws01", 8, std::int64_t{16} << 30, "x86_64", {"gpu"}}};
+  s.requirements = {{2, "label=gpu"}};
+  const auto state = derive({}, s, LivePoolOptions{});
+  CHECK(status(state, "ws01").attributes ==
+        sched::NodeAttributes{8, std::int64_t{16} << 30, "x86_64", {"gpu"}});
+  CHECK_FALSE(status(state, "ws02").attributes);
+  REQUIRE(state.jobs.size() == 2);
+  CHECK(state.jobs[0].requirement.empty());
+  CHECK(state.jobs[1].requirement == "label=gpu");
+}
+
 }  // namespace
 }  // namespace piranha::nps

@@ -34,6 +34,10 @@ struct MonitorMemory {
   // (no allocation), and comparing that state with the last finds this
   // field equal at once.
   trellis::Value decisions_value = trellis::Value::Map{};
+  // The node's attributes as last seen, and as the state shows them
+  // (attributes_value; null: none published), rebuilt only when they change.
+  std::optional<sched::NodeAttributes> attributes;
+  trellis::Value attributes_value;
   std::optional<std::int64_t> obeys;  // the scheduler an evaluator's switch made it obey
   trellis::Value state;               // the state it last returned, updated in place at the next tick
 };

@@ -68,6 +68,14 @@ Value Monitor::calculate(trellis::Context& ctx) {
     if (const Value& b = ctx.inferior(i)["blocked"]; b.is_bool() && b.as_bool()) blocked = true;
   MonitorView v;
   v.ap_length = m.predictor->predict(0, *m.history) * pool.history_step();
+  // What the node offers, where its agent said (a simulated pool's nodes
+  // have none): rebuilt only when it changes, like the decisions.
+  const auto offers = status ? status->attributes : std::nullopt;
+  if (offers != m.attributes) {
+    m.attributes = offers;
+    m.attributes_value = offers ? attributes_value(*offers) : Value();
+  }
+  v.attributes = m.attributes_value;
   v.available = status && status->available && !blocked;
   v.decisions = m.decisions_value;
   v.fraction = m.history->available_fraction(m.window);
@@ -87,14 +95,14 @@ Value Monitor::calculate(trellis::Context& ctx) {
 
 Value monitor_state(const MonitorView& v) {
   // In key order (Fields).
-  return Fields()("ap_length", v.ap_length)("available", v.available)("decisions", v.decisions)(
-      "fraction", v.fraction)("history", v.history)("node", v.node)("obeys", v.obeys)(
-      "predictor", v.predictor)("reason", v.reason)("running", v.running)("state", v.state)(
+  return Fields()("ap_length", v.ap_length)("attributes", v.attributes)("available", v.available)(
+      "decisions", v.decisions)("fraction", v.fraction)("history", v.history)("node", v.node)(
+      "obeys", v.obeys)("predictor", v.predictor)("reason", v.reason)("running", v.running)("state", v.state)(
       "suspect", v.suspect)("tick", v.tick)("window", v.window);
 }
 
 void update_monitor_state(Value& state, const MonitorView& v) {
-  constexpr std::size_t kFields = 14;
+  constexpr std::size_t kFields = 15;
   if (!state.is_map() || std::as_const(state).as_map().size() != kFields) {
     state = monitor_state(v);
     return;
@@ -102,9 +110,9 @@ void update_monitor_state(Value& state, const MonitorView& v) {
   // The fields in key order, as monitor_state builds them; a field is
   // written only when it differs, so an unshared state is not touched more
   // than it changes.
-  const Value fields[kFields] = {v.ap_length, v.available, v.decisions, v.fraction, v.history,
-                                 v.node,      v.obeys,     v.predictor, v.reason,   v.running,
-                                 v.state,     v.suspect,   v.tick,      v.window};
+  const Value fields[kFields] = {v.ap_length, v.attributes, v.available, v.decisions, v.fraction,
+                                 v.history,   v.node,       v.obeys,     v.predictor, v.reason,
+                                 v.running,   v.state,      v.suspect,   v.tick,      v.window};
   const Value::Map& now = std::as_const(state).as_map();
   std::size_t k = 0;
   while (k < kFields && (now.begin() + static_cast<std::ptrdiff_t>(k))->second == fields[k]) ++k;

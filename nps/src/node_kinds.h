@@ -2,6 +2,7 @@
 // parameters, states and commands). Internal to the NPS library.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -62,6 +63,7 @@ SchedulerMemory::Decided* find_decided(SchedulerMemory& m, std::size_t i, const 
 // What a monitor's state shows (node_types.h), field by field.
 struct MonitorView {
   double ap_length = 0;
+  trellis::Value attributes;  // the node's attributes (values.h), null when its agent published none
   bool available = false;
   trellis::Value decisions;
   double fraction = 0;
@@ -136,8 +138,12 @@ class Scheduler : public trellis::Node {
 // measured, in queue order, as long as the measured jobs keep at least one
 // node; a node whose current job is one of them keeps it, the others are
 // taken from the end of the node list. Per node, the job it probes or nullopt.
+// With `may_run` (job requirements: whether node k may run a job), a job is
+// probed only on a node that may run it, the last such free one; a job no
+// free node may run is probed nowhere.
 std::vector<std::optional<JobId>> probe_nodes(std::span<const JobId> unmeasured,
-                                              std::span<const std::optional<JobId>> current);
+                                              std::span<const std::optional<JobId>> current,
+                                              const std::function<bool(std::size_t, JobId)>& may_run = {});
 
 class Evaluator : public trellis::Node {
  public:

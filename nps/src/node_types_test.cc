@@ -162,6 +162,46 @@ TEST_CASE("probe_nodes: one node per unmeasured job, a node keeps its probe, mea
   CHECK(probe_nodes(two, std::vector<J>{J(1)}) == std::vector<J>{J()});
 }
 
+TEST_CASE("probe_nodes: with requirements a job is probed only on a node that may run it") {
+  using J = std::optional<JobId>;
+  std::vector<JobId> two = {7, 8};
+  // Job 7 only on node 0, job 8 on nodes 0 and 1.
+  auto may_run = [](std::size_t k, JobId job) { return job == 7 ? k == 0 : k <= 1; };
+  CHECK(probe_nodes(two, std::vector<J>{J(), J(), J(), J()}, may_run) == std::vector<J>{7, 8, J(), J()});
+  // A node running job 8 that may no longer run it does not keep it.
+  auto only0 = [](std::size_t k, JobId) { return k == 0; };
+  CHECK(probe_nodes(std::vector<JobId>{8}, std::vector<J>{J(), J(8), J()}, only0) ==
+        std::vector<J>{8, J(), J()});
+  // No node may run it: probed nowhere.
+  CHECK(probe_nodes(std::vector<JobId>{8}, std::vector<J>{J(), J()},
+                    [](std::size_t, JobId) { return false; }) == std::vector<J>{J(), J()});
+}
+
+TEST_CASE("scheduler: a job with a requirement goes only to nodes whose attributes satisfy it") {
+  Rig r({"ws01", "ws02", "ws03"});
+  r.pool.status["ws02"].attributes = sched::NodeAttributes{4, std::int64_t{8} << 30, "x86_64", {"gpu"}};
+  r.pool.status["ws03"].attributes = sched::NodeAttributes{4, std::int64_t{8} << 30, "x86_64", {}};
+  // TSK's top job requires a gpu; ws01 published no attributes.
+  JobInfo gpu = testing::job(1, 0, 0.5, 100), plain = testing::job(2, 1, 2, 100),
+          tpu = testing::job(3, 2, 0.1, 100);
+  gpu.requirement = "label=gpu";
+  tpu.requirement = "label=tpu";
+  r.pool.job_list = {gpu, plain, tpu};
+  r.standard("TSK");
+  r.tick(0);
+  CHECK(r.assigned("ws01") == std::optional<std::optional<JobId>>(2));
+  CHECK(r.assigned("ws02") == std::optional<std::optional<JobId>>(1));
+  CHECK(r.assigned("ws03") == std::optional<std::optional<JobId>>(2));
+  CHECK(r.t->state("jobs")["jobs"].as_list()[0]["requires"] == Value("label=gpu"));
+  CHECK(r.t->state("monitor_ws02")["attributes"]["labels"] == Value(Value::List{Value("gpu")}));
+  CHECK(r.t->state("monitor_ws01")["attributes"].is_null());
+  // Only the job no node satisfies left: every node idle, and it waits.
+  r.pool.job_list = {tpu};
+  r.tick(1);
+  for (const char* n : {"ws01", "ws02", "ws03"})
+    CHECK(r.assigned(n) == std::optional<std::optional<JobId>>(std::optional<JobId>()));
+}
+
 TEST_CASE("decisions come once per period, only commands that change something are sent") {
   Rig r({"ws01", "ws02"});
   r.pool.job_list = {testing::job(1, 0, 1, 100)};
@@ -247,8 +287,9 @@ TEST_CASE("update_monitor_state equals the state built whole over random views")
       kept = state;
       kept_view = v;
     }
-    switch (pick(14)) {
+    switch (pick(15)) {
       case 0: v.ap_length = pick(4) * 1.5; break;
+      case 13: v.attributes = pick(2) ? Value(Fields()("cores", pick(4))) : Value(); break;
       case 1: v.available = pick(2); break;
       case 2: v.decisions = pick(2) ? Value(Fields()("0", pick(3))) : Value(Value::Map{}); break;
       case 3: v.fraction = pick(5) / 4.0; break;

@@ -60,7 +60,8 @@ bool undecided_node(const std::vector<Seen>& seen, const SchedulerMemory& m) {
 }  // namespace
 
 std::vector<std::optional<JobId>> probe_nodes(std::span<const JobId> unmeasured,
-                                              std::span<const std::optional<JobId>> current) {
+                                              std::span<const std::optional<JobId>> current,
+                                              const std::function<bool(std::size_t, JobId)>& may_run) {
   const std::size_t nodes = current.size();
   std::vector<std::optional<JobId>> out(nodes);
   if (nodes < 2) return out;           // one node: nothing to spare for measuring
@@ -71,10 +72,23 @@ std::vector<std::optional<JobId>> probe_nodes(std::span<const JobId> unmeasured,
   for (JobId job : unmeasured) {
     bool kept = false;
     for (std::size_t n = 0; n < nodes && !kept && given < most; ++n)
-      if (!out[n] && current[n] == job) out[n] = job, kept = true, ++given;
+      if (!out[n] && current[n] == job && (!may_run || may_run(n, job))) out[n] = job, kept = true, ++given;
     if (!kept) left.push_back(job);
   }
-  // ...and the others take nodes from the end of the list.
+  // ...and the others take nodes from the end of the list (with
+  // requirements, the last free one that may run them).
+  if (may_run) {
+    for (JobId job : left) {
+      if (given >= most) break;
+      for (std::size_t k = nodes; k-- > 0;)
+        if (!out[k] && may_run(k, job)) {
+          out[k] = job;
+          ++given;
+          break;
+        }
+    }
+    return out;
+  }
   std::size_t n = nodes;
   for (JobId job : left) {
     while (n > 0 && out[n - 1]) --n;
@@ -192,6 +206,7 @@ void Scheduler::decide(trellis::Context& ctx, const std::vector<Seen>& seen) {
   std::vector<SchedulerMemory::Decided*> known;  // per monitor: its node's entry, if decided before
   std::vector<std::optional<JobId>> current;
   std::vector<double> ap, fraction;
+  bool required = false;  // some job has a requirement: nodes are told apart by their attributes
   m.last_queue = queue_key(ctx, seen);
   for (std::size_t i = 0; i < seen.size(); ++i) {
     const Value& s = ctx.inferior(i);
@@ -206,6 +221,10 @@ void Scheduler::decide(trellis::Context& ctx, const std::vector<Seen>& seen) {
         q.tasks_left = int_of(j, "tasks_left", 1);
         q.attained = number_of(j, "attained");
         q.queue_length_at_arrival = int_of(j, "q", 0);
+        if (const Value& r = j["requires"]; r.is_string() && !r.as_string().empty()) {
+          q.requirement = sched::read_requirement(r.as_string());
+          required = true;
+        }
         if (!measured) unmeasured.push_back(q.id);
         queue.push_back(q);
       }
@@ -218,12 +237,24 @@ void Scheduler::decide(trellis::Context& ctx, const std::vector<Seen>& seen) {
       fraction.push_back(number_of(s, "fraction", 1));
     }
   }
+  // Job requirements: what each node offers, as its monitor says (none: it
+  // runs only jobs without one). Looked at only when some job has one.
+  std::vector<sched::NodeAttributes> offers;
+  std::function<bool(std::size_t, JobId)> may_run;
+  if (required) {
+    for (std::size_t i : monitors) offers.push_back(attributes_of(ctx.inferior(i)["attributes"]));
+    may_run = [&](std::size_t k, JobId job) {
+      const auto q =
+          std::find_if(queue.begin(), queue.end(), [&](const sched::QueuedJob& j) { return j.id == job; });
+      return q != queue.end() && sched::satisfies(q->requirement, offers[k]);
+    };
+  }
   // Probing: while some job is measured, each unmeasured job gets one node
   // of its own to be measured on, and the strategy places the measured jobs
   // on the other nodes (docs/nps.md, "The prior").
   std::vector<std::optional<JobId>> probes(monitors.size());
   if (probe_ && !unmeasured.empty() && unmeasured.size() < queue.size()) {
-    probes = probe_nodes(unmeasured, current);
+    probes = probe_nodes(unmeasured, current, may_run);
     // A job with a node of its own leaves the strategy's queue; one that got
     // none (too few nodes) stays in it with the cold-start task time.
     std::erase_if(queue, [&](const sched::QueuedJob& q) {
@@ -235,14 +266,16 @@ void Scheduler::decide(trellis::Context& ctx, const std::vector<Seen>& seen) {
     if (!probes[k]) free.push_back(k);
   std::vector<std::optional<JobId>> free_current;
   std::vector<double> free_ap, free_fraction;
+  std::vector<sched::NodeAttributes> free_offers;
   for (std::size_t k : free) {
     free_current.push_back(current[k]);
     free_ap.push_back(ap[k]);
     free_fraction.push_back(fraction[k]);
+    if (required) free_offers.push_back(offers[k]);
   }
   sched::FixedOutlook outlook(std::move(free_ap), std::move(free_fraction));
-  const auto placed =
-      m.decider.decide(*m.strategy, now, std::move(queue), free_current, &outlook, m.rng.get(), spill_);
+  const auto placed = m.decider.decide(*m.strategy, now, std::move(queue), free_current, &outlook,
+                                       m.rng.get(), spill_, free_offers);
   std::vector<std::optional<JobId>> chosen = probes;
   for (std::size_t f = 0; f < free.size(); ++f) chosen[free[f]] = placed[f];
   const std::int64_t epoch = pool.epoch();

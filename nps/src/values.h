@@ -50,6 +50,26 @@ inline std::optional<JobId> job_of(const Value& v) {
   return v.is_int() ? std::optional<JobId>(v.as_int()) : std::nullopt;
 }
 
+// A node's attributes (requirement.h) as a monitor's state shows them:
+// {arch, cores, labels: [...], memory (bytes)}, and back; a value of
+// another form offers nothing.
+inline Value attributes_value(const sched::NodeAttributes& a) {
+  Value::List labels;
+  for (const auto& l : a.labels) labels.push_back(Value(l));
+  return Fields()("arch", a.arch)("cores", a.cores)("labels", std::move(labels))("memory", a.memory);
+}
+inline sched::NodeAttributes attributes_of(const Value& v) {
+  sched::NodeAttributes a;
+  if (!v.is_map()) return a;
+  a.cores = int_of(v, "cores", 0);
+  a.memory = int_of(v, "memory", 0);
+  if (v["arch"].is_string()) a.arch = v["arch"].as_string();
+  if (v["labels"].is_list())
+    for (const Value& l : v["labels"].as_list())
+      if (l.is_string()) a.labels.push_back(l.as_string());
+  return a;
+}
+
 // The newest enabler tick among the inferiors' states (-1: none yet).
 inline std::int64_t newest_tick(const trellis::Context& ctx) {
   std::int64_t tick = -1;

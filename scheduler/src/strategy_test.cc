@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "piranha/scheduler/decision.h"
+#include "piranha/scheduler/requirement.h"
 
 using namespace piranha::sched;
 using piranha::InputError;
@@ -216,4 +218,73 @@ TEST_CASE("real-valued times: microsecond task times order exactly, ties by (arr
   CHECK(run(*ror, q, 1, 0.25).at(0) == 1);
   CHECK(run(*ror, q, 1, 1.0).at(0) == 1);
   CHECK(run(*ror, q, 1, 1.25).at(0) == 2);
+}
+
+namespace {
+
+// Runs one invocation under `eligible` and returns the chosen job id per node (0 = none).
+std::vector<JobId> run_eligible(Strategy& s, const Eligibility& eligible, std::size_t nodes, double now,
+                                const NodeOutlook* outlook, Rng& rng, bool spill) {
+  std::vector<Slot> current(nodes, kIdle), out(nodes, 99);
+  Invocation inv{now, kQueue, current, outlook, &rng, spill};
+  inv.eligible = &eligible;
+  s.assign(inv, out);
+  std::vector<JobId> ids;
+  for (Slot o : out) ids.push_back(o == kIdle ? 0 : kQueue.at(static_cast<std::size_t>(o)).id);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "requirements: every strategy gives a node only jobs it may run, and idles a node that may run none") {
+  // Node 0 may run every job; nodes 1 and 3 only jobs 1 and 4 (queue
+  // positions 0 and 3); node 2 none.
+  const Eligibility e({0, 1, 2, 1}, 3, kQueue.size(), {1, 1, 1, 1, /**/ 1, 0, 0, 1, /**/ 0, 0, 0, 0});
+  const std::set<JobId> narrow{1, 4};
+  FixedOutlook outlook({100, 6, 3, 1}, {0.9, 0.5, 0.49, 0.2});
+  for (const char* name : {"FCFS", "TSK", "SRT", "SPT", "SET", "LET", "ROR(2)", "RND", "FAIR", "TSKFIT",
+                           "SRTFIT", "SRTA(0.5)", "LETA(0.3)", "SRTMIX", "FCFSMIX(2)"}) {
+    for (bool spill : {false, true}) {
+      INFO(name << (spill ? " with spill" : ""));
+      auto s = make_strategy(name);
+      Rng rng(11);
+      for (int t = 0; t < 20; ++t) {
+        const auto ids = run_eligible(*s, e, 4, t, &outlook, rng, spill);
+        CHECK(ids[0] != 0);
+        CHECK(narrow.count(ids[1]));
+        CHECK(ids[2] == 0);
+        CHECK(narrow.count(ids[3]));
+      }
+    }
+  }
+  // The global strategies: the best job by their own order among those the node may run.
+  Rng rng(1);
+  // TSK order 2, 4, 1, 3; SRT 3, 1, 2, 4; LET 4, 1, 3, 2.
+  CHECK(run_eligible(*make_strategy("TSK"), e, 4, 0, nullptr, rng, false) == std::vector<JobId>{2, 4, 0, 4});
+  CHECK(run_eligible(*make_strategy("SRT"), e, 4, 0, nullptr, rng, false) == std::vector<JobId>{3, 1, 0, 1});
+  CHECK(run_eligible(*make_strategy("LET"), e, 4, 0, nullptr, rng, false) == std::vector<JobId>{4, 4, 0, 4});
+  // SRTFIT: node 1 (AP 6) fits job 1 (task time 5), node 3 (AP 1) fits none: TSK's first it may run.
+  CHECK(run_eligible(*make_strategy("SRTFIT"), e, 4, 0, &outlook, rng, false) ==
+        std::vector<JobId>{3, 1, 0, 4});
+  // Spill: job 1 has 10 tasks left, room for both narrow nodes.
+  CHECK(run_eligible(*make_strategy("FCFS"), e, 4, 0, nullptr, rng, true) == std::vector<JobId>{1, 1, 0, 1});
+}
+
+TEST_CASE("requirements through the Decider: a job no node satisfies waits, the others run where they may") {
+  auto tsk = make_strategy("TSK");
+  QueuedJob gpu, any, tpu;
+  gpu.id = 1, gpu.task_time = 1, gpu.requirement = parse_requirement("label=gpu");
+  any.id = 2, any.arrival = 1, any.task_time = 5;
+  tpu.id = 3, tpu.arrival = 2, tpu.task_time = 0.5, tpu.requirement = parse_requirement("label=tpu");
+  const std::vector<NodeAttributes> nodes{{4, 1 << 30, "x86_64", {"gpu"}}, {4, 1 << 30, "x86_64", {}}};
+  const std::vector<std::optional<JobId>> none(2);
+  Decider d;
+  CHECK(d.decide(*tsk, 0, {gpu, any, tpu}, none, nullptr, nullptr, false, nodes) ==
+        std::vector<std::optional<JobId>>{1, 2});
+  CHECK(d.decide(*tsk, 1, {tpu}, none, nullptr, nullptr, false, nodes) ==
+        std::vector<std::optional<JobId>>(2));
+  // Without attributes the requirements are not looked at (the simulators).
+  CHECK(d.decide(*tsk, 2, {gpu, any, tpu}, none, nullptr, nullptr, false) ==
+        std::vector<std::optional<JobId>>(2, 3));
 }

@@ -15,8 +15,8 @@ constexpr std::string_view kTakenPrefix = "_taken.";
 
 // The tags of a job's records in the system space; field 1 is the job id.
 bool is_job_record(std::string_view tag) {
-  return tag == "job" || tag == "jobexec" || tag == "jobstat" || tag == "jobwork" || tag == "jobtime" ||
-         tag == "jobexit" || tag == "jobheld" || tag == "jobpatience" || tag == "joblost";
+  return tag == "job" || tag == "jobexec" || tag == "jobreq" || tag == "jobstat" || tag == "jobwork" ||
+         tag == "jobtime" || tag == "jobexit" || tag == "jobheld" || tag == "jobpatience" || tag == "joblost";
 }
 
 const std::string* str_at(const ts::Tuple& t, std::size_t i) {
@@ -80,6 +80,12 @@ Record record_of(const ts::Template& t) {
   return {actual_str(t, 0), actual_str(t, 1), actual_str(t, 2), actual_int(t, 1)};
 }
 
+// The records an agent writes about its own node, field 1 naming it.
+bool node_record(std::string_view tag) {
+  return tag == "node" || tag == "nodewhy" || tag == "nodeattr" || tag == "running" || tag == "ap" ||
+         tag == "agentbeat";
+}
+
 std::string nodes_words(const std::string* node) {
   return node ? "node " + *node + "'s" : "every node's";
 }
@@ -99,6 +105,7 @@ std::string record_words(const Record& r) {
   const std::string& tag = *r.tag;
   if (tag == "node") return nodes_words(r.field1) + " state record";
   if (tag == "nodewhy") return nodes_words(r.field1) + " state reason";
+  if (tag == "nodeattr") return nodes_words(r.field1) + " attributes";
   if (tag == "running") return nodes_words(r.field1) + " record of the job it runs";
   if (tag == "ap") return nodes_words(r.field1) + " availability periods";
   if (tag == "agentbeat") return nodes_words(r.field1) + " heartbeat interval";
@@ -142,9 +149,8 @@ std::string needs(const Record& r, const PoolFacts& facts) {
   if ((tag == "jobheld" || tag == "joblost") && node && r.id)
     return "that needs node " + *node + "'s agent key, job " + std::to_string(*r.id) + "'s owner's key" +
            or_admin;
-  if (tag == "node" || tag == "nodewhy" || tag == "running" || tag == "ap" || tag == "agentbeat" ||
-      (tag == "heartbeat" && !is(r.field1, "scheduler")) || tag == "jobheld" || tag == "joblost" ||
-      tag == "jobkey")
+  if (node_record(tag) || (tag == "heartbeat" && !is(r.field1, "scheduler")) || tag == "jobheld" ||
+      tag == "joblost" || tag == "jobkey")
     return node ? "that needs node " + *node + "'s agent key" + or_admin
                 : "every node's needs admin (an agent names its own node, field " +
                       std::string(tag == "heartbeat" || tag.rfind("job", 0) == 0 ? "2" : "1") + ")";
@@ -214,10 +220,6 @@ SpaceAccess access_to(const Principal& who, std::string_view space, const PoolFa
 bool ended_job(std::int64_t id, const PoolFacts& facts) {
   auto states = facts.job_states(id);
   return !states.empty() && std::all_of(states.begin(), states.end(), sys::is_finished);
-}
-
-bool node_record(std::string_view tag) {
-  return tag == "node" || tag == "nodewhy" || tag == "running" || tag == "ap" || tag == "agentbeat";
 }
 
 Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts& facts) {

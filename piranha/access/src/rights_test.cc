@@ -217,6 +217,16 @@ TEST_CASE("an agent writes how often it beats for its own node only") {
   CHECK(!allowed(ws01, take(kSys, sys::agentbeat_template("ws02"), 10000)));
 }
 
+TEST_CASE("an agent writes its own node's attributes only, and a job its own jobs' requirements") {
+  CHECK(allowed(ws01, out(kSys, sys::NodeAttrs{"ws01", 4, 1 << 30, "x86_64", {"gpu"}}.to_tuple())));
+  CHECK(allowed(ws01, take(kSys, sys::nodeattr_template("ws01"), 10000)));
+  CHECK(!allowed(ws01, out(kSys, sys::NodeAttrs{"ws02", 4, 1 << 30, "x86_64", {"gpu"}}.to_tuple())));
+  CHECK(!allowed(ws01, take(kSys, sys::nodeattr_template("ws02"), 10000)));
+  CHECK(!allowed(ws01, out(kSys, sys::JobRequirement{3, "label=gpu"}.to_tuple())));
+  CHECK(allowed(alice, out(kSys, sys::JobRequirement{3, "label=gpu"}.to_tuple())));
+  CHECK(!allowed(bob, out(kSys, sys::JobRequirement{3, "label=gpu"}.to_tuple())));
+}
+
 TEST_CASE("an agent writes why its own node is in its state, and no other's") {
   CHECK(allowed(ws01,
                 out(kSys, sys::NodeReason{"ws01", "unavailable", "1-min load 2.31 >= 0.70", 1}.to_tuple())));

@@ -36,7 +36,7 @@ constexpr std::chrono::nanoseconds kAgentSlice = std::chrono::microseconds(100);
 
 // What decide() needs of the uplink's view.
 PoolView pool_view(const Uplink::View& v) {
-  return PoolView{v.owner_blocked, v.live, v.assignment, v.scheduler, v.holds_written};
+  return PoolView{v.owner_blocked, v.live, v.requirements, v.assignment, v.scheduler, v.holds_written};
 }
 
 // What the piranhas get; `uplink` announces and withdraws their jobs' keys

@@ -1,7 +1,9 @@
 #include "piranha/agent/agent_config.h"
 
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
@@ -228,7 +230,8 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
                 "piranha_user",
                 "piranha_programs",
                 "piranha_sha256",
-                "piranha_limits"});
+                "piranha_limits",
+                "labels"});
   try {
     if (root["node"]) c.node = r.text(root, "node", "node");
     if (root["server"]) {
@@ -301,6 +304,16 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
     if (root["piranha_programs"]) c.launch.programs = read_programs(r, root);
     if (root["piranha_sha256"]) c.launch.sha256 = read_digests(r, root);
     if (root["piranha_limits"]) c.launch.limits = read_limits(r, root["piranha_limits"]);
+    if (root["labels"]) {
+      std::size_t i = 0;
+      for (const auto& l : read_list(r, root, "labels")) {
+        if (!sched::valid_attribute_name(l))
+          r.fail(root["labels"][i],
+                 "labels: '" + l + "' is not a name (1 to 64 letters, digits, '_', '-' or '.')");
+        ++i;
+      }
+      c.labels = sched::normalize_labels(read_list(r, root, "labels"), name);
+    }
     if (root["heartbeat_seconds"])
       c.heartbeat_seconds = r.number(root, "heartbeat_seconds", "heartbeat_seconds", kMinIntervalSeconds,
                                      false, kMaxIntervalSeconds);
@@ -309,6 +322,17 @@ AgentConfig parse_agent_config(const std::string& text, const std::string& name)
     r.fail(e.mark, e.msg);
   }
   return c;
+}
+
+sched::NodeAttributes local_node_attributes(std::vector<std::string> labels) {
+  sched::NodeAttributes a;
+  a.cores = std::max(0L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) a.memory = static_cast<std::int64_t>(pages) * page;
+  struct utsname u {};
+  if (::uname(&u) == 0) a.arch = u.machine;
+  a.labels = sched::normalize_labels(std::move(labels), "labels");
+  return a;
 }
 
 AgentConfig load_agent_config(const std::string& path) {

@@ -308,3 +308,18 @@ TEST_CASE("agent config: key files are found beside the YAML file, and a key's Z
   CHECK(parse_agent_config("", "agent.yaml").key.empty());
   CHECK(error_of("key: ''\n") == "agent.yaml:1: key must be a non-empty string, got ''");
 }
+
+TEST_CASE("agent config: labels are names, kept sorted without duplicates") {
+  CHECK(parse_agent_config("", "agent.yaml").labels.empty());
+  CHECK(parse_agent_config("labels: [gpu, fast-disk, gpu]\n", "agent.yaml").labels ==
+        std::vector<std::string>{"fast-disk", "gpu"});
+  CHECK(error_of("labels: [gpu, 'two words']\n") ==
+        "agent.yaml:1: labels: 'two words' is not a name (1 to 64 letters, digits, '_', '-' or '.')");
+  CHECK(error_of("labels: gpu\n") == "agent.yaml:1: labels must be a list, got 'gpu'");
+  // What the agent publishes: this machine's figures and the labels.
+  const auto a = piranha::local_node_attributes({"gpu", "gpu"});
+  CHECK(a.cores >= 1);
+  CHECK(a.memory > 0);
+  CHECK_FALSE(a.arch.empty());
+  CHECK(a.labels == std::vector<std::string>{"gpu"});
+}

@@ -59,22 +59,32 @@ struct Decision {
     std::erase_if(st.held, [&](const auto& h) { return h.second <= v.holds_written; });
     std::vector<LiveJob> live;
     st.launches.clear();
+    std::map<std::int64_t, sched::Requirement> requirements;
     for (const auto& l : v.live) {
       if (st.held.count(l.id)) continue;
       st.launches.emplace(l.id, l);
-      live.push_back(LiveJob{l.id});
+      sched::Requirement& r = requirements[l.id];
+      if (auto known = st.requirements.find(l.id); known != st.requirements.end())
+        r = std::move(known->second);
+      else if (auto text = v.requirements.find(l.id); text != v.requirements.end())
+        r = sched::read_requirement(text->second);
+      live.push_back(LiveJob{l.id, r});
     }
+    st.requirements = std::move(requirements);
+    const sched::NodeAttributes offers = s.attributes.value_or(sched::NodeAttributes{});
 
     const bool fresh = v.scheduler && now.wall - v.scheduler->time <= s.scheduler_stale_seconds;
     std::optional<std::int64_t> chosen;
     if (v.assignment && fresh) {
       if (!st.obeying_scheduler) out.push_back(act::ObeyScheduler{v.assignment->epoch});
       st.obeying_scheduler = true;
-      if (v.assignment->job_id != 0 && st.launches.count(v.assignment->job_id)) chosen = v.assignment->job_id;
+      if (v.assignment->job_id != 0 && st.launches.count(v.assignment->job_id) &&
+          sched::satisfies(st.requirements.at(v.assignment->job_id), offers))
+        chosen = v.assignment->job_id;
     } else {
       if (st.obeying_scheduler) out.push_back(act::LeaveScheduler{!v.scheduler});
       st.obeying_scheduler = false;
-      chosen = st.policy.choose(live, st.target);
+      chosen = st.policy.choose(live, st.target, offers);
     }
     const std::string by = st.obeying_scheduler ? "scheduler 0" : policy_name();
     if (chosen != st.target) {

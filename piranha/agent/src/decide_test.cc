@@ -396,3 +396,47 @@ TEST_CASE("next_due: the earliest restart delay still to run, none once they hav
 }
 
 }  // namespace piranha
+
+namespace piranha {
+namespace {
+
+// `v` with job `id` requiring `text`.
+PoolView requiring(PoolView v, std::int64_t id, const std::string& text) {
+  v.requirements[id] = text;
+  return v;
+}
+
+AgentSettings with_labels(AgentSettings s, std::vector<std::string> labels) {
+  s.attributes = sched::NodeAttributes{8, std::int64_t{16} << 30, "x86_64", std::move(labels)};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("requirements: the native policy never starts a job whose requirement the node does not satisfy") {
+  // FCFS would take job 1; it requires a gpu this node has not.
+  const PoolView view = requiring(jobs({1, 2}), 1, "label=gpu");
+  Node plain = idle_node(view, with_labels(fcfs(), {"fast-disk"}));
+  CHECK(only<act::Start>(plain.tick(1)) == std::vector{act::Start{launch(2), 1}});
+  // A node with the label takes it.
+  Node gpu = idle_node(view, with_labels(fcfs(), {"gpu"}));
+  CHECK(only<act::Start>(gpu.tick(1)) == std::vector{act::Start{launch(1), 1}});
+  // Alone in the pool, the job waits: nothing starts.
+  Node alone = idle_node(requiring(jobs({1}), 1, "memory>=64G"), with_labels(fcfs(), {"gpu"}));
+  CHECK(only<act::Start>(alone.tick(1)).empty());
+  CHECK_FALSE(alone.state.target);
+  // A node that published no attributes runs only jobs without requirements;
+  // an unreadable requirement, none.
+  Node bare = idle_node(requiring(requiring(jobs({1, 2, 3}), 1, "label=gpu"), 2, "colour=red"));
+  CHECK(only<act::Start>(bare.tick(1)) == std::vector{act::Start{launch(3), 1}});
+}
+
+TEST_CASE("requirements: an assignment of a job the node does not satisfy is obeyed as no job") {
+  Node n = idle_node(jobs({}), with_labels(fcfs(), {}));
+  CHECK(only<act::NoteTarget>(n.see(assigned(requiring(jobs({1, 2}), 2, "label=gpu"), 2, 5), 5)).empty());
+  CHECK(only<act::Start>(n.tick(6)).empty());
+  CHECK(only<act::NoteTarget>(n.see(assigned(requiring(jobs({1, 2}), 2, "label=gpu"), 1, 7, 2), 7)) ==
+        std::vector{act::NoteTarget{1, "scheduler"}});
+}
+
+}  // namespace piranha

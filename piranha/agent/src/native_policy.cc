@@ -42,7 +42,8 @@ NativePolicy::NativePolicy(NativePolicy&&) noexcept = default;
 NativePolicy& NativePolicy::operator=(NativePolicy&&) noexcept = default;
 
 std::optional<std::int64_t> NativePolicy::choose(const std::vector<LiveJob>& live,
-                                                 std::optional<std::int64_t> current) {
+                                                 std::optional<std::int64_t> current,
+                                                 const sched::NodeAttributes& attributes) {
   State& st = *state_;
   const std::int64_t now = st.calls++;
   std::erase_if(st.seen, [&](const auto& kv) {
@@ -65,11 +66,14 @@ std::optional<std::int64_t> NativePolicy::choose(const std::vector<LiveJob>& liv
     j.id = id;
     j.arrival = static_cast<double>(seen.arrival);
     j.queue_length_at_arrival = seen.queue_length;
+    for (const LiveJob& l : live)
+      if (l.id == id) j.requirement = l.requirement;
     queue.push_back(j);
   }
   const std::optional<sched::JobId> node[] = {current};
+  const sched::NodeAttributes offers[] = {attributes};
   return st.decider
-      .decide(*st.strategy, static_cast<double>(now), std::move(queue), node, nullptr, &st.rng, false)
+      .decide(*st.strategy, static_cast<double>(now), std::move(queue), node, nullptr, &st.rng, false, offers)
       .front();
 }
 

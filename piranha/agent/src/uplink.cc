@@ -210,6 +210,7 @@ bool Uplink::connect() {
     for (const auto& t : watched(s_.node)) c->watch(sys::kSpace, t);
     client_ = std::move(c);
     heartbeat_.forget();  // what it knew was on another client's sessions
+    attributes_session_.reset();
   } catch (const ts::TupleSpaceError& e) {
     if (e.code() == ts::Code::WrongPool) return refuse(e.what());
     std::lock_guard lock(mu_);
@@ -398,6 +399,14 @@ void Uplink::step(ts::Client& c) {
                  sys::AgentBeat{s_.node, s_.heartbeat_seconds}.to_tuple());
     beat_now();
   };
+
+  // The node's attributes at registration: a read, and a write only when
+  // they differ from the record there (docs/scale.md: no writes per beat).
+  if (s_.attributes && attributes_session_ != c.reconnects()) {
+    const auto& a = *s_.attributes;
+    sys::publish_node_attrs(c, sys::NodeAttrs{s_.node, a.cores, a.memory, a.arch, a.labels});
+    attributes_session_ = c.reconnects();
+  }
 
   // Writes first, oldest first; each leaves its queue once written.
   std::unique_lock lock(mu_);
@@ -599,6 +608,10 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
     std::optional<sys::JobLaunch> l =
         known != launches_.end() ? std::optional<sys::JobLaunch>(known->second) : sys::find_launch(c, j.id);
     if (!l) continue;  // registered without a program: nothing to start
+    // Its requirement with its launch record, once: written before it, never rewritten.
+    if (known == launches_.end())
+      if (auto r = sys::find_requirement(c, j.id)) requirements_[j.id] = *r;
+    if (auto r = requirements_.find(j.id); r != requirements_.end()) v.requirements[j.id] = r->second;
     still.emplace(j.id, *l);
     v.live.push_back(*l);
     auto w = c.rd(sys::kSpace, sys::jobwork_template(j.id, s_.node), 0ms);
@@ -609,6 +622,7 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
     v.tasks_here[j.id] = std::max(before != tasks_before.end() ? before->second : 0, work ? work->tasks : 0);
   }
   launches_ = std::move(still);
+  std::erase_if(requirements_, [&](const auto& r) { return !launches_.contains(r.first); });
   patience_ = std::move(patience);
   heard_ = std::move(heard_now);
 
@@ -627,7 +641,10 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
     // (note_new_jobs) stays: the next read, which its event asked for, will
     // know it.
     for (const auto& l : view_.live)
-      if (written_.contains(l.id) && !ended.contains(l.id)) insert_by_id(v.live, l);
+      if (written_.contains(l.id) && !ended.contains(l.id)) {
+        insert_by_id(v.live, l);
+        if (auto r = view_.requirements.find(l.id); r != view_.requirements.end()) v.requirements.insert(*r);
+      }
     v.scheduler = heartbeat_after_read(v.scheduler, view_.scheduler, heartbeat_taken_);
     // An assignment from an event during the read may be newer than the read's.
     if (view_.assignment && (!v.assignment || view_.assignment->epoch > v.assignment->epoch))
@@ -726,6 +743,7 @@ void Uplink::job_written(const sys::JobRecord& j) {
   if (!sys::is_live(j.state)) {
     // Ended (or held): out of the view at once; nothing to read.
     launches_.erase(j.id);
+    requirements_.erase(j.id);
     patience_.erase(j.id);
     heard_.erase(j.id);
     launchless_.erase(j.id);
@@ -737,6 +755,7 @@ void Uplink::job_written(const sys::JobRecord& j) {
           std::find_if(view_.live.begin(), view_.live.end(), [&](const auto& l) { return l.id == j.id; });
       if (view_.generation > 0 && it != view_.live.end()) {
         view_.live.erase(it);
+        view_.requirements.erase(j.id);
         generation_.store(++view_.generation);
         dropped = true;
       }
@@ -775,11 +794,14 @@ void Uplink::note_new_jobs(ts::Client& c) {
         fresh.push_back(id);
   }
   std::vector<sys::JobLaunch> launches;
+  std::map<std::int64_t, std::string> requirements;
   for (std::int64_t id : fresh) {
-    if (auto l = sys::find_launch(c, id))
+    if (auto l = sys::find_launch(c, id)) {
       launches.push_back(std::move(*l));
-    else
+      if (auto r = sys::find_requirement(c, id)) requirements[id] = *r;
+    } else {
       launchless_.insert(id);  // written before its job record: never will have one
+    }
   }
   if (launches.empty()) return;
   {
@@ -787,6 +809,7 @@ void Uplink::note_new_jobs(ts::Client& c) {
     // A read finished meanwhile: it knows better (the job may have ended).
     if (view_.generation != generation) return;
     for (const auto& l : launches) insert_by_id(view_.live, l);
+    view_.requirements.merge(requirements);
     generation_.store(++view_.generation);
   }
   wake_agent();

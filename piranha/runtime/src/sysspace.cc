@@ -112,6 +112,15 @@ std::vector<JobStat> list_jobstats(ts::Client& c) {
 std::vector<NodeRecord> list_nodes(ts::Client& c) {
   return decode_all<NodeRecord>(c.rd_many(kSpace, node_template(), kListMax));
 }
+std::vector<NodeAttrs> list_node_attrs(ts::Client& c) {
+  return decode_all<NodeAttrs>(c.rd_many(kSpace, nodeattr_template(), kListMax));
+}
+bool publish_node_attrs(ts::Client& c, const NodeAttrs& attrs) {
+  const auto there = decode_all<NodeAttrs>(c.rd_many(kSpace, nodeattr_template(attrs.node), 10));
+  if (there.size() == 1 && there.front() == attrs) return false;
+  replace(c, nodeattr_template(attrs.node), attrs.to_tuple());
+  return true;
+}
 std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c) {
   return decode_all<AgentHeartbeat>(c.rd_many(kSpace, agent_heartbeat_template(), kListMax));
 }
@@ -308,6 +317,20 @@ std::map<std::int64_t, JobLost> losses_by_job(ts::Client& c) {
   return out;
 }
 
+std::map<std::int64_t, std::string> requirements_by_job(ts::Client& c) {
+  std::map<std::int64_t, std::string> out;
+  for (auto& r : decode_all<JobRequirement>(c.rd_many(kSpace, jobreq_template(), kListMax)))
+    out[r.id] = std::move(r.text);
+  return out;
+}
+
+std::optional<std::string> find_requirement(ts::Client& c, std::int64_t id) {
+  auto t = c.rd(kSpace, jobreq_template(id), 0ms);
+  auto r = t ? JobRequirement::from_tuple(*t) : std::nullopt;
+  if (!r) return std::nullopt;
+  return r->text;
+}
+
 std::optional<double> find_patience(ts::Client& c, std::int64_t id) {
   auto t = c.rd(kSpace, jobpatience_template(id), 0ms);
   auto p = t ? JobPatience::from_tuple(*t) : std::nullopt;
@@ -325,9 +348,9 @@ std::size_t prune_finished_jobs(ts::Client& c, double before) {
     if (ended >= before) continue;
     // The job record last: a pruner that dies half way leaves it to be found again.
     for (const auto& tmpl :
-         {launch_template(j.id), jobstat_template(j.id), jobwork_template(j.id), jobtime_template(j.id),
-          jobexit_template(j.id), jobheld_template(j.id), jobpatience_template(j.id), joblost_template(j.id),
-          jobkey_template(j.id), jobowner_template(j.id)})
+         {launch_template(j.id), jobreq_template(j.id), jobstat_template(j.id), jobwork_template(j.id),
+          jobtime_template(j.id), jobexit_template(j.id), jobheld_template(j.id), jobpatience_template(j.id),
+          joblost_template(j.id), jobkey_template(j.id), jobowner_template(j.id)})
       c.in_many(kSpace, tmpl, kListMax);
     c.in_many(kSpace, job_template(j.id), kListMax);
     ++pruned;

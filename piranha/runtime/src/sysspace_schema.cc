@@ -250,6 +250,32 @@ std::optional<NodeReason> NodeReason::from_tuple(const ts::Tuple& t) {
   return NodeReason{s_at(t, 1), s_at(t, 2), s_at(t, 3), d_at(t, 4)};
 }
 
+ts::Tuple NodeAttrs::to_tuple() const {
+  std::string joined;
+  for (const auto& l : labels) joined += (joined.empty() ? "" : ",") + l;
+  return ts::Tuple::of("nodeattr", node, cores, memory, arch, joined);
+}
+std::optional<NodeAttrs> NodeAttrs::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "nodeattr", {Type::String, Type::Int, Type::Int, Type::String, Type::String}))
+    return std::nullopt;
+  NodeAttrs a{s_at(t, 1), i_at(t, 2), i_at(t, 3), s_at(t, 4), {}};
+  const std::string& joined = s_at(t, 5);
+  for (std::size_t at = 0; at < joined.size();) {
+    const std::size_t comma = std::min(joined.find(',', at), joined.size());
+    if (comma > at) a.labels.push_back(joined.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return a;
+}
+
+ts::Tuple JobRequirement::to_tuple() const {
+  return ts::Tuple::of("jobreq", id, text);
+}
+std::optional<JobRequirement> JobRequirement::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "jobreq", {Type::Int, Type::String})) return std::nullopt;
+  return JobRequirement{i_at(t, 1), s_at(t, 2)};
+}
+
 ts::Tuple AgentBeat::to_tuple() const {
   return ts::Tuple::of("agentbeat", node, seconds);
 }
@@ -404,6 +430,21 @@ ts::Template nodewhy_template() {
 ts::Template nodewhy_template(const std::string& node) {
   return ts::Template({tag("nodewhy"), str(node), any(Type::String), any(Type::String), any(Type::Double)});
 }
+ts::Template nodeattr_template() {
+  return ts::Template({tag("nodeattr"), any(Type::String), any(Type::Int), any(Type::Int), any(Type::String),
+                       any(Type::String)});
+}
+ts::Template nodeattr_template(const std::string& node) {
+  return ts::Template(
+      {tag("nodeattr"), str(node), any(Type::Int), any(Type::Int), any(Type::String), any(Type::String)});
+}
+ts::Template jobreq_template() {
+  return ts::Template({tag("jobreq"), any(Type::Int), any(Type::String)});
+}
+ts::Template jobreq_template(std::int64_t id) {
+  return ts::Template({tag("jobreq"), num(id), any(Type::String)});
+}
+
 ts::Template agentbeat_template() {
   return ts::Template({tag("agentbeat"), any(Type::String), any(Type::Double)});
 }

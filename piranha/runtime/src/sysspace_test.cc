@@ -193,3 +193,37 @@ TEST_CASE("campus tuples: subnet, loan and lent round-trip and match their templ
   CHECK_FALSE(sys::lent_template("b2").matches(n.to_tuple()));
   CHECK_FALSE(sys::Lent::from_tuple(r.to_tuple()));
 }
+
+TEST_CASE("sysspace: node attributes and job requirements round-trip, attributes rewritten only on change") {
+  for (const sys::NodeAttrs& a :
+       {sys::NodeAttrs{"ws01", 8, std::int64_t{16} << 30, "x86_64", {"fast-disk", "gpu"}},
+        sys::NodeAttrs{"ws02", 1, 1024, "aarch64", {}}}) {
+    auto back = sys::NodeAttrs::from_tuple(a.to_tuple());
+    REQUIRE(back);
+    CHECK(*back == a);
+    CHECK(sys::nodeattr_template(a.node).matches(a.to_tuple()));
+  }
+  CHECK(sys::NodeAttrs{"ws01", 8, 1, "x86_64", {"fast-disk", "gpu"}}.to_tuple()[5] ==
+        ts::Value("fast-disk,gpu"));
+  auto r = sys::JobRequirement::from_tuple(sys::JobRequirement{7, "memory>=8G,label=gpu"}.to_tuple());
+  REQUIRE(r);
+  CHECK(r->id == 7);
+  CHECK(r->text == "memory>=8G,label=gpu");
+  CHECK_FALSE(sys::JobRequirement::from_tuple(sys::JobExit{7, 0}.to_tuple()));
+
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const sys::NodeAttrs a{"ws01", 8, 1 << 30, "x86_64", {"gpu"}};
+  CHECK(sys::publish_node_attrs(c, a));
+  CHECK_FALSE(sys::publish_node_attrs(c, a));  // the same: not written again
+  sys::NodeAttrs changed = a;
+  changed.labels.push_back("tpu");
+  CHECK(sys::publish_node_attrs(c, changed));
+  const auto listed = sys::list_node_attrs(c);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0] == changed);
+  c.out(sys::kSpace, sys::JobRequirement{3, "label=gpu"}.to_tuple());
+  CHECK(sys::find_requirement(c, 3) == "label=gpu");
+  CHECK_FALSE(sys::find_requirement(c, 4));
+  CHECK(sys::requirements_by_job(c) == std::map<std::int64_t, std::string>{{3, "label=gpu"}});
+}

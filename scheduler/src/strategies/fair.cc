@@ -19,22 +19,26 @@ void FairStrategy::assign(const Invocation& inv, std::span<Slot> out) {
     consecutive = consecutive && q_of(pos) == static_cast<std::int64_t>(pos + 1);
   for (std::size_t node = 0; node < out.size(); ++node) {
     Slot cur = inv.current[node];
+    if (cur != kIdle && !may_run(inv, node, cur))
+      cur = kIdle;  // the node's attributes changed since: it draws again
     if (n == 0) {
       cur = kIdle;
     } else if (cur == kIdle) {
-      cur = static_cast<Slot>(inv.rng->below(n));
+      cur = random_job(inv, node);
     } else if (first_new < n && consecutive) {
       // Flipping a 1/(j+1) coin for each new job j in turn and keeping the
       // last success ends on job j with probability 1/n for every new j, and
       // keeps the current job with probability first_new/n: one uniform draw
       // gives that same distribution in O(1).
       const auto u = static_cast<std::size_t>(inv.rng->below(n));
-      if (u >= first_new) cur = static_cast<Slot>(u);
+      if (u >= first_new && may_run(inv, node, static_cast<Slot>(u))) cur = static_cast<Slot>(u);
     } else {
       // Jobs completed since some arrival: a 1/q coin per new job, in queue
       // order, the last success wins.
       for (std::size_t pos = first_new; pos < n; ++pos)
-        if (inv.rng->bernoulli(1.0 / static_cast<double>(q_of(pos)))) cur = static_cast<Slot>(pos);
+        if (inv.rng->bernoulli(1.0 / static_cast<double>(q_of(pos))) &&
+            may_run(inv, node, static_cast<Slot>(pos)))
+          cur = static_cast<Slot>(pos);
     }
     out[node] = cur;
   }

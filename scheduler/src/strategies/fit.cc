@@ -13,6 +13,22 @@ void FitStrategy::assign(const Invocation& inv, std::span<Slot> out) {
     return;
   }
   order_.order(inv, ranked_);
+  if (inv.eligible) {
+    // Per node, the first job it may run that fits, else TSK's first it may run.
+    tsk_.order(inv, tsk_ranked_);
+    fallback_.begin(inv);
+    for (std::size_t node = 0; node < out.size(); ++node) {
+      const double ap = inv.outlook->ap_length(node);
+      out[node] = kIdle;
+      for (Slot j : ranked_)
+        if (may_run(inv, node, j) && inv.queue[j].task_time <= ap) {
+          out[node] = j;
+          break;
+        }
+      if (out[node] == kIdle) out[node] = fallback_.of(inv, node, tsk_ranked_);
+    }
+    return;
+  }
   // prefix_min_[i]: the shortest task time among the first i + 1 jobs in x's
   // order; the first job that fits is where it first drops to <= the prediction.
   prefix_min_.resize(ranked_.size());

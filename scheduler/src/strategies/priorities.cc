@@ -33,6 +33,34 @@ Slot tsk_top(std::span<const JobView> queue) {
   return best;
 }
 
+void FirstAllowed::begin(const Invocation& inv) {
+  memo_.assign(inv.eligible ? inv.eligible->groups() : 1, kUnknown);
+}
+
+Slot FirstAllowed::of(const Invocation& inv, std::size_t node, std::span<const Slot> ranked) {
+  Slot& m = memo_[inv.eligible ? inv.eligible->group(node) : 0];
+  if (m != kUnknown) return m;
+  m = kIdle;
+  for (Slot j : ranked)
+    if (may_run(inv, node, j)) {
+      m = j;
+      break;
+    }
+  return m;
+}
+
+Slot random_job(const Invocation& inv, std::size_t node) {
+  const auto n = inv.queue.size();
+  if (!inv.eligible) return n == 0 ? kIdle : static_cast<Slot>(inv.rng->below(n));
+  std::uint64_t allowed = 0;
+  for (Slot j = 0; j < static_cast<Slot>(n); ++j) allowed += may_run(inv, node, j) ? 1 : 0;
+  if (allowed == 0) return kIdle;
+  auto k = inv.rng->below(allowed);
+  for (Slot j = 0; j < static_cast<Slot>(n); ++j)
+    if (may_run(inv, node, j) && k-- == 0) return j;
+  return kIdle;
+}
+
 void GlobalOrder::begin(const Invocation& inv) {
   if (priority_ != Priority::ROR) return;
   const auto& q = inv.queue;

@@ -39,4 +39,23 @@ class GlobalOrder {
 // TSK's top job: the smallest task time, ties by queue position.
 Slot tsk_top(std::span<const JobView> queue);
 
+// With job requirements (Invocation::eligible): per node, the first
+// position of a ranked list that the node may run (kIdle: none), worked out
+// once per node group.
+class FirstAllowed {
+ public:
+  // Forgets what an earlier invocation (or list) worked out.
+  void begin(const Invocation& inv);
+  Slot of(const Invocation& inv, std::size_t node, std::span<const Slot> ranked);
+
+ private:
+  std::vector<Slot> memo_;  // per group; kUnknown until worked out
+  static constexpr Slot kUnknown = -2;
+};
+
+// A uniformly random job among those node `node` may run (kIdle: none):
+// one draw of inv.rng, which without requirements is the draw of
+// rng->below(queue size) itself.
+Slot random_job(const Invocation& inv, std::size_t node);
+
 }  // namespace piranha::sched

@@ -1,11 +1,10 @@
-// RND: every node a uniformly random job at every invocation.
+// RND: every node a uniformly random job (of those it may run) at every invocation.
 #include "strategies.h"
 
 namespace piranha::sched {
 
 void RandomStrategy::assign(const Invocation& inv, std::span<Slot> out) {
-  const auto n = inv.queue.size();
-  for (Slot& s : out) s = n == 0 ? kIdle : static_cast<Slot>(inv.rng->below(n));
+  for (std::size_t node = 0; node < out.size(); ++node) out[node] = random_job(inv, node);
 }
 
 }  // namespace piranha::sched

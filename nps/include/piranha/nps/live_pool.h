@@ -65,8 +65,9 @@ class LivePool : public Pool {
   // snapshot's (a job registered, or ended, was held or cancelled); a
   // ("jobstat", ...) that shows a job of the snapshot measured for the first
   // time; a ("node", ...) of a node not seen yet, or whose state differs from
-  // the snapshot's. A job's other rewrites (queued to running, statistics,
-  // an agent's heartbeat) are not news. The ap records among the events are
+  // the snapshot's; a node's ("nodeattr", ...) written (a job that waited
+  // for what it offers may run now). A job's other rewrites (queued to
+  // running, statistics, an agent's heartbeat) are not news. The ap records among the events are
   // kept for the next refresh().
   bool news(ts::Client& c, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   // The large shapes (the node, heartbeat and running records, whole_reads.h)
@@ -139,7 +140,14 @@ class LivePool : public Pool {
   AbsentJobs absent_jobs_;
   std::set<JobId> launchable_;
   ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0, running_watch_ = 0,
-              owner_watch_ = 0, complaint_watch_ = 0;
+              owner_watch_ = 0, complaint_watch_ = 0, attrs_watch_ = 0;
+  // Shell side: the requirement texts of the launchable jobs that have one
+  // (read once per job, with its launch record); every node's attributes,
+  // read whole once per session of the client and then from their watch
+  // (an agent writes them when it registers, and only when they changed).
+  std::map<JobId, std::string> requirements_;
+  std::map<std::string, sys::NodeAttrs> attrs_seen_;
+  std::optional<std::uint64_t> attrs_session_;
   // Shell side: the owner blocks and complaints as last read, and whether
   // their watches have told of a change since.
   std::vector<sys::OwnerBlock> blocks_seen_;

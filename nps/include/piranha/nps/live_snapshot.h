@@ -21,7 +21,10 @@
 //    names), its jobstat, its jobwork (counts only grow), a node's
 //    ("running", ...) record; a node not listed keeps its last state;
 //  - nodes join the order by name, jobs are in (arrival, id) order, and a
-//    job's FAIR queue length is the number of live jobs when first seen.
+//    job's FAIR queue length is the number of live jobs when first seen;
+//  - a node's attributes are its ("nodeattr", ...) record's (none: it runs
+//    only jobs without requirements), a job's requirement its ("jobreq", ...)
+//    text.
 // Two things stay with the shell, as they govern what it reads: the
 // absent-job rule (absent_jobs.h: a job's launch record is read only while
 // its grace lasts), whose outcome is `kept_absent`, and which jobs have a
@@ -94,6 +97,12 @@ struct LiveSnapshot {
   std::set<JobId> launchable;
   // The jobwork records of the launchable live jobs above, each job's once.
   std::vector<sys::JobWork> work;
+  // Every node's ("nodeattr", ...) record as last read (they change only
+  // when an agent registers with other attributes).
+  std::vector<sys::NodeAttrs> attributes;
+  // The requirement texts (("jobreq", ...)) of those of the launchable live
+  // jobs above that have one.
+  std::map<JobId, std::string> requirements;
 };
 
 // A node as the pool knows it.

@@ -23,7 +23,8 @@
 //              average AP length over the window, pool units), "fraction"
 //              (predicted available fraction of the window), "running",
 //              "decisions": {scheduler id: job or null}, "obeys", "predictor",
-//              "window"}. A command {"scheduler": id, "epoch": e, "job": j or
+//              "window"}, and "attributes": {"arch", "cores", "labels",
+//              "memory"} where its agent published them. A command {"scheduler": id, "epoch": e, "job": j or
 //              null} records that scheduler's decision; when id is the one it
 //              obeys it writes ("assign", obey, e, node, j) through the pool.
 //              A command {"obey": id} (an evaluator's switch) makes it obey
@@ -31,7 +32,8 @@
 //              agents listen to) and write that scheduler's last decision.
 //   jobs       Inferior: the enabler. State {"tick", "jobs": [{"id", "name",
 //              "arrival", "task_time", "measured", "tasks", "tasks_left",
-//              "attained", "q"}, ...]}: the live jobs, in queue order.
+//              "attained", "q"}, ...]}: the live jobs, in queue order; a job
+//              with a requirement also has "requires" (its text).
 //   scheduler  params: id (required, unique); strategy (TSK; any name
 //              make_strategy takes: SRTA(0.5), LETFIT, ROR(10), ...);
 //              period (1, pool units); predictor, window (as its monitors);
@@ -39,7 +41,9 @@
 //              assumed for a job none of whose tasks has completed; see
 //              docs/nps.md "The prior"); probe (true: while some job is
 //              measured, each unmeasured job gets one node of its own to be
-//              measured on, and the strategy places the rest); seed (0). Inferiors: one jobs node
+//              measured on, and the strategy places the rest); seed (0).
+//              A job with a requirement is given (and probed on) only nodes
+//              whose monitor's attributes satisfy it. Inferiors: one jobs node
 //              and its monitors. Once every tick its inferiors have all
 //              reached (monitors whose link is down are left out), when its
 //              period is due (or, with on_events, a job arrived, ended or

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "piranha/scheduler/job_list.h"
+#include "piranha/scheduler/requirement.h"
 
 namespace piranha::nps {
 
@@ -61,6 +62,10 @@ struct NodeStatus {
   // record is of the state its node record reports and the node is fresh;
   // empty otherwise (not known, an older agent, or down by silence).
   std::string reason;
+  // What the node offers to jobs with requirements (its ("nodeattr", ...)
+  // record); nullopt when its agent published none (a simulated pool's
+  // nodes): it then runs only jobs without one.
+  std::optional<sched::NodeAttributes> attributes{};
 };
 
 // A live job as schedulers see it.
@@ -79,6 +84,9 @@ struct JobInfo {
   std::int64_t retreats = 0, owner_retreats = 0;
   // FAIR's q: the number of live jobs right after this one arrived (0: unknown).
   std::int64_t queue_length_at_arrival = 0;
+  // What a node must offer to run it (its ("jobreq", ...) text, as
+  // requirement.h reads it); empty: any node.
+  std::string requirement{};
 };
 
 // An owner's block of a node: no piranha during [start, end).

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "piranha/scheduler/requirement.h"
 #include "piranha/scheduler/strategy.h"
 
 namespace piranha::sched {
@@ -26,6 +27,7 @@ struct QueuedJob {
   std::int64_t tasks_left = 1;
   double attained = 0;                       // service so far, node-time in the caller's unit
   std::int64_t queue_length_at_arrival = 0;  // FAIR's q; 0: its 1-based queue position
+  Requirement requirement{};                 // what a node must offer to run it (requirement.h)
 };
 
 // The index-based core: the queue is given in queue order and current jobs as
@@ -42,6 +44,9 @@ class InvocationBuilder {
   }
   // Node n's current job is at queue position `position` (kIdle: none).
   void set_current(std::size_t n, Slot position) { current_[n] = position; }
+  // Which node may run which queue position (strategy.h); nullopt, as after
+  // clear(): every node every job.
+  void set_eligibility(std::optional<Eligibility> e) { eligible_ = std::move(e); }
 
   std::size_t queue_size() const { return views_.size(); }
   const JobView& queued(Slot position) const { return views_[static_cast<std::size_t>(position)]; }
@@ -57,6 +62,7 @@ class InvocationBuilder {
   std::vector<JobView> views_;
   std::vector<std::int64_t> arrival_lengths_;
   std::vector<Slot> current_, chosen_;
+  std::optional<Eligibility> eligible_;
 };
 
 // One invocation of a strategy for a caller that knows jobs by id.
@@ -68,9 +74,13 @@ class Decider {
   // id (nullopt: idle). `outlook` may be null unless strategy.uses_outlook();
   // `rng` may be null unless strategy.uses_rng(). The strategy keeps its own
   // memory between calls (strategy.h): give one instance non-decreasing `now`.
+  // `attributes`, one per node, are what each node offers: a node is given
+  // only jobs whose requirement it satisfies (idle when none). Empty: the
+  // requirements are not looked at (every node may run every job).
   std::vector<std::optional<JobId>> decide(Strategy& strategy, double now, std::vector<QueuedJob> queue,
                                            std::span<const std::optional<JobId>> current,
-                                           const NodeOutlook* outlook, Rng* rng, bool spill);
+                                           const NodeOutlook* outlook, Rng* rng, bool spill,
+                                           std::span<const NodeAttributes> attributes = {});
 
  private:
   InvocationBuilder builder_;

@@ -60,6 +60,30 @@ class NodeOutlook {
 using Slot = std::int32_t;
 inline constexpr Slot kIdle = -1;
 
+// Which nodes may run which queued jobs: a job's requirement against the
+// node's attributes (requirement.h, make_eligibility), given to a strategy
+// rather than filtered out by each caller. Nodes are in groups (those with
+// equal attributes share one), so a strategy may work out what it gives a
+// group once rather than per node. Immutable once made.
+class Eligibility {
+ public:
+  // `node_group[n]`: node n's group, < groups; `allowed[g * jobs + j]`:
+  // whether the nodes of group g may run queue position j.
+  Eligibility(std::vector<std::uint32_t> node_group, std::size_t groups, std::size_t jobs,
+              std::vector<std::uint8_t> allowed)
+      : node_group_(std::move(node_group)), groups_(groups), jobs_(jobs), allowed_(std::move(allowed)) {}
+  bool allows(std::size_t node, Slot job) const {
+    return allowed_[node_group_[node] * jobs_ + static_cast<std::size_t>(job)] != 0;
+  }
+  std::uint32_t group(std::size_t node) const { return node_group_[node]; }
+  std::size_t groups() const { return groups_; }
+
+ private:
+  std::vector<std::uint32_t> node_group_;
+  std::size_t groups_ = 0, jobs_ = 0;
+  std::vector<std::uint8_t> allowed_;
+};
+
 struct Invocation {
   double now = 0;
   // The queue in (arrival, id) order; jobs leave it when they complete.
@@ -79,7 +103,17 @@ struct Invocation {
   // position, which is the same whenever no job completed between the
   // arrival and this invocation (always so with --period 1 or --on-events).
   std::span<const std::int64_t> arrival_queue_length = {};
+  // Which node may run which job (job requirements); null: every node every
+  // job. Every strategy gives a node only a job it may run, the best of
+  // those by its own rule, and leaves it idle when it may run none: so a job
+  // no node may run waits.
+  const Eligibility* eligible = nullptr;
 };
+
+// Whether node `n` may run queue position `j` in `inv`.
+inline bool may_run(const Invocation& inv, std::size_t n, Slot j) {
+  return !inv.eligible || inv.eligible->allows(n, j);
+}
 
 class Strategy {
  public:

@@ -17,7 +17,9 @@
 // The deciding (which job, retreat, suspend, resume, failures and holds) is
 // a pure core, decide.h, where the rules are written in full; the Agent is
 // the shell that senses, reads and writes the system space, runs the
-// piranhas and carries out what decide() returns.
+// piranhas and carries out what decide() returns. It publishes the node's
+// attributes (("nodeattr", ...)) and runs only jobs whose requirement
+// (("jobreq", ...)) they satisfy, whoever chose the job.
 //
 // The server may come and go. Sensing availability and making piranhas
 // retreat run on the agent's own thread and never wait on the server; what
@@ -43,6 +45,7 @@
 #include "piranha/agent/availability_source.h"
 #include "piranha/agent/launch_policy.h"
 #include "piranha/agent/native_policy.h"
+#include "piranha/scheduler/requirement.h"
 
 namespace piranha {
 
@@ -96,6 +99,11 @@ struct AgentSettings {
   // their own, every 10 s while lent nothing and every second while lent.
   // Off by default: a pool outside a campus pays nothing for it.
   bool campus_loans = false;
+  // What the node offers to jobs with requirements (docs/jobs.md,
+  // "Requirements"), published as ("nodeattr", ...) when the agent
+  // registers; nullopt: none published (the node then runs only jobs without
+  // requirements, as the native policy judges too).
+  std::optional<sched::NodeAttributes> attributes;
 };
 
 class Agent {

@@ -16,6 +16,7 @@
 //   piranha_user: piranha-job
 //   piranha_programs: [/opt/jobs/]
 //   piranha_limits: {address_space_mb: 4096, cpu_seconds: 86400, open_files: 1024}
+//   labels: [gpu, fast-disk]
 //
 // Only plain data; the agent turns it into its AgentSettings and an
 // AvailabilitySource (make_availability_source in availability_source.h).
@@ -125,7 +126,17 @@ struct AgentConfig {
   // piranha_limits: {address_space_mb, cpu_seconds, open_files} (each >= 1).
   // Paths are resolved (symbolic links followed) when read.
   LaunchPolicy launch;
+  // What the node offers beyond its cores, memory and architecture, for
+  // jobs submitted with `--require label=NAME` (docs/jobs.md,
+  // "Requirements"): names, sorted, without duplicates. YAML: labels.
+  std::vector<std::string> labels;
 };
+
+// This machine's attributes as an agent publishes them (("nodeattr", ...)):
+// its online processors, its physical memory, its architecture (`uname -m`)
+// and `labels` (sorted, without duplicates). Reads the system (sysconf,
+// uname); a value it cannot read is 0 or empty.
+sched::NodeAttributes local_node_attributes(std::vector<std::string> labels);
 
 // Parses `text`; `name` is the file name used in error messages and the base
 // for relative trace paths (its directory; the current directory when it has

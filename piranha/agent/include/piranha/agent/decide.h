@@ -19,9 +19,12 @@
 //    (("assign", 0, epoch, node, job), the highest epoch), the node runs the
 //    assigned job if it is live, else none. Otherwise, or when the NPS falls
 //    silent, the node falls back to its native policy (FAIR or FCFS,
-//    native_policy.h) over the live jobs it does not hold. What the node runs
-//    and on whose word ("scheduler 0" or the policy's name) is published
-//    whenever either changes.
+//    native_policy.h) over the live jobs it does not hold. Either way only a
+//    job whose requirement (("jobreq", ...)) the node's attributes satisfy
+//    (AgentSettings::attributes; a node without any satisfies only jobs
+//    without one): an assignment of another is obeyed as "no job". What the
+//    node runs and on whose word ("scheduler 0" or the policy's name) is
+//    published whenever either changes.
 //
 //  Retreat. When the node turns unavailable its piranhas retreat, timed from
 //    the change; in suspend mode they are suspended instead and retreat only
@@ -76,11 +79,12 @@ struct Instant {
 // What the agent knows of the pool: the system space as its uplink last
 // read it (uplink.h, Uplink::View).
 struct PoolView {
-  bool owner_blocked = false;                        // an ("owner", node, ...) block covers now
-  std::vector<sys::JobLaunch> live;                  // live jobs with a launch record
-  std::optional<sys::Assignment> assignment;         // scheduler 0's for this node, highest epoch
-  std::optional<sys::SchedulerHeartbeat> scheduler;  // scheduler 0's heartbeat
-  std::uint64_t holds_written = 0;                   // Hold actions written before this view was read
+  bool owner_blocked = false;                          // an ("owner", node, ...) block covers now
+  std::vector<sys::JobLaunch> live;                    // live jobs with a launch record
+  std::map<std::int64_t, std::string> requirements{};  // their ("jobreq", ...) texts, where they have one
+  std::optional<sys::Assignment> assignment;           // scheduler 0's for this node, highest epoch
+  std::optional<sys::SchedulerHeartbeat> scheduler;    // scheduler 0's heartbeat
+  std::uint64_t holds_written = 0;                     // Hold actions written before this view was read
 };
 
 // The node's piranhas as PiranhaHost has them (all of one job).
@@ -124,7 +128,9 @@ struct AgentState {
   Clock::time_point change_at{};   // when the last availability change happened
 
   std::map<std::int64_t, sys::JobLaunch> launches;  // live and not held, from the last view
-  std::optional<std::int64_t> target;               // the job this node should run
+  // Their requirements, parsed once each (sched::read_requirement).
+  std::map<std::int64_t, sched::Requirement> requirements;
+  std::optional<std::int64_t> target;  // the job this node should run
   bool obeying_scheduler = false;
   std::string run_by;  // `by` of the last run published
 

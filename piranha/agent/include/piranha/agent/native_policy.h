@@ -10,6 +10,10 @@
 //         spreads the nodes evenly over the jobs.
 //   FCFS  the earliest arrived live job, ties by id.
 //
+// A job with a requirement (requirement.h) that the node's attributes do not
+// satisfy is never chosen: it stays in the queue (it counts in FAIR's q),
+// and the node runs another or none.
+//
 // Time is the policy's own logical clock, so that clock skew between the
 // submitting hosts and this one cannot reorder jobs or make an old job look
 // new: `now` is the number of previous choose() calls, and a job's arrival
@@ -28,18 +32,21 @@
 #include <string_view>
 #include <vector>
 
+#include "piranha/scheduler/requirement.h"
+
 namespace piranha {
 
 struct LiveJob {
   std::int64_t id = 0;
+  sched::Requirement requirement{};  // what a node must offer to run it; empty: any node
 };
 
 enum class NativePolicyKind { Fair, Fcfs };
 std::optional<NativePolicyKind> native_policy_from(std::string_view name);  // "FAIR", "fcfs", ...
 std::string_view name(NativePolicyKind k);
 
-// Keeps the strategy library out of this header (agent_config.h includes it
-// for NativePolicyKind alone).
+// Keeps the strategies out of this header (agent_config.h includes it for
+// NativePolicyKind alone).
 class NativePolicy {
  public:
   // `seed` seeds the library's Rng (stream 2, as the simulator seeds a strategy).
@@ -48,9 +55,11 @@ class NativePolicy {
   NativePolicy(NativePolicy&&) noexcept;
   NativePolicy& operator=(NativePolicy&&) noexcept;
 
-  // The job this node should run now, given every live job (any order) and
-  // the job it runs now (nullopt: none). nullopt when there is no live job.
-  std::optional<std::int64_t> choose(const std::vector<LiveJob>& live, std::optional<std::int64_t> current);
+  // The job this node should run now, given every live job (any order), the
+  // job it runs now (nullopt: none) and what the node offers. nullopt when
+  // there is no live job whose requirement `node` satisfies.
+  std::optional<std::int64_t> choose(const std::vector<LiveJob>& live, std::optional<std::int64_t> current,
+                                     const sched::NodeAttributes& node = {});
 
   NativePolicyKind kind() const { return kind_; }
 

@@ -32,6 +32,8 @@
 //    availability periods and holds in a queue, the node's state and its
 //    ("running", ...) record latest-wins, so a period that ended while the
 //    server was away is still recorded once it is back;
+//  - writes the node's attributes (("nodeattr", ...), AgentSettings::attributes)
+//    once per session, and only when the record there differs;
 //  - writes the node's record (("node", ...), with its heartbeat) when its
 //    state changes, and only its heartbeat (("heartbeat", "agent", ...))
 //    every `heartbeat_seconds`: one small replace per node per beat, which
@@ -118,6 +120,9 @@ class Uplink {
         0;  // 0: nothing read yet; then +1 per read, and per new job or assignment put in from an event
     bool owner_blocked = false;        // an ("owner", node, ...) block covers now
     std::vector<sys::JobLaunch> live;  // live jobs with a launch record, as sys::list_jobs orders them
+    // The requirement texts of those of them that have one (("jobreq", ...),
+    // read with the launch record, once per job).
+    std::map<std::int64_t, std::string> requirements;
     std::optional<sys::Assignment> assignment;  // this node's, highest epoch
     double assignment_seen = 0;  // wall time this uplink learnt of `assignment` (its event or a read)
     std::optional<sys::SchedulerHeartbeat> scheduler;  // scheduler 0's heartbeat
@@ -267,6 +272,11 @@ class Uplink {
   // Live jobs note_new_jobs() found without a launch record (registered
   // without a program): not looked for again at every event.
   std::set<std::int64_t> launchless_;
+  std::map<std::int64_t, std::string> requirements_;  // of the jobs of launches_ that have one
+  // The client's reconnects() when the node's attributes were last
+  // published (nullopt: not on this client): a server restarted without
+  // its data has lost them.
+  std::optional<std::uint64_t> attributes_session_;
   // The running jobs' feeder patience (their ("jobpatience", ...) records).
   std::map<std::int64_t, double> patience_;
   // When each running job's feeder was last heard from (its jobstat's

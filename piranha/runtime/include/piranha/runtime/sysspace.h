@@ -191,6 +191,19 @@ struct JobKey {
   static std::optional<JobKey> from_tuple(const ts::Tuple& t);
 };
 
+// ("jobreq", id, requirement): what a node must offer to run the job's
+// piranhas, in the grammar of `piranha submit --require`
+// (scheduler/requirement.h), in its canonical form. Written once by `piranha
+// submit --require`, before the job's jobexec and job records, so whoever
+// finds the job finds it; never rewritten; removed with the job's records. A
+// job without one runs on any node. An extension of the schema.
+struct JobRequirement {
+  std::int64_t id = 0;
+  std::string text;
+  ts::Tuple to_tuple() const;
+  static std::optional<JobRequirement> from_tuple(const ts::Tuple& t);
+};
+
 // ("jobexit", id, status): the feeder's exit status, as a shell reports it
 // (128 + N for signal N). Written once when the job ends, by the feeder's
 // runtime (its return value; 130 when cancelled) or by `piranha submit`
@@ -228,6 +241,26 @@ struct NodeRecord {
   double updated_at = 0;
   ts::Tuple to_tuple() const;
   static std::optional<NodeRecord> from_tuple(const ts::Tuple& t);
+};
+
+// ("nodeattr", node, cores, memory, arch, labels): what the node offers to
+// jobs with requirements (scheduler/requirement.h): its processor cores, its
+// memory in bytes, its CPU architecture (`uname -m`) and the labels its
+// agent's configuration gives it, sorted, joined by ',' in the tuple (labels
+// are names, without commas). Written by the node's agent when it registers,
+// only when it differs from the one there (so a pool of any size costs no
+// writes after its agents start); never removed. A node without one
+// satisfies only the empty requirement. An extension of the schema: the node
+// record's shape stays as it was.
+struct NodeAttrs {
+  std::string node;
+  std::int64_t cores = 0;
+  std::int64_t memory = 0;
+  std::string arch;
+  std::vector<std::string> labels;
+  friend bool operator==(const NodeAttrs&, const NodeAttrs&) = default;
+  ts::Tuple to_tuple() const;
+  static std::optional<NodeAttrs> from_tuple(const ts::Tuple& t);
 };
 
 // ("ap", node, start, end): one finished availability period.
@@ -404,6 +437,8 @@ ts::Template jobtime_template(std::int64_t id);
 ts::Template jobwork_template(std::int64_t id, const std::string& node);
 ts::Template jobexit_template();
 ts::Template jobexit_template(std::int64_t id);
+ts::Template jobreq_template();
+ts::Template jobreq_template(std::int64_t id);
 ts::Template jobheld_template();
 ts::Template jobheld_template(std::int64_t id);
 ts::Template jobheld_template(std::int64_t id, const std::string& node);
@@ -418,6 +453,8 @@ ts::Template jobkey_template(std::int64_t id, const std::string& node);
 ts::Template jobkey_template(const std::string& public_key);
 ts::Template node_template();
 ts::Template node_template(const std::string& node);
+ts::Template nodeattr_template();
+ts::Template nodeattr_template(const std::string& node);
 ts::Template ap_template();
 ts::Template ap_template(const std::string& node);
 ts::Template assign_template(std::int64_t scheduler_id);  // every node's
@@ -481,15 +518,19 @@ std::map<std::int64_t, JobHold> holds_by_job(ts::Client& c);
 // Every job's ("joblost", ...) record, by job id.
 std::map<std::int64_t, JobLost> losses_by_job(ts::Client& c);
 
+// Every job's ("jobreq", ...) requirement text, by job id.
+std::map<std::int64_t, std::string> requirements_by_job(ts::Client& c);
+// Job `id`'s requirement text; nullopt when it has none (any node may run it).
+std::optional<std::string> find_requirement(ts::Client& c, std::int64_t id);
+
 // Job `id`'s feeder patience (its ("jobpatience", ...) record); nullopt when
 // it has none (a feeder of an older runtime: kFeederPatience applies).
 std::optional<double> find_patience(ts::Client& c, std::int64_t id);
 
 // Removes every record of the finished jobs that ended (their jobtime's
 // end_time, else their submit_time) before `before`: job, jobexec,
-// jobstat, jobwork, jobtime, jobexit, jobheld, jobpatience, joblost, jobkey
-// and jobowner. Returns how
-// many jobs went.
+// jobreq, jobstat, jobwork, jobtime, jobexit, jobheld, jobpatience, joblost,
+// jobkey and jobowner. Returns how many jobs went.
 std::size_t prune_finished_jobs(ts::Client& c, double before);
 
 // Removes `node`'s ("ap", ...) records that ended before `before`. Returns
@@ -511,6 +552,11 @@ std::vector<JobRecord> list_jobs(ts::Client& c);
 std::vector<JobRecord> list_live_jobs(ts::Client& c);
 std::vector<JobStat> list_jobstats(ts::Client& c);
 std::vector<NodeRecord> list_nodes(ts::Client& c);
+// Every node's ("nodeattr", ...) record (one request).
+std::vector<NodeAttrs> list_node_attrs(ts::Client& c);
+// Writes `attrs` as its node's record by atomic replace, unless the record
+// there already says the same: true when it wrote.
+bool publish_node_attrs(ts::Client& c, const NodeAttrs& attrs);
 // Every agent's heartbeat, every node's owner blocks, every node's
 // ("running", ...) record: one request each, whatever the pool's size.
 std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c);
