@@ -33,7 +33,7 @@ SubnetReading reading(double time, std::vector<sched::CampusJob> jobs, double av
 
 }  // namespace
 
-TEST_CASE("live campus file: subnets, trust and the strategy's parameters; errors name the line") {
+TEST_CASE("live campus file: subnets, trust and the strategy's parameters, and errors name the line") {
   const LiveCampusConfig c = parse_live_campus(kCampus, "c.yaml");
   CHECK(c.name == "uni");
   REQUIRE(c.subnets.size() == 3);
@@ -57,7 +57,7 @@ TEST_CASE("live campus file: subnets, trust and the strategy's parameters; error
       InputError);
 }
 
-TEST_CASE("subnet state: to JSON and back; a malformed record is none") {
+TEST_CASE("subnet state: to JSON and back, and a malformed record is none") {
   sched::SubnetState s;
   s.jobs = {{4, 120.5, 30}};
   s.available = 2.5;
