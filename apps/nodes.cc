@@ -1,7 +1,7 @@
 // piranha nodes: the pool's nodes as their agents last reported them, from
 // the ("node", ...), agent ("heartbeat", ...), ("agentbeat", ...),
-// ("owner", ...) and ("running", ...) tuples, each node judged by the
-// node-liveness rule (node_liveness.h).
+// ("owner", ...), ("running", ...) and ("nodeattr", ...) tuples, each node
+// judged by the node-liveness rule (node_liveness.h).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "piranha/runtime/node_liveness.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/scheduler/requirement.h"
 #include "pool_command.h"
 
 using namespace std::chrono_literals;
@@ -30,6 +31,20 @@ struct NodeRow {
   std::optional<double> blocked_until;  // an owner block in force now
   std::optional<sys::NodeRun> run;      // what its agent last said it runs
   std::optional<std::string> reason;    // why its agent put it in its reported state
+  std::optional<sys::NodeAttrs> attrs;  // what it offers jobs' requirements (docs/jobs.md)
+  // Its memory, architecture and labels, for the table ("-": not published).
+  std::string offers() const {
+    if (!attrs) return "-";
+    std::string out = attrs->memory > 0 ? sched::format_size(attrs->memory) : "";
+    for (const std::string& part : {attrs->arch, join_labels()})
+      if (!part.empty()) out += (out.empty() ? "" : " ") + part;
+    return out.empty() ? "-" : out;
+  }
+  std::string join_labels() const {
+    std::string out;
+    for (const auto& l : attrs->labels) out += (out.empty() ? "" : ",") + l;
+    return out;
+  }
   // Why, for people: an owner block says until when; a node not heard from
   // says that, whatever its agent last said.
   std::optional<std::string> why(double now) const {
@@ -46,7 +61,14 @@ struct NodeRow {
 };
 
 NodeRow row_of(ts::Client& c, const sys::NodeRecord& n, double now) {
-  NodeRow r{n, n.updated_at, kDefaultBeatSeconds, Liveness::Heard, std::nullopt, std::nullopt, std::nullopt};
+  NodeRow r{n,
+            n.updated_at,
+            kDefaultBeatSeconds,
+            Liveness::Heard,
+            std::nullopt,
+            std::nullopt,
+            std::nullopt,
+            std::nullopt};
   if (auto hb = c.rd(sys::kSpace, sys::agent_heartbeat_template(n.name), 0ms))
     if (auto h = sys::AgentHeartbeat::from_tuple(*hb)) r.heard_at = std::max(r.heard_at, h->time);
   if (auto t = c.rd(sys::kSpace, sys::agentbeat_template(n.name), 0ms))
@@ -66,6 +88,10 @@ int nodes(const NodesArgs& a) {
   double now = sys::wall_now();
   std::vector<NodeRow> rows;
   for (const auto& n : sys::list_nodes(*client)) rows.push_back(row_of(*client, n, now));
+  // Every node's attributes in one request.
+  for (auto& a : sys::list_node_attrs(*client))
+    for (auto& r : rows)
+      if (r.node.name == a.node) r.attrs = a;
   std::sort(rows.begin(), rows.end(),
             [](const NodeRow& x, const NodeRow& y) { return x.node.name < y.node.name; });
 
@@ -96,7 +122,12 @@ int nodes(const NodesArgs& a) {
            {"blocked_until", r.blocked_until ? nlohmann::json(*r.blocked_until) : nlohmann::json(nullptr)},
            {"job", r.run && r.run->job_id != 0 ? nlohmann::json(r.run->job_id) : nlohmann::json(nullptr)},
            {"by", r.run ? nlohmann::json(r.run->by) : nlohmann::json(nullptr)},
-           {"reason", r.why(now) ? nlohmann::json(*r.why(now)) : nlohmann::json(nullptr)}});
+           {"reason", r.why(now) ? nlohmann::json(*r.why(now)) : nlohmann::json(nullptr)},
+           {"attributes", r.attrs ? nlohmann::json{{"cores", r.attrs->cores},
+                                                   {"memory", r.attrs->memory},
+                                                   {"arch", r.attrs->arch},
+                                                   {"labels", r.attrs->labels}}
+                                  : nlohmann::json(nullptr)}});
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
@@ -110,17 +141,19 @@ int nodes(const NodesArgs& a) {
   }
   int name_w = 4;
   for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.node.name.size()));
-  std::printf("%-*s %-14s %5s %6s %-10s %-6s %-12s %-13s %s\n", name_w, "NODE", "STATE", "CORES", "SPEED",
-              "UPDATED", "JOB", "BY", "BLOCKED-UNTIL", "REASON");
+  int offers_w = 6;
+  for (const auto& r : rows) offers_w = std::max(offers_w, static_cast<int>(r.offers().size()));
+  std::printf("%-*s %-14s %5s %6s %-10s %-6s %-12s %-13s %-*s %s\n", name_w, "NODE", "STATE", "CORES",
+              "SPEED", "UPDATED", "JOB", "BY", "BLOCKED-UNTIL", offers_w, "OFFERS", "REASON");
   for (const auto& r : rows) {
     std::string job = r.run && r.run->job_id != 0 ? std::to_string(r.run->job_id) : "-";
     // Who chose the job: "scheduler 0" (the NPS) or the native policy.
     const std::string by = r.run && !r.run->by.empty() ? r.run->by : "-";
-    std::printf("%-*s %-14s %5lld %6.2f %-10s %-6s %-12s %-13s %s\n", name_w, r.node.name.c_str(),
+    std::printf("%-*s %-14s %5lld %6.2f %-10s %-6s %-12s %-13s %-*s %s\n", name_w, r.node.name.c_str(),
                 r.state().c_str(), static_cast<long long>(r.node.cores), r.node.speed,
                 age(r.heard_at, now).c_str(), job.c_str(), by.c_str(),
-                r.blocked_until ? local_time(*r.blocked_until, now).c_str() : "-",
-                r.why(now).value_or("-").c_str());
+                r.blocked_until ? local_time(*r.blocked_until, now).c_str() : "-", offers_w,
+                r.offers().c_str(), r.why(now).value_or("-").c_str());
   }
   return 0;
 }
@@ -130,7 +163,10 @@ int nodes(const NodesArgs& a) {
 void add_nodes(CLI::App& app) {
   auto a = std::make_shared<NodesArgs>();
   auto* cmd = app.add_subcommand(
-      "nodes", "list the pool's nodes: state, cores, speed, last report, job and who chose it, owner blocks");
+      "nodes",
+      "list the pool's nodes: state, cores, speed, last report, job and who chose it, owner blocks, what "
+      "they "
+      "offer jobs' requirements (memory, architecture, labels) and why they are in their state");
   a->server = add_server_option(*cmd);
   cmd->add_flag("--json", a->json, "print one JSON array of node objects instead of the table");
   cmd->footer(

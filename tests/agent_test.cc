@@ -658,6 +658,18 @@ TEST_CASE("agent: a job requiring a label runs only on the labelled node, and on
     CHECK(a.labels == (a.node == "gpu1" ? std::vector<std::string>{"fast-disk", "gpu"}
                                         : std::vector<std::string>{"fast-disk"}));
   }
+  // `piranha nodes` shows what each node offers.
+  Process* listing = nullptr;
+  REQUIRE(run_cli(server, {"nodes"}, &listing) == 0);
+  CHECK(contains(listing->out(), "OFFERS"));
+  CHECK(contains(listing->out(), " fast-disk,gpu "));
+  REQUIRE(run_cli(server, {"nodes", "--json"}, &listing) == 0);
+  for (const auto& n : Json::parse(listing->out())) {
+    INFO(n["node"]);
+    CHECK(n["attributes"]["labels"] ==
+          (n["node"] == "gpu1" ? Json::array({"fast-disk", "gpu"}) : Json::array({"fast-disk"})));
+    CHECK(n["attributes"]["memory"].get<std::int64_t>() > 0);
+  }
 
   auto submit = [&](const std::string& require, std::vector<std::string> job) {
     std::vector<std::string> argv = {bin("piranha"), "submit", "--server", server.endpoint(),
@@ -701,7 +713,8 @@ TEST_CASE("agent: a job requiring a label runs only on the labelled node, and on
   CHECK(listed[0]["waiting"] == "no node has label=tpu");
   // Neither agent starts it: job 3, submitted after it and open to any node,
   // runs on both (so both have seen job 2) and ends, and job 2 still waits.
-  auto job3 = submit("", {"sleepy_job", "40", "25"});
+  // Five seconds of work: long enough that both nodes start it before it ends.
+  auto job3 = submit("", {"sleepy_job", "200", "25"});
   REQUIRE(job3->wait(60s) == 0);
   CHECK(count(events_of(s, "gpu1"), "start", {{"job", 3}}) >= 1);
   CHECK(count(events_of(s, "plain1"), "start", {{"job", 3}}) >= 1);
