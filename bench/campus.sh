@@ -8,7 +8,7 @@
 # --campus: the campus file (default bench/campus.yaml: 100 subnets × 100 nodes).
 # --json: one JSON object on stdout (`piranha nps simulate-campus --json`: subnets, nodes,
 #   campus_mean_turnaround_s, isolated_mean_turnaround_s, flat_mean_turnaround_s, wall_s, and
-#   each run's details); otherwise the table. Progress on stderr.
+#   each run's details, and the "date" it ran, UTC); otherwise the table. Progress on stderr.
 # --svg FILE: also draw the comparison (bench/campus_plot.py), e.g. docs/campus.svg.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +30,12 @@ trap 'rm -f "$OUT"' EXIT
 "$BIN/piranha" nps simulate-campus "$CAMPUS" --json "${EXTRA[@]}" >"$OUT"
 [ -z "$SVG" ] || python3 bench/campus_plot.py "$OUT" >"$SVG"
 if [ "$JSON" = 1 ]; then
-  cat "$OUT"
+  # With the date it was run (UTC), as docs/perf/ keeps every benchmark's JSON.
+  python3 - "$OUT" "$(date -u +%Y-%m-%dT%H:%MZ)" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(json.dumps({"date": sys.argv[2], **r}, indent=1))
+PY
 else
   python3 - "$OUT" <<'PY'
 import json, sys
