@@ -34,18 +34,22 @@ void Tally::completed(std::int64_t tasks) {
   tasks_ += tasks;
 }
 
-std::vector<double> Tally::obey_latencies_ms() const {
-  std::lock_guard lock(mu_);
-  std::vector<double> v = obey_ms_;
+std::vector<double> Tally::sorted(const std::vector<double>& ms) const {
+  std::vector<double> v;
+  {
+    std::lock_guard lock(mu_);
+    v = ms;
+  }
   std::sort(v.begin(), v.end());
   return v;
 }
 
+std::vector<double> Tally::obey_latencies_ms() const {
+  return sorted(obey_ms_);
+}
+
 std::vector<double> Tally::seen_latencies_ms() const {
-  std::lock_guard lock(mu_);
-  std::vector<double> v = seen_ms_;
-  std::sort(v.begin(), v.end());
-  return v;
+  return sorted(seen_ms_);
 }
 
 SwarmNode::SwarmNode(const AgentSettings& settings, std::unique_ptr<AvailabilitySource> source,

@@ -51,6 +51,9 @@ class Tally {
   std::int64_t tasks_completed() const { return tasks_.load(); }
 
  private:
+  // A copy of `ms` (one of the two below), taken under the lock, sorted.
+  std::vector<double> sorted(const std::vector<double>& ms) const;
+
   mutable std::mutex mu_;
   std::vector<double> obey_ms_, seen_ms_;
   std::atomic<std::int64_t> tasks_{0};
