@@ -109,7 +109,8 @@ void add_run(CLI::App& nps) {
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   run->add_option("--tick-stats", a->tick_stats,
-                  "write the ticks' durations (p50, p99, max ms, reading the pool to scheduler 0's decision) "
+                  "write the ticks' durations (p50, p99, max ms, reading the pool to scheduler 0's decision; "
+                  "the rebuilds for joining nodes; and each tick's start, on the monotonic clock) "
                   "to this JSON file every 5 s");
   run->add_option("--http", a->http,
                   "serve the live page at HOST:PORT (e.g. 127.0.0.1:8080): nodes, jobs, retreats, "

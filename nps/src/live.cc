@@ -137,12 +137,15 @@ class Shell {
     };
     while (!stopped() && refused.empty()) {
       const auto now = Clock::now();
-      if (ticker.take(now) != Ticker::Tick::None) {
+      if (const auto kind = ticker.take(now); kind != Ticker::Tick::None) {
         ticks_.began(seconds(now), pool_.heartbeat_calls());
         try {
           pool_.refresh(*client_);
           ticks_.read(seconds(Clock::now()));
-          if (!program_ || trellises_.empty()) build();
+          // Nodes that joined are taken in at grid ticks only: a pool
+          // registering brings news many times a second, and each rebuild
+          // costs time in proportion to the whole pool (docs/scale.md).
+          if (trellises_.empty() || (!program_ && kind == Ticker::Tick::Grid)) build();
           if (!enabler_.empty()) enabler_host_->probe(enabler_);
         } catch (const ts::TupleSpaceError& e) {
           failed(e);
@@ -214,7 +217,7 @@ class Shell {
     const std::string tmp = o_.tick_stats_file + ".tmp";
     {
       std::ofstream f(tmp, std::ios::trunc);
-      f << ticks_.summary().to_json() << "\n";
+      f << ticks_.summary().to_json(true) << "\n";
       if (!f) return;
     }
     std::rename(tmp.c_str(), o_.tick_stats_file.c_str());
@@ -299,6 +302,7 @@ class Shell {
       s.nodes = nodes;
       program = standard_program(s, types_);
       built_nodes_ = nodes;
+      ticks_.rebuilt();
     }
     for (auto& t : trellises_) t->stop();
     trellises_.clear();

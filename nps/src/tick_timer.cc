@@ -8,40 +8,70 @@
 
 namespace piranha::nps {
 
-std::string TickSummary::to_json() const {
-  return nlohmann::ordered_json{
-      {"ticks", ticks},     {"p50_ms", p50_ms},           {"p99_ms", p99_ms},          {"max_ms", max_ms},
-      {"mean_ms", mean_ms}, {"read_p50_ms", read_p50_ms}, {"read_p99_ms", read_p99_ms}}
-      .dump();
+std::string TickSummary::to_json(bool with_log) const {
+  nlohmann::ordered_json j{{"ticks", ticks},
+                           {"p50_ms", p50_ms},
+                           {"p99_ms", p99_ms},
+                           {"max_ms", max_ms},
+                           {"mean_ms", mean_ms},
+                           {"read_p50_ms", read_p50_ms},
+                           {"read_p99_ms", read_p99_ms},
+                           {"rebuilds", rebuilds},
+                           {"rebuild_max_ms", rebuild_max_ms}};
+  if (with_log) {
+    auto& l = j["log"] = nlohmann::ordered_json::array();
+    for (const auto& t : log)
+      l.push_back({t.began, t.ms, t.read_ms < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(t.read_ms),
+                   t.rebuilt ? 1 : 0});
+  }
+  return j.dump();
+}
+
+void TickTimer::end(double now) {
+  current_->ms = (now - current_->began) * 1000;
+  ticks_.push_back(*current_);
+  if (ticks_.size() > kKept) ticks_.pop_front();
+  current_.reset();
 }
 
 void TickTimer::began(double now, std::uint64_t decisions) {
-  if (start_) ms_.push_back((now - *start_) * 1000);
-  start_ = now;
+  if (current_) end(now);
+  current_ = TimedTick{now, 0, -1, false};
   decisions_ = decisions;
 }
 
 void TickTimer::decided(double now, std::uint64_t decisions) {
-  if (!start_ || decisions <= decisions_) return;
-  ms_.push_back((now - *start_) * 1000);
-  start_.reset();
+  if (current_ && decisions > decisions_) end(now);
 }
 
 void TickTimer::read(double now) {
-  if (start_) read_ms_.push_back((now - *start_) * 1000);
+  if (current_) current_->read_ms = (now - current_->began) * 1000;
 }
 
-TickSummary TickTimer::summary() const {
+void TickTimer::rebuilt() {
+  if (current_) current_->rebuilt = true;
+}
+
+TickSummary TickTimer::summary(double since) const {
   TickSummary s;
-  s.ticks = ms_.size();
-  if (ms_.empty()) return s;
-  std::vector<double> v = ms_;
+  std::vector<double> v, r;
+  for (const auto& t : ticks_) {
+    if (t.began < since) continue;
+    s.log.push_back(t);
+    v.push_back(t.ms);
+    if (t.read_ms >= 0) r.push_back(t.read_ms);
+    if (t.rebuilt) {
+      ++s.rebuilds;
+      s.rebuild_max_ms = std::max(s.rebuild_max_ms, t.ms);
+    }
+  }
+  s.ticks = v.size();
+  if (v.empty()) return s;
   std::sort(v.begin(), v.end());
   s.p50_ms = percentile(v, 0.50);
   s.p99_ms = percentile(v, 0.99);
   s.max_ms = v.back();
   s.mean_ms = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  std::vector<double> r = read_ms_;
   std::sort(r.begin(), r.end());
   if (!r.empty()) {
     s.read_p50_ms = percentile(r, 0.50);
