@@ -21,7 +21,8 @@ std::string TickSummary::to_json(bool with_log) const {
   if (with_log) {
     auto& l = j["log"] = nlohmann::ordered_json::array();
     for (const auto& t : log)
-      l.push_back({t.began, t.ms, t.read_ms < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(t.read_ms),
+      l.push_back({t.began, t.ms,
+                   t.read_ms < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(t.read_ms),
                    t.rebuilt ? 1 : 0});
   }
   return j.dump();
