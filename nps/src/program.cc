@@ -90,8 +90,63 @@ std::string standard_program_yaml(const StandardOptions& o) {
   return y.str();
 }
 
-trellis::Program standard_program(const StandardOptions& options, const trellis::Registry& types) {
-  trellis::Program p = trellis::parse_program(standard_program_yaml(options), types, "<standard program>");
+// Built in code, not parsed from standard_program_yaml(): the live NPS
+// rebuilds it whenever nodes join, and parsing the YAML of 10,000 nodes took
+// over a second. A test holds the two to the same program.
+trellis::Program standard_program(const StandardOptions& o, const trellis::Registry& types) {
+  using trellis::Value;
+  const std::string own = sched::make_strategy(o.strategy)->predictor();
+  const std::string predictor = own.empty() ? o.predictor : own;
+  trellis::Program p;
+  p.name = "nps";
+  p.source = "<standard program>";
+  p.nodes.reserve(2 * o.nodes.size() + 3 + o.shadows.size());
+  auto add = [&](std::string name, const char* type, std::vector<std::string> inferiors, Value::Map params) {
+    trellis::NodeSpec n;
+    n.name = std::move(name);
+    n.type = type;
+    n.inferiors = std::move(inferiors);
+    n.params = std::move(params);
+    p.nodes.push_back(std::move(n));
+  };
+  add("enabler", "enabler", {}, {{"period", Value(std::min(o.tick, o.period))}});
+  add("jobs", "jobs", {"enabler"}, {});
+  std::vector<std::string> monitors;
+  monitors.reserve(o.nodes.size());
+  for (const auto& n : o.nodes) {
+    add("owner_" + n, "owner", {"enabler"}, {{"node", Value(n)}});
+    add("monitor_" + n, "monitor", {"enabler", "owner_" + n},
+        {{"node", Value(n)},
+         {"obey", Value(0)},
+         {"predictor", Value(predictor)},
+         {"window", Value(o.window)}});
+    monitors.push_back("monitor_" + n);
+  }
+  auto below = [&](std::vector<std::string> first) {
+    first.insert(first.end(), monitors.begin(), monitors.end());
+    return first;
+  };
+  auto scheduler = [&](std::size_t id, const std::string& strategy) {
+    add("scheduler_" + std::to_string(id), "scheduler", below({"jobs"}),
+        {{"id", Value(static_cast<std::int64_t>(id))},
+         {"strategy", Value(strategy)},
+         {"period", Value(o.period)},
+         {"predictor", Value(o.predictor)},
+         {"window", Value(o.window)},
+         {"spill", Value(o.spill)},
+         {"on_events", Value(o.on_events)},
+         {"cold_start", Value(o.cold_start)},
+         {"probe", Value(o.probe)},
+         {"seed", Value(o.seed)}});
+  };
+  scheduler(0, o.strategy);
+  std::vector<std::string> schedulers{"jobs", "scheduler_0"};
+  for (std::size_t i = 0; i < o.shadows.size(); ++i) {
+    scheduler(i + 1, o.shadows[i]);
+    schedulers.push_back("scheduler_" + std::to_string(i + 1));
+  }
+  if (o.evaluator) add("evaluator", "evaluator", below(schedulers), {});
+  trellis::validate(p, types);
   check_nps_program(p);
   return p;
 }

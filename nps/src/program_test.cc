@@ -49,6 +49,50 @@ TEST_CASE("the standard program is valid and names every node type") {
   CHECK(enabler_period(p) == 1.0);  // min(tick, period)
 }
 
+// The standard program is built in code (fast) and printed as YAML (`nps
+// init`): both must be one program.
+void check_same(const trellis::Program& a, const trellis::Program& b) {
+  REQUIRE(a.nodes.size() == b.nodes.size());
+  CHECK(a.name == b.name);
+  CHECK(a.hosts.empty());
+  CHECK(b.hosts.empty());
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    CAPTURE(a.nodes[i].name);
+    CHECK(a.nodes[i].name == b.nodes[i].name);
+    CHECK(a.nodes[i].type == b.nodes[i].type);
+    CHECK(a.nodes[i].host == b.nodes[i].host);
+    CHECK(a.nodes[i].inferiors == b.nodes[i].inferiors);
+    CHECK(trellis::Value(a.nodes[i].params) == trellis::Value(b.nodes[i].params));
+    CHECK(a.nodes[i].probe_every == b.nodes[i].probe_every);
+  }
+  CHECK(a.heartbeat == b.heartbeat);
+  CHECK(a.link_timeout == b.link_timeout);
+  CHECK(a.deadline.has_value() == b.deadline.has_value());
+}
+
+TEST_CASE("the standard program built in code is the one its YAML says") {
+  StandardOptions o;
+  o.nodes = {"ws01", "ws-02.example", "yes", "1e3", "a\"b"};
+  check_same(standard_program(o, types()),
+             trellis::parse_program(standard_program_yaml(o), types(), "<standard program>"));
+  o.strategy = "TSKMIX(1)";
+  o.shadows = {"FCFS", "TSK"};
+  o.period = 2.5;
+  o.tick = 0.5;
+  o.window = 7;
+  o.spill = true;
+  o.on_events = true;
+  o.cold_start = 3;
+  o.probe = false;
+  o.seed = 42;
+  check_same(standard_program(o, types()),
+             trellis::parse_program(standard_program_yaml(o), types(), "<standard program>"));
+  o.evaluator = false;
+  o.shadows.clear();
+  check_same(standard_program(o, types()),
+             trellis::parse_program(standard_program_yaml(o), types(), "<standard program>"));
+}
+
 TEST_CASE("a MIX strategy's monitors predict with MIX") {
   StandardOptions o;
   o.nodes = {"ws01"};
