@@ -142,10 +142,17 @@ class Shell {
         try {
           pool_.refresh(*client_);
           ticks_.read(seconds(Clock::now()));
-          // Nodes that joined are taken in at grid ticks only: a pool
-          // registering brings news many times a second, and each rebuild
-          // costs time in proportion to the whole pool (docs/scale.md).
-          if (trellises_.empty() || (!program_ && kind == Ticker::Tick::Grid)) build();
+          // Nodes that joined are taken in at grid ticks only, and after a
+          // pause twice as long as the last rebuild took: a pool registering
+          // brings news many times a second, and each rebuild costs time in
+          // proportion to the whole pool (docs/scale.md), so that at most a
+          // third of the NPS's time goes to rebuilding.
+          if (trellises_.empty() ||
+              (!program_ && kind == Ticker::Tick::Grid && Clock::now() >= next_rebuild_)) {
+            const auto t0 = Clock::now();
+            build();
+            next_rebuild_ = Clock::now() + 2 * (Clock::now() - t0);
+          }
           if (!enabler_.empty()) enabler_host_->probe(enabler_);
         } catch (const ts::TupleSpaceError& e) {
           failed(e);
@@ -445,6 +452,7 @@ class Shell {
   std::map<std::string, Value> last_;
   std::map<std::string, std::optional<LentJob>> lent_;  // each node's ("lent", ...) as written
   bool waiting_ = false;
+  Clock::time_point next_rebuild_{};
 };
 
 }  // namespace
