@@ -288,10 +288,10 @@ void LivePool::refresh(ts::Client& c) {
   // below; one that arrives meanwhile is left for news().
   news(c);
   const LiveSnapshot snapshot = read_snapshot(c);
-  // state_ unlocked: only this thread writes it.
-  LiveState next = derive(state_, snapshot, options_);
+  // Moved through derive() under the lock (readers wait the few ms it
+  // takes): a copy of every node per tick cost more than the deriving.
   std::lock_guard lock(mu_);
-  state_ = std::move(next);
+  state_ = derive(std::move(state_), snapshot, options_);
   for (const auto& ap : aps_) add_period(ap);  // in the order they were written
   aps_.clear();
 }

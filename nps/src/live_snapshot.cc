@@ -1,6 +1,8 @@
 #include "piranha/nps/live_snapshot.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "piranha/runtime/node_liveness.h"
 
@@ -88,55 +90,63 @@ void derive_jobs(const LiveState& last, const LiveSnapshot& s, const LivePoolOpt
   }
 }
 
-void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOptions& options,
-                  LiveState& next) {
+// What the snapshot says of one node beyond its record, gathered in one
+// pass over each list: one hash lookup per record instead of a tree of
+// copied names per list (this runs at every tick, over every node).
+struct NodeNews {
+  double heard = 0;
+  double beat = 0;
+  std::vector<Block> blocks;
+  std::vector<Complaint> complaints;
+  const sys::NodeRun* running = nullptr;
+  const sys::NodeReason* reason = nullptr;
+  const sys::NodeAttrs* offers = nullptr;
+};
+
+// `next` holds the last state's order and nodes.
+void derive_nodes(const LiveSnapshot& s, const LivePoolOptions& options, LiveState& next) {
   const double now = s.time;
-  std::map<std::string, double> heard;
-  for (const auto& n : s.nodes) heard[n.name] = n.updated_at;
-  for (const auto& h : s.heartbeats) heard[h.node] = std::max(heard[h.node], h.time);
-  std::map<std::string, double> beat;
+  // Keyed by views of the snapshot's names, which outlive this call.
+  std::unordered_map<std::string_view, NodeNews> news;
+  news.reserve(s.nodes.size());
+  for (const auto& n : s.nodes) news[n.name].heard = n.updated_at;
+  for (const auto& h : s.heartbeats) {
+    double& heard = news[h.node].heard;
+    heard = std::max(heard, h.time);
+  }
   for (const auto& b : s.beats)
-    if (b.seconds > 0) beat[b.node] = b.seconds;
-  std::map<std::string, std::vector<Block>> blocks;
+    if (b.seconds > 0) news[b.node].beat = b.seconds;
   for (const auto& b : s.owner_blocks)
-    if (b.end > now) blocks[b.node].push_back({b.start, b.end});
-  std::map<std::string, std::vector<Complaint>> complaints;
-  for (const auto& k : s.complaints) complaints[k.node].push_back({k.time, k.text});
-  std::map<std::string, sys::NodeRun> running;
-  for (const auto& r : s.running) running[r.node] = r;
-  std::map<std::string, const sys::NodeReason*> reasons;
-  for (const auto& r : s.reasons) reasons[r.node] = &r;
-  std::map<std::string, sched::NodeAttributes> offers;
-  for (const auto& a : s.attributes) offers[a.node] = {a.cores, a.memory, a.arch, a.labels};
+    if (b.end > now) news[b.node].blocks.push_back({b.start, b.end});
+  for (const auto& k : s.complaints) news[k.node].complaints.push_back({k.time, k.text});
+  for (const auto& r : s.running) news[r.node].running = &r;
+  for (const auto& r : s.reasons) news[r.node].reason = &r;
+  for (const auto& a : s.attributes) news[a.node].offers = &a;
 
   // Nodes seen for the first time join the order by name: the system space
   // does not keep registration order, and a stable order keeps FAIR's and
   // RND's draws reproducible.
-  next.order = last.order;
   std::vector<std::string> joined;
   for (const auto& n : s.nodes)
     // Every node of `nodes` is in `order` and the other way round: a lookup,
     // not a scan of the order (a scan per node was quadratic in the pool).
-    if (!last.nodes.contains(n.name)) joined.push_back(n.name);
+    if (!next.nodes.contains(n.name)) joined.push_back(n.name);
   std::sort(joined.begin(), joined.end());
   joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
   next.order.insert(next.order.end(), joined.begin(), joined.end());
-  // A node not listed now keeps its last state.
-  next.nodes = last.nodes;
   for (const auto& n : s.nodes) {
+    NodeNews& k = news[n.name];
     LiveNode& d = next.nodes[n.name];
     NodeStatus& st = d.status;
     st.name = n.name;
-    const bool fresh = now - heard[n.name] <= options.stale_seconds;
+    const bool fresh = now - k.heard <= options.stale_seconds;
     st.state = fresh ? std::string(sys::name(n.state)) : "down";
     // A reason read before the node's latest change is another state's: none.
-    const auto why = reasons.find(n.name);
-    st.reason = fresh && why != reasons.end() && why->second->state == st.state ? why->second->reason : "";
-    const auto b = beat.find(n.name);
-    st.suspect = fresh && node_liveness(heard[n.name], s.heartbeats_read_at,
-                                        b != beat.end() ? b->second : kDefaultBeatSeconds) != Liveness::Heard;
-    d.blocks = blocks[n.name];
-    d.complaints = complaints[n.name];
+    st.reason = fresh && k.reason && k.reason->state == st.state ? k.reason->reason : "";
+    st.suspect = fresh && node_liveness(k.heard, s.heartbeats_read_at,
+                                        k.beat > 0 ? k.beat : kDefaultBeatSeconds) != Liveness::Heard;
+    d.blocks = k.blocks;
+    d.complaints = k.complaints;
     bool blocked = false;
     for (const auto& b : d.blocks) blocked = blocked || (b.start <= now && now < b.end);
     st.available = fresh && n.state == sys::NodeState::Available && !blocked;
@@ -144,22 +154,26 @@ void derive_nodes(const LiveState& last, const LiveSnapshot& s, const LivePoolOp
       d.open_since.reset();
     else if (!d.open_since)
       d.open_since = now;
-    if (const auto a = offers.find(n.name); a != offers.end()) st.attributes = a->second;
+    if (k.offers) st.attributes = {k.offers->cores, k.offers->memory, k.offers->arch, k.offers->labels};
     // Absent while its agent rewrites it: as last seen.
-    if (const auto r = running.find(n.name); r != running.end()) {
-      st.running = r->second.job_id == 0 ? std::nullopt : std::optional<JobId>(r->second.job_id);
-      st.by = r->second.by;
+    if (k.running) {
+      st.running = k.running->job_id == 0 ? std::nullopt : std::optional<JobId>(k.running->job_id);
+      st.by = k.running->by;
     }
   }
 }
 
 }  // namespace
 
-LiveState derive(const LiveState& last, const LiveSnapshot& snapshot, const LivePoolOptions& options) {
+LiveState derive(LiveState last, const LiveSnapshot& snapshot, const LivePoolOptions& options) {
   LiveState next;
   next.time = snapshot.time;
   derive_jobs(last, snapshot, options, next);
-  derive_nodes(last, snapshot, options, next);
+  // The nodes carry over (one not listed keeps its last state): moved, not
+  // copied, as they are most of the state.
+  next.order = std::move(last.order);
+  next.nodes = std::move(last.nodes);
+  derive_nodes(snapshot, options, next);
   return next;
 }
 

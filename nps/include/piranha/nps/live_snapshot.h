@@ -123,7 +123,8 @@ struct LiveState {
   std::map<JobId, std::int64_t> first_queue_length;    // FAIR's q of each live job
 };
 
-// The state after reading `snapshot`, when the last refresh left `last`.
-LiveState derive(const LiveState& last, const LiveSnapshot& snapshot, const LivePoolOptions& options);
+// The state after reading `snapshot`, when the last refresh left `last`
+// (taken by value: a caller that moves it in saves a copy of every node).
+LiveState derive(LiveState last, const LiveSnapshot& snapshot, const LivePoolOptions& options);
 
 }  // namespace piranha::nps
