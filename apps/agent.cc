@@ -153,7 +153,8 @@ void add_agent(CLI::App& app) {
   cmd->add_option("--time-scale", a->time_scale, "trace seconds per real second (default 60)")
       ->check(positive_number());
   cmd->add_option("--events", a->events,
-                  "append one JSON line per event (availability, start, retreat) here");
+                  "append one JSON line per event here (availability, target, start, retreat, obeyed: a "
+                  "scheduler 0 assignment carried out, with its latency from the decision)");
   cmd->add_option("--piranha-output", a->piranha_output, "send the piranhas' stdout and stderr to this file");
   cmd->add_option("--piranha-priority", a->priority,
                   "idle (nice 19 under SCHED_IDLE: every other thread first; the default) or normal "

@@ -180,6 +180,31 @@ class Run:
         self.result["nps_rebuilds"] = t.get("rebuilds", 0)
         self.result["nps_rebuild_ms_max"] = round(t.get("rebuild_max_ms", 0), 1)
 
+    def real_obey_figures(self, since):
+        # The real agents' decisions carried out since `since` (wall clock):
+        # a node at normal priority, as a workstation's agent is on its own
+        # machine, against the simulated nodes, which wait behind everything.
+        ms, seen = [], []
+        for i in range(self.a.real):
+            try:
+                with open(os.path.join(self.work, f"real{i}.events")) as f:
+                    for line in f:
+                        try:
+                            e = json.loads(line)
+                        except ValueError:
+                            continue
+                        if e.get("event") == "obeyed" and e.get("time", 0) >= since:
+                            ms.append(e["latency_ms"])
+                            seen.append(e["seen_ms"])
+            except OSError:
+                pass
+        ms.sort()
+        seen.sort()
+        self.result["real_obeyed"] = len(ms)
+        self.result["real_obey_latency_ms_p50"] = rank(ms, 0.5)
+        self.result["real_obey_latency_ms_max"] = ms[-1] if ms else 0
+        self.result["real_assignment_seen_ms_p50"] = rank(seen, 0.5)
+
     def go(self):
         a, n = self.a, self.n
         trace = os.path.join(self.work, "pool.avail.csv")
@@ -225,7 +250,7 @@ class Run:
             self.start(f"real{i}", [self.piranha, "agent", "--node", f"real{i}", "--server", self.ep,
                                     "--trace", trace, "--trace-node", f"ws{i + 1:02d}" if n < 100 else
                                     self.trace_node(trace, i), "--time-scale", str(a.time_scale),
-                                    "--quiet",
+                                    "--quiet", "--events", os.path.join(self.work, f"real{i}.events"),
                                     "--piranha-output", os.path.join(self.work, f"real{i}.piranhas")])
 
         log(f"{n} nodes: starting")
@@ -298,6 +323,7 @@ class Run:
         if not ob:
             self.failures.append("no node obeyed a scheduler decision")
         self.tick_figures(ticks, steady0, time.monotonic())
+        self.real_obey_figures(w0)
         self.result["tuples_in_system_space"] = self.tuples()
         log(f"{n} nodes: job done in {self.result['job_seconds']} s; NPS tick p99 "
             f"{self.result['nps_tick_ms_p99']:.1f} ms; obey p99 {self.result['obey_latency_ms_p99']:.0f} ms")

@@ -235,6 +235,8 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
     return count(events_of(s, "n1"), "start", {{"job", 2}}) == 1;
   }));
   CHECK(wait_until([&] { return runs(2, "scheduler 0"); }));
+  // Carried out: one "obeyed" event for the assignment, with its latency from the decision.
+  CHECK(count(events_of(s, "n1"), "obeyed", {{"epoch", 1}}) == 1);
   // Another scheduler's assignment is not obeyed while scheduler 0 is fresh.
   c.out(sys::kSpace, sys::Assignment{1, 5, "n1", 1}.to_tuple());
   for (auto until = Clock::now() + 1500ms; Clock::now() < until; std::this_thread::sleep_for(100ms)) beat();
@@ -248,6 +250,7 @@ TEST_CASE("agent: scheduler 0's assignment is obeyed, and ignored once its heart
     if (is_event(e, "target") && (chosen_by.empty() || chosen_by.back() != e.value("by", "")))
       chosen_by.push_back(e.value("by", ""));
   CHECK(chosen_by == std::vector<std::string>{"FCFS", "scheduler", "FCFS"});
+  CHECK(count(events_of(s, "n1"), "obeyed") == 1);  // scheduler 1's assignment never was
   INFO("agent: ", agent.err());
   CHECK(agent.err().find("stale") != std::string::npos);
   for (const auto& j : sys::list_jobs(c)) sys::set_job_state(c, j.id, sys::JobState::Cancelled);

@@ -166,7 +166,8 @@ struct Agent::Impl {
   std::unique_ptr<Uplink> uplink;  // the system space, on its own thread
 
   Clock::time_point next_eval{};
-  std::uint64_t view_seen = 0;  // generation of the last view decided on
+  std::uint64_t view_seen = 0;    // generation of the last view decided on
+  std::int64_t obeyed_epoch = 0;  // the assignment last noted as obeyed
   // A campus loan's foreign job (lending.h): its piranhas, in a host of their own connected to the
   // borrower's server, the loan they serve, and when another may start after one ended.
   std::unique_ptr<LoanReader> loans;
@@ -290,6 +291,20 @@ struct Agent::Impl {
     event("resume", {{"job", a.job}});
   }
 
+  // Event "obeyed" once scheduler 0's newest assignment is what the node
+  // targets, with the latency from the decision (its epoch, in ms) and the
+  // moment the uplink learnt of it: what bench/swarm.py reads off real agents.
+  void note_obeyed(const Uplink::View& v, Instant at) {
+    if (!state.obeying_scheduler || !v.assignment || v.assignment->epoch == obeyed_epoch) return;
+    const auto assigned = v.assignment->job_id == 0 ? std::nullopt : std::optional(v.assignment->job_id);
+    if (state.target != assigned) return;
+    obeyed_epoch = v.assignment->epoch;
+    const double epoch_ms = static_cast<double>(v.assignment->epoch);
+    event("obeyed", {{"epoch", v.assignment->epoch},
+                     {"latency_ms", std::round(std::max(0.0, at.wall * 1000 - epoch_ms) * 10) / 10},
+                     {"seen_ms", std::round(std::max(0.0, v.assignment_seen * 1000 - epoch_ms) * 10) / 10}});
+  }
+
   // Starts, keeps or retreats the foreign job's piranhas (lending.h), after decide() has had its
   // say about the node's own.
   void steer_lent(Instant now) {
@@ -380,7 +395,8 @@ struct Agent::Impl {
         input_event = false;
       }
       const auto v = uplink->view();
-      if (v.generation != view_seen) {
+      const bool new_view = v.generation != view_seen;
+      if (new_view) {
         view_seen = v.generation;
         seen.view = pool_view(v);
       }
@@ -391,6 +407,7 @@ struct Agent::Impl {
       const Instant at{now, sys::wall_now()};
       carry_out(decide(seen, state, at), at);
       steer_lent(at);
+      if (new_view) note_obeyed(v, at);
 
       // Sleep until the next thing to do, an input event, a new view or a
       // piranha exit.
