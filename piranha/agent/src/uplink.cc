@@ -336,13 +336,13 @@ void Uplink::listen(ts::Client& c) {
     Clock::time_point wake;
     {
       std::lock_guard lock(mu_);
-      if (stopping_ || read_now_ || pending_locked()) return;
+      if (stopping_ || read_now_ || stale_check_ || pending_locked()) return;
       wake = std::min({next_heartbeat_, next_prune_, next_read_});
       if (const auto stale = stale_at_locked()) {
         if (Clock::now() >= *stale) {
-          // Stale by the events too: read whether the scheduler is gone.
+          // Stale by the events too: look whether the scheduler is gone.
           stale_read_for_ = view_.scheduler->time;
-          read_now_ = true;
+          stale_check_ = true;
           return;
         }
         wake = std::min(wake, *stale);
@@ -469,6 +469,9 @@ void Uplink::step(ts::Client& c) {
   bool read_due = watching_ && (read_now_ || now >= next_read_);
   // Cleared as the read starts: a request made during the read (a watch
   // event) asks for another one.
+  // A read looks at the heartbeat too.
+  const bool check_stale = stale_check_ && !read_due;
+  stale_check_ = false;
   if (read_due) {
     read_now_ = false;
     // Heartbeats taken before the read cannot be found by it; those taken
@@ -481,6 +484,7 @@ void Uplink::step(ts::Client& c) {
   if (beat) beat_now();
   if (now >= next_heartbeat_) next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
   if (read_due) next_read_ = read(c, holds_written);
+  if (check_stale) look_at_stale_heartbeat(c);
   if (now >= next_prune_) {
     auto aps = sys::prune_availability(c, s_.node, wall - s_.ap_retention_seconds);
     auto jobs = sys::prune_finished_jobs(c, wall - s_.job_retention_seconds);
@@ -492,6 +496,26 @@ void Uplink::step(ts::Client& c) {
   }
   lock.lock();
   busy_ = false;
+}
+
+void Uplink::look_at_stale_heartbeat(ts::Client& c) {
+  stale_looks_.fetch_add(1);
+  const auto t = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms);
+  const auto hb = t ? sys::SchedulerHeartbeat::from_tuple(*t) : std::nullopt;
+  {
+    std::lock_guard lock(mu_);
+    if (!hb || !view_.scheduler || hb->time != view_.scheduler->time) {
+      // Another heartbeat than the events left (their gap lost one), or
+      // none: a read says what happened.
+      read_now_ = true;
+      return;
+    }
+    // The one the events left, stale: nothing was missed, and the agent
+    // decides on the same view again, now stale.
+    view_.generation += 1;
+    generation_.store(view_.generation);
+  }
+  wake_agent();
 }
 
 Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_written) {

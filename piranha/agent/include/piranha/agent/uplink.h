@@ -21,13 +21,14 @@
 //    at 10,000 nodes, most of the server's work (docs/scale.md). It reads when an owner block is written or
 //    taken, when a job is first seen running (within kFeederSlack, spread over the pool: running_read_delay),
 //    when an owner block begins or ends, when scheduler 0's heartbeat, kept fresh by its events, goes stale
-//    (stale_at_locked), when a running job's feeder would count as lost (its jobstat is not watched) and when
-//    an absent job's grace ends; and every `tick` (60 s) as a safety net. The first read waits until the
-//    watches are in place, so that whatever is written after a View was read prompts another read. A running
-//    job whose feeder is lost (silent past its patience, feeder_silence.h, counted from when this uplink last
-//    found the server back) is recorded failed (sys::lose_job) and left out. A read costs a few requests and
-//    grows with the live jobs, not with the finished ones kept for
-//    retention;
+//    (stale_at_locked; first that record alone, one request, and the rest only if it is another: at an
+//    NPS's death the whole pool looks in the same second), when a running job's feeder would count as lost
+//    (its jobstat is not watched) and when an absent job's grace ends; and every `tick` (60 s) as a safety
+//    net. The first read waits until the watches are in place, so that whatever is written after a View was
+//    read prompts another read. A running job whose feeder is lost (silent past its patience,
+//    feeder_silence.h, counted from when this uplink last found the server back) is recorded failed
+//    (sys::lose_job) and left out. A read costs a few requests and grows with the live jobs, not with the
+//    finished ones kept for retention;
 //  - writes what the agent hands it, oldest first, each kept until written:
 //    availability periods and holds in a queue, the node's state and its
 //    ("running", ...) record latest-wins, so a period that ended while the
@@ -145,6 +146,8 @@ class Uplink {
   std::uint64_t generation() const;
   // How many reads of the system space the uplink has made (not events).
   std::uint64_t reads() const { return reads_.load(); }
+  // How many times scheduler 0's heartbeat, stale by the events, was looked at alone.
+  std::uint64_t stale_looks() const { return stale_looks_.load(); }
   // True once the server answered at least once.
   bool ever_connected() const;
   // True while the last attempt to reach the server failed.
@@ -183,6 +186,10 @@ class Uplink {
   void step(ts::Client& c);
   // Reads the View; returns when the next read is due at the latest.
   Clock::time_point read(ts::Client& c, std::uint64_t holds_written);
+  // Scheduler 0's heartbeat alone, once the events say it is stale: the
+  // same one still there leaves the view as it is (a new generation, so
+  // that the agent decides on its staleness); another or none asks a read.
+  void look_at_stale_heartbeat(ts::Client& c);
   // Waits for watch events on `c` until something is due (a write handed
   // over, a read asked for, the heartbeat, the next read, pruning) or the
   // Uplink stops, handling each event as it comes.
@@ -248,7 +255,8 @@ class Uplink {
   // view_.generation, readable without mu_: a swarm's driver asks thousands
   // of uplinks at each wake (bench/src/swarm.cc).
   std::atomic<std::uint64_t> generation_{0};
-  std::atomic<std::uint64_t> reads_{0};  // reads()
+  std::atomic<std::uint64_t> reads_{0};        // reads()
+  std::atomic<std::uint64_t> stale_looks_{0};  // stale_looks()
   bool connected_once_ = false;
   bool away_ = false;
   std::string refused_;                  // refused()
@@ -300,8 +308,12 @@ class Uplink {
   // those can be found by the read; an older record could hide a heartbeat
   // from another host whose clock is behind, its event lost in a reconnect.
   double heartbeat_taken_ = -std::numeric_limits<double>::infinity();
-  // The heartbeat (its time) whose staleness was read (under mu_): not read again.
+  // The heartbeat (its time) whose staleness was looked at (under mu_): not again.
   double stale_read_for_ = -std::numeric_limits<double>::infinity();
+  // Scheduler 0's heartbeat went stale by the events (under mu_): step()
+  // reads that one record (look_at_stale_heartbeat), not the whole view: at
+  // an NPS's death every agent of the pool does so in the same second.
+  bool stale_check_ = false;
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;
 };
