@@ -3,6 +3,7 @@
 // feeder, and a retreat whose partial progress the next piranha resumes.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -321,6 +322,28 @@ TEST_CASE("spin with two local piranhas does every task once and says so") {
   CHECK((*j)["tasks_done"] == 30);
   // A task burns 5 ms of CPU, so it takes at least that long.
   CHECK((*j)["mean_task_seconds"].get<double>() >= 0.0045);
+}
+
+TEST_CASE("spin --sleep: its tasks take their time in wall-clock time, not in CPU time") {
+  ServerProcess server;
+  rusage before{};
+  ::getrusage(RUSAGE_CHILDREN, &before);
+  Process feeder(with_env({"PIRANHA_SERVER=" + server.endpoint(), "PIRANHA_LOCAL_PIRANHAS=2"},
+                          {bin("spin"), "--tasks", "20", "--task-ms", "100", "--sleep"}));
+  CHECK(finish(feeder) == 0);
+  rusage after{};
+  ::getrusage(RUSAGE_CHILDREN, &after);
+  INFO(feeder.out());
+  CHECK(feeder.out().find("spin: every task done once: 20 tasks of 100 ms") != std::string::npos);
+  auto j = job(server.endpoint(), 1);
+  REQUIRE(j);
+  CHECK((*j)["mean_task_seconds"].get<double>() >= 0.095);
+  // Two piranhas busy-waiting the same 2 s would use about 2 s of CPU.
+  auto cpu_s = [](const rusage& r) {
+    return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+           static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+  };
+  CHECK(cpu_s(after) - cpu_s(before) < 0.5);
 }
 
 TEST_CASE("spin: a piranha told to retreat mid-task stops at once and another piranha redoes the task") {

@@ -1,12 +1,15 @@
 // spin: a job whose tasks burn a set amount of CPU time, for experiments in
 // which the scheduler must learn a job's task length.
 //
-//   spin --tasks N --task-ms T
+//   spin --tasks N --task-ms T [--sleep]
 //
 // The feeder puts N tasks ("task", i, T). A piranha burns T ms of its own
 // thread's CPU time on each (so a busy node makes a task slower, not
 // shorter), asking should_retreat() every millisecond, and completes it with
-// ("result", i). A piranha told to retreat mid-task just stops: the runtime
+// ("result", i). With --sleep it waits T ms of wall-clock time instead: many
+// nodes on one host (pools in network namespaces, bench/campus-live.sh) then
+// each behave as a machine of their own, which CPU-bound tasks sharing the
+// host's cores would not. A piranha told to retreat mid-task just stops: the runtime
 // puts the task back unchanged and another piranha redoes it. The feeder
 // collects N results and checks that every index arrived exactly once.
 #include <time.h>
@@ -17,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "piranha/runtime/job.h"
@@ -34,9 +38,10 @@ constexpr int64_t kCollectBatch = 100'000;
 struct Options {
   int64_t tasks = 0;
   int64_t task_ms = -1;
+  bool sleep = false;
 };
 
-constexpr const char* kUsage = "usage: spin --tasks N --task-ms T";
+constexpr const char* kUsage = "usage: spin --tasks N --task-ms T [--sleep]";
 
 [[noreturn]] void fail(const std::string& problem) {
   std::fprintf(stderr, "spin: %s\n%s\n", problem.c_str(), kUsage);
@@ -68,11 +73,16 @@ Options parse(const std::vector<std::string>& args) {
           "spin --tasks N --task-ms T: a Piranha job of N tasks, each burning T ms of CPU time.\n"
           "  --tasks N    how many tasks (1 to %lld)\n"
           "  --task-ms T  CPU milliseconds per task (0 to %lld)\n"
+          "  --sleep      each task waits T ms of wall-clock time instead of burning CPU\n"
           "The feeder checks that every task was done exactly once and prints a summary.\n"
           "Run it with `piranha submit spin --tasks N --task-ms T`, or alone with\n"
           "PIRANHA_LOCAL_PIRANHAS=2 spin --tasks N --task-ms T.\n",
           static_cast<long long>(kMaxTasks), static_cast<long long>(kMaxTaskMs));
       std::exit(0);
+    }
+    if (a == "--sleep") {
+      o.sleep = true;
+      continue;
     }
     if (a != "--tasks" && a != "--task-ms") fail("unknown argument \"" + a + "\"");
     if (i + 1 >= args.size()) fail(a + " needs a value");
@@ -154,12 +164,24 @@ int feeder(piranha::Feeder& f) {
   return ok ? 0 : 1;
 }
 
+// The job's options, which the piranhas get as the feeder does (main parses them).
+Options options;
+
+// The clock a task's T ms are counted on.
+std::chrono::nanoseconds task_clock() {
+  if (options.sleep) return std::chrono::steady_clock::now().time_since_epoch();
+  return thread_cpu_time();
+}
+
 void piranha_worker(piranha::Piranha& w) {
   int64_t i = 0, ms = 0;
   while (auto task = w.take_task(ts::bind(i), ts::bind(ms))) {
-    const auto until = thread_cpu_time() + std::chrono::milliseconds(ms);
-    auto next_check = thread_cpu_time();
-    for (auto now = next_check; now < until; now = thread_cpu_time()) {
+    const auto until = task_clock() + std::chrono::milliseconds(ms);
+    auto next_check = task_clock();
+    for (auto now = next_check; now < until; now = task_clock()) {
+      if (options.sleep)
+        std::this_thread::sleep_for(
+            std::min<std::chrono::nanoseconds>(until - now, std::chrono::milliseconds(1)));
       if (now >= next_check) {
         // Told to retreat mid-task: stop; the runtime puts the task back.
         if (w.should_retreat()) return;
@@ -175,6 +197,6 @@ void piranha_worker(piranha::Piranha& w) {
 // The arguments are checked before the runtime connects, so --help and
 // usage errors need no server.
 int main(int argc, char** argv) {
-  parse(std::vector<std::string>(argv + 1, argv + argc));
+  options = parse(std::vector<std::string>(argv + 1, argv + argc));
   return piranha::run_job(argc, argv, piranha::JobFunctions{feeder, piranha_worker, nullptr});
 }
