@@ -305,15 +305,22 @@ struct Agent::Impl {
                      {"seen_ms", std::round(std::max(0.0, v.assignment_seen * 1000 - epoch_ms) * 10) / 10}});
   }
 
-  // Starts, keeps or retreats the foreign job's piranhas (lending.h), after decide() has had its
-  // say about the node's own.
-  void steer_lent(Instant now) {
-    for (const auto& e : lent_host ? lent_host->reap(now.steady) : std::vector<PiranhaExit>{}) {
+  // Notes the foreign piranhas that ended; the foreign ones still running after that. Called
+  // before decide(), which starts none of the node's own while they run.
+  std::size_t reap_lent(Instant now) {
+    if (!lent_host) return 0;
+    for (const auto& e : lent_host->reap(now.steady)) {
       log("lent piranha of " + lent_loan->borrower + "'s job " + std::to_string(e.job_id) +
           (e.retreated ? " retreated" : " ended (" + e.status.describe() + ")"));
       event("lent-exit", {{"borrower", lent_loan->borrower}, {"job", e.job_id}, {"retreated", e.retreated}});
       if (!e.retreated) lent_restart = now.steady + std::chrono::seconds(e.status.ok() ? 1 : 2);
     }
+    return lent_host->running();
+  }
+
+  // Starts, keeps or retreats the foreign job's piranhas (lending.h), after decide() has had its
+  // say about the node's own.
+  void steer_lent(Instant now) {
     std::optional<sys::CampusLoan> want;
     if (loans) {
       const LoanReader::Seen seen = loans->seen();
@@ -405,6 +412,7 @@ struct Agent::Impl {
       seen.piranhas = piranhas_of(host);
       seen.server_away = uplink->server_away();
       const Instant at{now, sys::wall_now()};
+      seen.lent_running = reap_lent(at);
       carry_out(decide(seen, state, at), at);
       steer_lent(at);
       if (new_view) note_obeyed(v, at);
@@ -474,6 +482,7 @@ struct Agent::Impl {
       seen.tasks_here = uplink->view().tasks_here;
       seen.piranhas = piranhas_of(host);
       const Instant at{now, sys::wall_now()};
+      seen.lent_running = reap_lent(at);
       carry_out(decide(seen, state, at), at);
       steer_lent(at);
       if (state.down && (!lent_host || lent_host->running() == 0)) break;

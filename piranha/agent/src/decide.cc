@@ -186,8 +186,9 @@ struct Decision {
         retreat(p, now.steady, st.obeying_scheduler ? "assignment" : "policy", st.target);
       return;
     }
-    // No new piranhas while the server is away: they could not reach it.
-    if (!st.target || !st.launches.count(*st.target) || seen.server_away) return;
+    // No new piranhas while the server is away (they could not reach it), nor while lent ones
+    // still run (they are retreating: lent_job() gives way to the node's own job).
+    if (!st.target || !st.launches.count(*st.target) || seen.server_away || seen.lent_running > 0) return;
     if (auto h = st.hold_off.find(*st.target); h != st.hold_off.end() && now.steady < h->second) return;
     const sys::JobLaunch& launch = st.launches.at(*st.target);
     if (!st.work_seen.count(launch.id))

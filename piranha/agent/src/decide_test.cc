@@ -179,6 +179,16 @@ TEST_CASE("feed: `cores` piranhas start, only once none runs, and none while the
   CHECK(n.tick(3).empty());
 }
 
+TEST_CASE("feed: the node's own piranhas start only once a campus loan's lent piranhas are gone") {
+  Node n = idle_node(jobs({}));
+  Observations o;
+  o.view = assigned(jobs({1}), 1, 1);
+  o.lent_running = 1;  // retreating: lent_job() gives way to job 1
+  CHECK(only<act::Start>(n.decide(o, 1)).empty());
+  Observations gone;
+  CHECK(n.decide(gone, 2) == Actions{act::Start{launch(1), 1}});
+}
+
 TEST_CASE("feed: scheduler 0's assignment is obeyed while its heartbeat is fresh, the job only if live") {
   Node n = idle_node(jobs({1, 2}));
   n.piranhas = running(1);

@@ -104,6 +104,9 @@ struct Observations {
   std::optional<PoolView> view;    // a view of the pool newer than the last one given
   std::vector<PiranhaExit> exits;  // piranhas that ended
   Piranhas piranhas;               // now, after those exits
+  // A campus loan's foreign piranhas still running here (lending.h): the node's own start only
+  // once they are gone, as one job's start after another's piranhas retreated.
+  std::size_t lent_running = 0;
   // Tasks each live job completed on this node, as last learnt (the feeder
   // publishes them within about a second).
   std::map<std::int64_t, std::int64_t> tasks_here;
