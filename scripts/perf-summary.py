@@ -6,7 +6,8 @@
     scripts/perf-summary.py --stdout   # print the section instead
 
 Reads every docs/perf/*.json: each is one run's JSON object as `piranha ts bench
---json`, `bench/runtime.sh --json`, `bench/nps.sh --json`, `rigid_bench --json`, `log_bench --json` or `bench/swarm.sh --json`
+--json`, `bench/runtime.sh --json`, `bench/nps.sh --json`, `rigid_bench --json`, `log_bench --json`, `bench/swarm.sh --json`,
+`bench/campus.sh --json` or `bench/campus-live.sh --json`
 prints it, so a new run
 is added by saving its output there. An optional "provenance" object says which
 benchmark it is (otherwise the keys tell), names the run ("run"), its commit, and,
@@ -39,6 +40,7 @@ BENCHMARKS = {
     "log_bench": ("`log_bench`", "The durable log: recovery and compaction"),
     "swarm": ("`bench/swarm.sh`", "A pool of simulated workstations against one server and one NPS"),
     "campus": ("`bench/campus.sh`", "The hierarchical NPS, simulated: a campus of subnets"),
+    "campus_live": ("`bench/campus-live.sh`", "The live campus: three pools of three nodes, one job"),
 }
 
 # pyss on 100,000 LANL-CM5 jobs (550 MHz Pentium III): the rigid figures' outside anchor.
@@ -61,6 +63,8 @@ def kind_of(run):
         return "swarm"
     if "campus_mean_turnaround_s" in run:
         return "campus"
+    if "campus_s" in run and "isolated_s" in run:
+        return "campus_live"
     raise SystemExit(f"perf-summary.py: {run['_file']}: not the output of a known benchmark")
 
 
@@ -481,8 +485,27 @@ def campus_figures():
     ]
 
 
+def campus_live_figures():
+    # Issue 32: the same job on pool a with the campus running against it stopped (the anchor:
+    # a's own nodes alone).
+    return [
+        {
+            "name": "a job on pool a, the campus lending b's and c's idle nodes",
+            "key": "campus_s",
+            "value": lambda r: f"{num(get(r, 'campus_s'), 1)} s",
+            "anchor": lambda r: (f"the campus stopped {num(get(r, 'isolated_s'), 1)} s; "
+                                 f"{get(r, 'tasks')} tasks of {get(r, 'task_ms')} ms, "
+                                 f"{len(get(r, 'lent_nodes') or [])} nodes lent"),
+            "ratio": lambda r: get(r, "campus_s") / get(r, "isolated_s"),
+            "aim": "< 1 × campus stopped",
+            "met": lambda r, x: x < 1,
+        },
+    ]
+
+
 FIGURES = {"ts_bench": ts_figures(), "runtime": runtime_figures(), "nps": nps_figures(),
-           "rigid": rigid_figures(), "log_bench": log_figures(), "swarm": swarm_figures(), "campus": campus_figures()}
+           "rigid": rigid_figures(), "log_bench": log_figures(), "swarm": swarm_figures(), "campus": campus_figures(),
+           "campus_live": campus_live_figures()}
 
 
 def describe(run):
