@@ -74,10 +74,15 @@ std::size_t DeterministicTrellis::run(std::size_t max_steps) {
     int i = impl_->ready.front();
     impl_->ready.pop_front();
     impl_->queued[static_cast<std::size_t>(i)] = false;
-    batch.swap(impl_->inbox[static_cast<std::size_t>(i)]);
+    auto& inbox = impl_->inbox[static_cast<std::size_t>(i)];
+    batch.swap(inbox);
     detail::Cell& c = impl_->core->cell(i);
     std::uint64_t changes = c.stats.changes;
     unsigned causes = impl_->core->process(i, batch);
+    // The node gets its own buffer back, emptied: a scheduler over thousands
+    // of monitors receives thousands of activations a tick, and would
+    // otherwise grow a small buffer to that size again at every tick.
+    if (inbox.empty()) batch.swap(inbox);
     if (causes == 0) continue;
     steps_.push_back(Step{c.spec->name, causes, c.stats.changes != changes});
     ++n;
