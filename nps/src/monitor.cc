@@ -65,7 +65,7 @@ Value Monitor::calculate(trellis::Context& ctx) {
   const auto status = pool.node(node_);
   bool blocked = false;
   for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-    if (const Value& b = ctx.inferior(i)["blocked"]; b.is_bool() && b.as_bool()) blocked = true;
+    if (const Value& b = ctx.inferior(i).get("blocked", 0); b.is_bool() && b.as_bool()) blocked = true;
   MonitorView v;
   v.ap_length = m.predictor->predict(0, *m.history) * pool.history_step();
   // What the node offers, where its agent said (a simulated pool's nodes
@@ -102,7 +102,7 @@ Value monitor_state(const MonitorView& v) {
 }
 
 void update_monitor_state(Value& state, const MonitorView& v) {
-  constexpr std::size_t kFields = 15;
+  constexpr std::size_t kFields = MonitorFields::kCount;
   if (!state.is_map() || std::as_const(state).as_map().size() != kFields) {
     state = monitor_state(v);
     return;

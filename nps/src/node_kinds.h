@@ -78,6 +78,28 @@ struct MonitorView {
   std::int64_t window = 0;
 };
 
+// Where each field sits in a monitor's state, a map in key order as
+// monitor_state builds it: hints for a scheduler reading thousands of them
+// at every tick (Value::get). kCount is the number of fields.
+struct MonitorFields {
+  static constexpr std::size_t kApLength = 0;
+  static constexpr std::size_t kAttributes = 1;
+  static constexpr std::size_t kAvailable = 2;
+  static constexpr std::size_t kDecisions = 3;
+  static constexpr std::size_t kFraction = 4;
+  static constexpr std::size_t kHistory = 5;
+  static constexpr std::size_t kNode = 6;
+  static constexpr std::size_t kObeys = 7;
+  static constexpr std::size_t kPredictor = 8;
+  static constexpr std::size_t kReason = 9;
+  static constexpr std::size_t kRunning = 10;
+  static constexpr std::size_t kState = 11;
+  static constexpr std::size_t kSuspect = 12;
+  static constexpr std::size_t kTick = 13;
+  static constexpr std::size_t kWindow = 14;
+  static constexpr std::size_t kCount = 15;
+};
+
 // The monitor's state showing `v`, built whole.
 trellis::Value monitor_state(const MonitorView& v);
 // Makes `state` (a monitor's previous state, or null) equal to
@@ -117,6 +139,9 @@ class Scheduler : public trellis::Node {
   trellis::Value calculate(trellis::Context& ctx) override;
 
  private:
+  // What it read of each inferior at this recalculation (a buffer kept, not
+  // reallocated at every tick: one entry per monitor).
+  std::vector<Seen> seen_;
   // Whether every inferior whose link is up has reached `tick`.
   bool ready(const std::vector<Seen>& seen, std::int64_t tick) const;
   void decide(trellis::Context& ctx, const std::vector<Seen>& seen);

@@ -10,24 +10,26 @@
 namespace piranha::nps {
 namespace {
 
-std::vector<Seen> look(const trellis::Context& ctx) {
-  std::vector<Seen> seen(ctx.inferior_count());
+// Fills `seen` (one entry per inferior). The fields are looked for where a
+// monitor's state has them (MonitorFields), or the jobs node's ({jobs, tick}).
+void look(const trellis::Context& ctx, std::vector<Seen>& seen) {
+  seen.assign(ctx.inferior_count(), Seen{});
   for (std::size_t i = 0; i < seen.size(); ++i) {
     const Value& s = ctx.inferior(i);
     Seen& v = seen[i];
-    v.jobs = s["jobs"].is_list();
-    const Value& node = s["node"];
-    const Value& decisions = s["decisions"];
+    const Value& node = s.get("node", MonitorFields::kNode);
+    const Value& decisions = s.get("decisions", MonitorFields::kDecisions);
     v.monitor = node.is_string() && decisions.is_map();
     if (v.monitor) {
       v.node = &node.as_string();
       v.decisions = &decisions;
     }
+    // In a monitor's state, "jobs" would come just before "node".
+    v.jobs = s.get("jobs", v.monitor ? MonitorFields::kNode : 0).is_list();
     v.up = ctx.inferior_link(i) == trellis::LinkState::Up;
     v.null = s.is_null();
-    v.tick = int_of(s, "tick");
+    v.tick = int_at(s, "tick", v.monitor ? MonitorFields::kTick : 1);
   }
-  return seen;
 }
 
 // The newest enabler tick among the inferiors' states (-1: none yet).
@@ -148,7 +150,8 @@ bool Scheduler::ready(const std::vector<Seen>& seen, std::int64_t tick) const {
 
 Value Scheduler::calculate(trellis::Context& ctx) {
   SchedulerMemory& m = *memory_;
-  const std::vector<Seen> seen = look(ctx);
+  look(ctx, seen_);
+  const std::vector<Seen>& seen = seen_;
   const std::int64_t tick = newest_tick_of(seen);
   if (tick > m.last_tick && ready(seen, tick)) {
     const double now = env_.pool->now();
@@ -169,8 +172,8 @@ Value Scheduler::calculate(trellis::Context& ctx) {
     if (!v.monitor || !v.up) continue;
     SchedulerMemory::Decided* d = find_decided(m, i, *v.node);
     if (!d) continue;
-    const Value& recorded = *v.decisions;
-    if (recorded.as_map().count(key) && job_of(recorded[key]) == d->job) continue;
+    const Value::Map& recorded = v.decisions->as_map();
+    if (const auto r = recorded.find(key); r != recorded.end() && job_of(r->second) == d->job) continue;
     if (v.tick <= d->sent_tick) continue;  // it has not had the chance yet
     send(ctx, i, *d, d->job);
   }
@@ -233,8 +236,8 @@ void Scheduler::decide(trellis::Context& ctx, const std::vector<Seen>& seen) {
       SchedulerMemory::Decided* d = find_decided(m, i, *seen[i].node);
       known.push_back(d);
       current.push_back(d ? d->job : std::nullopt);
-      ap.push_back(number_of(s, "ap_length"));
-      fraction.push_back(number_of(s, "fraction", 1));
+      ap.push_back(number_at(s, "ap_length", MonitorFields::kApLength));
+      fraction.push_back(number_at(s, "fraction", MonitorFields::kFraction, 1));
     }
   }
   // Job requirements: what each node offers, as its monitor says (none: it

@@ -42,6 +42,18 @@ inline double number_of(const Value& v, std::string_view key, double fallback = 
   return x.is_number() ? x.as_number() : fallback;
 }
 
+// int_of and number_of looking first at position `hint` (Value::get): for
+// fields of states that are all built alike, read at every tick.
+inline std::int64_t int_at(const Value& v, std::string_view key, std::size_t hint,
+                           std::int64_t fallback = -1) {
+  const Value& x = v.get(key, hint);
+  return x.is_int() ? x.as_int() : fallback;
+}
+inline double number_at(const Value& v, std::string_view key, std::size_t hint, double fallback = 0) {
+  const Value& x = v.get(key, hint);
+  return x.is_number() ? x.as_number() : fallback;
+}
+
 // A job id as a Value: the id, or null for none.
 inline Value job_value(const std::optional<JobId>& job) {
   return job ? Value(*job) : Value();

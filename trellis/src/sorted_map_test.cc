@@ -41,6 +41,26 @@ TEST_CASE("trellis: SortedMap keeps keys in byte order and answers as std::map d
   CHECK(firsts.begin()->first == "a");
 }
 
+TEST_CASE("trellis: SortedMap's find with a hint answers as find does, whatever the hint") {
+  std::mt19937 rng(11);
+  const char* keys[] = {"", "a", "ab", "b", "node", "tick", "z", "\xff"};
+  for (int round = 0; round < 300; ++round) {
+    SortedMap<int> m;
+    for (const char* k : keys)
+      if (rng() % 2) m.insert_or_assign(k, 1);
+    for (const char* k : keys)
+      for (std::size_t hint = 0; hint <= m.size() + 1; ++hint) {
+        INFO("key \"" << k << "\", hint " << hint << ", size " << m.size());
+        CHECK(std::as_const(m).find(k, hint) == std::as_const(m).find(k));
+      }
+  }
+  const Value state = Value::Map{{"node", "ws01"}, {"tick", 3}};
+  CHECK(state.get("tick", 1) == Value(3));
+  CHECK(state.get("tick", 0) == Value(3));  // a wrong hint: still found
+  CHECK(state.get("jobs", 0).is_null());    // missing, and known so at the hint
+  CHECK(Value(3).get("tick", 0).is_null());
+}
+
 TEST_CASE("trellis: a copied Value shares its map until one side changes it") {
   Value a = Value::Map{{"tick", 1}, {"node", "ws01"}};
   Value b = a;

@@ -57,6 +57,13 @@ const Value& Value::operator[](std::string_view key) const {
   return it == as_map().end() ? kNull : it->second;
 }
 
+const Value& Value::get(std::string_view key, std::size_t hint) const {
+  static const Value kNull;
+  if (!is_map()) return kNull;
+  auto it = as_map().find(key, hint);
+  return it == as_map().end() ? kNull : it->second;
+}
+
 std::string to_json(const Value& v) {
   // Logs must not throw on a string that is not UTF-8: replace the bad bytes.
   return to_nlohmann(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

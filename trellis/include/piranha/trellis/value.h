@@ -79,6 +79,9 @@ class Value {
 
   // The entry `key` of a map, or null when this is not a map or has no such key.
   const Value& operator[](std::string_view key) const;
+  // The same, looking first at position `hint` of the map (SortedMap's
+  // find with a hint): for reading states that are all built alike.
+  const Value& get(std::string_view key, std::size_t hint) const;
 
   // Calls f with the held value: std::monostate, bool, std::int64_t, double,
   // const std::string&, const List& or const Map&.
