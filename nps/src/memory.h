@@ -40,6 +40,9 @@ struct MonitorMemory {
   trellis::Value attributes_value;
   std::optional<std::int64_t> obeys;  // the scheduler an evaluator's switch made it obey
   trellis::Value state;               // the state it last returned, updated in place at the next tick
+  // The state before that: once the trellis and the superiors have let go
+  // of it, the next state is written into its map (update_monitor_state).
+  trellis::Value spare;
 };
 
 struct SchedulerMemory {

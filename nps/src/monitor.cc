@@ -89,7 +89,7 @@ Value Monitor::calculate(trellis::Context& ctx) {
   v.suspect = status && status->suspect;
   v.tick = newest_tick(ctx);
   v.window = m.window;
-  update_monitor_state(m.state, v);
+  update_monitor_state(m.state, m.spare, v);
   return m.state;
 }
 
@@ -101,7 +101,7 @@ Value monitor_state(const MonitorView& v) {
       "suspect", v.suspect)("tick", v.tick)("window", v.window);
 }
 
-void update_monitor_state(Value& state, const MonitorView& v) {
+void update_monitor_state(Value& state, Value& spare, const MonitorView& v) {
   constexpr std::size_t kFields = MonitorFields::kCount;
   if (!state.is_map() || std::as_const(state).as_map().size() != kFields) {
     state = monitor_state(v);
@@ -117,9 +117,28 @@ void update_monitor_state(Value& state, const MonitorView& v) {
   std::size_t k = 0;
   while (k < kFields && (now.begin() + static_cast<std::ptrdiff_t>(k))->second == fields[k]) ++k;
   if (k == kFields) return;
-  Value::Map& out = state.as_map();  // copied here if shared
-  for (auto it = out.begin() + static_cast<std::ptrdiff_t>(k); k < kFields; ++k, ++it)
+  // A spare of the state's shape is overwritten entry by entry (copied
+  // first, by as_map, only if something still holds it); without one, the
+  // state is copied.
+  Value next = std::move(spare);
+  const bool reuse = next.is_map() && std::as_const(next).as_map().size() == kFields;
+  if (!reuse) next = state;
+  Value::Map& out = next.as_map();
+  if (reuse)
+    for (std::size_t j = 0; j < k; ++j) {
+      auto& [key, value] = *(out.begin() + static_cast<std::ptrdiff_t>(j));
+      const auto& [now_key, now_value] = *(now.begin() + static_cast<std::ptrdiff_t>(j));
+      if (key != now_key) key = now_key;
+      if (!(value == now_value)) value = now_value;
+    }
+  for (auto it = out.begin() + static_cast<std::ptrdiff_t>(k); k < kFields; ++k, ++it) {
+    if (const std::string& now_key = (now.begin() + static_cast<std::ptrdiff_t>(k))->first;
+        it->first != now_key)
+      it->first = now_key;
     if (!(it->second == fields[k])) it->second = fields[k];
+  }
+  spare = std::move(state);
+  state = std::move(next);
 }
 
 }  // namespace piranha::nps

@@ -103,10 +103,15 @@ struct MonitorFields {
 // The monitor's state showing `v`, built whole.
 trellis::Value monitor_state(const MonitorView& v);
 // Makes `state` (a monitor's previous state, or null) equal to
-// monitor_state(v): in place, field by field, when it has the state's
-// fields, which copies it once if it is shared rather than building every
-// field again (a monitor's state changes at every tick, in two fields).
-void update_monitor_state(trellis::Value& state, const MonitorView& v);
+// monitor_state(v), field by field, when it has the state's fields, rather
+// than building every field again (a monitor's state changes at every
+// tick, in two fields). A changed state is written into the map of `spare`
+// (the state before the previous one, or null), which becomes the previous
+// state: in place when nothing else holds that map any more, as at most
+// ticks (the trellis and the scheduler hold the previous one), so that a
+// tick allocates and frees no map; into a copy otherwise. A map that
+// anything else holds is never changed.
+void update_monitor_state(trellis::Value& state, trellis::Value& spare, const MonitorView& v);
 
 // A monitor's decisions as its state shows them: scheduler id (a string)
 // -> job or null.

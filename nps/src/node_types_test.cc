@@ -274,14 +274,16 @@ nodes:
   }
 }
 
-// A monitor updates its last state in place: after any sequence of views
-// it is the state built whole from the latest, whether or not that state
-// was shared (as the trellis shares it) when it was updated.
+// A monitor updates its last state field by field, into the map of the
+// state before: after any sequence of views it is the state built whole
+// from the latest, whether or not that state and the one before were
+// shared (as the trellis shares them) when it was updated, and a shared
+// one is left alone.
 TEST_CASE("update_monitor_state equals the state built whole over random views") {
   std::mt19937 rng(11);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   MonitorView v, kept_view;
-  Value state, kept;
+  Value state, spare, kept;
   for (int step = 0; step < 3000; ++step) {
     if (pick(2) && state.is_map()) {  // shared, as the trellis keeps the state it was given
       kept = state;
@@ -305,7 +307,8 @@ TEST_CASE("update_monitor_state equals the state built whole over random views")
       default: v.window = 1 + pick(20); break;
     }
     if (pick(50) == 0) state = Value(7);  // not a monitor's state: built whole
-    update_monitor_state(state, v);
+    if (pick(50) == 0) spare = Value(8);  // no spare of the state's shape: the state is copied
+    update_monitor_state(state, spare, v);
     REQUIRE(state == monitor_state(v));
     if (kept.is_map()) REQUIRE(kept == monitor_state(kept_view));  // the shared copy is left alone
   }
