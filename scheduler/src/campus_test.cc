@@ -300,3 +300,116 @@ TEST_CASE("lend_idle: a loan shrunk to fewer nodes keeps its lowest-index server
   // A loan no longer in force is served by no node.
   CHECK(lend_idle({}, own, available, serving) == std::vector<std::optional<LoanKey>>(3));
 }
+
+namespace {
+
+NodeAttributes offers(std::vector<std::string> labels) {
+  return NodeAttributes{4, std::int64_t{8} << 30, "x86_64", std::move(labels)};
+}
+
+// A job needing label=gpu, stranded (no node of its subnet has one) unless said otherwise.
+CampusJob gpu_job(JobId id, double work, std::int64_t tasks, bool stranded = true) {
+  CampusJob j{id, work, tasks};
+  j.requirement = parse_requirement("label=gpu");
+  j.stranded = stranded;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("campus: a stranded job borrows only from the subnet with nodes that satisfy it, only those") {
+  CampusStrategy c(params());
+  // Subnet 0: a gpu job it has no gpu node for, little work (pressure 5: not congested). Subnet 1:
+  // 10 idle nodes, none with gpu (6 publish attributes, 4 none). Subnet 2: 4 idle, 2 with gpu.
+  std::vector<SubnetState> s{subnet(10, 0, {gpu_job(7, 50, 5)}), subnet(10, 10), subnet(10, 4)};
+  s[1].idle_nodes = {{offers({"fast"}), 6}};
+  s[2].idle_nodes = {{offers({}), 2}, {offers({"gpu"}), 2}};
+  const CampusDecision d = c.decide(0, s);
+  REQUIRE(d.loans.size() == 1);
+  CHECK(d.loans[0] == Loan{2, 0, 7, 2, 0});
+  CHECK(d.congested == std::vector<bool>{false, false, false});
+  // A stranded job's loans outlast the hold while its subnet is not congested, and end with it.
+  const CampusDecision held = c.decide(40, s);
+  CHECK(lent(held) == 2);
+  CHECK(held.nodes_returned[kRelieved] == 0);
+  CHECK(held.loans_started == 0);
+  s[0].jobs.clear();
+  const CampusDecision ended = c.decide(50, s);
+  CHECK(ended.loans.empty());
+  CHECK(ended.nodes_returned[kJob] == 2);
+}
+
+TEST_CASE("campus: a stranded job's work is not its subnet's pressure, and it borrows first") {
+  CampusStrategy c(params());
+  // Subnet 1: a stranded gpu job with 5,000 work (it would be pressure 500) and nothing else: not
+  // congested. Subnet 0 congested with a plain job. Subnet 2: one gpu node and two plain, idle.
+  std::vector<SubnetState> s{subnet(10, 0, {{3, 2000, 100}}), subnet(10, 0, {gpu_job(7, 5000, 100)}),
+                             subnet(10, 3)};
+  s[2].idle_nodes = {{offers({"gpu"}), 1}, {offers({}), 2}};
+  const CampusDecision d = c.decide(0, s);
+  CHECK(d.congested == std::vector<bool>{true, false, false});
+  REQUIRE(d.loans.size() == 2);
+  CHECK(d.loans[0] == Loan{2, 0, 3, 2, 0});
+  CHECK(d.loans[1] == Loan{2, 1, 7, 1, 0});
+  // At the next decision the oldest loans keep the nodes they can; the plain job's loan counts
+  // the plain nodes first (the fewest requirements want them), so the gpu node stays the gpu
+  // job's: nothing changes.
+  const CampusDecision again = c.decide(10, s);
+  CHECK(again.loans == d.loans);
+  CHECK(again.nodes_returned[kLender] == 0);
+}
+
+TEST_CASE("campus: a loan for a requirement shrinks when the lender's satisfying nodes are busy") {
+  CampusStrategy c(params());
+  std::vector<SubnetState> s{subnet(10, 0, {gpu_job(7, 50, 5)}), subnet(10, 3)};
+  s[1].idle_nodes = {{offers({"gpu"}), 1}};
+  REQUIRE(lent(c.decide(0, s)) == 1);
+  // Its own job took the gpu node: three plain nodes idle, none of which the gpu job may use.
+  s[1].idle_nodes.clear();
+  const CampusDecision d = c.decide(10, s);
+  CHECK(d.loans.empty());
+  CHECK(d.nodes_returned[kLender] == 1);
+}
+
+TEST_CASE("campus: a congested subnet's job with a requirement borrows only nodes that satisfy it") {
+  CampusStrategy c(params());
+  // Subnet 0 congested; its biggest job needs gpu (some of its own nodes have one: not stranded).
+  // The lender has plain nodes only: they go to the plain job.
+  std::vector<SubnetState> s{subnet(10, 0, {gpu_job(7, 3000, 100, false), {8, 1000, 100}}), subnet(10, 5)};
+  const CampusDecision d = c.decide(0, s);
+  REQUIRE(d.loans.size() == 1);
+  CHECK(d.loans[0] == Loan{1, 0, 8, 5, 0});
+  // With a gpu node among the lender's, the gpu job (the most work left) gets that one.
+  CampusStrategy g(params());
+  s[1].idle_nodes = {{offers({"gpu"}), 1}};
+  const CampusDecision dg = g.decide(0, s);
+  REQUIRE(dg.loans.size() == 2);
+  CHECK(dg.loans[0] == Loan{1, 0, 7, 1, 0});
+  CHECK(dg.loans[1] == Loan{1, 0, 8, 4, 0});
+}
+
+TEST_CASE("lend_idle: a loan with a requirement gets only nodes that satisfy it, the others the rest") {
+  const std::vector<Loan> loans{{1, 0, 1, 2, 0}, {1, 0, 7, 1, 0}};
+  const std::vector<Requirement> reqs{Requirement{}, parse_requirement("label=gpu")};
+  const LoanKey plain{0, 1}, gpu{0, 7};
+  // Nodes 1 and 3 have gpu; node 2 offers nothing (no attributes published).
+  const std::vector<NodeAttributes> attrs{offers({}), offers({"gpu"}), NodeAttributes{}, offers({"gpu"})};
+  const bool own[] = {false, false, false, false};
+  const bool available[] = {true, true, true, true};
+  std::optional<LoanKey> serving[4];
+  CHECK(lend_idle(loans, own, available, serving, reqs, attrs) ==
+        std::vector<std::optional<LoanKey>>{plain, gpu, plain, std::nullopt});
+  // The plain loan served the gpu nodes at the last tick: the gpu loan takes one of them back, the
+  // plain loan moving to a free plain node (one retreat).
+  serving[1] = plain;
+  serving[3] = plain;
+  CHECK(lend_idle(loans, own, available, serving, reqs, attrs) ==
+        std::vector<std::optional<LoanKey>>{plain, gpu, std::nullopt, plain});
+  // No node satisfies it: the gpu loan is served by none.
+  const std::vector<NodeAttributes> plain_only(4, offers({}));
+  std::optional<LoanKey> none[4];
+  CHECK(lend_idle(loans, own, available, none, reqs, plain_only) ==
+        std::vector<std::optional<LoanKey>>{plain, plain, std::nullopt, std::nullopt});
+  CHECK_THROWS_AS(lend_idle(loans, own, available, none, std::span<const Requirement>(reqs).first(1), attrs),
+                  std::invalid_argument);
+}

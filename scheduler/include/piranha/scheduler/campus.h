@@ -16,6 +16,12 @@
 // decision. Loans end when the borrower's job ends, when the borrower is no longer congested
 // (after a minimum hold), or when the lender needs the nodes.
 //
+// Job requirements (requirement.h, the paper's "specialized hardware ... not available in the
+// subnet to which it was submitted"): a job with a requirement that no node of its own subnet
+// satisfies is *stranded*; it borrows whatever its subnet's pressure, and every loan to a job with
+// a requirement is of lender nodes that satisfy it (the lender's idle nodes are reported by their
+// attributes).
+//
 // Times are in the caller's unit (simulation steps, or seconds live), as for strategies. Pure: no
 // I/O, no clock (now is passed in), no randomness. Not thread-safe.
 #pragma once
@@ -27,6 +33,7 @@
 #include <vector>
 
 #include "piranha/scheduler/job_list.h"
+#include "piranha/scheduler/requirement.h"
 
 namespace piranha::sched {
 
@@ -35,6 +42,21 @@ struct CampusJob {
   JobId id = 0;
   double work_left = 0;         // predicted node-time left: tasks left × believed task time
   std::int64_t tasks_left = 1;  // no job is lent more nodes than it has tasks left
+  // What a node must offer to run it (empty: any node). Loans to it are only of lender nodes that
+  // satisfy it.
+  Requirement requirement{};
+  // Its requirement is satisfied by no node of its own subnet (whose agent is up): it can run only
+  // on lent nodes. Its work does not count in its subnet's pressure; it borrows before any
+  // pressure is considered, whether its subnet is congested or not, and its loans end only as its
+  // job ends, as it is no longer stranded (then by the pressure rules) or as the lender needs them.
+  bool stranded = false;
+};
+
+// Idle nodes of a subnet that offer the same attributes.
+struct IdleNodes {
+  NodeAttributes attributes;
+  std::int64_t count = 0;
+  friend bool operator==(const IdleNodes&, const IdleNodes&) = default;
 };
 
 // One subnet as its NPS reports it at a campus decision.
@@ -46,6 +68,10 @@ struct SubnetState {
   // Its own nodes available now that its own scheduler leaves without a job of its own (nodes
   // serving a loan count: the lender does not need them).
   std::int64_t idle = 0;
+  // Its idle nodes by what they offer jobs' requirements, each attribute set once; the counts sum
+  // to at most `idle`, and the idle nodes not listed offer nothing: they serve only jobs without a
+  // requirement. Empty for a subnet whose nodes publish no attributes.
+  std::vector<IdleNodes> idle_nodes;
 };
 
 // The campus strategy's parameters (docs/nps.md, "Hierarchy"). A subnet's *pressure* is its
@@ -111,11 +137,19 @@ class CampusStrategy {
   //  3. loans to a subnet no longer congested end once they are `hold` old (kRelieved);
   //  4. each lender's loans shrink, newest first, to its spare nodes (idle − reserve; none when
   //     it is congested itself) (kLenderNeeds), which starts its cooldown;
-  //  5. spare nodes of lenders out of cooldown go one at a time to the congested subnet with the
-  //     highest pressure counting what it already borrows, while that is at least `relieved`,
-  //     each to its job with the most work left that has more tasks left than nodes lent to it,
-  //     from the lender with the most spare nodes left (ties: the lowest index), among the
-  //     borrowers that lender trusts (set_trust: all by default).
+  //  5. spare nodes of lenders out of cooldown go one at a time, from the lender with the most
+  //     spare nodes left (ties: the lowest index), among the borrowers that lender trusts
+  //     (set_trust: all by default), first to the stranded job with the most work left that has
+  //     more tasks left than nodes lent to it, then to the congested subnet with the highest
+  //     pressure counting what it already borrows, while that is at least `relieved`, each to
+  //     its job with the most work left that has more tasks left than nodes lent to it;
+  //     in both, only to a job that one of the lender's spare nodes satisfies.
+  // Stranded jobs (CampusJob) count in none of the pressures, and loans to them in no borrowing.
+  // A lender's spare nodes are counted by their attributes (SubnetState::idle_nodes): a loan to a
+  // job with a requirement takes nodes that satisfy it, and each loan (oldest first) takes the
+  // nodes that satisfy the fewest of the live jobs' requirements first, so that a plain job does
+  // not take the nodes a special one needs. That accounting is greedy, not a matching: it may
+  // lend fewer nodes than a cleverer one would, never more than the lender can serve.
   // Existing loans are never moved to another borrower: a loan changes only by the rules above.
   CampusDecision decide(double now, std::span<const SubnetState> subnets);
 
@@ -151,8 +185,18 @@ struct LoanKey {
 // previous tick. Returns, per node, the loan it serves now (nullopt: none). A node with a job of
 // its own, or unavailable, serves none; each loan gets at most `nodes` nodes, first those that
 // served it at the previous tick (fewest retreats), then free idle ones in index order.
+//
+// Requirements: `requirements` (empty, or one per loan: its job's, empty for none) and
+// `attributes` (empty, or one per node: what it offers; the default offers nothing). A node serves
+// a loan only when it satisfies the loan's requirement. Loans with a requirement are filled before
+// those without, each from the free nodes that satisfy the fewest of the loans' requirements
+// first; a loan with a requirement still short then takes a node that serves another loan when a
+// free node can serve that one instead (one retreat). With no requirement anywhere, the rule above
+// unchanged. std::invalid_argument when a span has the wrong length.
 std::vector<std::optional<LoanKey>> lend_idle(std::span<const Loan> loans, std::span<const bool> own,
                                               std::span<const bool> available,
-                                              std::span<const std::optional<LoanKey>> serving);
+                                              std::span<const std::optional<LoanKey>> serving,
+                                              std::span<const Requirement> requirements = {},
+                                              std::span<const NodeAttributes> attributes = {});
 
 }  // namespace piranha::sched
