@@ -2,7 +2,8 @@
 // with its own `piranha ts serve`, agents (replaying always-available traces) and `nps run`, and
 // `piranha nps campus` above them. A job of pool a with more work than a's one node also runs on
 // b's idle nodes (b's agents run piranhas of a's job, connected to a's server), and finishes with
-// every task done once; then a job submitted to b takes b's nodes back.
+// every task done once; then a job submitted to b takes b's nodes back. A job of a that requires a
+// label only one of b's nodes has runs on that node only.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -27,7 +28,7 @@ struct Pool {
   std::map<std::string, std::unique_ptr<Process>> agents;
   std::unique_ptr<Process> nps;
 
-  void add_agent(const std::string& node) {
+  void add_agent(const std::string& node, std::vector<std::string> extra = {}) {
     // Written once per scratch directory: rewriting them while an agent
     // started earlier reads them gave it a truncated file now and then.
     const std::string trace = s.dir + "/up.avail.csv", config = s.dir + "/agent.yaml";
@@ -37,10 +38,25 @@ struct Pool {
               "node,start,end\nup,0,100000\n");
     if (!std::filesystem::exists(config))
       s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
-    agents[node] = std::make_unique<Process>(std::vector<std::string>{
-        bin("piranha"), "agent", "--node", node, "--server", server.endpoint(), "--config", config, "--trace",
-        trace, "--trace-node", "up", "--piranha-output", s.dir + "/" + node + ".piranhas",
-        "--piranha-priority", "normal", "--campus-loans"});
+    std::vector<std::string> argv{bin("piranha"),
+                                  "agent",
+                                  "--node",
+                                  node,
+                                  "--server",
+                                  server.endpoint(),
+                                  "--config",
+                                  config,
+                                  "--trace",
+                                  trace,
+                                  "--trace-node",
+                                  "up",
+                                  "--piranha-output",
+                                  s.dir + "/" + node + ".piranhas",
+                                  "--piranha-priority",
+                                  "normal",
+                                  "--campus-loans"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    agents[node] = std::make_unique<Process>(argv);
   }
   void start_nps(std::vector<std::string> extra) {
     std::vector<std::string> argv = {bin("piranha"),    "nps",      "run", "--server",
@@ -48,10 +64,13 @@ struct Pool {
     argv.insert(argv.end(), extra.begin(), extra.end());
     nps = std::make_unique<Process>(argv);
   }
-  std::unique_ptr<Process> spin(int tasks, int task_ms) {
-    return std::make_unique<Process>(std::vector<std::string>{
-        "/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), bin("piranha"), "submit", bin("spin"),
-        "--tasks", std::to_string(tasks), "--task-ms", std::to_string(task_ms)});
+  std::unique_ptr<Process> spin(int tasks, int task_ms, const std::string& require = "") {
+    std::vector<std::string> argv{"/usr/bin/env", "PIRANHA_SERVER=" + server.endpoint(), bin("piranha"),
+                                  "submit"};
+    if (!require.empty()) argv.insert(argv.end(), {"--require", require});
+    argv.insert(argv.end(),
+                {bin("spin"), "--tasks", std::to_string(tasks), "--task-ms", std::to_string(task_ms)});
+    return std::make_unique<Process>(argv);
   }
   ts::Client client() { return ts::Client(server.endpoint()); }
 };
@@ -170,4 +189,44 @@ TEST_CASE(
   CHECK(contains(job->out(), "every task done once"));
   auto done = tasks_by_node(ca, 1);
   CHECK(done["a1"] + done["b1"] == 400);
+}
+
+TEST_CASE("campus live: a job requiring a label only another pool's node has runs on that node only") {
+  Scratch s;
+  Pool a(s), b(s);
+  a.add_agent("a1");
+  a.add_agent("a2");
+  // b's plain node first in b's node order: lending without requirements would pick it.
+  b.add_agent("b1");
+  b.add_agent("b2", {"--label", "gpu"});
+  auto ca = a.client();
+  auto cb = b.client();
+  REQUIRE(
+      wait_until([&] { return sys::list_nodes(ca).size() == 2 && sys::list_nodes(cb).size() == 2; }, 60s));
+  a.start_nps({});
+  b.start_nps({"--lend-to", "a", "--campus", "uni"});
+  REQUIRE(a.nps->wait_for_err("scheduling a1 a2"));
+  REQUIRE(b.nps->wait_for_err("scheduling b1 b2"));
+  auto campus = start_campus(s, a, b);
+  // 4 s of work for one node; a's nodes lack gpu, so the job is stranded in a, not congesting it.
+  auto job = a.spin(80, 50, "label=gpu");
+  INFO("campus: " << campus->err());
+  INFO("a's nps: " << a.nps->err());
+  INFO("b's nps: " << b.nps->err());
+  INFO("b2 (gpu): " << b.agents["b2"]->err());
+  INFO("b1: " << b.agents["b1"]->err());
+  REQUIRE(b.agents["b2"]->wait_for_err("started 1 piranha of a's job 1", 60s));
+  REQUIRE(job->wait(120s) == 0);
+  CHECK(contains(job->out(), "every task done once"));
+  auto done = tasks_by_node(ca, 1);
+  CHECK(done["b2"] == 80);
+  CHECK(done.size() == 1);  // neither a's nodes nor b's plain node did any of it
+  for (const char* n : {"a1", "a2"}) {
+    CAPTURE(n);
+    CHECK_FALSE(contains(a.agents[n]->err(), "started 1 piranha of job 1"));
+  }
+  CHECK_FALSE(contains(b.agents["b1"]->err(), "a's job 1"));
+  CHECK_FALSE(contains(b.nps->err(), "lending b1"));
+  campus->signal(SIGTERM);
+  CHECK(campus->wait() == 0);
 }

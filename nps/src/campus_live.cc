@@ -86,9 +86,27 @@ LiveCampusConfig load_live_campus(const std::string& path) {
 
 std::string subnet_state_json(const sched::SubnetState& state) {
   Json jobs = Json::array();
-  for (const auto& j : state.jobs)
-    jobs.push_back({{"id", j.id}, {"work_left", j.work_left}, {"tasks_left", j.tasks_left}});
-  return Json{{"jobs", jobs}, {"available", state.available}, {"idle", state.idle}}.dump();
+  for (const auto& j : state.jobs) {
+    Json job{{"id", j.id}, {"work_left", j.work_left}, {"tasks_left", j.tasks_left}};
+    // Only where there is one, so that a pool without requirements reports what it did before.
+    if (!j.requirement.empty()) {
+      job["requires"] = j.requirement.text();
+      job["stranded"] = j.stranded;
+    }
+    jobs.push_back(std::move(job));
+  }
+  Json out{{"jobs", jobs}, {"available", state.available}, {"idle", state.idle}};
+  if (!state.idle_nodes.empty()) {
+    Json idle = Json::array();
+    for (const auto& g : state.idle_nodes)
+      idle.push_back({{"count", g.count},
+                      {"cores", g.attributes.cores},
+                      {"memory", g.attributes.memory},
+                      {"arch", g.attributes.arch},
+                      {"labels", g.attributes.labels}});
+    out["idle_nodes"] = std::move(idle);
+  }
+  return out.dump();
 }
 
 std::optional<sched::SubnetState> subnet_state_from_json(const std::string& json) {
@@ -103,8 +121,34 @@ std::optional<sched::SubnetState> subnet_state_from_json(const std::string& json
     if (!job.is_object() || !job.value("id", Json()).is_number_integer() ||
         !job.value("work_left", Json()).is_number() || !job.value("tasks_left", Json()).is_number_integer())
       return std::nullopt;
-    s.jobs.push_back({job["id"].get<sched::JobId>(), job["work_left"].get<double>(),
-                      job["tasks_left"].get<std::int64_t>()});
+    sched::CampusJob c{job["id"].get<sched::JobId>(), job["work_left"].get<double>(),
+                       job["tasks_left"].get<std::int64_t>()};
+    if (job.contains("requires")) {
+      if (!job["requires"].is_string() || !job.value("stranded", Json()).is_boolean()) return std::nullopt;
+      // A text this version cannot read is a requirement no node satisfies (requirement.h).
+      c.requirement = sched::read_requirement(job["requires"].get<std::string>());
+      c.stranded = job["stranded"].get<bool>();
+    }
+    s.jobs.push_back(std::move(c));
+  }
+  if (j.contains("idle_nodes")) {
+    if (!j["idle_nodes"].is_array()) return std::nullopt;
+    for (const Json& g : j["idle_nodes"]) {
+      if (!g.is_object() || !g.value("count", Json()).is_number_integer() ||
+          !g.value("cores", Json()).is_number_integer() || !g.value("memory", Json()).is_number_integer() ||
+          !g.value("arch", Json()).is_string() || !g.value("labels", Json()).is_array())
+        return std::nullopt;
+      sched::IdleNodes i;
+      i.count = g["count"].get<std::int64_t>();
+      i.attributes.cores = g["cores"].get<std::int64_t>();
+      i.attributes.memory = g["memory"].get<std::int64_t>();
+      i.attributes.arch = g["arch"].get<std::string>();
+      for (const Json& l : g["labels"]) {
+        if (!l.is_string()) return std::nullopt;
+        i.attributes.labels.push_back(l.get<std::string>());
+      }
+      s.idle_nodes.push_back(std::move(i));
+    }
   }
   return s;
 }
@@ -139,9 +183,12 @@ CampusRound LiveCampus::round(double now, std::span<const SubnetReading> reading
     const auto it = readings[l.borrower].launches.find(l.job);
     if (it == readings[l.borrower].launches.end()) continue;
     const LiveSubnet& b = config_.subnets[l.borrower];
+    std::string requirement;
+    for (const auto& j : states[l.borrower].jobs)
+      if (j.id == l.job) requirement = j.requirement.text();
     out.loans[l.lender].push_back(sys::CampusLoan{config_.name, b.name, b.server, l.job, l.nodes,
                                                   it->second.program, it->second.args, it->second.cwd, "",
-                                                  now + config_.lease_seconds()});
+                                                  now + config_.lease_seconds(), requirement});
   }
   return out;
 }
@@ -156,7 +203,8 @@ bool LendTrust::allows(const sys::CampusLoan& loan) const {
 std::vector<std::optional<LentJob>> plan_lending(double now, std::span<const sys::CampusLoan> loans,
                                                  const LendTrust& trust, std::span<const bool> own,
                                                  std::span<const bool> available,
-                                                 std::span<const std::optional<LentJob>> serving) {
+                                                 std::span<const std::optional<LentJob>> serving,
+                                                 std::span<const sched::NodeAttributes> attributes) {
   // Borrowers by index, for the strategy's LoanKey; two campuses' loans of one job add up.
   std::vector<std::string> borrowers;
   auto borrower_index = [&](const std::string& name) {
@@ -166,20 +214,23 @@ std::vector<std::optional<LentJob>> plan_lending(double now, std::span<const sys
     return borrowers.size() - 1;
   };
   std::vector<sched::Loan> in_force;
+  std::vector<sched::Requirement> requirements;  // per loan in force
   for (const auto& l : loans) {
     if (l.expires <= now || l.nodes <= 0 || !trust.allows(l)) continue;
     const std::size_t b = borrower_index(l.borrower);
     auto it = std::find_if(in_force.begin(), in_force.end(),
                            [&](const sched::Loan& x) { return x.borrower == b && x.job == l.job; });
-    if (it == in_force.end())
+    if (it == in_force.end()) {
       in_force.push_back(sched::Loan{0, b, l.job, l.nodes, 0});
-    else
+      requirements.push_back(sched::read_requirement(l.requirement));
+    } else {
       it->nodes += l.nodes;
+    }
   }
   std::vector<std::optional<sched::LoanKey>> before(serving.size());
   for (std::size_t i = 0; i < serving.size(); ++i)
     if (serving[i]) before[i] = sched::LoanKey{borrower_index(serving[i]->borrower), serving[i]->job};
-  const auto now_serving = sched::lend_idle(in_force, own, available, before);
+  const auto now_serving = sched::lend_idle(in_force, own, available, before, requirements, attributes);
   std::vector<std::optional<LentJob>> out(now_serving.size());
   for (std::size_t i = 0; i < out.size(); ++i)
     if (now_serving[i]) out[i] = LentJob{borrowers[now_serving[i]->borrower], now_serving[i]->job};

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "piranha/base/input_error.h"
+#include "piranha/nps/campus_sim.h"
 
 using namespace piranha;
 using namespace piranha::nps;
@@ -137,4 +138,78 @@ TEST_CASE("plan_lending: own jobs first, only trusted loans in force, each at mo
   // After the expiry, nothing either.
   const auto late = plan_lending(60, loans, trust, own, available, serving);
   CHECK(std::none_of(late.begin(), late.end(), [](const auto& p) { return p.has_value(); }));
+}
+
+TEST_CASE("subnet state with requirements: jobs' requirements and idle nodes' attributes, to JSON and back") {
+  // Per node: 0 idle with gpu, 1 idle plain, 2 busy with gpu, 3 idle with gpu, 4 idle offering nothing.
+  const sched::NodeAttributes gpu{8, std::int64_t{16} << 30, "x86_64", {"gpu"}},
+      plain{4, 1 << 30, "x86_64", {}};
+  const std::vector<std::optional<sched::NodeAttributes>> offers{gpu, plain, gpu, gpu, std::nullopt};
+  std::vector<JobInfo> jobs(3);
+  jobs[0].id = 1;
+  jobs[1].id = 2;
+  jobs[1].requirement = "label=gpu";
+  jobs[2].id = 3;
+  jobs[2].requirement = "label=fpga";
+  for (auto& j : jobs) j.mean_task_time = 2, j.tasks_left = 10;
+  const sched::SubnetState s = subnet_state(jobs, {true, true, true, true, true},
+                                            {false, false, true, false, false}, {1, 1, 1, 1, 1}, offers);
+  CHECK(s.idle == 4);
+  CHECK(s.idle_nodes == std::vector<sched::IdleNodes>{{gpu, 2}, {plain, 1}});
+  CHECK_FALSE(s.jobs[0].stranded);
+  CHECK_FALSE(s.jobs[1].stranded);  // nodes 0, 2 and 3 have gpu
+  CHECK(s.jobs[2].stranded);        // none has fpga
+  const auto back = subnet_state_from_json(subnet_state_json(s));
+  REQUIRE(back);
+  CHECK(back->idle_nodes == s.idle_nodes);
+  CHECK(back->jobs[1].requirement == sched::parse_requirement("label=gpu"));
+  CHECK(back->jobs[2].stranded);
+  CHECK(back->jobs[0].requirement.empty());
+  // A state without requirements or attributes reports what it did before: no new keys.
+  sched::SubnetState plain_state;
+  plain_state.jobs = {{4, 12, 3}};
+  CHECK(subnet_state_json(plain_state) ==
+        R"({"available":0.0,"idle":0,"jobs":[{"id":4,"tasks_left":3,"work_left":12.0}]})");
+  CHECK_FALSE(subnet_state_from_json(R"({"jobs":[],"available":1,"idle":1,"idle_nodes":[{"count":1}]})"));
+}
+
+TEST_CASE(
+    "live campus round: a stranded job's loan names its requirement and comes from the lender that has it") {
+  LiveCampus campus(parse_live_campus(R"(subnets:
+  - {name: a, server: "tcp://127.0.0.1:7001"}
+  - {name: b, server: "tcp://127.0.0.1:7002", lends_to: [a]}
+  - {name: c, server: "tcp://127.0.0.1:7003", lends_to: [a]}
+)",
+                                      "c.yaml"));
+  sched::CampusJob job{7, 10, 4};  // little work: a is not congested
+  job.requirement = sched::parse_requirement("label=gpu");
+  job.stranded = true;
+  std::vector<SubnetReading> r{reading(100, {job}, 2, 2), reading(100, {}, 3, 3), reading(100, {}, 2, 2)};
+  sched::SubnetState c;
+  c.available = 2;
+  c.idle = 2;
+  c.idle_nodes = {{sched::NodeAttributes{8, 1 << 30, "x86_64", {"gpu"}}, 1}};
+  r[2].report->json = subnet_state_json(c);
+  const CampusRound round = campus.round(100.5, r);
+  CHECK(round.loans[1].empty());
+  REQUIRE(round.loans[2].size() == 1);
+  CHECK(round.loans[2][0].nodes == 1);
+  CHECK(round.loans[2][0].requirement == "label=gpu");
+}
+
+TEST_CASE("plan_lending: a loan with a requirement is served only by nodes that satisfy it") {
+  const std::vector<sys::CampusLoan> loans{
+      {"uni", "a", "tcp://a", 7, 2, "/bin/spin", {}, "/", "", 50, "label=gpu"},
+  };
+  const LendTrust trust{{"a"}, {}};
+  const bool own[] = {false, false, false};
+  const bool available[] = {true, true, true};
+  const std::vector<std::optional<LentJob>> serving(3);
+  const std::vector<sched::NodeAttributes> offers{
+      {4, 1 << 30, "x86_64", {}}, {4, 1 << 30, "x86_64", {"gpu"}}, {}};
+  const auto plan = plan_lending(20, loans, trust, own, available, serving, offers);
+  CHECK(plan == std::vector<std::optional<LentJob>>{std::nullopt, LentJob{"a", 7}, std::nullopt});
+  // Without attributes no node offers anything: the loan is not served.
+  const auto none = plan_lending(20, loans, trust, own, available, serving);
+  CHECK(std::none_of(none.begin(), none.end(), [](const auto& p) { return p.has_value(); }));
 }

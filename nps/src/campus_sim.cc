@@ -218,13 +218,29 @@ const char* to_string(CampusMode mode) {
 }
 
 sched::SubnetState subnet_state(const std::vector<JobInfo>& jobs, const std::vector<bool>& available,
-                                const std::vector<bool>& own, const std::vector<double>& fraction) {
+                                const std::vector<bool>& own, const std::vector<double>& fraction,
+                                std::span<const std::optional<sched::NodeAttributes>> attributes) {
   sched::SubnetState s;
-  for (const JobInfo& j : jobs)
-    s.jobs.push_back({j.id, static_cast<double>(j.tasks_left) * j.mean_task_time, j.tasks_left});
+  for (const JobInfo& j : jobs) {
+    sched::CampusJob c{j.id, static_cast<double>(j.tasks_left) * j.mean_task_time, j.tasks_left};
+    if (!j.requirement.empty()) {
+      c.requirement = sched::read_requirement(j.requirement);
+      c.stranded = std::none_of(attributes.begin(), attributes.end(),
+                                [&](const auto& a) { return a && sched::satisfies(c.requirement, *a); });
+    }
+    s.jobs.push_back(std::move(c));
+  }
   for (std::size_t k = 0; k < available.size(); ++k) {
     s.available += fraction[k];
-    if (available[k] && !own[k]) ++s.idle;
+    if (!available[k] || own[k]) continue;
+    ++s.idle;
+    if (k >= attributes.size() || !attributes[k]) continue;
+    const auto g = std::find_if(s.idle_nodes.begin(), s.idle_nodes.end(),
+                                [&](const sched::IdleNodes& i) { return i.attributes == *attributes[k]; });
+    if (g != s.idle_nodes.end())
+      ++g->count;
+    else
+      s.idle_nodes.push_back({*attributes[k], 1});
   }
   return s;
 }

@@ -360,8 +360,16 @@ class Shell {
     std::vector<bool> own_v(n), available_v(n);
     std::vector<double> fraction_v(n);
     std::vector<std::optional<LentJob>> serving(n);
+    // What each node offers jobs' requirements: for the state, only nodes whose agent is up (a
+    // job only down nodes satisfy is stranded, as `piranha jobs` says it waits).
+    std::vector<std::optional<sched::NodeAttributes>> offers(n);
+    std::vector<sched::NodeAttributes> offers_now(n);
     for (std::size_t i = 0; i < n; ++i) {
       const auto st = pool_.node(nodes[i]);
+      if (st && st->attributes) {
+        offers_now[i] = *st->attributes;
+        if (st->state != "down") offers[i] = st->attributes;
+      }
       available_v[i] = available[i] = st && st->available;
       own_v[i] = own_of[i] = own.count(nodes[i]) && own[nodes[i]];
       const auto f = fraction.find(nodes[i]);
@@ -369,7 +377,7 @@ class Shell {
       if (const auto w = lent_.find(nodes[i]); w != lent_.end()) serving[i] = w->second;
     }
     const double now = sys::wall_now();
-    const sched::SubnetState state = subnet_state(pool_.jobs(), available_v, own_v, fraction_v);
+    const sched::SubnetState state = subnet_state(pool_.jobs(), available_v, own_v, fraction_v, offers);
     sys::replace(*client_, sys::subnet_template(),
                  sys::SubnetReport{now, subnet_state_json(state)}.to_tuple());
     std::vector<sys::CampusLoan> loans;
@@ -377,7 +385,7 @@ class Shell {
       for (const auto& t : client_->rd_many(sys::kSpace, sys::loan_template(), 10'000))
         if (auto l = sys::CampusLoan::from_tuple(t)) loans.push_back(*l);
     const auto plan = plan_lending(now, loans, o_.lending, std::span<const bool>(own_of.get(), n),
-                                   std::span<const bool>(available.get(), n), serving);
+                                   std::span<const bool>(available.get(), n), serving, offers_now);
     for (std::size_t i = 0; i < n; ++i) {
       const auto w = lent_.find(nodes[i]);
       if (w != lent_.end() ? w->second == plan[i] : !plan[i]) continue;

@@ -1,5 +1,7 @@
 #include "piranha/agent/lending.h"
 
+#include "piranha/scheduler/requirement.h"
+
 namespace piranha {
 
 std::optional<sys::CampusLoan> loan_for(double now, const std::optional<sys::Lent>& lent,
@@ -18,7 +20,14 @@ std::optional<sys::CampusLoan> lent_job(double now, const AgentState& state, std
                                         std::span<const sys::CampusLoan> loans) {
   if (!state.available || state.stopping || !state.obeying_scheduler || state.target || own_running > 0)
     return std::nullopt;
-  return loan_for(now, lent, loans);
+  auto loan = loan_for(now, lent, loans);
+  // Its NPS serves a loan only with nodes that satisfy it; the agent checks again, as it does for
+  // its own pool's jobs, whoever chose them.
+  if (loan && !loan->requirement.empty() &&
+      !sched::satisfies(sched::read_requirement(loan->requirement),
+                        state.settings.attributes.value_or(sched::NodeAttributes{})))
+    return std::nullopt;
+  return loan;
 }
 
 bool same_foreign_job(const sys::CampusLoan& a, const sys::CampusLoan& b) {

@@ -59,3 +59,16 @@ TEST_CASE("same_foreign_job: the borrower, its server and the job's launch") {
   moved.server = "tcp://elsewhere:1";
   CHECK_FALSE(same_foreign_job(kLoans[0], moved));
 }
+
+TEST_CASE("lent_job: a loan whose requirement the node does not satisfy is refused") {
+  std::vector<sys::CampusLoan> loans{kLoans[0]};
+  loans[0].requirement = "label=gpu";
+  const std::optional<sys::Lent> lent = sys::Lent{"b1", "a", 7, 1};
+  AgentState s = idle_obeying();
+  CHECK_FALSE(lent_job(50, s, 0, lent, loans));  // no attributes published: it offers nothing
+  s.settings.attributes = sched::NodeAttributes{4, std::int64_t{8} << 30, "x86_64", {"fast"}};
+  CHECK_FALSE(lent_job(50, s, 0, lent, loans));
+  s.settings.attributes->labels = {"fast", "gpu"};
+  REQUIRE(lent_job(50, s, 0, lent, loans));
+  CHECK(lent_job(50, s, 0, lent, loans)->requirement == "label=gpu");
+}

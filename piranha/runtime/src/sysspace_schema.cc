@@ -475,17 +475,17 @@ ts::Tuple CampusLoan::to_tuple() const {
   // The arguments packed as jobexec packs them.
   const ts::Tuple launch = JobLaunch{job, program, args, cwd}.to_tuple();
   return ts::Tuple::of("loan", campus, borrower, server, job, nodes, program, launch.get<ts::Blob>(3), cwd,
-                       key, expires);
+                       key, expires, requirement);
 }
 std::optional<CampusLoan> CampusLoan::from_tuple(const ts::Tuple& t) {
   if (!shaped(t, "loan",
               {Type::String, Type::String, Type::String, Type::Int, Type::Int, Type::String, Type::Blob,
-               Type::String, Type::String, Type::Double}))
+               Type::String, Type::String, Type::Double, Type::String}))
     return std::nullopt;
   const auto launch =
       JobLaunch::from_tuple(ts::Tuple::of("jobexec", i_at(t, 4), s_at(t, 6), t.get<ts::Blob>(7), s_at(t, 8)));
-  return CampusLoan{s_at(t, 1), s_at(t, 2),   s_at(t, 3), i_at(t, 4), i_at(t, 5),
-                    s_at(t, 6), launch->args, s_at(t, 8), s_at(t, 9), d_at(t, 10)};
+  return CampusLoan{s_at(t, 1),   s_at(t, 2), s_at(t, 3), i_at(t, 4),  i_at(t, 5), s_at(t, 6),
+                    launch->args, s_at(t, 8), s_at(t, 9), d_at(t, 10), s_at(t, 11)};
 }
 
 ts::Tuple Lent::to_tuple() const {
@@ -502,12 +502,12 @@ ts::Template subnet_template() {
 ts::Template loan_template() {
   return ts::Template({tag("loan"), any(Type::String), any(Type::String), any(Type::String), any(Type::Int),
                        any(Type::Int), any(Type::String), any(Type::Blob), any(Type::String),
-                       any(Type::String), any(Type::Double)});
+                       any(Type::String), any(Type::Double), any(Type::String)});
 }
 ts::Template loan_template(const std::string& campus, const std::string& borrower, std::int64_t job) {
   return ts::Template({tag("loan"), str(campus), str(borrower), any(Type::String), num(job), any(Type::Int),
                        any(Type::String), any(Type::Blob), any(Type::String), any(Type::String),
-                       any(Type::Double)});
+                       any(Type::Double), any(Type::String)});
 }
 ts::Template lent_template() {
   return ts::Template({tag("lent"), any(Type::String), any(Type::String), any(Type::Int), any(Type::Int)});

@@ -176,10 +176,11 @@ TEST_CASE("campus tuples: subnet, loan and lent round-trip and match their templ
   const sys::SubnetReport r{12.5, "{}"};
   CHECK(sys::SubnetReport::from_tuple(r.to_tuple())->json == "{}");
   CHECK(sys::subnet_template().matches(r.to_tuple()));
-  const sys::CampusLoan l{"campus",    "physics",       "tcp://a:7000", 4,  3,
-                          "/bin/spin", {"-n", "", "9"}, "/tmp",         "", 99.5};
+  const sys::CampusLoan l{"campus", "physics", "tcp://a:7000", 4,          3, "/bin/spin", {"-n", "", "9"},
+                          "/tmp",   "",        99.5,           "label=gpu"};
   const auto back = sys::CampusLoan::from_tuple(l.to_tuple());
   REQUIRE(back);
+  CHECK(back->requirement == "label=gpu");
   CHECK(back->args == l.args);
   CHECK(back->server == "tcp://a:7000");
   CHECK(back->nodes == 3);

@@ -119,11 +119,14 @@ struct LentJob {
 // of one length) whether scheduler 0 gave it a job of its own, whether it is available, and the
 // loan it served at the previous tick, the job each node serves now (nullopt: none). Loans
 // expired at `now` or that `trust` refuses are left out; the rest are served by
-// sched::lend_idle (own jobs first, each loan at most its count, nodes keeping their loan).
+// sched::lend_idle (own jobs first, each loan at most its count, nodes keeping their loan, a loan
+// with a requirement only by nodes that satisfy it). `attributes` (empty, or one per node) is
+// what each node offers (the default: nothing, so it serves only loans without a requirement).
 std::vector<std::optional<LentJob>> plan_lending(double now, std::span<const sys::CampusLoan> loans,
                                                  const LendTrust& trust, std::span<const bool> own,
                                                  std::span<const bool> available,
-                                                 std::span<const std::optional<LentJob>> serving);
+                                                 std::span<const std::optional<LentJob>> serving,
+                                                 std::span<const sched::NodeAttributes> attributes = {});
 
 // `piranha nps campus`: reads the subnets every period, decides, writes the loans (each lender's
 // loans by atomic replace per (campus, borrower, job), the ones no longer in force taken), until

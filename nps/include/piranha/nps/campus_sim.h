@@ -124,7 +124,13 @@ CampusOutcome simulate_campus(const CampusConfig& config, const CampusWorld& wor
 // mean task time), and per node whether it is available now, whether scheduler 0 gave it a job
 // of the subnet's own, and its monitor's predicted available fraction. What a live campus would
 // read from each subnet's NPS as well.
+//
+// `attributes` (empty, or one per node) is what each node offers jobs' requirements, nullopt for
+// a node that offers nothing or whose agent is down: the idle nodes' attributes go in the state
+// (SubnetState::idle_nodes), and a job with a requirement (JobInfo::requirement) that none of the
+// nodes satisfies is stranded (CampusJob::stranded).
 sched::SubnetState subnet_state(const std::vector<JobInfo>& jobs, const std::vector<bool>& available,
-                                const std::vector<bool>& own, const std::vector<double>& fraction);
+                                const std::vector<bool>& own, const std::vector<double>& fraction,
+                                std::span<const std::optional<sched::NodeAttributes>> attributes = {});
 
 }  // namespace piranha::nps

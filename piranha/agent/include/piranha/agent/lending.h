@@ -6,7 +6,9 @@
 // The node's own pool always comes first: a foreign job runs only while scheduler 0 is obeyed and
 // assigns this node no job of its own, the node is available, the agent is not stopping and none
 // of its own piranhas runs, and its NPS's ("lent", node, ...) record names a loan in force (not
-// expired). When any of these stops holding, the foreign piranhas retreat as for an owner.
+// expired), and the node satisfies the loan's requirement (its AgentSettings::attributes; its NPS
+// lends it only for loans it satisfies, this is the agent's own check, as for its own pool's
+// jobs). When any of these stops holding, the foreign piranhas retreat as for an owner.
 #pragma once
 
 #include <optional>

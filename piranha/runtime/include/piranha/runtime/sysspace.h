@@ -381,8 +381,9 @@ struct EvalRecord {
 
 // ("subnet", time, json): the pool's state as its NPS last reported it to a
 // campus (docs/nps.md, "Hierarchy"): `json` holds its live jobs with their
-// predicted work and tasks left, its nodes predicted available and its idle
-// nodes. One, rewritten by the NPS by atomic replace. An extension of the schema.
+// predicted work and tasks left (and requirements), its nodes predicted
+// available and its idle nodes (and their attributes). One, rewritten by the NPS by atomic replace. An
+// extension of the schema.
 struct SubnetReport {
   double time = 0;
   std::string json;
@@ -391,11 +392,13 @@ struct SubnetReport {
 };
 
 // ("loan", campus, borrower, server, job, nodes, program, args, cwd, key,
-// expires): campus `campus` lends `nodes` idle nodes of this pool to job
-// `job` of pool `borrower`, whose server is `server`, until `expires` (wall
-// time) unless rewritten. The job's program, arguments and working directory
-// are its jobexec's on the borrower; `key` is the secret key (Z85 text) that
-// reaches only that job on the borrower, empty for a borrower without --auth.
+// expires, requirement): campus `campus` lends `nodes` idle nodes of this
+// pool to job `job` of pool `borrower`, whose server is `server`, until
+// `expires` (wall time) unless rewritten. The job's program, arguments and
+// working directory are its jobexec's on the borrower; `key` is the secret
+// key (Z85 text) that reaches only that job on the borrower, empty for a
+// borrower without --auth; `requirement` is the job's ("jobreq", ...) text
+// (canonical; empty: none), which every node serving the loan satisfies.
 // One per (campus, borrower, job), rewritten by the campus each period. An
 // extension of the schema.
 struct CampusLoan {
@@ -407,6 +410,7 @@ struct CampusLoan {
   std::string cwd;
   std::string key;
   double expires = 0;
+  std::string requirement{};
   ts::Tuple to_tuple() const;
   static std::optional<CampusLoan> from_tuple(const ts::Tuple& t);
 };
