@@ -143,8 +143,8 @@ void Evaluator::load() {
       auto& e = m.schedulers[j.value("scheduler", std::int64_t{0})];
       ++e.changes;
     } else if (r.kind == "job") {
-      ObservedJob o{j.value("id", JobId{0}), j.value("arrival", 0.0), j.value("tasks", std::int64_t{1}),
-                    j.value("task_time", 0.0), j.value("end", 0.0)};
+      ObservedJob o{j.value("id", JobId{0}),   j.value("arrival", 0.0), j.value("tasks", std::int64_t{1}),
+                    j.value("task_time", 0.0), j.value("end", 0.0),     j.value("requires", "")};
       m.jobs[o.id] = o;
       // The job's own count: its retreats, of which its owner's; the rest gave way.
       const auto owner = j.value("owner_retreats", std::int64_t{0});
@@ -263,6 +263,7 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     o.arrival = number_of(j, "arrival");
     o.tasks = int_of(j, "tasks", 1);
     if (j["measured"].is_bool() && j["measured"].as_bool()) o.task_time = number_of(j, "task_time");
+    if (j["requires"].is_string()) o.requirement = j["requires"].as_string();
     m.retreats[id] = {int_of(j, "retreats", 0), int_of(j, "owner_retreats", 0)};
     names_[id] = j["name"].is_string() ? j["name"].as_string() : "";
   }
@@ -273,16 +274,18 @@ void Evaluator::observe_jobs(const Value& s, std::set<JobId>& live, double now) 
     const auto r = m.retreats[id];
     remember_ended(m, {id, names_[id], o.arrival, now, r.second, r.first - r.second});
     if (!recording_) continue;
-    write("job", now,
-          {{"id", id},
-           {"name", names_[id]},
-           {"arrival", o.arrival},
-           {"end", now},
-           {"turnaround", now - o.arrival},
-           {"tasks", o.tasks},
-           {"task_time", o.task_time},
-           {"retreats", r.first},
-           {"owner_retreats", r.second}});
+    json record{{"id", id},
+                {"name", names_[id]},
+                {"arrival", o.arrival},
+                {"end", now},
+                {"turnaround", now - o.arrival},
+                {"tasks", o.tasks},
+                {"task_time", o.task_time},
+                {"retreats", r.first},
+                {"owner_retreats", r.second}};
+    // Only where there is one, so that a pool without requirements writes what it did before.
+    if (!o.requirement.empty()) record["requires"] = o.requirement;
+    write("job", now, record);
   }
 }
 
@@ -313,6 +316,8 @@ void Evaluator::estimate(double now) {
     if (s.end > from) o.spans.push_back({s.node, std::max(s.start, from), s.end, s.available, s.job});
   for (const auto& [name, n] : m.nodes) {
     o.nodes.push_back(name);
+    // What it offers now: a replay respects the jobs' requirements as the live schedulers do.
+    if (const auto st = env_.pool->node(name); st && st->attributes) o.attributes[name] = *st->attributes;
     if (n.open) o.spans.push_back({name, std::max(n.open->start, from), now, n.open->available, n.open->job});
   }
   double sum = 0;

@@ -113,6 +113,38 @@ TEST_CASE("evaluator: spans, decisions, ended jobs and estimates are records in 
   CHECK(e["obeyed"] == Value(0));
 }
 
+TEST_CASE("evaluator: the replays respect the jobs' requirements, and the job record keeps them") {
+  for (const bool gpu : {false, true}) {
+    CAPTURE(gpu);
+    ScriptedPool pool;
+    pool.add_node("ws01");
+    if (gpu) pool.status["ws01"].attributes = sched::NodeAttributes{4, 1 << 30, "x86_64", {"gpu"}};
+    EvaluatorRig r(pool, program("FCFS", "TSK", ""));
+    pool.job_list = {testing::job(1, 0, 2, 50)};
+    r.tick(0);
+    pool.status["ws01"].running = 1;
+    pool.job_list.push_back(testing::job(2, 1, 0.5, 2));
+    pool.job_list.back().requirement = "label=gpu";
+    r.tick(1);
+    pool.status["ws01"].running = 2;
+    r.tick(2);
+    pool.job_list.erase(pool.job_list.begin() + 1);
+    pool.status["ws01"].running = 1;
+    r.tick(3);
+    const auto jobs = kept(pool, "job");
+    REQUIRE(jobs.size() == 1);
+    CHECK(jobs[0]["requires"] == "label=gpu");
+    // Replayed under TSK, job 2 gets ws01 at once only when ws01 has gpu; otherwise it waits
+    // until the replay stops, as FCFS makes it wait.
+    const Value e = r.eval();
+    REQUIRE(e["schedulers"]["1"]["estimate"].is_number());
+    if (gpu)
+      CHECK(e["schedulers"]["1"]["estimate"].as_number() < 5);
+    else
+      CHECK(e["schedulers"]["1"]["estimate"] == Value(5.0));
+  }
+}
+
 // The live NPS's way: the replays run on a thread of their own while the
 // ticks go on, and a later calculation takes their outcome (scripts/test.sh
 // runs this case under ThreadSanitizer too). When is not fixed: a fast

@@ -58,7 +58,9 @@ Replay make_replay(const Observation& o, double step, std::int64_t max_steps) {
     r.jobs.push_back(s);
     r.work[j.id] = static_cast<double>(s.tasks * s.task_time) * step;  // as simulated: whole steps
     if (j.end) r.ended.push_back(j.id);
+    if (!j.requirement.empty()) r.requirements.requirements[j.id] = j.requirement;
   }
+  r.requirements.attributes = o.attributes;
   return r;
 }
 
@@ -72,7 +74,8 @@ std::map<JobId, double> replay_turnarounds(const Replay& r, const ShadowPlan& pl
   // with that length: the replay's cost stays bounded when live jobs have
   // much work left.
   o.max_steps = 2 * r.trace.length;
-  const sched::SimResult result = simulate_program(std::nullopt, r.trace, r.jobs, plan.strategy, o, seed);
+  const sched::SimResult result =
+      simulate_program(std::nullopt, r.trace, r.jobs, plan.strategy, o, seed, {}, r.requirements);
   std::map<JobId, double> turnaround;
   for (const auto& j : result.jobs)
     turnaround[j.id] = static_cast<double>(j.completion.value_or(result.steps) - j.arrival) * r.step;

@@ -153,4 +153,32 @@ TEST_CASE("run_round: a node's predictor is scored on its history, as piranha pr
 }
 
 }  // namespace
+TEST_CASE("replay: a job with a requirement runs only on the nodes that satisfy it, as live") {
+  // "plain" is available all along; "gpu", the only node with label gpu, only from 50 on. The job
+  // (10 tasks of 1 s, requiring gpu) arrives at 0.
+  Observation o;
+  o.nodes = {"gpu", "plain"};
+  o.spans = {{"plain", 0, 100, true, std::nullopt},
+             {"gpu", 0, 50, false, std::nullopt},
+             {"gpu", 50, 100, true, std::nullopt}};
+  o.end = 100;
+  o.jobs = {{1, 0, 10, 1.0, 60.0, "label=gpu"}};
+  o.attributes["gpu"] = sched::NodeAttributes{4, 1 << 30, "x86_64", {"gpu"}};
+  o.attributes["plain"] = sched::NodeAttributes{4, 1 << 30, "x86_64", {}};
+  const ShadowPlan plan{"TSK", 1, true};
+  const auto on_gpu = estimate_mean_turnaround(make_replay(o, 1), plan);
+  REQUIRE(on_gpu);
+  CHECK(*on_gpu >= 60);  // it waited for the gpu node: the plain node did none of it
+  CHECK(*on_gpu <= 62);
+  // Without the requirement it runs at once on the plain node.
+  o.jobs[0].requirement.clear();
+  const auto anywhere = estimate_mean_turnaround(make_replay(o, 1), plan);
+  REQUIRE(anywhere);
+  CHECK(*anywhere <= 11);
+  // A job no node satisfies never runs: it counts as ending when the replay stops (twice the
+  // observation).
+  o.jobs[0].requirement = "label=fpga";
+  CHECK(*estimate_mean_turnaround(make_replay(o, 1), plan) == 200);
+}
+
 }  // namespace piranha::nps

@@ -65,6 +65,8 @@ std::optional<NodeStatus> SimPool::node(std::string_view name) const {
   s.available = up;
   s.running = model_.job(*n);
   s.by = "scheduler 0";
+  if (const std::size_t k = index_.find(name)->second.second; k < attributes_.size())
+    s.attributes = attributes_[k];
   return s;
 }
 
@@ -91,6 +93,7 @@ std::vector<JobInfo> SimPool::jobs() const {
     j.tasks_left = q.tasks_left;
     j.attained = q.attained;
     j.queue_length_at_arrival = q.queue_length_at_arrival;
+    if (const auto r = requirements_.find(q.id); r != requirements_.end()) j.requirement = r->second;
     out.push_back(j);
   }
   return out;
@@ -144,9 +147,17 @@ void apply_overrides(trellis::Program& p, const Overrides& o) {
 sched::SimResult simulate_program(const std::optional<trellis::Program>& program,
                                   const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
                                   const std::string& strategy, const sched::SimOptions& options,
-                                  std::uint64_t seed, const std::function<void()>& tick) {
+                                  std::uint64_t seed, const std::function<void()>& tick,
+                                  const SimRequirements& requirements) {
   sched::PoolModel model(trace, jobs, options, sched::canonical_strategy_name(strategy), seed);
   SimPool pool(model, trace, options.start);
+  if (!requirements.attributes.empty() || !requirements.requirements.empty()) {
+    std::vector<std::optional<sched::NodeAttributes>> offers(trace.nodes.size());
+    for (std::size_t n = 0; n < trace.nodes.size(); ++n)
+      if (const auto a = requirements.attributes.find(trace.nodes[n]); a != requirements.attributes.end())
+        offers[n] = a->second;
+    pool.set_requirements(std::move(offers), requirements.requirements);
+  }
   trellis::Registry types;
   add_nps_types(types, Environment{&pool, make_memory()});
   trellis::Program p;

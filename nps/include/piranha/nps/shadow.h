@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "piranha/nps/pool.h"
+#include "piranha/nps/simulate.h"
 #include "piranha/scheduler/avail_trace.h"
 #include "piranha/scheduler/job_list.h"
 
@@ -37,6 +38,7 @@ struct ObservedJob {
   std::int64_t tasks = 1;
   double task_time = 0;  // mean seconds per task as measured; 0 when never seen measured
   std::optional<double> end;
+  std::string requirement{};  // its ("jobreq", ...) text; empty: none
 };
 
 struct Observation {
@@ -44,6 +46,8 @@ struct Observation {
   std::vector<ObservedSpan> spans;
   std::vector<ObservedJob> jobs;
   double end = 0;  // the observation's end (now)
+  // What each node offers jobs' requirements (requirement.h); a node not here offers nothing.
+  std::map<std::string, sched::NodeAttributes> attributes{};
 };
 
 // The observation as a simulator input of `step` seconds per step (made
@@ -66,6 +70,9 @@ struct Replay {
   std::vector<JobId> ended;      // the jobs whose turnaround counts
   std::map<JobId, double> work;  // seconds of work each replayed job was given, in whole steps
   double step = 1, origin = 0;
+  // The nodes' attributes and the jobs' requirements, which the replay respects as the live
+  // schedulers do: a job runs only on nodes that satisfy it.
+  SimRequirements requirements;
 };
 Replay make_replay(const Observation& o, double step, std::int64_t max_steps = 20000);
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,16 @@ class SimPool : public Pool {
 
   std::int64_t heartbeats() const { return heartbeats_; }
 
+  // What the pool's nodes offer and its jobs require (requirement.h), for a simulation that
+  // respects requirements (the evaluator's replays): `attributes` per node of this pool, in its
+  // order (empty, or nullopt for a node: it offers nothing), `requirements` per job (a job not
+  // there requires nothing). Without them, no node offers anything and no job requires anything.
+  void set_requirements(std::vector<std::optional<sched::NodeAttributes>> attributes,
+                        std::map<JobId, std::string> requirements) {
+    attributes_ = std::move(attributes);
+    requirements_ = std::move(requirements);
+  }
+
   // The model's indices of this pool's nodes, in its order.
   const std::vector<std::size_t>& model_nodes() const { return nodes_; }
   // The job scheduler 0 last assigned to this pool's k-th node (nullopt:
@@ -70,6 +81,8 @@ class SimPool : public Pool {
   const AvailabilityTrace& trace_;
   std::int64_t start_;
   std::int64_t heartbeats_ = 0;
+  std::vector<std::optional<sched::NodeAttributes>> attributes_;
+  std::map<JobId, std::string> requirements_;
 };
 
 // Command-line overrides of an NPS program's scheduler 0 (and of its
@@ -89,16 +102,26 @@ void check_covers(const trellis::Program& program, const std::vector<std::string
 // Applies `o` to `program` (scheduler with id 0 and every monitor).
 void apply_overrides(trellis::Program& program, const Overrides& o);
 
+// What a simulated pool's nodes offer and its jobs require (SimPool::set_requirements), by
+// node name and job id.
+struct SimRequirements {
+  std::map<std::string, sched::NodeAttributes> attributes;
+  std::map<JobId, std::string> requirements;
+};
+
 // One simulated run of `program` (nullopt: the standard program for the
 // trace's nodes with `strategy`, options.period, options.window,
 // options.predictor, options.spill and options.on_events) with scheduler 0
 // running `strategy`. `tick`, when set, is called on the calling thread
 // once the trellis is built and again after each tick (one simulated step),
-// so that a caller can time the ticks; it must not throw. Throws InputError
-// for a bad program and std::invalid_argument / InputError as simulate() does.
+// so that a caller can time the ticks; it must not throw. `requirements`: what
+// the nodes offer and the jobs require, which every scheduler of the program
+// respects (none by default). Throws InputError for a bad program and
+// std::invalid_argument / InputError as simulate() does.
 sched::SimResult simulate_program(const std::optional<trellis::Program>& program,
                                   const AvailabilityTrace& trace, const std::vector<sched::Job>& jobs,
                                   const std::string& strategy, const sched::SimOptions& options,
-                                  std::uint64_t seed, const std::function<void()>& tick = {});
+                                  std::uint64_t seed, const std::function<void()>& tick = {},
+                                  const SimRequirements& requirements = {});
 
 }  // namespace piranha::nps
