@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libzmq3-dev cppzmq-dev
+  libsodium-dev     # sealed keys across pools (piranha/access/sealed_key.h)
   libmsgpack-cxx-dev
   libboost-fiber-dev libboost-context-dev
   libyaml-cpp-dev
