@@ -64,7 +64,7 @@ AuthConfig parse_auth_config(const std::string& text, const std::string& name) {
       auto role = rights::role_from(r.text(entry, "role", what + ".role"));
       if (!role)
         r.fail(Reader::mark_of(entry, "role"),
-               what + ".role must be one of: admin, scheduler, agent, job, owner, got '" +
+               what + ".role must be one of: admin, scheduler, agent, job, owner, campus, got '" +
                    entry["role"].Scalar() + "'");
       a.principal.role = *role;
       bool has_node = *role == rights::Role::Agent || *role == rights::Role::Owner;

@@ -62,8 +62,9 @@ TEST_CASE("a bad auth file is refused with its line and the problem") {
         "auth.yaml:2: unknown key 'nodes' in clients[0] (expected one of: name, key, role, node, spaces)");
   CHECK(error_of("clients:\n  - {name: a, key: " + k + "}\n", "auth.yaml") ==
         "auth.yaml:2: clients[0].role is missing");
-  CHECK(error_of("clients:\n  - {name: a, key: " + k + ", role: root}\n", "auth.yaml") ==
-        "auth.yaml:2: clients[0].role must be one of: admin, scheduler, agent, job, owner, got 'root'");
+  CHECK(
+      error_of("clients:\n  - {name: a, key: " + k + ", role: root}\n", "auth.yaml") ==
+      "auth.yaml:2: clients[0].role must be one of: admin, scheduler, agent, job, owner, campus, got 'root'");
   CHECK(error_of("clients:\n  - {name: a, key: " + k + ", role: job, node: ws01}\n", "auth.yaml") ==
         "auth.yaml:2: clients[0].node is for agents and owners only, not a job");
   CHECK(error_of(

@@ -83,7 +83,7 @@ Record record_of(const ts::Template& t) {
 // The records an agent writes about its own node, field 1 naming it.
 bool node_record(std::string_view tag) {
   return tag == "node" || tag == "nodewhy" || tag == "nodeattr" || tag == "running" || tag == "ap" ||
-         tag == "agentbeat";
+         tag == "agentbeat" || tag == "agentkey";
 }
 
 std::string nodes_words(const std::string* node) {
@@ -109,6 +109,7 @@ std::string record_words(const Record& r) {
   if (tag == "running") return nodes_words(r.field1) + " record of the job it runs";
   if (tag == "ap") return nodes_words(r.field1) + " availability periods";
   if (tag == "agentbeat") return nodes_words(r.field1) + " heartbeat interval";
+  if (tag == "agentkey") return nodes_words(r.field1) + " agent public key";
   if (tag == "heartbeat")
     return is(r.field1, "scheduler") ? std::string("a scheduler's heartbeat")
                                      : nodes_words(r.field2) + " agent heartbeat";
@@ -118,7 +119,7 @@ std::string record_words(const Record& r) {
   if (tag == "eval") return "an evaluator record";
   if (tag == "subnet") return "the pool's state for a campus";
   if (tag == "lent") return nodes_words(r.field1) + " lent-job record";
-  if (tag == "loan") return "a campus's loan";
+  if (tag == "loan") return r.field1 ? "campus " + *r.field1 + "'s loan" : "every campus's loans";
   if (tag == "jobseq" || tag == "jobseq.created") return "the job-id counter";
   if (tag == "jobheld") return jobs_words(r.id) + " hold by " + nodes_words(r.field2) + " agent";
   if (tag == "joblost")
@@ -151,7 +152,8 @@ std::string needs(const Record& r, const PoolFacts& facts) {
            or_admin;
   if (node_record(tag) || (tag == "heartbeat" && !is(r.field1, "scheduler")) || tag == "jobheld" ||
       tag == "joblost" || tag == "jobkey")
-    return node ? "that needs node " + *node + "'s agent key" + or_admin
+    return node ? "that needs node " + *node + "'s agent key" +
+                      (tag == "jobkey" ? ", the campus role named " + *node : std::string()) + or_admin
                 : "every node's needs admin (an agent names its own node, field " +
                       std::string(tag == "heartbeat" || tag.rfind("job", 0) == 0 ? "2" : "1") + ")";
   if (tag == "owner" || tag == "complaint")
@@ -160,6 +162,9 @@ std::string needs(const Record& r, const PoolFacts& facts) {
   if (tag == "assign" || tag == "heartbeat" || tag == "eval" || tag == "subnet" || tag == "lent")
     return "that needs the scheduler role" + or_admin;
   if (tag == "jobseq" || tag == "jobseq.created") return "that needs the job role" + or_admin;
+  if (tag == "loan")
+    return r.field1 ? "that needs the campus role named " + *r.field1 + or_admin
+                    : "every campus's needs admin (a campus names itself, field 1)";
   if (tag == "jobowner") return "the server writes it as a job id is taken; removing it needs admin";
   if (is_job_record(tag))
     return r.id ? job_owner_problem(*r.id, facts)
@@ -255,6 +260,16 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
             "it");
       return not_its();
     }
+    case Role::Campus:
+      if (*tag == "loan") return is(r.field1, who.name) ? allow() : not_its();
+      if (*tag == "jobkey") {
+        if (!r.id || !str_at(t, 3) || !ts::is_z85_key(*str_at(t, 3)))
+          return no("a piranha key record holds a job id, a node and a CURVE public key in Z85 text");
+        if (!is(r.field2, who.name)) return not_its();
+        if (ended_job(*r.id, facts)) return no("job " + std::to_string(*r.id) + " has ended");
+        return allow();
+      }
+      return not_its();
     case Role::Piranha:
       if (*tag == "jobtime" && r.id == who.job) return allow();  // its job's start
       return no("a piranha writes only job " + std::to_string(who.job) + "'s jobtime record");
@@ -315,6 +330,10 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
       return no("an agent takes only node " + who.node +
                 "'s records, and the records of ended jobs (by job id)");
     }
+    case Role::Campus:
+      if ((*tag == "loan" && is(r.field1, who.name)) || (*tag == "jobkey" && is(r.field2, who.name)))
+        return allow();
+      return not_its();
     case Role::Piranha:
       if (*tag == "jobtime" && r.id == who.job) return allow();
       return no("a piranha takes only job " + std::to_string(who.job) + "'s jobtime record");
@@ -450,13 +469,14 @@ std::string_view name(Role r) {
     case Role::Agent: return "agent";
     case Role::Job: return "job";
     case Role::Owner: return "owner";
+    case Role::Campus: return "campus";
     case Role::Piranha: return "piranha";
   }
   return "?";
 }
 
 std::optional<Role> role_from(std::string_view text) {
-  for (Role r : {Role::Admin, Role::Scheduler, Role::Agent, Role::Job, Role::Owner})
+  for (Role r : {Role::Admin, Role::Scheduler, Role::Agent, Role::Job, Role::Owner, Role::Campus})
     if (name(r) == text) return r;
   return std::nullopt;
 }

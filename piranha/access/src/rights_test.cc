@@ -35,6 +35,7 @@ Principal ws01{"ws01", Role::Agent, "ws01", {}};
 Principal alice{"alice", Role::Job, "", {}};
 Principal bob{"bob", Role::Job, "", {}};
 Principal owner01{"pat", Role::Owner, "ws01", {}};
+Principal uni{"uni", Role::Campus, "", {}};
 
 Facts pool() {
   Facts f;
@@ -321,7 +322,7 @@ TEST_CASE("the scheduler writes assignments, its heartbeats and evaluator record
   CHECK(!allowed(nps, take(kSys, sys::eval_template())));
 }
 
-TEST_CASE("the scheduler writes the pool's campus state and its lent-job records, and loans are admin's") {
+TEST_CASE("the scheduler writes the pool's campus state and its lent-job records, and loans are a campus's") {
   CHECK(allowed(nps, out(kSys, sys::SubnetReport{1.0, "{}"}.to_tuple())));
   CHECK(allowed(nps, take(kSys, sys::subnet_template())));
   CHECK(allowed(nps, out(kSys, sys::Lent{"ws01", "a", 3, 1}.to_tuple())));
@@ -414,6 +415,53 @@ TEST_CASE("an agent announces and withdraws keys for its own node's piranhas of 
   CHECK(!allowed(nps, out(kSys, sys::JobKey{3, "ws01", key}.to_tuple())));
 }
 
+TEST_CASE("a campus writes its own loans, and piranha keys in its own name of live jobs; nothing else") {
+  const std::string key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+  const sys::CampusLoan loan{"uni", "a", "tcp://a:1", 3, 1, "/bin/spin", {}, "/", "", 9};
+  CHECK(allowed(uni, out(kSys, loan.to_tuple())));
+  CHECK(allowed(uni, take(kSys, sys::loan_template("uni", "a", 3))));
+  sys::CampusLoan other = loan;
+  other.campus = "rival";
+  CHECK(why(uni, out(kSys, other.to_tuple())) ==
+        "key \"uni\" (role campus) may not write campus rival's loan: that needs the campus role named rival "
+        "or "
+        "admin (docs/security.md)");
+  CHECK(!allowed(uni, take(kSys, sys::loan_template("rival", "a", 3))));
+  CHECK(!allowed(uni, take(kSys, sys::loan_template())));
+  CHECK(!allowed(ws01, out(kSys, loan.to_tuple())));
+  // On the borrower: its loans' piranha keys, of live jobs, in its own name.
+  CHECK(allowed(uni, out(kSys, sys::JobKey{3, "uni", key}.to_tuple())));
+  CHECK(allowed(uni, take(kSys, sys::jobkey_template(3, "uni"))));
+  CHECK(!allowed(uni, out(kSys, sys::JobKey{3, "ws01", key}.to_tuple())));
+  CHECK(!allowed(uni, take(kSys, sys::jobkey_template(3, "ws01"))));
+  CHECK(!allowed(uni, take(kSys, sys::jobkey_template(3))));
+  CHECK(!allowed(uni, out(kSys, sys::JobKey{3, "uni", "not a key"}.to_tuple())));
+  CHECK(why(uni, out(kSys, sys::JobKey{4, "uni", key}.to_tuple())) ==
+        "key \"uni\" (role campus) may not write job 4's piranha key on uni: job 4 has ended "
+        "(docs/security.md)");
+  // Nothing of the pool's own: no job's space, records, nodes or assignments.
+  CHECK(!allowed(uni, on(Op::Rd, "job.3")));
+  CHECK(!allowed(uni, take(kSys, sys::job_template(3), 10000)));
+  CHECK(!allowed(uni, out(kSys, sys::Lent{"ws01", "a", 3, 1}.to_tuple())));
+  CHECK(!allowed(uni, out(kSys, sys::NodeRecord{"ws01", 1, 1, sys::NodeState::Down, 1}.to_tuple())));
+  CHECK(allowed(uni, on(Op::RdMany, kSys)));
+  // The piranha its key is admitted as: job 3's space and records only.
+  const Principal lent = piranha_of(3, "uni");
+  CHECK(allowed(lent, on(Op::Rd, "job.3")));
+  CHECK(!allowed(lent, on(Op::Rd, "job.4")));
+}
+
+TEST_CASE("an agent publishes its own node's public key only") {
+  const std::string key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+  CHECK(allowed(ws01, out(kSys, sys::AgentKey{"ws01", key}.to_tuple())));
+  CHECK(allowed(ws01, take(kSys, sys::agentkey_template("ws01"))));
+  CHECK(why(ws01, out(kSys, sys::AgentKey{"ws02", key}.to_tuple())) ==
+        "key \"ws01\" (role agent) may not write node ws02's agent public key: that needs node ws02's agent "
+        "key "
+        "or admin (docs/security.md)");
+  CHECK(!allowed(uni, out(kSys, sys::AgentKey{"ws01", key}.to_tuple())));
+}
+
 TEST_CASE("a refusal says in words what was refused and which key or role it needs, and shows no tuple") {
   CHECK(
       why(alice, out(kSys, sys::OwnerBlock{"ws01", 1.79579e9, 1.8e9}.to_tuple())) ==
@@ -469,7 +517,7 @@ TEST_CASE("a refusal says in words what was refused and which key or role it nee
 }
 
 TEST_CASE("roles are named in lower case") {
-  for (Role r : {Role::Admin, Role::Scheduler, Role::Agent, Role::Job, Role::Owner})
+  for (Role r : {Role::Admin, Role::Scheduler, Role::Agent, Role::Job, Role::Owner, Role::Campus})
     CHECK(role_from(name(r)) == r);
   CHECK(role_from("Admin") == std::nullopt);
   CHECK(role_from("piranha") == std::nullopt);  // made by the server, never in an auth file

@@ -496,6 +496,34 @@ std::optional<Lent> Lent::from_tuple(const ts::Tuple& t) {
   return Lent{s_at(t, 1), s_at(t, 2), i_at(t, 3), i_at(t, 4)};
 }
 
+ts::Tuple AgentKey::to_tuple() const {
+  return ts::Tuple::of("agentkey", node, public_key);
+}
+std::optional<AgentKey> AgentKey::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "agentkey", {Type::String, Type::String})) return std::nullopt;
+  return AgentKey{s_at(t, 1), s_at(t, 2)};
+}
+
+std::string LoanKey::to_text() const {
+  std::string out = server_key;
+  for (const auto& [node, key] : sealed) out += " " + node + " " + key;
+  return out;
+}
+std::optional<LoanKey> LoanKey::from_text(std::string_view text) {
+  std::vector<std::string> tokens;
+  for (std::size_t at = 0; at <= text.size();) {
+    std::size_t end = std::min(text.find(' ', at), text.size());
+    tokens.emplace_back(text.substr(at, end - at));
+    if (tokens.back().empty()) return std::nullopt;
+    at = end + 1;
+  }
+  if (tokens.size() % 2 != 1) return std::nullopt;
+  LoanKey k{tokens[0], {}};
+  for (std::size_t i = 1; i + 1 < tokens.size(); i += 2)
+    if (!k.sealed.emplace(tokens[i], tokens[i + 1]).second) return std::nullopt;
+  return k;
+}
+
 ts::Template subnet_template() {
   return ts::Template({tag("subnet"), any(Type::Double), any(Type::String)});
 }
@@ -514,6 +542,12 @@ ts::Template lent_template() {
 }
 ts::Template lent_template(const std::string& node) {
   return ts::Template({tag("lent"), str(node), any(Type::String), any(Type::Int), any(Type::Int)});
+}
+ts::Template agentkey_template() {
+  return ts::Template({tag("agentkey"), any(Type::String), any(Type::String)});
+}
+ts::Template agentkey_template(const std::string& node) {
+  return ts::Template({tag("agentkey"), str(node), any(Type::String)});
 }
 
 ts::Template eval_template() {

@@ -195,6 +195,29 @@ TEST_CASE("campus tuples: subnet, loan and lent round-trip and match their templ
   CHECK_FALSE(sys::Lent::from_tuple(r.to_tuple()));
 }
 
+TEST_CASE(
+    "campus credentials: agentkey round-trips, a loan's key text round-trips and rejects other shapes") {
+  const sys::AgentKey a{"b1", "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"};
+  const auto back = sys::AgentKey::from_tuple(a.to_tuple());
+  REQUIRE(back);
+  CHECK(back->node == "b1");
+  CHECK(back->public_key == a.public_key);
+  CHECK(sys::agentkey_template().matches(a.to_tuple()));
+  CHECK(sys::agentkey_template("b1").matches(a.to_tuple()));
+  CHECK_FALSE(sys::agentkey_template("b2").matches(a.to_tuple()));
+  CHECK_FALSE(sys::AgentKey::from_tuple(sys::Lent{"b1", "a", 1, 1}.to_tuple()));
+
+  const sys::LoanKey k{"SERVERKEY", {{"b1", "SEALED1"}, {"b2", "SEALED2"}}};
+  CHECK(k.to_text() == "SERVERKEY b1 SEALED1 b2 SEALED2");
+  CHECK(sys::LoanKey::from_text(k.to_text()) == k);
+  CHECK(sys::LoanKey::from_text("SERVERKEY") == sys::LoanKey{"SERVERKEY", {}});
+  CHECK_FALSE(sys::LoanKey::from_text(""));
+  CHECK_FALSE(sys::LoanKey::from_text("SERVERKEY b1"));
+  CHECK_FALSE(sys::LoanKey::from_text("SERVERKEY b1  SEALED1"));
+  CHECK_FALSE(sys::LoanKey::from_text("SERVERKEY b1 S1 b1 S2"));  // a node twice
+  CHECK_FALSE(sys::LoanKey::from_text("SERVERKEY b1 S1 "));
+}
+
 TEST_CASE("sysspace: node attributes and job requirements round-trip, attributes rewritten only on change") {
   for (const sys::NodeAttrs& a :
        {sys::NodeAttrs{"ws01", 8, std::int64_t{16} << 30, "x86_64", {"fast-disk", "gpu"}},

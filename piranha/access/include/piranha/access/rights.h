@@ -44,6 +44,9 @@ enum class Role {
   Agent,      // a node agent: its node's records, holds, its piranhas' credentials
   Job,        // a person's jobs (submit, feeders, cancel, release): the jobs it took ids for
   Owner,      // a workstation's owner: blocks and complaints for that node
+  // A campus above several pools (docs/nps.md, "The live campus"), named as its campus file: on a
+  // lender, its own loans; on a borrower, its loans' piranha keys (("jobkey", id, NAME, key)).
+  Campus,
   // A job's piranhas on one node: its job's space and records only. Never in
   // an auth file: a session is one when its key is a ("jobkey", ...) record's.
   Piranha,

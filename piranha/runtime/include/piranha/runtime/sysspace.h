@@ -395,10 +395,11 @@ struct SubnetReport {
 // expires, requirement): campus `campus` lends `nodes` idle nodes of this
 // pool to job `job` of pool `borrower`, whose server is `server`, until
 // `expires` (wall time) unless rewritten. The job's program, arguments and
-// working directory are its jobexec's on the borrower; `key` is the secret
-// key (Z85 text) that reaches only that job on the borrower, empty for a
-// borrower without --auth; `requirement` is the job's ("jobreq", ...) text
-// (canonical; empty: none), which every node serving the loan satisfies.
+// working directory are its jobexec's on the borrower; `key` is a LoanKey's
+// text (the secret key that reaches only that job on the borrower, sealed to
+// each lent node's agent), empty for a borrower without --auth;
+// `requirement` is the job's ("jobreq", ...) text (canonical; empty: none),
+// which every node serving the loan satisfies.
 // One per (campus, borrower, job), rewritten by the campus each period. An
 // extension of the schema.
 struct CampusLoan {
@@ -425,6 +426,31 @@ struct Lent {
   std::int64_t epoch = 0;
   ts::Tuple to_tuple() const;
   static std::optional<Lent> from_tuple(const ts::Tuple& t);
+};
+
+// ("agentkey", node, public_key): the CURVE public key (Z85 text) of `node`'s
+// agent, written by that agent as it starts, so that a campus can seal a
+// loan's secret key to it (LoanKey). One per node, superseded by its agent.
+// An extension of the schema.
+struct AgentKey {
+  std::string node, public_key;
+  ts::Tuple to_tuple() const;
+  static std::optional<AgentKey> from_tuple(const ts::Tuple& t);
+};
+
+// A campus loan's `key` on a borrower with --auth (docs/security.md, "Across
+// pools"): the borrower server's public key, and per node of the lender the
+// secret key of the loan's piranhas sealed to that node's agent
+// (piranha/access/sealed_key.h). Its text is space-separated tokens: the
+// server key, then a node's name and its sealed key per node. An empty text
+// is a loan to a borrower without --auth (no key).
+struct LoanKey {
+  std::string server_key;
+  std::map<std::string, std::string> sealed;  // node -> its agent's sealed key
+  std::string to_text() const;
+  // nullopt for a text not of that shape (an odd token count, an empty one).
+  static std::optional<LoanKey> from_text(std::string_view text);
+  friend bool operator==(const LoanKey&, const LoanKey&) = default;
 };
 
 // Templates that select every tuple of a shape (optionally for one node or
@@ -482,6 +508,8 @@ ts::Template loan_template();  // every campus's, every borrower's
 ts::Template loan_template(const std::string& campus, const std::string& borrower, std::int64_t job);
 ts::Template lent_template();  // every node's
 ts::Template lent_template(const std::string& node);
+ts::Template agentkey_template();  // every node's
+ts::Template agentkey_template(const std::string& node);
 
 // ---- Operations on a live system space. Each throws ts::TupleSpaceError
 // when the server cannot be reached.
