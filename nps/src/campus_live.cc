@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
+#include "piranha/access/sealed_key.h"
 #include "piranha/base/clock.h"
 #include "piranha/base/input_error.h"
 #include "piranha/base/yaml_reader.h"
@@ -39,12 +43,13 @@ LiveCampusConfig parse_live_campus(const std::string& text, const std::string& n
   if (!subnets.IsSequence() || subnets.size() < 2) r.fail(subnets, "subnets must be a list of at least two");
   std::vector<YAML::Node> lends_nodes;
   for (const YAML::Node& s : subnets) {
-    r.check_keys(s, "a subnet", {"name", "server", "lends_to"});
+    r.check_keys(s, "a subnet", {"name", "server", "server_key", "lends_to"});
     LiveSubnet sub;
     sub.name = r.text(s, "name", "a subnet's name");
     if (sub.name.empty()) r.fail(s, "a subnet's name must not be empty");
     if (index_of(c, sub.name) < c.subnets.size()) r.fail(s, "subnet '" + sub.name + "' is listed twice");
     sub.server = r.text(s, "server", "subnet " + sub.name + "'s server");
+    if (s["server_key"]) sub.server_key = r.text(s, "server_key", "subnet " + sub.name + "'s server_key");
     c.subnets.push_back(sub);
     lends_nodes.push_back(s["lends_to"]);
   }
@@ -242,30 +247,123 @@ namespace {
 // The campus's connection to one subnet's server, made again after a failure.
 struct SubnetLink {
   std::unique_ptr<ts::Client> client;
-  bool was_reached = true;  // for logging changes only
+  ts::ClientOptions options;  // its keys: options.curve.server_key is the server's public key
+  bool was_reached = true;    // for logging changes only
 };
 
-ts::ClientOptions campus_client_options() {
+// The campus's keys for subnet `s`: its own $PIRANHA_KEY, and the subnet's server_key or else
+// $PIRANHA_SERVER_KEY. Throws InputError when they cannot be read.
+ts::ClientOptions campus_client_options(const LiveSubnet& s) {
   ts::ClientOptions o;
   o.connect_timeout = std::chrono::milliseconds(2000);
   // A cut link costs a round at most a few seconds: the campus is slower than its subnets anyway.
   o.request_timeout = std::chrono::milliseconds(3000);
   o.pool_from_environment = false;
-  return ts::with_environment_keys(o);
+  if (s.server_key.empty()) return ts::with_environment_keys(o);
+  const char* mine = std::getenv(ts::kKeyEnv);
+  if (!mine || !*mine)
+    throw InputError("subnet " + s.name + "'s server_key",
+                     std::string("given, but ") + ts::kKeyEnv + " is not: the campus needs its own key too");
+  const ts::CurveKeyPair pair = ts::load_secret_key(mine, ts::kKeyEnv);
+  o.curve = ts::CurveClientKeys{pair.public_key, pair.secret_key,
+                                ts::load_public_key(s.server_key, "subnet " + s.name + "'s server_key")};
+  o.curve_from_environment = false;
+  return o;
 }
 
 SubnetReading read_subnet(SubnetLink& link, const LiveSubnet& s) {
   SubnetReading r;
-  if (!link.client) link.client = std::make_unique<ts::Client>(s.server, campus_client_options());
+  if (!link.client) {
+    link.options = campus_client_options(s);
+    link.client = std::make_unique<ts::Client>(s.server, link.options);
+  }
   ts::Client& c = *link.client;
   for (const auto& t : c.rd_many(sys::kSpace, sys::subnet_template(), 16))
     if (auto rep = sys::SubnetReport::from_tuple(t); rep && (!r.report || rep->time > r.report->time))
       r.report = rep;
   for (const auto& j : sys::list_live_jobs(c))
     if (auto l = sys::find_launch(c, j.id)) r.launches[j.id] = *l;
+  for (const auto& t : c.rd_many(sys::kSpace, sys::agentkey_template(), 100'000))
+    if (auto k = sys::AgentKey::from_tuple(t); k && ts::is_z85_key(k->public_key))
+      r.agent_keys[k->node] = k->public_key;
   r.reached = true;
   return r;
 }
+
+// A loan's credential on its borrower (campus_live.h, run_campus): the loan's key pair, whether
+// its ("jobkey", ...) record is on the borrower, and its secret sealed to each of the lender's
+// agents (node -> the agent key it was sealed to, and the sealed text), kept so that a loan's
+// text changes only when a node's agent key does.
+struct LoanCredential {
+  ts::CurveKeyPair pair;
+  bool recorded = false;
+  std::map<std::string, std::pair<std::string, std::string>> sealed;
+};
+
+// Lender, borrower (indices in the campus file) and job.
+using LoanId = std::tuple<std::size_t, std::size_t, sched::JobId>;
+
+// The campus's credentials, per loan in force.
+class LoanCredentials {
+ public:
+  explicit LoanCredentials(std::string campus) : campus_(std::move(campus)) {}
+
+  // Fills in the key of the loans to `borrower`'s job on `lender` (its agents' keys in `agents`),
+  // writing a new loan's record on the borrower through `c` (with the borrower's `server_key`).
+  // Returns false when the record could not be written (the loan is then left out this round).
+  bool key(const LoanId& id, ts::Client& c, const std::string& server_key,
+           const std::map<std::string, std::string>& agents, sys::CampusLoan& loan) {
+    LoanCredential& k = creds_[id];
+    if (k.pair.secret_key.empty()) k.pair = ts::new_curve_key_pair();
+    if (!k.recorded) {
+      c.out(sys::kSpace, record(id, k).to_tuple());
+      k.recorded = true;
+    }
+    sys::LoanKey text{server_key, {}};
+    for (const auto& [node, agent_key] : agents) {
+      // A node name with a space would break the text's tokens; no agent is named so.
+      if (node.empty() || node.find(' ') != std::string::npos) continue;
+      auto& s = k.sealed[node];
+      if (s.first != agent_key) s = {agent_key, seal_secret_key(agent_key, k.pair.secret_key)};
+      text.sealed[node] = s.second;
+    }
+    loan.key = text.to_text();
+    return true;
+  }
+
+  // Takes the records of the loans not in `kept` (all of them when it is empty) from their
+  // borrowers (`borrower(i)`: the client of subnet i, or null when it is not connected); a record
+  // that cannot be taken now is tried again at the next call.
+  void withdraw(const std::set<LoanId>& kept, const std::function<ts::Client*(std::size_t)>& borrower,
+                const std::function<void(const std::string&)>& note) {
+    for (auto it = creds_.begin(); it != creds_.end();) {
+      if (kept.count(it->first)) {
+        ++it;
+        continue;
+      }
+      if (it->second.recorded) {
+        ts::Client* c = borrower(std::get<1>(it->first));
+        try {
+          if (!c) throw std::runtime_error("not connected");
+          c->in_many(sys::kSpace, ts::Template::exactly(record(it->first, it->second).to_tuple()), 1);
+        } catch (const std::exception& e) {
+          note("could not withdraw the key of job " + std::to_string(std::get<2>(it->first)) +
+               "'s loan: " + e.what() + "; trying again");
+          ++it;
+          continue;
+        }
+      }
+      it = creds_.erase(it);
+    }
+  }
+
+ private:
+  sys::JobKey record(const LoanId& id, const LoanCredential& k) const {
+    return sys::JobKey{std::get<2>(id), campus_, k.pair.public_key};
+  }
+  std::string campus_;
+  std::map<LoanId, LoanCredential> creds_;
+};
 
 // The loans of campus `name` in force in one lender's space, rewritten to `loans`.
 void write_loans(ts::Client& c, const std::string& name, const std::vector<sys::CampusLoan>& loans) {
@@ -294,7 +392,13 @@ std::string describe(const LiveCampusConfig& c, const CampusRound& r) {
 int run_campus(const LiveCampusConfig& config, const std::atomic<bool>& stop, std::ostream& log) {
   LiveCampus campus(config);
   std::vector<SubnetLink> links(config.subnets.size());
-  auto note = [&](const std::string& line) { log << "campus " << config.name << ": " << line << std::endl; };
+  std::function<void(const std::string&)> note = [&](const std::string& line) {
+    log << "campus " << config.name << ": " << line << std::endl;
+  };
+  LoanCredentials credentials(config.name);
+  const std::function<ts::Client*(std::size_t)> borrower_client = [&](std::size_t i) {
+    return links[i].client.get();
+  };
   note("deciding every " + yaml::fmt(config.params.period) + " s for " +
        std::to_string(config.subnets.size()) + " subnets, loans leased for " +
        yaml::fmt(config.lease_seconds()) + " s");
@@ -312,7 +416,31 @@ int run_campus(const LiveCampusConfig& config, const std::atomic<bool>& stop, st
       if (readings[s].reached && !links[s].was_reached) note("subnet " + config.subnets[s].name + " reached");
       links[s].was_reached = readings[s].reached;
     }
-    const CampusRound r = campus.round(sys::wall_now(), readings);
+    CampusRound r = campus.round(sys::wall_now(), readings);
+    std::set<LoanId> kept;
+    for (std::size_t l = 0; l < r.loans.size(); ++l) {
+      auto& loans = r.loans[l];
+      for (auto it = loans.begin(); it != loans.end();) {
+        const std::size_t b = index_of(config, it->borrower);
+        const SubnetLink& borrower = links[b];
+        if (!borrower.client || borrower.options.curve.empty()) {  // no --auth there: no key
+          ++it;
+          continue;
+        }
+        const LoanId id{l, b, it->job};
+        try {
+          credentials.key(id, *borrower.client, borrower.options.curve.server_key, readings[l].agent_keys,
+                          *it);
+          kept.insert(id);
+          ++it;
+        } catch (const std::exception& e) {
+          note("could not write the key of " + it->borrower + "'s job " + std::to_string(it->job) +
+               "'s loan on subnet " + it->borrower + ": " + e.what() + "; not lending it this round");
+          it = loans.erase(it);
+        }
+      }
+    }
+    credentials.withdraw(kept, borrower_client, note);
     for (std::size_t s = 0; s < config.subnets.size(); ++s) {
       if (!readings[s].reached) continue;
       try {
@@ -336,6 +464,8 @@ int run_campus(const LiveCampusConfig& config, const std::atomic<bool>& stop, st
       note("could not withdraw subnet " + config.subnets[s].name + "'s loans: " + e.what());
     }
   }
+  // Their keys too, once the lenders no longer hand them out.
+  credentials.withdraw({}, borrower_client, note);
   note("stopped");
   return 0;
 }

@@ -415,7 +415,7 @@ TEST_CASE("an agent announces and withdraws keys for its own node's piranhas of 
   CHECK(!allowed(nps, out(kSys, sys::JobKey{3, "ws01", key}.to_tuple())));
 }
 
-TEST_CASE("a campus writes its own loans, and piranha keys in its own name of live jobs; nothing else") {
+TEST_CASE("a campus writes its own loans, and piranha keys in its own name of live jobs, and nothing else") {
   const std::string key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
   const sys::CampusLoan loan{"uni", "a", "tcp://a:1", 3, 1, "/bin/spin", {}, "/", "", 9};
   CHECK(allowed(uni, out(kSys, loan.to_tuple())));

@@ -89,9 +89,13 @@ struct Agent::Impl {
       }
     };
 
-    LoanReader(std::string server, std::string node, int wake_fd, std::function<void(const std::string&)> log)
+    // `public_key` (the agent's own, empty without keys) is published as the node's ("agentkey", ...)
+    // record on each new connection, for the campus to seal loans' keys to.
+    LoanReader(std::string server, std::string node, std::string public_key, int wake_fd,
+               std::function<void(const std::string&)> log)
         : server_(std::move(server)),
           node_(std::move(node)),
+          public_key_(std::move(public_key)),
           wake_fd_(wake_fd),
           log_(std::move(log)),
           thread_([this] { run(); }) {}
@@ -122,6 +126,9 @@ struct Agent::Impl {
             o.connect_timeout = std::chrono::milliseconds(2000);
             o.request_timeout = std::chrono::milliseconds(5000);
             client = std::make_unique<ts::Client>(server_, o);
+            if (!public_key_.empty())
+              sys::replace(*client, sys::agentkey_template(node_),
+                           sys::AgentKey{node_, public_key_}.to_tuple());
           }
           for (const auto& t : client->rd_many(sys::kSpace, sys::lent_template(node_), 16))
             if (auto l = sys::Lent::from_tuple(t); l && (!now.lent || l->epoch > now.lent->epoch))
@@ -147,7 +154,7 @@ struct Agent::Impl {
       }
     }
 
-    const std::string server_, node_;
+    const std::string server_, node_, public_key_;
     const int wake_fd_;
     const std::function<void(const std::string&)> log_;
     mutable std::mutex mu_;
@@ -173,7 +180,9 @@ struct Agent::Impl {
   std::unique_ptr<LoanReader> loans;
   std::unique_ptr<PiranhaHost> lent_host;
   std::optional<sys::CampusLoan> lent_loan;
+  std::optional<LoanCredentials> lent_credentials;  // lent_host's, on a borrower with --auth
   Clock::time_point lent_restart{};
+  std::optional<ts::CurveKeyPair> own_key;  // the agent's, to open loans' keys with
 
   Impl(AgentSettings settings, std::unique_ptr<AvailabilitySource> src)
       : s(std::move(settings)), source(std::move(src)), state(s), host(piranha_environment(s, uplink)) {
@@ -338,20 +347,35 @@ struct Agent::Impl {
       return;
     }
     if (!want || now.steady < lent_restart) return;
-    if (!lent_host || lent_loan->server != want->server) {
+    std::optional<LoanCredentials> credentials;
+    try {
+      credentials = loan_credentials(*want, s.node, own_key);
+    } catch (const std::exception& e) {
+      log("cannot start " + want->borrower + "'s job " + std::to_string(want->job) + ": " + e.what());
+      lent_restart = now.steady + std::chrono::seconds(10);
+      return;
+    }
+    if (!lent_host || lent_loan->server != want->server || lent_credentials != credentials) {
       PiranhaEnvironment env = piranha_environment(s, uplink);
       env.server = want->server;
       env.job_keys = false;
       env.foreign = true;
       env.announce = nullptr;
       env.withdraw = nullptr;
+      if (credentials) {
+        env.given_key = credentials->key;
+        env.server_key = credentials->server_key;
+      }
+      lent_host.reset();  // its key files go before another host makes its own
       lent_host = std::make_unique<PiranhaHost>(env);
+      lent_credentials = credentials;
     }
     lent_loan = want;
     try {
       lent_host->start(sys::JobLaunch{want->job, want->program, want->args, want->cwd}, s.cores);
       log("started " + plural(s.cores, "piranha") + " of " + want->borrower + "'s job " +
-          std::to_string(want->job) + " (lent by campus " + want->campus + ", server " + want->server + ")");
+          std::to_string(want->job) + " (lent by campus " + want->campus + ", server " + want->server +
+          (credentials ? ", with the loan's key" : "") + ")");
       event("lent-start", {{"borrower", want->borrower}, {"job", want->job}, {"count", s.cores}});
     } catch (const std::exception& e) {
       log("cannot start " + want->borrower + "'s job " + std::to_string(want->job) + ": " + e.what());
@@ -377,9 +401,13 @@ struct Agent::Impl {
         s, [this](const std::string& m) { log(m); }, wake_fd);
     // Keys an earlier run of this agent left: their piranhas died with it.
     if (s.job_keys) uplink->withdraw_key(sys::JobKey{0, s.node, ""});
-    if (s.campus_loans)
-      loans =
-          std::make_unique<LoanReader>(s.server, s.node, wake_fd, [this](const std::string& m) { log(m); });
+    if (s.campus_loans) {
+      // The agent's own keys came through the environment (apps/agent.cc), as its uplink's do.
+      if (auto keys = ts::curve_keys_from_environment())
+        own_key = ts::CurveKeyPair{keys->public_key, keys->secret_key};
+      loans = std::make_unique<LoanReader>(s.server, s.node, own_key ? own_key->public_key : "", wake_fd,
+                                           [this](const std::string& m) { log(m); });
+    }
     if (std::size_t n = host.leftovers_removed())
       log("removed " + std::to_string(n) + (n == 1 ? " directory" : " directories") +
           " of job keys left by agents no longer running");

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "piranha/access/sealed_key.h"
+
 using namespace piranha;
 
 namespace {
@@ -71,4 +73,30 @@ TEST_CASE("lent_job: a loan whose requirement the node does not satisfy is refus
   s.settings.attributes->labels = {"fast", "gpu"};
   REQUIRE(lent_job(50, s, 0, lent, loans));
   CHECK(lent_job(50, s, 0, lent, loans)->requirement == "label=gpu");
+}
+
+TEST_CASE("loan_credentials: the loan's key pair, opened by the agent it was sealed to, and the server key") {
+  const ts::CurveKeyPair b1 = ts::new_curve_key_pair(), b2 = ts::new_curve_key_pair();
+  const ts::CurveKeyPair loan_key = ts::new_curve_key_pair(), server = ts::new_curve_key_pair();
+  sys::CampusLoan loan = kLoans[0];
+  CHECK_FALSE(loan_credentials(loan, "b1", b1));  // no key: a borrower without --auth
+  loan.key = sys::LoanKey{server.public_key,
+                          {{"b1", seal_secret_key(b1.public_key, loan_key.secret_key)},
+                           {"b2", seal_secret_key(b2.public_key, loan_key.secret_key)}}}
+                 .to_text();
+  const auto c = loan_credentials(loan, "b1", b1);
+  REQUIRE(c);
+  CHECK(c->server_key == server.public_key);
+  CHECK(c->key.secret_key == loan_key.secret_key);
+  CHECK(c->key.public_key == loan_key.public_key);
+  CHECK(loan_credentials(loan, "b2", b2) == c);
+  // b1's sealed key does not open with b2's key pair, and a node it is not sealed to has none.
+  CHECK_THROWS_WITH(loan_credentials(loan, "b1", b2),
+                    "the loan's key for this node does not open with this agent's key");
+  CHECK_THROWS_WITH(loan_credentials(loan, "b3", b1),
+                    "the loan's key is not sealed to this node (has the campus read its agentkey?)");
+  CHECK_THROWS_WITH(loan_credentials(loan, "b1", std::nullopt),
+                    "the loan has a key, and this agent has none to open it with");
+  loan.key = "not-a-key b1";
+  CHECK_THROWS_WITH(loan_credentials(loan, "b1", b1), "the loan's key is malformed");
 }

@@ -187,7 +187,7 @@ const PiranhaHost::JobKeyFile& PiranhaHost::key_of(std::int64_t id) {
                                ": cannot make the directory of the piranhas' keys: " + std::strerror(errno));
     keys_dir_ = dir;
   }
-  ts::CurveKeyPair pair = ts::new_curve_key_pair();
+  ts::CurveKeyPair pair = env_.given_key ? *env_.given_key : ts::new_curve_key_pair();
   std::string base = keys_dir_ + "/job-" + std::to_string(id) + "-" + std::to_string(++keys_made_);
   ts::write_key_files(base, pair, "job " + std::to_string(id) + "'s piranhas on " + env_.node);
   std::string file = base + ".key";
@@ -264,7 +264,9 @@ void PiranhaHost::start(const sys::JobLaunch& job, int count) {
     // Never the agent's own key.
     o.unset_env = {ts::kKeyEnv};
     if (env_.foreign) o.unset_env.push_back(ts::kPoolEnv);
-    if (env_.job_keys) o.env.emplace_back(ts::kKeyEnv, key_of(job.id).file);
+    if (env_.foreign && env_.server_key.empty()) o.unset_env.push_back(ts::kServerKeyEnv);
+    if (!env_.server_key.empty()) o.env.emplace_back(ts::kServerKeyEnv, env_.server_key);
+    if (env_.job_keys || env_.given_key) o.env.emplace_back(ts::kKeyEnv, key_of(job.id).file);
     if (identity_) o.identity = SpawnOptions::Identity{identity_->uid, identity_->gid};
     o.limits = limits;
     o.own_process_group = true;

@@ -37,11 +37,12 @@
 
 namespace piranha::nps {
 
-// One subnet of a live campus: its pool's name (the borrower's name in loans), its server, and
-// the subnets it lends its idle nodes to. The campus connects to every server with its own
+// One subnet of a live campus: its pool's name (the borrower's name in loans), its server, the
+// server's public key (a .pub file's path or its Z85 text; empty: $PIRANHA_SERVER_KEY), and the
+// subnets it lends its idle nodes to. The campus connects to every server with its own
 // $PIRANHA_KEY (none without it).
 struct LiveSubnet {
-  std::string name, server;
+  std::string name, server, server_key;
   std::vector<std::string> lends_to;
 };
 
@@ -73,6 +74,7 @@ struct SubnetReading {
   bool reached = false;                             // its server answered
   std::optional<sys::SubnetReport> report;          // its NPS's latest record
   std::map<sched::JobId, sys::JobLaunch> launches;  // its live jobs' launch records
+  std::map<std::string, std::string> agent_keys;    // node -> its agent's public key (("agentkey", ...))
 };
 
 // One round's outcome: per subnet (as lender), the loans to be in force in its system space,
@@ -132,6 +134,14 @@ std::vector<std::optional<LentJob>> plan_lending(double now, std::span<const sys
 // loans by atomic replace per (campus, borrower, job), the ones no longer in force taken), until
 // `stop`. Logs a line per round that changed the loans. Returns 0 after a clean stop (its loans
 // are taken then, so lenders stop serving them at once).
+//
+// With a borrower reached with CURVE keys (a server with --auth) each loan has a key pair of its
+// own, made as the loan first appears: its public half is written on the borrower as
+// ("jobkey", job, CAMPUS, public_key) (the piranha role of that job only), its secret half goes in
+// the loan's `key`, sealed to each of the lender's agents' public keys (sys::LoanKey), with the
+// borrower server's public key. The record is taken when the loan ends and at the clean stop
+// (docs/security.md, "Across pools"). A loan whose record could not be written is not written
+// that round.
 int run_campus(const LiveCampusConfig& config, const std::atomic<bool>& stop, std::ostream& log);
 
 }  // namespace piranha::nps

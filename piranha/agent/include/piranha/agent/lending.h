@@ -13,9 +13,11 @@
 
 #include <optional>
 #include <span>
+#include <string>
 
 #include "piranha/agent/decide.h"
 #include "piranha/runtime/sysspace.h"
+#include "piranha/tuplespace/curve.h"
 
 namespace piranha {
 
@@ -34,5 +36,23 @@ std::optional<sys::CampusLoan> lent_job(double now, const AgentState& state, std
 // Whether two loans are the same foreign job on the same server (a change of either means the
 // running piranhas retreat).
 bool same_foreign_job(const sys::CampusLoan& a, const sys::CampusLoan& b);
+
+// What a loan's piranhas on this node connect to the borrower with: the borrower server's public key
+// and the loan's key pair (docs/security.md, "Across pools").
+struct LoanCredentials {
+  std::string server_key;
+  ts::CurveKeyPair key;
+  friend bool operator==(const LoanCredentials& a, const LoanCredentials& b) {
+    return a.server_key == b.server_key && a.key.secret_key == b.key.secret_key;
+  }
+};
+
+// The credentials in `loan`'s key (a sys::LoanKey's text) for `node`, opened with its agent's key
+// pair `agent`: nullopt with an empty key (a borrower without --auth: the piranhas get no key).
+// Throws std::runtime_error saying why when the key holds none for this node (the campus had not
+// read its agent's key), or it does not open with `agent` (sealed to another key), or it is
+// not a loan key's text.
+std::optional<LoanCredentials> loan_credentials(const sys::CampusLoan& loan, const std::string& node,
+                                                const std::optional<ts::CurveKeyPair>& agent);
 
 }  // namespace piranha

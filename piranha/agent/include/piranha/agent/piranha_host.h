@@ -50,6 +50,7 @@
 #include "piranha/runtime/child.h"
 #include "piranha/runtime/sysspace.h"
 #include "piranha/runtime/task_tally.h"
+#include "piranha/tuplespace/curve.h"
 
 namespace piranha {
 
@@ -66,8 +67,15 @@ struct PiranhaEnvironment {
   // no PIRANHA_KEY at all (a server without --auth needs none).
   bool job_keys = false;
   // Piranhas of another pool's job (a campus loan, lending.h): $PIRANHA_POOL, the agent's own
-  // pool's name, is left out of their environment as well.
+  // pool's name, is left out of their environment as well, and so is PIRANHA_SERVER_KEY (the
+  // agent's server's) unless server_key names the borrower's.
   bool foreign = false;
+  // A foreign job's credentials on a borrower with --auth (lending.h, LoanCredentials): this key
+  // pair, in a key file made as a job key's is (PIRANHA_KEY), instead of a new one per job, and
+  // the borrower server's public key (PIRANHA_SERVER_KEY). Nothing is announced or withdrawn for
+  // it: the campus wrote its record on the borrower.
+  std::optional<ts::CurveKeyPair> given_key;
+  std::string server_key;
   // Called with a job's key as it is made, before the job's piranhas start,
   // and as it goes, after they have all ended here; on the host's thread.
   std::function<void(const sys::JobKey&)> announce, withdraw;
