@@ -42,7 +42,10 @@ struct Keys {
 // more auth file lines.
 struct AuthPool {
   AuthPool(Keys& k, const std::string& name, const std::vector<std::string>& nodes, const std::string& extra)
-      : k(k), name(name), serve_flags(flags(k, name, nodes, extra)), server(serve_flags, as(k, name, name + "-admin")) {}
+      : k(k),
+        name(name),
+        serve_flags(flags(k, name, nodes, extra)),
+        server(serve_flags, as(k, name, name + "-admin")) {}
   Keys& k;
   std::string name;
   std::vector<std::string> serve_flags;  // made (with the keys) before the server starts
@@ -50,8 +53,8 @@ struct AuthPool {
   std::map<std::string, std::unique_ptr<Process>> agents;
   std::unique_ptr<Process> nps;
 
-  static std::vector<std::string> flags(Keys& k, const std::string& name, const std::vector<std::string>& nodes,
-                                        const std::string& extra) {
+  static std::vector<std::string> flags(Keys& k, const std::string& name,
+                                        const std::vector<std::string>& nodes, const std::string& extra) {
     std::string auth = "clients:\n";
     for (const std::string& n : {name + "-server", name + "-admin", name + "-nps"}) k.make(n);
     auth += "  - {name: admin, key: " + name + "-admin.pub, role: admin}\n";
@@ -63,7 +66,8 @@ struct AuthPool {
   static ts::ClientOptions as(const Keys& k, const std::string& pool, const std::string& who,
                               ts::ClientOptions o = quick_client_options()) {
     const ts::CurveKeyPair mine = k.pair(who);
-    o.curve = ts::CurveClientKeys{mine.public_key, mine.secret_key, ts::load_public_key(k.pub(pool + "-server"), "test")};
+    o.curve = ts::CurveClientKeys{mine.public_key, mine.secret_key,
+                                  ts::load_public_key(k.pub(pool + "-server"), "test")};
     o.curve_from_environment = false;
     return o;
   }
@@ -78,17 +82,32 @@ struct AuthPool {
       k.s.write("up.avail.csv",
                 "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
                 "node,start,end\nup,0,100000\n");
-    if (!std::filesystem::exists(config)) k.s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
-    std::vector<std::string> argv{bin("piranha"), "agent", "--node", node, "--server", server.endpoint(),
-                                  "--config", config, "--trace", trace, "--trace-node", "up",
-                                  "--piranha-output", k.s.dir + "/" + node + ".piranhas",
-                                  "--piranha-priority", "normal", "--campus-loans"};
+    if (!std::filesystem::exists(config))
+      k.s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
+    std::vector<std::string> argv{bin("piranha"),
+                                  "agent",
+                                  "--node",
+                                  node,
+                                  "--server",
+                                  server.endpoint(),
+                                  "--config",
+                                  config,
+                                  "--trace",
+                                  trace,
+                                  "--trace-node",
+                                  "up",
+                                  "--piranha-output",
+                                  k.s.dir + "/" + node + ".piranhas",
+                                  "--piranha-priority",
+                                  "normal",
+                                  "--campus-loans"};
     for (const auto& a : keys_of(node)) argv.push_back(a);
     agents[node] = std::make_unique<Process>(argv);
     agents[node]->stop_with(SIGTERM);  // so that it removes its key files
   }
   void start_nps(std::vector<std::string> extra) {
-    std::vector<std::string> argv = {bin("piranha"), "nps", "run", "--server", server.endpoint(), "--period", "1"};
+    std::vector<std::string> argv = {bin("piranha"),    "nps",      "run", "--server",
+                                     server.endpoint(), "--period", "1"};
     for (const auto& a : keys_of(name + "-nps")) argv.push_back(a);
     argv.insert(argv.end(), extra.begin(), extra.end());
     nps = std::make_unique<Process>(argv);
@@ -116,7 +135,9 @@ bool refused(const std::string& endpoint, const ts::ClientOptions& options,
 
 }  // namespace
 
-TEST_CASE("campus auth: a lent node runs a's job with the loan's key, which reaches that job only and ends with the loan") {
+TEST_CASE(
+    "campus auth: a lent node runs a's job with the loan's key, which reaches that job only and ends with "
+    "the loan") {
   Scratch s;
   Keys k(s);
   k.make("uni");
@@ -127,7 +148,8 @@ TEST_CASE("campus auth: a lent node runs a's job with the loan's key, which reac
   b.add_agent("b1");
   auto ca = a.client("a-admin");
   auto cb = b.client("b-admin");
-  REQUIRE(wait_until([&] { return sys::list_nodes(ca).size() == 1 && sys::list_nodes(cb).size() == 1; }, 60s));
+  REQUIRE(
+      wait_until([&] { return sys::list_nodes(ca).size() == 1 && sys::list_nodes(cb).size() == 1; }, 60s));
   // b1 publishes its agent key for the campus to seal loans' keys to.
   REQUIRE(wait_until([&] { return cb.rd(sys::kSpace, sys::agentkey_template("b1"), 0ms).has_value(); }, 30s));
   a.start_nps({});
@@ -135,15 +157,19 @@ TEST_CASE("campus auth: a lent node runs a's job with the loan's key, which reac
   REQUIRE(a.nps->wait_for_err("scheduling a1"));
   REQUIRE(b.nps->wait_for_err("scheduling b1"));
   Process campus({"/usr/bin/env", "PIRANHA_KEY=" + k.key("uni"), bin("piranha"), "nps", "campus",
-                  s.write("campus.yaml", "name: uni\nsubnets:\n"
-                                         "  - {name: a, server: \"" + a.server.endpoint() +
-                                             "\", server_key: " + k.pub("a-server") + "}\n"
-                                             "  - {name: b, server: \"" + b.server.endpoint() +
-                                             "\", server_key: " + k.pub("b-server") + ", lends_to: [a]}\n"
-                                             "campus: {period: 1, congested: 3, relieved: 1, hold: 2, cooldown: 2}\n")});
+                  s.write("campus.yaml",
+                          "name: uni\nsubnets:\n"
+                          "  - {name: a, server: \"" +
+                              a.server.endpoint() + "\", server_key: " + k.pub("a-server") +
+                              "}\n"
+                              "  - {name: b, server: \"" +
+                              b.server.endpoint() + "\", server_key: " + k.pub("b-server") +
+                              ", lends_to: [a]}\n"
+                              "campus: {period: 1, congested: 3, relieved: 1, hold: 2, cooldown: 2}\n")});
   campus.stop_with(SIGTERM);
   // 20 s of work in 50 ms tasks for a's one node.
-  std::vector<std::string> submit{"/usr/bin/env", "PIRANHA_SERVER=" + a.server.endpoint(), bin("piranha"), "submit"};
+  std::vector<std::string> submit{"/usr/bin/env", "PIRANHA_SERVER=" + a.server.endpoint(), bin("piranha"),
+                                  "submit"};
   for (const auto& x : a.keys_of("alice")) submit.push_back(x);
   submit.push_back(bin("spin"));
   for (const char* x : {"--tasks", "400", "--task-ms", "50"}) submit.push_back(x);
@@ -184,11 +210,14 @@ TEST_CASE("campus auth: a lent node runs a's job with the loan's key, which reac
   }
   CHECK(contains(a.server.log(), "key \"uni/job.1\" (role piranha) may not read job 2's space"));
   // Nor does the key reach b.
-  CHECK(refused(b.server.endpoint(), [&] {
-    ts::ClientOptions o = lent;
-    o.curve.server_key = ts::load_public_key(k.pub("b-server"), "test");
-    return o;
-  }(), [](ts::Client& c) { c.rd_many(sys::kSpace, sys::node_template(), 1); }));
+  CHECK(refused(
+      b.server.endpoint(),
+      [&] {
+        ts::ClientOptions o = lent;
+        o.curve.server_key = ts::load_public_key(k.pub("b-server"), "test");
+        return o;
+      }(),
+      [](ts::Client& c) { c.rd_many(sys::kSpace, sys::node_template(), 1); }));
 
   // a's job finishes, every task done once, some of them on b1.
   REQUIRE(job.wait(120s) == 0);
@@ -199,7 +228,9 @@ TEST_CASE("campus auth: a lent node runs a's job with the loan's key, which reac
   // The loan ends with the job, and its key with it: refused at the handshake.
   CHECK(campus.wait_for_err("no loans", 60s));
   CHECK(wait_until([&] { return ca.rd_many(sys::kSpace, sys::jobkey_template(1), 10).empty(); }, 30s));
-  CHECK(refused(a.server.endpoint(), lent, [](ts::Client& c) { c.rd_many("job.1", ts::Template({ts::Field::formal(ts::Type::String)}), 1); }));
+  CHECK(refused(a.server.endpoint(), lent, [](ts::Client& c) {
+    c.rd_many("job.1", ts::Template({ts::Field::formal(ts::Type::String)}), 1);
+  }));
   campus.signal(SIGTERM);
   CHECK(campus.wait() == 0);
   CHECK(cb.rd_many(sys::kSpace, sys::loan_template(), 10).empty());

@@ -8,6 +8,7 @@
 //     - {name: ws01, key: ws01.pub, role: agent}             # node: its name
 //     - {name: ws01-owner, key: "Z85 TEXT", role: owner, node: ws01}
 //     - {name: alice, key: /home/alice/alice.pub, role: job, spaces: ["alice.*"]}
+//     - {name: uni, key: uni.pub, role: campus}              # a campus, by its name
 //
 // `key` is a public key file (a relative path is resolved against the auth
 // file's directory) or the key's Z85 text (quote it: Z85 uses YAML's
