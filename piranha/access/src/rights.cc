@@ -235,6 +235,14 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
   const std::string* tag = r.tag;
   if (!tag)
     return refuse(who, "write a record without a tag in the system space", "field 0 must be a string");
+  // A piranha key record in the name `name` (field 2: an agent's node, a campus's name), of a live job.
+  auto jobkey_as = [&](const std::string& name) {
+    if (!r.id || !str_at(t, 3) || !ts::is_z85_key(*str_at(t, 3)))
+      return no("a piranha key record holds a job id, a node and a CURVE public key in Z85 text");
+    if (!is(r.field2, name)) return not_its();
+    if (ended_job(*r.id, facts)) return no("job " + std::to_string(*r.id) + " has ended");
+    return allow();
+  };
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
@@ -246,14 +254,8 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
       if (node_record(*tag)) return is(r.field1, who.node) ? allow() : not_its();
       if (*tag == "heartbeat") return is(r.field1, "agent") && is(r.field2, who.node) ? allow() : not_its();
       if (*tag == "jobheld" || *tag == "joblost") return is(r.field2, who.node) ? allow() : not_its();
-      if (*tag == "jobtime" && r.id) return allow();  // a lost feeder's job's end
-      if (*tag == "jobkey") {
-        if (!r.id || !str_at(t, 3) || !ts::is_z85_key(*str_at(t, 3)))
-          return no("a piranha key record holds a job id, a node and a CURVE public key in Z85 text");
-        if (!is(r.field2, who.node)) return not_its();
-        if (ended_job(*r.id, facts)) return no("job " + std::to_string(*r.id) + " has ended");
-        return allow();
-      }
+      if (*tag == "jobtime" && r.id) return allow();     // a lost feeder's job's end
+      if (*tag == "jobkey") return jobkey_as(who.node);  // its piranhas' keys
       if (*tag == "job")
         return no(
             "an agent writes a job's record only back, held, failed or unchanged, as it ends its lease on "
@@ -262,13 +264,7 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
     }
     case Role::Campus:
       if (*tag == "loan") return is(r.field1, who.name) ? allow() : not_its();
-      if (*tag == "jobkey") {
-        if (!r.id || !str_at(t, 3) || !ts::is_z85_key(*str_at(t, 3)))
-          return no("a piranha key record holds a job id, a node and a CURVE public key in Z85 text");
-        if (!is(r.field2, who.name)) return not_its();
-        if (ended_job(*r.id, facts)) return no("job " + std::to_string(*r.id) + " has ended");
-        return allow();
-      }
+      if (*tag == "jobkey") return jobkey_as(who.name);  // its loans' piranhas' keys
       return not_its();
     case Role::Piranha:
       if (*tag == "jobtime" && r.id == who.job) return allow();  // its job's start
