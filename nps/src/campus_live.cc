@@ -294,7 +294,7 @@ SubnetReading read_subnet(SubnetLink& link, const LiveSubnet& s) {
 // its ("jobkey", ...) record is on the borrower, and its secret sealed to each of the lender's
 // agents (node -> the agent key it was sealed to, and the sealed text), kept so that a loan's
 // text changes only when a node's agent key does.
-struct LoanCredential {
+struct CampusLoanKey {
   ts::CurveKeyPair pair;
   bool recorded = false;
   std::map<std::string, std::pair<std::string, std::string>> sealed;
@@ -304,16 +304,16 @@ struct LoanCredential {
 using LoanId = std::tuple<std::size_t, std::size_t, sched::JobId>;
 
 // The campus's credentials, per loan in force.
-class LoanCredentials {
+class CampusLoanKeys {
  public:
-  explicit LoanCredentials(std::string campus) : campus_(std::move(campus)) {}
+  explicit CampusLoanKeys(std::string campus) : campus_(std::move(campus)) {}
 
-  // Fills in the key of the loans to `borrower`'s job on `lender` (its agents' keys in `agents`),
-  // writing a new loan's record on the borrower through `c` (with the borrower's `server_key`).
-  // Returns false when the record could not be written (the loan is then left out this round).
-  bool key(const LoanId& id, ts::Client& c, const std::string& server_key,
+  // Fills in `loan`'s key (loan `id`; the lender's agents' keys in `agents`, the borrower's server
+  // key `server_key`), writing a new loan's record on the borrower through `c` first. Throws what
+  // `c` throws when the record could not be written (the caller leaves the loan out this round).
+  void key(const LoanId& id, ts::Client& c, const std::string& server_key,
            const std::map<std::string, std::string>& agents, sys::CampusLoan& loan) {
-    LoanCredential& k = creds_[id];
+    CampusLoanKey& k = creds_[id];
     if (k.pair.secret_key.empty()) k.pair = ts::new_curve_key_pair();
     if (!k.recorded) {
       c.out(sys::kSpace, record(id, k).to_tuple());
@@ -328,7 +328,6 @@ class LoanCredentials {
       text.sealed[node] = s.second;
     }
     loan.key = text.to_text();
-    return true;
   }
 
   // Takes the records of the loans not in `kept` (all of them when it is empty) from their
@@ -358,11 +357,11 @@ class LoanCredentials {
   }
 
  private:
-  sys::JobKey record(const LoanId& id, const LoanCredential& k) const {
+  sys::JobKey record(const LoanId& id, const CampusLoanKey& k) const {
     return sys::JobKey{std::get<2>(id), campus_, k.pair.public_key};
   }
   std::string campus_;
-  std::map<LoanId, LoanCredential> creds_;
+  std::map<LoanId, CampusLoanKey> creds_;
 };
 
 // The loans of campus `name` in force in one lender's space, rewritten to `loans`.
@@ -395,7 +394,7 @@ int run_campus(const LiveCampusConfig& config, const std::atomic<bool>& stop, st
   std::function<void(const std::string&)> note = [&](const std::string& line) {
     log << "campus " << config.name << ": " << line << std::endl;
   };
-  LoanCredentials credentials(config.name);
+  CampusLoanKeys credentials(config.name);
   const std::function<ts::Client*(std::size_t)> borrower_client = [&](std::size_t i) {
     return links[i].client.get();
   };

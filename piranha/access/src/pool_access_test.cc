@@ -15,7 +15,8 @@ const std::string kSystemSpace(sys::kSpace);
 
 std::vector<Principal> principals() {
   return {{"root", Role::Admin, "", {}}, {"nps", Role::Scheduler, "", {}},  {"ws01", Role::Agent, "ws01", {}},
-          {"alice", Role::Job, "", {}},  {"bob", Role::Job, "", {"bob.*"}}, {"pat", Role::Owner, "ws01", {}}};
+          {"alice", Role::Job, "", {}},  {"bob", Role::Job, "", {"bob.*"}}, {"pat", Role::Owner, "ws01", {}},
+          {"uni", Role::Campus, "", {}}};
 }
 
 // A store holding job 3 (alice's, running) and job 4 (bob's, done).

@@ -96,7 +96,7 @@ std::string why(const Principal& p, const Action& a, const Facts& f = pool()) {
 }  // namespace
 
 TEST_CASE("every role reads the system space, and only owners and the job's piranhas reach a job's space") {
-  for (const Principal* p : {&admin, &nps, &ws01, &alice, &bob, &owner01}) {
+  for (const Principal* p : {&admin, &nps, &ws01, &alice, &bob, &owner01, &uni}) {
     CAPTURE(p->name);
     CHECK(allowed(*p, on(Op::Rd, kSys)));
     CHECK(allowed(*p, on(Op::RdMany, kSys)));
@@ -503,7 +503,8 @@ TEST_CASE("a refusal says in words what was refused and which key or role it nee
       on(Op::Rd, "job.4"),
       on(Op::Remove, kSys)};
   const Principal piranha = piranha_of(3, "ws01");
-  for (const Principal* p : std::vector<const Principal*>{&nps, &ws01, &alice, &bob, &owner01, &piranha})
+  for (const Principal* p :
+       std::vector<const Principal*>{&nps, &ws01, &alice, &bob, &owner01, &uni, &piranha})
     for (const Action& a : requests) {
       const Decision d = decide(*p, a, pool());
       if (d.allowed) continue;
