@@ -121,15 +121,31 @@ struct Subnet {
   std::map<std::string, std::unique_ptr<Process>> agents;
   std::unique_ptr<Process> nps;
 
-  // Agents NAME1..NAME3: always available, one piranha each at the agents' own priority.
-  void start_agents() {
+  // Agents NAME1..NAME3: always available, one piranha each at the agents' own priority, with
+  // `extra` arguments (labels).
+  void start_agents(const std::vector<std::string>& extra = {}) {
     const std::string trace = s.dir + "/up.avail.csv", config = s.dir + "/agent.yaml";
     for (int i = 1; i <= 3; ++i) {
       const std::string node = name + std::to_string(i);
-      agents[node] = std::make_unique<Process>(CampusNet::in(
-          ns, {bin("piranha"), "agent", "--node", node, "--server", endpoint, "--config", config, "--trace",
-               trace, "--trace-node", "up", "--piranha-output", s.dir + "/" + node + ".piranhas",
-               "--piranha-priority", "normal", "--campus-loans"}));
+      std::vector<std::string> argv = {bin("piranha"),
+                                       "agent",
+                                       "--node",
+                                       node,
+                                       "--server",
+                                       endpoint,
+                                       "--config",
+                                       config,
+                                       "--trace",
+                                       trace,
+                                       "--trace-node",
+                                       "up",
+                                       "--piranha-output",
+                                       s.dir + "/" + node + ".piranhas",
+                                       "--piranha-priority",
+                                       "normal",
+                                       "--campus-loans"};
+      argv.insert(argv.end(), extra.begin(), extra.end());
+      agents[node] = std::make_unique<Process>(CampusNet::in(ns, argv));
     }
   }
   void start_nps(const std::vector<std::string>& lending) {
@@ -137,11 +153,13 @@ struct Subnet {
     argv.insert(argv.end(), lending.begin(), lending.end());
     nps = std::make_unique<Process>(CampusNet::in(ns, argv));
   }
-  // `spin --sleep` submitted here: `tasks` tasks of `task_ms` ms.
-  std::unique_ptr<Process> submit(int tasks, int task_ms) {
-    return std::make_unique<Process>(CampusNet::in(
-        ns, {"/usr/bin/env", "PIRANHA_SERVER=" + endpoint, bin("piranha"), "submit", bin("spin"), "--tasks",
-             std::to_string(tasks), "--task-ms", std::to_string(task_ms), "--sleep"}));
+  // `spin --sleep` submitted here: `tasks` tasks of `task_ms` ms, with `require` (none if empty).
+  std::unique_ptr<Process> submit(int tasks, int task_ms, const std::string& require = "") {
+    std::vector<std::string> argv = {"/usr/bin/env", "PIRANHA_SERVER=" + endpoint, bin("piranha"), "submit"};
+    if (!require.empty()) argv.insert(argv.end(), {"--require", require});
+    argv.insert(argv.end(), {bin("spin"), "--tasks", std::to_string(tasks), "--task-ms",
+                             std::to_string(task_ms), "--sleep"});
+    return std::make_unique<Process>(CampusNet::in(ns, argv));
   }
   // Everything its processes said, for failure messages.
   std::string logs() const {
@@ -153,9 +171,10 @@ struct Subnet {
 };
 
 // The whole campus, started: subnets a, b, c with their agents registered and their NPSs
-// scheduling, and the campus `uni` deciding every second (loans leased for 3 s).
+// scheduling, and the campus `uni` deciding every second (loans leased for 3 s). A subnet's
+// agents take the arguments `agent_args` has for it.
 struct Campus {
-  Campus() {
+  explicit Campus(const std::map<std::string, std::vector<std::string>>& agent_args = {}) {
     REQUIRE_MESSAGE(net.ok, "could not build the namespaces: ", net.errors);
     s.write("up.avail.csv",
             "# piranha availability trace v1\n# step_seconds: 60\n# length: "
@@ -164,7 +183,8 @@ struct Campus {
     for (const char* n : {"a", "b", "c"}) subnets[n] = std::make_unique<Subnet>(net, s, n);
     for (auto& [n, sub] : subnets) {
       REQUIRE_MESSAGE(wait_until_serving(sub->endpoint, 30s), sub->server->err());
-      sub->start_agents();
+      const auto extra = agent_args.find(n);
+      sub->start_agents(extra == agent_args.end() ? std::vector<std::string>{} : extra->second);
     }
     for (auto& [n, sub] : subnets) {
       ts::Client c(sub->endpoint);
@@ -343,4 +363,22 @@ TEST_CASE(
     CHECK(total(tasks_by_node(a, 1)) == 2400);
   }
   MESSAGE("every node of b did a's tasks again ", again_s, " s after the link came back");
+}
+
+TEST_CASE("campus netns: a job requiring a label only c's nodes have runs on c's nodes only") {
+  if (skip_without_root()) return;
+  Campus campus({{"c", {"--label", "gpu"}}});
+  INFO(campus.logs());
+  ts::Client a(campus.a().endpoint);
+  // No node of a has the label: the job is stranded there, and only c's nodes may borrow for it.
+  auto job = campus.a().submit(120, 100, "label=gpu");
+  REQUIRE(wait_until([&] { return all_worked(tasks_by_node(a, 1), "c"); }, 60s));
+  REQUIRE(job->wait(120s) == 0);
+  CHECK(contains(job->out(), "every task done once: 120 tasks"));
+  const auto done = tasks_by_node(a, 1);
+  CHECK(total(done) == 120);
+  for (const auto& [node, tasks] : done) {
+    INFO(node, " did ", tasks, " tasks");
+    CHECK((tasks == 0 || node.rfind("c", 0) == 0));
+  }
 }
