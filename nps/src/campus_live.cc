@@ -377,16 +377,37 @@ void write_loans(ts::Client& c, const std::string& name, const std::vector<sys::
   }
 }
 
-std::string describe(const LiveCampusConfig& c, const CampusRound& r) {
-  std::string line;
-  for (std::size_t l = 0; l < r.loans.size(); ++l)
-    for (const auto& loan : r.loans[l])
-      line += (line.empty() ? "" : "; ") + c.subnets[l].name + " lends " + std::to_string(loan.nodes) +
-              " to " + loan.borrower + "'s job " + std::to_string(loan.job);
-  return line.empty() ? "no loans" : "loans: " + line;
-}
-
 }  // namespace
+
+std::string describe_round(const LiveCampusConfig& c, const CampusRound& r) {
+  std::string loans;
+  for (std::size_t l = 0; l < r.loans.size() && l < c.subnets.size(); ++l)
+    for (const auto& loan : r.loans[l])
+      loans += (loans.empty() ? "" : "; ") + c.subnets[l].name + " lends " + std::to_string(loan.nodes) +
+               " to " + loan.borrower + "'s job " + std::to_string(loan.job) +
+               (loan.requirement.empty() ? "" : " (it requires " + loan.requirement + ")");
+  std::string line = loans.empty() ? "no loans" : "loans: " + loans;
+  auto names = [&](auto pick) {
+    std::string out;
+    for (std::size_t s = 0; s < c.subnets.size(); ++s)
+      if (pick(s)) out += (out.empty() ? "" : ", ") + c.subnets[s].name;
+    return out;
+  };
+  const auto& d = r.decision;
+  if (auto busy = names([&](std::size_t s) { return s < d.congested.size() && d.congested[s]; });
+      !busy.empty())
+    line += " | congested: " + busy;
+  if (auto silent = names([&](std::size_t s) { return s < r.fresh.size() && !r.fresh[s]; }); !silent.empty())
+    line += " | not heard from: " + silent;
+  static constexpr const char* kWhy[3] = {"their job ended", "the borrower was relieved",
+                                          "the lender needed them"};
+  std::string back;
+  for (int w = 0; w < 3; ++w)
+    if (d.nodes_returned[w] > 0)
+      back += (back.empty() ? "" : ", ") + std::to_string(d.nodes_returned[w]) + " as " + kWhy[w];
+  if (!back.empty()) line += " | nodes returned: " + back;
+  return line;
+}
 
 int run_campus(const LiveCampusConfig& config, const std::atomic<bool>& stop, std::ostream& log) {
   LiveCampus campus(config);
@@ -449,7 +470,7 @@ int run_campus(const LiveCampusConfig& config, const std::atomic<bool>& stop, st
         note("could not write subnet " + config.subnets[s].name + "'s loans: " + e.what());
       }
     }
-    const std::string now = describe(config, r);
+    const std::string now = describe_round(config, r);
     if (now != last) note(now);
     last = now;
     next += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config.params.period));

@@ -105,6 +105,21 @@ TEST_CASE("live campus round: a congested subnet borrows the idle nodes of a sub
   CHECK(campus.round(110.5, r).loans[1].empty());
 }
 
+TEST_CASE("live campus round: its log line says the loans and why") {
+  LiveCampus campus(parse_live_campus(kCampus, "c.yaml"));
+  std::vector<SubnetReading> r{reading(100, {{7, 100, 40}}, 2, 0), reading(100, {}, 3, 3),
+                               reading(100, {}, 4, 4)};
+  CHECK(describe_round(campus.config(), campus.round(100.5, r)) ==
+        "loans: b lends 3 to a's job 7 | congested: a");
+  // a's job ended: the loan ends, its nodes returned as their job ended.
+  r = {reading(103, {}, 2, 2), reading(103, {}, 3, 3), reading(103, {}, 4, 4)};
+  CHECK(describe_round(campus.config(), campus.round(103, r)) ==
+        "no loans | nodes returned: 3 as their job ended");
+  // c's record gone stale: not heard from.
+  r = {reading(106, {}, 2, 2), reading(106, {}, 3, 3), reading(90, {}, 4, 4)};
+  CHECK(describe_round(campus.config(), campus.round(106, r)) == "no loans | not heard from: c");
+}
+
 TEST_CASE("live campus round: a loan whose job cannot be launched is not written") {
   LiveCampus campus(parse_live_campus(kCampus, "c.yaml"));
   std::vector<SubnetReading> r{reading(100, {{7, 100, 40}}, 2, 0), reading(100, {}, 3, 3),

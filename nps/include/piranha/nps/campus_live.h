@@ -85,6 +85,11 @@ struct CampusRound {
   std::vector<bool> fresh;  // per subnet: its state was read and recent
 };
 
+// One line saying what a round decided and why, for the campus's log: the loans in force (with
+// a job's requirement when it has one), the congested subnets, those not heard from, and the
+// nodes returned at this round by why (LoanEnd). Pure.
+std::string describe_round(const LiveCampusConfig& config, const CampusRound& round);
+
 // The campus's memory between rounds: the strategy (with the trust of the config: B lends to A
 // when B lists A in lends_to) and the config.
 class LiveCampus {
