@@ -77,31 +77,7 @@ struct AuthPool {
   }
 
   void add_agent(const std::string& node) {
-    const std::string trace = k.s.dir + "/up.avail.csv", config = k.s.dir + "/agent.yaml";
-    if (!std::filesystem::exists(trace))
-      k.s.write("up.avail.csv",
-                "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
-                "node,start,end\nup,0,100000\n");
-    if (!std::filesystem::exists(config))
-      k.s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
-    std::vector<std::string> argv{bin("piranha"),
-                                  "agent",
-                                  "--node",
-                                  node,
-                                  "--server",
-                                  server.endpoint(),
-                                  "--config",
-                                  config,
-                                  "--trace",
-                                  trace,
-                                  "--trace-node",
-                                  "up",
-                                  "--piranha-output",
-                                  k.s.dir + "/" + node + ".piranhas",
-                                  "--piranha-priority",
-                                  "normal",
-                                  "--campus-loans"};
-    for (const auto& a : keys_of(node)) argv.push_back(a);
+    const auto argv = lending_agent_argv(k.s, server.endpoint(), node, keys_of(node));
     agents[node] = std::make_unique<Process>(argv);
     agents[node]->stop_with(SIGTERM);  // so that it removes its key files
   }

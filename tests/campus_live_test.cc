@@ -28,34 +28,8 @@ struct Pool {
   std::map<std::string, std::unique_ptr<Process>> agents;
   std::unique_ptr<Process> nps;
 
-  void add_agent(const std::string& node, std::vector<std::string> extra = {}) {
-    // Written once per scratch directory: rewriting them while an agent
-    // started earlier reads them gave it a truncated file now and then.
-    const std::string trace = s.dir + "/up.avail.csv", config = s.dir + "/agent.yaml";
-    if (!std::filesystem::exists(trace))
-      s.write("up.avail.csv",
-              "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
-              "node,start,end\nup,0,100000\n");
-    if (!std::filesystem::exists(config))
-      s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
-    std::vector<std::string> argv{bin("piranha"),
-                                  "agent",
-                                  "--node",
-                                  node,
-                                  "--server",
-                                  server.endpoint(),
-                                  "--config",
-                                  config,
-                                  "--trace",
-                                  trace,
-                                  "--trace-node",
-                                  "up",
-                                  "--piranha-output",
-                                  s.dir + "/" + node + ".piranhas",
-                                  "--piranha-priority",
-                                  "normal",
-                                  "--campus-loans"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
+  void add_agent(const std::string& node, const std::vector<std::string>& extra = {}) {
+    const auto argv = lending_agent_argv(s, server.endpoint(), node, extra);
     agents[node] = std::make_unique<Process>(argv);
   }
   void start_nps(std::vector<std::string> extra) {

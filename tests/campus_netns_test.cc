@@ -124,27 +124,9 @@ struct Subnet {
   // Agents NAME1..NAME3: always available, one piranha each at the agents' own priority, with
   // `extra` arguments (labels).
   void start_agents(const std::vector<std::string>& extra = {}) {
-    const std::string trace = s.dir + "/up.avail.csv", config = s.dir + "/agent.yaml";
     for (int i = 1; i <= 3; ++i) {
       const std::string node = name + std::to_string(i);
-      std::vector<std::string> argv = {bin("piranha"),
-                                       "agent",
-                                       "--node",
-                                       node,
-                                       "--server",
-                                       endpoint,
-                                       "--config",
-                                       config,
-                                       "--trace",
-                                       trace,
-                                       "--trace-node",
-                                       "up",
-                                       "--piranha-output",
-                                       s.dir + "/" + node + ".piranhas",
-                                       "--piranha-priority",
-                                       "normal",
-                                       "--campus-loans"};
-      argv.insert(argv.end(), extra.begin(), extra.end());
+      const auto argv = lending_agent_argv(s, endpoint, node, extra);
       agents[node] = std::make_unique<Process>(CampusNet::in(ns, argv));
     }
   }

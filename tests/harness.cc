@@ -245,6 +245,36 @@ std::vector<std::string> peer_argv(const std::string& endpoint, std::vector<std:
   return argv;
 }
 
+std::vector<std::string> lending_agent_argv(const Scratch& s, const std::string& endpoint,
+                                            const std::string& node, const std::vector<std::string>& extra) {
+  const std::string trace = s.dir + "/up.avail.csv", config = s.dir + "/agent.yaml";
+  if (!std::filesystem::exists(trace))
+    s.write("up.avail.csv",
+            "# piranha availability trace v1\n# step_seconds: 60\n# length: 100000\n"
+            "node,start,end\nup,0,100000\n");
+  if (!std::filesystem::exists(config))
+    s.write("agent.yaml", "policy: FAIR\nscheduler:\n  stale_seconds: 10\n");
+  std::vector<std::string> argv{bin("piranha"),
+                                "agent",
+                                "--node",
+                                node,
+                                "--server",
+                                endpoint,
+                                "--config",
+                                config,
+                                "--trace",
+                                trace,
+                                "--trace-node",
+                                "up",
+                                "--piranha-output",
+                                s.dir + "/" + node + ".piranhas",
+                                "--piranha-priority",
+                                "normal",
+                                "--campus-loans"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
 Scratch::Scratch() {
   char tmpl[] = "/tmp/piranha-test-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot make a scratch directory in /tmp");

@@ -177,4 +177,13 @@ class Scratch {
 // Starts a tests/ts_peer process: ts_peer ENDPOINT ARGS...
 std::vector<std::string> peer_argv(const std::string& endpoint, std::vector<std::string> args);
 
+// `piranha agent` for node `node` of the pool at `endpoint`, as the campus tests run it: always
+// available (the trace `up.avail.csv` in `s`), its config `agent.yaml` in `s`, one piranha at
+// normal priority, serving campus loans; then `extra`. The trace and config are written only if
+// `s` has none yet (a test may write its own first): rewriting them while an agent started
+// earlier reads them gave it a truncated file now and then.
+std::vector<std::string> lending_agent_argv(const Scratch& s, const std::string& endpoint,
+                                            const std::string& node,
+                                            const std::vector<std::string>& extra = {});
+
 }  // namespace piranha::it
