@@ -499,23 +499,26 @@ void Uplink::step(ts::Client& c) {
 }
 
 void Uplink::look_at_stale_heartbeat(ts::Client& c) {
-  stale_looks_.fetch_add(1);
   const auto t = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms);
   const auto hb = t ? sys::SchedulerHeartbeat::from_tuple(*t) : std::nullopt;
+  bool missed = false;
   {
     std::lock_guard lock(mu_);
-    if (!hb || !view_.scheduler || hb->time != view_.scheduler->time) {
+    missed = !hb || !view_.scheduler || hb->time != view_.scheduler->time;
+    if (missed) {
       // Another heartbeat than the events left (their gap lost one), or
       // none: a read says what happened.
       read_now_ = true;
-      return;
+    } else {
+      // The one the events left, stale: nothing was missed, and the agent
+      // decides on the same view again, now stale.
+      view_.generation += 1;
+      generation_.store(view_.generation);
     }
-    // The one the events left, stale: nothing was missed, and the agent
-    // decides on the same view again, now stale.
-    view_.generation += 1;
-    generation_.store(view_.generation);
   }
-  wake_agent();
+  // Counted once the look is done, so whoever sees the count sees its outcome.
+  stale_looks_.fetch_add(1);
+  if (!missed) wake_agent();
 }
 
 Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_written) {

@@ -146,7 +146,8 @@ class Uplink {
   std::uint64_t generation() const;
   // How many reads of the system space the uplink has made (not events).
   std::uint64_t reads() const { return reads_.load(); }
-  // How many times scheduler 0's heartbeat, stale by the events, was looked at alone.
+  // How many times scheduler 0's heartbeat, stale by the events, was looked at alone,
+  // counted when a look is done (its outcome, a new generation or a read to come, is set).
   std::uint64_t stale_looks() const { return stale_looks_.load(); }
   // True once the server answered at least once.
   bool ever_connected() const;
