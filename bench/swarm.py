@@ -5,13 +5,16 @@ server and one real NPS on this machine (docs/scale.md). bench/swarm.sh runs it.
 For each N in --nodes: a fresh `piranha ts serve`, `piranha nps run` (TSK,
 --period 1 --tick 1), `piranha-swarm` with N nodes replaying `piranha trace
 synth --nodes N` at --time-scale, and --real real agents running real
-piranhas of examples/spin on the same pool (at their default idle priority,
-so that they take only the cycles the measured processes leave; the swarm
-processes too, --swarm-priority). Then, in order:
+piranhas of examples/spin on the same pool (at their default idle priority;
+the swarm processes too, --swarm-priority). The job's tasks wait their 20 ms
+(spin --sleep) rather than burn them: a real piranha has a workstation of its
+own, and one spinning here would take the cycles the swarm needs to play
+10,000 other workstations (a profile at 10,000 nodes found the two real
+piranhas burning more of this machine than the whole swarm). Then, in order:
   1. registration: until every swarm node's record is in the system space;
   2. background: --idle seconds with no job: the server's and the NPS's CPU
      share, the loopback bytes/s, per node;
-  3. a job: `piranha submit spin --tasks 5N+500 --task-ms 20`; the time until 90 %
+  3. a job: `piranha submit spin --tasks 5N+500 --task-ms 20 --sleep`; the time until 90 %
      of the available nodes consume it (job_spread_s), the latency from each
      scheduler decision to the node obeying it, the server's CPU share and
      requests/s meanwhile; the job must finish with every task done exactly
@@ -283,7 +286,8 @@ class Run:
         m0 = self.swarm_cpu()
         r0 = self.status().get("uplink_reads", 0)
         sub = self.start("submit", [self.piranha, "submit", "--server", self.ep,
-                                    os.path.join(self.bin, "spin"), "--tasks", str(tasks), "--task-ms", "20"])
+                                    os.path.join(self.bin, "spin"), "--tasks", str(tasks), "--task-ms", "20",
+                                    "--sleep"])
         job = self.wait_for("the job's id", lambda: self.job_id(), 30)
         self.result["job"] = job
         # From the moment `piranha submit` was started (a little before the
