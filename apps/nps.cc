@@ -175,6 +175,7 @@ void add_run(CLI::App& nps) {
       // so SIGINT and SIGTERM reach the watcher and stop the NPS cleanly.
       std::atomic<bool> stop{false};
       StopOnSignals signals(stop);
+      o.stop_fd = signals.fd();
       std::unique_ptr<nps::LivePage> page;
       if (!a->http_token.empty() && a->http.empty()) schedcli::bad_input("--http-token is for --http");
       if (!a->http.empty()) {

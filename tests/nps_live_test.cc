@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "harness.h"
 #include "piranha/runtime/sysspace.h"
@@ -524,4 +525,31 @@ TEST_CASE(
       if (reader) CHECK(reader->wait_closed(kPatience));  // the stream ended with the NPS
     }
   }
+}
+
+TEST_CASE(
+    "nps live: SIGTERM stops it in seconds when its server is gone, not after the client's 30-s patience") {
+  Pool pool;
+  pool.add_agent("ws01");
+  auto c = pool.client();
+  REQUIRE(wait_until([&] { return sys::list_nodes(c).size() == 1; }));
+  auto nps = pool.nps({});
+  INFO(nps->err());
+  REQUIRE(wait_until([&] { return all_by(c, "scheduler 0", 1); }));
+  // The server dies: the NPS's connection waits for it to come back, for up
+  // to its request timeout (30 s), in every request.
+  pool.server.process().signal(SIGKILL);
+  REQUIRE(pool.server.process().wait() == 128 + SIGKILL);
+  std::this_thread::sleep_for(1500ms);  // well into a reconnection
+  const auto asked = std::chrono::steady_clock::now();
+  nps->signal(SIGTERM);
+  REQUIRE(nps->wait(40s) == 0);
+  const auto took = std::chrono::steady_clock::now() - asked;
+  MESSAGE("stopped ", std::chrono::duration_cast<std::chrono::milliseconds>(took).count(),
+          " ms after SIGTERM");
+  // Its last writes wait a few seconds at most; the old stop waited out the
+  // reconnection (30 s) and then the withdrawal's own.
+  CHECK(took < 15s);
+  CHECK(contains(nps->err(), "could not withdraw the heartbeat"));
+  CHECK(contains(nps->err(), "nps: stopped"));
 }

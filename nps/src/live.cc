@@ -116,7 +116,13 @@ class Shell {
         program_ ? enabler_period(*program_) : std::min(o_.standard.tick, o_.standard.period);
     const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period));
     if (!wait_for_silence(stopped, period)) return 0;
-    pool_.start(*client_);
+    try {
+      pool_.start(*client_);
+    } catch (const ts::TupleSpaceError& e) {
+      if (e.code() != ts::Code::Interrupted || !stopped()) throw;
+      note("stopped");
+      return 0;
+    }
     WholeReader whole_reader(pool_, o_.server);
     if (o_.on_records) o_.on_records(pool_.records());
     std::ostringstream what;
@@ -133,6 +139,7 @@ class Shell {
     std::string refused;
     auto failed = [&](const ts::TupleSpaceError& e) {
       if (e.code() == ts::Code::WrongPool) refused = e.what();
+      if (e.code() == ts::Code::Interrupted && stopped()) return;  // asked to stop: nothing to say
       note(std::string("tuple space: ") + e.what());
     };
     while (!stopped() && refused.empty()) {
@@ -196,8 +203,20 @@ class Shell {
     for (auto& t : trellises_) t->stop();
     if (!refused.empty()) return 1;
     try {
-      if (pool_.pending()) pool_.flush(*client_);
-      pool_.withdraw(*client_);
+      // The main connection is interrupted once a signal asks to stop
+      // (LiveOptions::stop_fd): the last writes go on one of their own that
+      // waits a few seconds at most, so that a server that is gone does not
+      // hold up the stop.
+      std::unique_ptr<ts::Client> last;
+      if (o_.stop_fd >= 0) {
+        ts::ClientOptions lo;
+        lo.connect_timeout = std::chrono::milliseconds(2000);
+        lo.request_timeout = std::chrono::milliseconds(3000);
+        last = std::make_unique<ts::Client>(o_.server, lo);
+      }
+      ts::Client& c = last ? *last : *client_;
+      if (pool_.pending()) pool_.flush(c);
+      pool_.withdraw(c);
     } catch (const ts::TupleSpaceError& e) {
       note(std::string("could not withdraw the heartbeat: ") + e.what());
     }
@@ -232,7 +251,8 @@ class Shell {
 
   bool connect(const std::function<bool()>& stopped) {
     try {
-      client_ = sys::connect_patiently(o_.server, stopped, [&](const std::string& m) { note(m); });
+      client_ = sys::connect_patiently(
+          o_.server, stopped, [&](const std::string& m) { note(m); }, o_.stop_fd);
     } catch (const ts::TupleSpaceError& e) {
       if (e.code() != ts::Code::WrongPool) throw;
       note(e.what());  // another pool's server: one line, and the NPS ends with status 1

@@ -50,6 +50,13 @@ struct LiveOptions {
   LendTrust lending;
   bool quiet = false;  // no log of decisions
   std::optional<std::chrono::milliseconds> duration;
+  // An fd that becomes readable when `stop` is set (apps/stop_signals.h), or
+  // -1. Given, it interrupts a wait on the server (a reconnection to one
+  // that is gone would otherwise hold the stop up for the client's 30-s
+  // request timeout), and the last writes at a stop (pending decisions, the
+  // heartbeat's withdrawal) go on a connection of their own that waits a few
+  // seconds at most.
+  int stop_fd = -1;
   // Non-empty: the ticks' durations (tick_timer.h) as one JSON object,
   // rewritten every 5 s and at the end (written whole, then renamed).
   std::string tick_stats_file;

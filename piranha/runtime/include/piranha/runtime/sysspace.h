@@ -40,8 +40,10 @@ std::string server_from_env();
 // endpoint (endpoint.h) is never retried: throws InputError (source
 // "server") naming the problem; nor is a server of another pool than the
 // client's (ts::ClientOptions::pool): its TupleSpaceError(WrongPool) is thrown.
+// `interrupt_fd` (-1: none) becomes the client's ClientOptions::interrupt_fd.
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
-                                              const std::function<void(const std::string&)>& note);
+                                              const std::function<void(const std::string&)>& note,
+                                              int interrupt_fd = -1);
 
 // Seconds since the Unix epoch, now.
 double wall_now();
