@@ -25,6 +25,11 @@ constexpr double kPruneEvery = 3600;
 // the records stay below the 100,000 a restart reads back
 // (sys::list_eval_records).
 constexpr std::int64_t kMaxRecords = 90'000;
+// From this many nodes on, the state's entries of nodes whose state has not
+// changed count their open span up to now in turns, a tenth at each call
+// (Evaluator::state).
+constexpr std::size_t kLargePool = 1000;
+constexpr std::uint64_t kRefreshTurns = 10;
 
 json job_json(const std::optional<JobId>& job) {
   return job ? json(*job) : json(nullptr);
@@ -488,7 +493,7 @@ Value Evaluator::calculate(trellis::Context& ctx) {
 }
 
 Value Evaluator::state(const trellis::Context& ctx) const {
-  const EvaluatorMemory& m = env_.memory->evaluator;
+  EvaluatorMemory& m = env_.memory->evaluator;
   const double now = env_.pool->now();
   Value::Map schedulers, nodes;
   // The nodes in key order (memory's map is ordered as a Value's), and each
@@ -499,17 +504,35 @@ Value Evaluator::state(const trellis::Context& ctx) const {
     schedulers[std::to_string(id)] =
         Fields()("strategy", e.strategy)("decisions", e.decisions)("changes", e.changes)(
             "obeyed", id == m.obeyed)("estimate", e.estimate ? Value(*e.estimate) : Value());
-  for (const auto& [name, n] : m.nodes) {
-    double seen = n.observed_seconds, up = n.available_seconds;
-    if (n.open) {
-      seen += now - n.open->start;
-      if (n.open->available) up += now - n.open->start;
+  // A node's entry is rebuilt when what it counts changed. An open span
+  // also counts the time up to now: on a pool of kLargePool nodes or more,
+  // that is brought up to date for a tenth of the nodes at each call, in
+  // turn (at most ten ticks old), rather than for every node at every tick,
+  // which cost a tenth of a tick's work at 10,000 nodes (docs/scale.md).
+  const bool large = m.nodes.size() >= kLargePool;
+  const std::uint64_t turn = m.states_built++ % kRefreshTurns;
+  std::uint64_t i = 0;
+  for (auto& [name, n] : m.nodes) {
+    EvaluatorMemory::PerNode::EntryInputs in{n.available_seconds,  n.observed_seconds, n.owner_retreats,
+                                             n.scheduler_retreats, n.accuracy_points,  n.accuracy,
+                                             std::nullopt};
+    if (n.open) in.open = std::pair(n.open->start, n.open->available);
+    const bool due =
+        !large || n.entry.is_null() || !(in == n.entry_inputs) || (n.open && i % kRefreshTurns == turn);
+    ++i;
+    if (due) {
+      double seen = n.observed_seconds, up = n.available_seconds;
+      if (n.open) {
+        seen += now - n.open->start;
+        if (n.open->available) up += now - n.open->start;
+      }
+      n.entry = Fields()("accuracy", n.accuracy ? Value(*n.accuracy) : Value())(
+          "accuracy_points", n.accuracy_points)("available_seconds", up)(
+          "fraction", seen > 0 ? up / seen : 0.0)("observed_seconds", seen)(
+          "owner_retreats", n.owner_retreats)("scheduler_retreats", n.scheduler_retreats);
+      n.entry_inputs = std::move(in);
     }
-    nodes.insert_or_assign(
-        nodes.end(), name,
-        Fields()("accuracy", n.accuracy ? Value(*n.accuracy) : Value())("accuracy_points", n.accuracy_points)(
-            "available_seconds", up)("fraction", seen > 0 ? up / seen : 0.0)("observed_seconds", seen)(
-            "owner_retreats", n.owner_retreats)("scheduler_retreats", n.scheduler_retreats));
+    nodes.insert_or_assign(nodes.end(), name, n.entry);
   }
   Value::List recent;
   for (const auto& r : m.recent)

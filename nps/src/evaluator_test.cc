@@ -332,6 +332,50 @@ TEST_CASE(
   CHECK(again.t->state("m1")["obeys"] == Value(1));
 }
 
+TEST_CASE(
+    "evaluator: on a pool of 1,000 nodes a changed node's entry is exact at once, the others' open spans are "
+    "counted up to now in turn") {
+  ScriptedPool pool;
+  const std::size_t n = 1000;
+  std::string yaml =
+      "program: eval\nnodes:\n  - {name: enabler, type: enabler}\n  - {name: jobs, type: jobs, inferiors: "
+      "[enabler]}\n";
+  std::string inferiors = "jobs";
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string node = "ws" + std::to_string(1000 + i);
+    pool.add_node(node);
+    yaml += "  - {name: m" + std::to_string(i) +
+            ", type: monitor, inferiors: [enabler], params: {node: " + node + "}}\n";
+    inferiors += ", m" + std::to_string(i);
+  }
+  yaml += "  - {name: evaluator, type: evaluator, inferiors: [" + inferiors + "]}\n";
+  EvaluatorRig r(pool, yaml);
+  for (int t = 0; t <= 5; ++t) r.tick(t);
+  pool.status["ws1007"].available = false;  // its owner came back at 6
+  for (int t = 6; t <= 30; ++t) {
+    r.tick(t);
+    const Value nodes = r.eval()["nodes"];
+    REQUIRE(nodes.as_map().size() == n);
+    // The changed node: its available span closed at 6, counted at once.
+    const Value& changed = nodes["ws1007"];
+    CHECK(changed["available_seconds"].as_number() == doctest::Approx(6));
+    if (t == 6) CHECK(changed["observed_seconds"].as_number() == doctest::Approx(6));
+    // The others: each at most ten calculations behind, and not all of them
+    // counted to now at once.
+    std::size_t current = 0;
+    for (const auto& [name, e] : nodes.as_map()) {
+      if (name == "ws1007") continue;
+      const double seen = e["observed_seconds"].as_number();
+      CHECK(seen <= t);
+      CHECK(seen >= t - 10);
+      CHECK(e["fraction"].as_number() == doctest::Approx(seen > 0 ? 1 : 0));
+      current += seen == t ? 1 : 0;
+    }
+    CHECK(current >= (n - 1) / 20);
+    CHECK(current < n - 1);
+  }
+}
+
 TEST_CASE("retention: records older than its days go at the hourly pruning, and the memory with them") {
   ScriptedPool pool;
   pool.add_node("ws01");

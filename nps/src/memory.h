@@ -101,6 +101,18 @@ struct EvaluatorMemory {
     std::int64_t window = 10;
     std::optional<double> accuracy;  // fraction of AP predictions matched
     std::int64_t accuracy_points = 0;
+    // Its entry in the evaluator's state, and what it was built from
+    // (Evaluator::state): rebuilt when these change, and otherwise, on a
+    // large pool, only in its turn.
+    struct EntryInputs {
+      double available_seconds = 0, observed_seconds = 0;
+      std::int64_t owner_retreats = 0, scheduler_retreats = 0, accuracy_points = 0;
+      std::optional<double> accuracy;
+      std::optional<std::pair<double, bool>> open;  // start, available
+      friend bool operator==(const EntryInputs&, const EntryInputs&) = default;
+    };
+    trellis::Value entry;
+    EntryInputs entry_inputs;
   };
   struct Retreat {
     double time = 0;
@@ -126,6 +138,7 @@ struct EvaluatorMemory {
   std::vector<Retreat> recent;      // the latest retreats, newest last
   std::vector<Ended> recent_ended;  // the latest ended jobs, newest last
   std::int64_t switches = 0;
+  std::uint64_t states_built = 0;       // Evaluator::state's calls: whose turn it is
   std::optional<double> observed_mean;  // ended jobs' mean turnaround (s)
   bool estimate_due = false;
   std::size_t record_count = 0;        // records the pool keeps (as far as the evaluator knows)

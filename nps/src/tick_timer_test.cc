@@ -8,9 +8,12 @@ using piranha::nps::TickTimer;
 
 TEST_CASE("tick timer: a tick lasts from its reading to the decision after it") {
   TickTimer t;
+  CHECK_FALSE(t.deciding());
   t.began(10.0, 5);
   t.decided(10.004, 5);  // no decision yet
+  CHECK(t.deciding());
   t.decided(10.020, 6);
+  CHECK_FALSE(t.deciding());
   t.decided(10.030, 7);  // a decision outside a tick is not a tick
   const auto s = t.summary();
   REQUIRE(s.ticks == 1);

@@ -71,7 +71,10 @@
 //              "changes", "obeyed", "estimate"}}, "nodes": {node:
 //              {"observed_seconds", "available_seconds", "fraction",
 //              "owner_retreats", "scheduler_retreats", "accuracy",
-//              "accuracy_points"}}, "ended_jobs", "observed_mean_turnaround",
+//              "accuracy_points"}} (on a pool of 1,000 nodes or more, a
+//              node whose state has not changed has its open span counted
+//              up to now at every tenth calculation, in turn, not at
+//              each), "ended_jobs", "observed_mean_turnaround",
 //              "retreats", "switches", "last_switch"}. In a pool that keeps
 //              no records (Pool::keeps_records: a simulated one) it builds
 //              none, replays only for a switch rule, and without a rule does

@@ -60,6 +60,8 @@ class TickTimer {
   void read(double now);
   // The current tick rebuilt the trellis.
   void rebuilt();
+  // Whether a tick began and is not decided yet.
+  bool deciding() const { return current_.has_value(); }
   // The ticks timed so far that began at or after `since` (the
   // nearest-rank percentiles of their durations), of the last kKept.
   TickSummary summary(double since = -1e300) const;
