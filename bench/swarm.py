@@ -247,7 +247,8 @@ class Run:
             self.start(f"swarm{k}", [os.path.join(self.bin, "piranha-swarm"), "--server", self.ep,
                                      "--nodes", str(count), "--first", str(first), "--trace", trace,
                                      "--time-scale", str(a.time_scale), "--status", status,
-                                     "--task-seconds", str(a.task_seconds), "--ramp", str(a.ramp)],
+                                     "--task-seconds", str(a.task_seconds), "--ramp", str(a.ramp)]
+                       + (["--aligned"] if a.aligned else []),
                        preexec_fn=swarm_limits)
         for i in range(a.real):
             self.start(f"real{i}", [self.piranha, "agent", "--node", f"real{i}", "--server", self.ep,
@@ -406,6 +407,10 @@ def main():
                    help="the swarm processes' scheduling: idle (SCHED_IDLE, the default: they take only the "
                         "cycles the server and the NPS leave, as agents on their own machines would) or normal")
     p.add_argument("--per-process", type=int, default=2500, help="simulated nodes per swarm process (default 2500)")
+    p.add_argument("--aligned", action="store_true",
+                   help="every simulated node's trace steps at the same instants: a storm of owners coming "
+                        "and going at once, the worst case (by default each node's replay is shifted by its "
+                        "own fraction of a step, as real owners do not keep to the trace's 30-s grid)")
     p.add_argument("--ramp", type=float, default=250,
                    help="nodes started per second per swarm process (default 250)")
     p.add_argument("--port", type=int, default=7171, help="the server's port (default 7171)")
@@ -450,7 +455,7 @@ def main():
     if a.json:
         date = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(started))
         print(json.dumps({"benchmark": "swarm", "cores": os.cpu_count(), "date": date,
-                          "swarm_priority": a.swarm_priority, "runs": runs}, indent=1))
+                          "swarm_priority": a.swarm_priority, "aligned": a.aligned, "runs": runs}, indent=1))
     else:
         cols = [("nodes", "nodes"), ("nps_tick_ms_p50", "tick p50 ms"), ("nps_tick_ms_p99", "tick p99 ms"),
                 ("obey_latency_ms_p99", "obey p99 ms"), ("job_spread_s", "spread s"),

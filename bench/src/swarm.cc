@@ -72,6 +72,7 @@ struct Options {
   double ramp = 2000;  // nodes started per second
   std::string status;
   double seconds = 0;
+  bool aligned = false;  // every node's trace steps at the same instants (--aligned)
 };
 
 // A thread that owns a share of the nodes: starts them at its share of the
@@ -191,7 +192,15 @@ class Driver {
     s.scheduler_stale_seconds = o_.scheduler_stale;
     s.quiet = true;
     const std::string& trace_node = trace_.nodes[static_cast<std::size_t>(i) % trace_.nodes.size()];
-    auto source = std::make_unique<TraceAvailability>(trace_, trace_node, o_.time_scale, 0, origin);
+    // A real owner comes and goes when they please, not on the trace's
+    // 30-s grid: each node's replay is shifted by its own fraction of a step
+    // (spread evenly by the golden ratio), so that N nodes' changes do not
+    // all land on the server and the NPS in the same instant, unless
+    // --aligned asks for that storm.
+    const double phase = o_.aligned ? 0 : std::fmod(static_cast<double>(i) * 0.6180339887498949, 1.0);
+    const auto shift = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(phase * static_cast<double>(trace_.step_seconds) / o_.time_scale));
+    auto source = std::make_unique<TraceAvailability>(trace_, trace_node, o_.time_scale, 0, origin - shift);
     auto node =
         std::make_unique<SwarmNode>(s, std::move(source), ConsumerSettings{o_.task_seconds}, tally_, wake_);
     std::lock_guard lock(mu_);
@@ -435,6 +444,10 @@ int main(int argc, char** argv) {
                  "a node heard from longer ago counts as stale (the NPS's --stale)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_flag("--aligned", o.aligned,
+               "every node's trace steps begin at the same instants (a storm of owners coming and going "
+               "at once, which real keyboards do not make); by default each node's replay is shifted by "
+               "its own fraction of a step");
   app.add_option("--ramp", o.ramp, "nodes started per second")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
