@@ -170,7 +170,13 @@ class Shell {
       } catch (const ts::TupleSpaceError& e) {
         failed(e);
       }
-      ticks_.decided(seconds(Clock::now()), pool_.heartbeat_calls());
+      // At the decision's own moment (the scheduler's heartbeat() call), not
+      // when this thread got to it: the flush above may have waited on the
+      // server (a heartbeat of scheduler 0 fanned out to every agent takes
+      // a 10,000-node pool's server a few hundred ms), which is not the
+      // tick's.
+      const auto [calls, decided_at] = pool_.latest_heartbeat();
+      ticks_.decided(seconds(decided_at), calls);
       if (!o_.tick_stats_file.empty() && now >= next_stats) {
         write_tick_stats();
         next_stats = now + std::chrono::seconds(5);

@@ -497,6 +497,12 @@ void LivePool::heartbeat(std::int64_t scheduler) {
   std::lock_guard lock(mu_);
   beats_.insert(scheduler);
   ++heartbeat_calls_;
+  heartbeat_at_ = std::chrono::steady_clock::now();
+}
+
+std::pair<std::uint64_t, std::chrono::steady_clock::time_point> LivePool::latest_heartbeat() const {
+  std::lock_guard lock(mu_);
+  return {heartbeat_calls_, heartbeat_at_};
 }
 
 std::uint64_t LivePool::heartbeat_calls() const {

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <map>
 #include <thread>
 
@@ -41,7 +42,15 @@ TEST_CASE("live pool: each node keeps one assignment, the newest, when flush() s
   pool.start(c);
   pool.assign(0, 10, "ws1", 5);
   pool.assign(0, 10, "ws2", std::nullopt);
+  CHECK(pool.latest_heartbeat().first == 0);
+  const auto before = std::chrono::steady_clock::now();
   pool.heartbeat(0);
+  const auto after = std::chrono::steady_clock::now();
+  // The decision's moment, kept for the shell's tick timer.
+  const auto [calls, at] = pool.latest_heartbeat();
+  CHECK(calls == 1);
+  CHECK(at >= before);
+  CHECK(at <= after);
   pool.flush(c);
   using Jobs = std::map<std::string, std::vector<std::int64_t>>;
   CHECK(assigned(c) == Jobs{{"ws1", {5}}, {"ws2", {0}}, {"ws3", {4}}});

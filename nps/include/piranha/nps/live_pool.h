@@ -111,6 +111,10 @@ class LivePool : public Pool {
   // How many times heartbeat() was called: once per scheduler per tick it
   // decided on, so the shell can time its ticks (tick_timer.h). Any thread.
   std::uint64_t heartbeat_calls() const;
+  // The same count with the steady-clock time of the latest call: the
+  // moment of the latest decision, which the shell may notice later (its
+  // thread writes to the server meanwhile). Any thread.
+  std::pair<std::uint64_t, std::chrono::steady_clock::time_point> latest_heartbeat() const;
 
  private:
   void add_period(const sys::AvailabilityPeriod& ap);
@@ -183,7 +187,8 @@ class LivePool : public Pool {
   std::uint64_t book_session_ = 0;  // the client's reconnects() when the book was read
   std::map<std::int64_t, sys::Superseder> beat_writers_;
   std::set<std::int64_t> beats_, beaten_;
-  std::uint64_t heartbeat_calls_ = 0;         // under mu_
+  std::uint64_t heartbeat_calls_ = 0;                     // under mu_
+  std::chrono::steady_clock::time_point heartbeat_at_{};  // under mu_: the latest call's
   std::map<std::int64_t, double> last_beat_;  // flush()'s own: when each scheduler's heartbeat was written
   std::vector<EvalRecord> records_;           // read at start(), then appended to and forgotten from
   std::vector<EvalRecord> unsent_;            // appended since the last flush()

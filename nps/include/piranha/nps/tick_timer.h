@@ -6,7 +6,8 @@
 //
 // The shell calls began() when a tick's refresh starts, with the count of
 // heartbeat() calls so far, and decided() whenever it looks (every few ms)
-// with the count now; a count that grew ends the tick. A tick that is still
+// with the count now and the time of the latest call; a count that grew
+// ends the tick at that time. A tick that is still
 // undecided when the next begins is counted up to that moment (a lower
 // bound: it ran at least that long). read() marks the end of the tick's
 // reading, so that a slow tick says whether the pool's round trips or the
