@@ -145,7 +145,7 @@ class Shell {
     while (!stopped() && refused.empty()) {
       const auto now = Clock::now();
       if (const auto kind = ticker.take(now); kind != Ticker::Tick::None) {
-        ticks_.began(seconds(now), pool_.heartbeat_calls());
+        ticks_.began(seconds(now), pool_.latest_heartbeat().first);
         try {
           pool_.refresh(*client_);
           ticks_.read(seconds(Clock::now()));

@@ -505,9 +505,4 @@ std::pair<std::uint64_t, std::chrono::steady_clock::time_point> LivePool::latest
   return {heartbeat_calls_, heartbeat_at_};
 }
 
-std::uint64_t LivePool::heartbeat_calls() const {
-  std::lock_guard lock(mu_);
-  return heartbeat_calls_;
-}
-
 }  // namespace piranha::nps

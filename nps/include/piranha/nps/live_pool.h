@@ -108,12 +108,11 @@ class LivePool : public Pool {
   void assign(std::int64_t scheduler, std::int64_t epoch, std::string_view node,
               std::optional<JobId> job) override;
   void heartbeat(std::int64_t scheduler) override;
-  // How many times heartbeat() was called: once per scheduler per tick it
-  // decided on, so the shell can time its ticks (tick_timer.h). Any thread.
-  std::uint64_t heartbeat_calls() const;
-  // The same count with the steady-clock time of the latest call: the
-  // moment of the latest decision, which the shell may notice later (its
-  // thread writes to the server meanwhile). Any thread.
+  // How many times heartbeat() was called (once per scheduler per tick it
+  // decided on) and the steady-clock time of the latest call: the moment of
+  // the latest decision, which the shell may notice later (its thread writes
+  // to the server meanwhile), so that it can time its ticks (tick_timer.h).
+  // Any thread.
   std::pair<std::uint64_t, std::chrono::steady_clock::time_point> latest_heartbeat() const;
 
  private:
