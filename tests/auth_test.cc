@@ -176,6 +176,28 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
     CHECK(error_code([&] { sys::set_job_state(nps, id, sys::JobState::Cancelled); }) == "not_permitted");
     CHECK(state_of(admin, id) == sys::JobState::Queued);
   }
+  SUBCASE("only the scheduler, a campus and admin may be served first") {
+    // What `nps run` asks (server.h, "Served first"): any other key would
+    // put its requests ahead of a whole pool's.
+    for (const char* who : {"nps", "admin"}) {
+      auto o = pool.as(who);
+      o.served_first = true;
+      ts::Client c(pool.endpoint(), o);
+      CHECK(c.stats(sys::kSpace).has_value());
+    }
+    for (const char* who : {"alice", "ws01"}) {
+      auto o = pool.as(who);
+      o.served_first = true;
+      INFO(who);
+      try {
+        ts::Client c(pool.endpoint(), o);
+        FAIL("the server served ", who, " first");
+      } catch (const ts::TupleSpaceError& e) {
+        CHECK(e.code() == ts::Code::NotPermitted);
+        CHECK(contains(e.what(), std::string("key \"") + who + "\" may not ask to be served first"));
+      }
+    }
+  }
   CHECK(contains(pool.log(), "not_permitted"));
 }
 

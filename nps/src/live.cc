@@ -262,10 +262,11 @@ class Shell {
   bool connect(const std::function<bool()>& stopped) {
     try {
       client_ = sys::connect_patiently(
-          o_.server, stopped, [&](const std::string& m) { note(m); }, o_.stop_fd);
+          o_.server, stopped, [&](const std::string& m) { note(m); }, o_.stop_fd, /*served_first=*/true);
     } catch (const ts::TupleSpaceError& e) {
-      if (e.code() != ts::Code::WrongPool) throw;
-      note(e.what());  // another pool's server: one line, and the NPS ends with status 1
+      if (e.code() != ts::Code::WrongPool && e.code() != ts::Code::NotPermitted) throw;
+      // Another pool's server, or a key that may not be the NPS: one line, and the NPS ends with status 1.
+      note(e.what());
       return false;
     }
     return client_ != nullptr;

@@ -114,10 +114,13 @@ void Client::open_session(Millis deadline) {
     socket_ = std::make_unique<Socket>(endpoint_, options_);
     socket_->dropped();  // read to the end once, so that its ZMQ_FD signals the first event
     std::uint64_t rid = next_id_++;
-    encode_hello(control_, rid);
+    encode_hello(control_, rid, options_.served_first);
     socket_->dealer.send(zmq::buffer(control_), zmq::send_flags::none);
     Reply r;
     Received got = receive_until(rid, r, deadline, true);
+    // A refused hello (served_first asked of a key whose role may not have it).
+    if (got == Received::Reply && r.status == Reply::Status::Error)
+      throw TupleSpaceError::of(r.code, "the tuple-space server at " + endpoint_ + " refused: " + r.message);
     if (got == Received::Reply && r.max_message_bytes > 0) max_message_bytes_ = r.max_message_bytes;
     if (got == Received::Reply) {
       pool_name_ = r.pool_name;

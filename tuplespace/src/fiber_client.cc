@@ -233,7 +233,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
     conn.reset();
     conn = std::make_unique<detail::Connection>(endpoint, options, 0);
     hello_rid = next_id++;
-    encode_hello(control, hello_rid);
+    encode_hello(control, hello_rid, options.served_first);
     send(control);
   }
 
@@ -339,7 +339,7 @@ struct FiberClient::Impl : std::enable_shared_from_this<Impl> {
 
   void hello(const std::string& endpoint) {
     std::uint64_t rid = begin();
-    encode_hello(frame, rid);
+    encode_hello(frame, rid, options.served_first);
     boost::fibers::future<Reply> f = submit(rid, Retry::Resend);
     if (f.wait_for(options.connect_timeout) == boost::fibers::future_status::timeout) {
       pending.erase(rid);  // a late answer is dropped as stale

@@ -175,7 +175,7 @@ struct OpInfo {
 };
 
 constexpr OpInfo kOps[] = {
-    {"hello", Op::Hello, 0, 0},     {"out", Op::Out, 2, 2},        {"out_many", Op::OutMany, 2, 2},
+    {"hello", Op::Hello, 0, 1},     {"out", Op::Out, 2, 2},        {"out_many", Op::OutMany, 2, 2},
     {"in", Op::In, 4, 4},           {"rd", Op::Rd, 4, 4},          {"in_many", Op::InMany, 3, 5},
     {"ack", Op::Ack, 1, 3},         {"renew", Op::Renew, 2, 2},    {"watch", Op::Watch, 2, 2},
     {"unwatch", Op::Unwatch, 1, 1}, {"remove", Op::Remove, 1, 1},  {"stats", Op::Stats, 0, 1},
@@ -231,6 +231,11 @@ Request parse(const msgpack::object& top, std::uint64_t& rid_out) {
   const msgpack::object* arg = a.ptr + 3;
   switch (r.op) {
     case Op::Hello:
+      if (nargs == 1) {
+        if (arg[0].type != msgpack::type::BOOLEAN) reject("hello: served_first must be a bool");
+        r.served_first = arg[0].via.boolean;
+      }
+      break;
     case Op::Bye: break;
     case Op::Out:
       r.space = as_space(arg[0], name);
@@ -460,8 +465,9 @@ void encode_event(std::string& out, WatchId watch, WatchEventKind kind, std::str
   out.append(tuple);
 }
 
-void encode_hello(std::string& out, std::uint64_t rid) {
-  begin_request(out, rid, "hello", 0);
+void encode_hello(std::string& out, std::uint64_t rid, bool served_first) {
+  begin_request(out, rid, "hello", served_first ? 1 : 0);
+  if (served_first) out.push_back(static_cast<char>(0xc3));  // msgpack true
 }
 
 void encode_bye(std::string& out, std::uint64_t rid) {

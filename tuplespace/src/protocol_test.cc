@@ -136,6 +136,14 @@ TEST_CASE("client encoders round-trip through decode_request") {
     Request r = decoded(f);
     CHECK(r.op == Op::Hello);
     CHECK(r.id == 1);
+    CHECK_FALSE(r.served_first);
+  }
+  SUBCASE("hello asking to be served first") {
+    encode_hello(f, 3, true);
+    Request r = decoded(f);
+    CHECK(r.op == Op::Hello);
+    CHECK(r.id == 3);
+    CHECK(r.served_first);
   }
   SUBCASE("out") {
     encode_out(f, 2, "jobs", kTask);
@@ -392,6 +400,10 @@ TEST_CASE("the request envelope is checked") {
   rejects(Frame().array(3).i(1).u(9).i(4).bytes(), Code::BadRequest, "op must be a str");
 }
 
+TEST_CASE("hello's one optional argument is a bool") {
+  rejects(Frame().request("hello", 1).i(1).bytes(), Code::BadRequest, "hello: served_first must be a bool");
+}
+
 TEST_CASE("another protocol version is unsupported_version, keeping the request id") {
   DecodeFailure f = failure(Frame().request("hello", 0, 77, 2).bytes());
   CHECK(f.code == Code::UnsupportedVersion);
@@ -411,7 +423,8 @@ TEST_CASE("an unknown op is unknown_op, keeping the request id") {
 
 TEST_CASE("the argument count is checked per op") {
   rejects(Frame().request("out", 1).str("j").bytes(), Code::BadRequest, "out: expected 2 arguments, got 1");
-  rejects(Frame().request("hello", 1).nil().bytes(), Code::BadRequest, "hello: expected 0 arguments, got 1");
+  rejects(Frame().request("hello", 2).nil().nil().bytes(), Code::BadRequest,
+          "hello: expected 0..1 arguments, got 2");
   rejects(Frame().request("in", 3).str("j").array(1).i(1).i(0).bytes(), Code::BadRequest,
           "in: expected 4 arguments, got 3");
   rejects(Frame().request("stats", 2).str("a").str("b").bytes(), Code::BadRequest,

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
@@ -45,6 +46,10 @@ std::string unknown_lease(LeaseId id, bool completes, bool before_restart) {
 // At most this many requests are handled before deadlines and monitor events
 // are looked at again, so a flood cannot starve timeouts.
 constexpr int kBatch = 256;
+
+// At most this many requests are read from the socket in one turn, ahead of
+// answering them (server.h, "Served first").
+constexpr int kReadAhead = 4096;
 
 // A durable server commits in the middle of a turn once this much is
 // buffered, so that one log record stays bounded.
@@ -137,7 +142,8 @@ struct Server::Impl {
   struct Session {
     ClientId id;
     int fd;
-    std::string identity;  // CURVE: the name its key is admitted under
+    std::string identity;       // CURVE: the name its key is admitted under
+    bool served_first = false;  // its hello asked it (server.h, "Served first")
   };
   std::unordered_map<std::string, Session> sessions;  // by routing id
   std::unordered_map<ClientId, std::string> routing;  // client id -> routing id
@@ -149,6 +155,18 @@ struct Server::Impl {
   // ignored, or it would open a session that no close will ever end, and a
   // tuple it took under a lease would stay held for the whole lease.
   std::unordered_map<std::string, Millis> closed;
+
+  // Requests read and not yet answered, in the order read (server.h, "Served
+  // first"), and per routing id how many of them are its and its connection's
+  // file descriptor (a close seen while they wait must still be told apart).
+  struct Unanswered {
+    std::string routing_id;
+    int fd;
+    std::string identity;
+    zmq::message_t body;
+  };
+  std::deque<Unanswered> unanswered;
+  std::unordered_map<std::string, std::pair<std::size_t, int>> unanswered_of;
 
   std::string reply;
   std::vector<Delivery> deliveries;
@@ -423,6 +441,10 @@ struct Server::Impl {
       drop_session(rid, "disconnected");
       closed[rid] = now;
     }
+    // A connection whose first requests are still unanswered has no session
+    // yet: its close must not be missed (they would open one no close ends).
+    for (const auto& [rid, n] : unanswered_of)
+      if (n.second == fd) closed[rid] = now;
     std::erase_if(closed, [&](const auto& c) { return now - c.second > kClosedMemoryMs; });
   }
 
@@ -461,7 +483,14 @@ struct Server::Impl {
   // What the access policy says of a request of `session`; allowed when the
   // server has none.
   AccessVerdict verdict_on(const Session& session, const Request& r) {
-    if (!own_context || r.op == Op::Hello) return AccessVerdict::allow();
+    if (r.op == Op::Hello) {
+      if (!own_context || !r.served_first || !opt.access || opt.access->served_first(session.identity))
+        return AccessVerdict::allow();
+      return AccessVerdict::refuse("key \"" + session.identity +
+                                   "\" may not ask to be served first (a hello's served_first): that needs "
+                                   "a role the server's policy grants it to (docs/security.md)");
+    }
+    if (!own_context) return AccessVerdict::allow();
     if (session.identity.empty()) return AccessVerdict::refuse("this session has no identity");
     if (!opt.access) return AccessVerdict::allow();
     AccessQuery q{session.identity, r, {}};
@@ -519,7 +548,10 @@ struct Server::Impl {
     bool parked = false;
     switch (r.op) {
       case Op::Bye: return;  // handled above
-      case Op::Hello: encode_ok_hello(reply, r.id, opt.max_message_bytes, opt.pool_name, opt.pool_id); break;
+      case Op::Hello:
+        session.served_first = r.served_first;
+        encode_ok_hello(reply, r.id, opt.max_message_bytes, opt.pool_name, opt.pool_id);
+        break;
       case Op::Out:
         store.out(r.space, std::move(r.tuples[0]), now);
         encode_ok(reply, r.id);
@@ -642,12 +674,31 @@ struct Server::Impl {
     }
   }
 
+  // Answers one request read from the router, and what it delivered.
+  void serve(const std::string& routing_id, int fd, std::string_view identity, const zmq::message_t& body) {
+    handle(routing_id, fd, identity, std::string_view(static_cast<const char*>(body.data()), body.size()));
+    flush_deliveries();
+    if (durable && disk_full.empty() && durable->pending_bytes() > kMaxCommitBytes) commit_or_hold();
+  }
+
+  // Whether a request of `routing_id` read now is answered at once: its
+  // session asked to be served first and none of its requests wait.
+  bool served_at_once(const std::string& routing_id) const {
+    auto it = sessions.find(routing_id);
+    return it != sessions.end() && it->second.served_first && !unanswered_of.contains(routing_id);
+  }
+
+  // Reads what waits on the router (at most kReadAhead), answering a
+  // served-first session's requests as they come and keeping the others in
+  // `unanswered`; then answers at most kBatch of those, oldest first.
   void drain_router() {
-    for (int i = 0; i < kBatch; ++i) {
+    bool ran_out = true;
+    for (int i = 0; i < kReadAhead; ++i) {
       zmq::message_t id;
       if (!router.recv(id, zmq::recv_flags::dontwait)) {
         router_quiet = true;
-        return;
+        ran_out = false;
+        break;
       }
       std::string routing_id(static_cast<const char*>(id.data()), id.size());
       zmq::message_t body;
@@ -663,17 +714,29 @@ struct Server::Impl {
         reject(routing_id, 0, Code::BadRequest, "a request is exactly one frame");
         continue;
       }
-      handle(routing_id, fd, user ? std::string_view(user) : std::string_view(),
-             std::string_view(static_cast<const char*>(body.data()), body.size()));
-      flush_deliveries();
-      if (durable && disk_full.empty() && durable->pending_bytes() > kMaxCommitBytes) commit_or_hold();
+      std::string_view identity = user ? std::string_view(user) : std::string_view();
+      if (served_at_once(routing_id)) {
+        serve(routing_id, fd, identity, body);
+        continue;
+      }
+      auto& n = unanswered_of[routing_id];
+      ++n.first;
+      n.second = fd;
+      unanswered.push_back({std::move(routing_id), fd, std::string(identity), std::move(body)});
     }
-    // The batch ran out with requests perhaps still queued, whose signal
+    for (int i = 0; i < kBatch && !unanswered.empty(); ++i) {
+      Unanswered u = std::move(unanswered.front());
+      unanswered.pop_front();
+      auto it = unanswered_of.find(u.routing_id);
+      if (--it->second.first == 0) unanswered_of.erase(it);
+      serve(u.routing_id, u.fd, u.identity, u.body);
+    }
+    // The read ran out with requests perhaps still queued, whose signal
     // libzmq may already have consumed (it processes its commands every so
     // many reads): the next turn must ask ZMQ_EVENTS, not sleep on the fd,
-    // even if nothing of this batch was answered (parked requests send
+    // even if nothing of this turn was answered (parked requests send
     // nothing).
-    router_quiet = false;
+    if (ran_out) router_quiet = false;
   }
 
   // One turn waits with ::poll on the sockets' ZMQ_FDs and the stop eventfd,
@@ -705,7 +768,7 @@ struct Server::Impl {
       // since answering at most kBatch may leave requests its fd will not
       // signal again.
       bool zap_waiting = authenticating && (zap.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
-      if (waiting || zap_waiting) timeout = 0;
+      if (waiting || zap_waiting || !unanswered.empty()) timeout = 0;
       pollfd fds[] = {
           {router_fd, POLLIN, 0}, {monitor_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}, {zap_fd, POLLIN, 0}};
       if (::poll(fds, authenticating ? 4 : 3, static_cast<int>(timeout)) < 0) {
@@ -725,7 +788,7 @@ struct Server::Impl {
       // requests sent in time that waited (a stopped server): a lease's
       // holder may count on it being over once its deadline has passed.
       store.advance(steady_ms());
-      if (waiting || (fds[0].revents & POLLIN)) drain_router();
+      if (waiting || (fds[0].revents & POLLIN) || !unanswered.empty()) drain_router();
       store.advance(steady_ms());
       flush_deliveries();
       publish();

@@ -103,6 +103,14 @@ class PoolAccess : public ts::AccessPolicy {
     return std::nullopt;
   }
 
+  // The NPS, a campus and an administrator: the connections a pool waits on.
+  bool served_first(std::string_view identity) override {
+    auto it = by_name_.find(std::string(identity));
+    if (it == by_name_.end()) return false;  // a piranha's key, or none
+    Role r = it->second.role;
+    return r == Role::Admin || r == Role::Scheduler || r == Role::Campus;
+  }
+
   ts::AccessVerdict decide(const ts::AccessQuery& q, const ts::Store& store) override {
     // Every identity is an auth file entry's name or one admit() gave.
     std::optional<Principal> piranha;

@@ -35,7 +35,7 @@ std::string server_from_env() {
 
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note,
-                                              int interrupt_fd) {
+                                              int interrupt_fd, bool served_first) {
   if (auto problem = endpoint_problem(server)) throw InputError("server", *problem);
   auto next_note = Clock::now();
   while (!stopped()) {
@@ -44,10 +44,12 @@ std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const s
       ts::ClientOptions o;
       o.connect_timeout = std::chrono::milliseconds(1000);
       o.interrupt_fd = interrupt_fd;
+      o.served_first = served_first;
       return std::make_unique<ts::Client>(server, o);
     } catch (const ts::TupleSpaceError& e) {
-      if (e.code() == ts::Code::WrongPool) throw;    // waiting will not change the server's pool
-      if (e.code() == ts::Code::Interrupted) break;  // asked to stop meanwhile
+      if (e.code() == ts::Code::WrongPool) throw;     // waiting will not change the server's pool
+      if (e.code() == ts::Code::NotPermitted) throw;  // nor its keys' roles (served_first)
+      if (e.code() == ts::Code::Interrupted) break;   // asked to stop meanwhile
       if (Clock::now() >= next_note) {
         note("waiting for the tuple-space server at " + server + " (" + e.what() + ")");
         next_note = Clock::now() + std::chrono::seconds(10);

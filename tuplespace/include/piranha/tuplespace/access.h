@@ -58,6 +58,12 @@ class AccessPolicy {
   // not list: the identity to admit it under, or nullopt to refuse it (the
   // default). For credentials the pool records in its own tuples; the
   // identity must be one decide() knows.
+  // Whether the session of `identity` may have its requests served before
+  // others' (a hello asking served_first, server.h). The default: no one.
+  virtual bool served_first(std::string_view identity) {
+    (void)identity;
+    return false;
+  }
   virtual std::optional<std::string> admit(std::string_view public_key, const Store& store) {
     (void)public_key;
     (void)store;

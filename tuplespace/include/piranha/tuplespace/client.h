@@ -222,6 +222,13 @@ struct ClientOptions {
   // (kPoolEnv); with that unset too, any server is accepted.
   std::string pool;
   bool pool_from_environment = true;
+  // Asks the server, in every session's hello, to serve this connection's
+  // requests before those of connections that did not ask (server.h, "Served
+  // first"): for the few connections a whole pool waits on, the NPS's. An
+  // authenticating server grants it to the admin, scheduler and campus roles
+  // only; any other key's constructor (or reconnection) throws
+  // TupleSpaceError(Code::NotPermitted).
+  bool served_first = false;
 };
 
 // Where a client finds the pool it belongs to when its options name none.

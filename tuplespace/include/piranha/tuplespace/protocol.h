@@ -70,6 +70,7 @@ struct Request {
   std::vector<LeaseId> leases;  // Ack given an array of lease ids: all of them, in order
   bool all_spaces = true;       // Stats: no space named
   bool completes = false;       // Ack: also writes `tuples` to `space` (atomic completion)
+  bool served_first = false;    // Hello: the session asks that its requests be served first
 };
 
 // Why a frame could not be decoded. request_id is the frame's id when it could
@@ -108,7 +109,8 @@ void encode_event(std::string& out, WatchId watch, WatchEventKind kind, std::str
 
 // ---- Client side: request encoders. Each replaces `out` with one frame.
 
-void encode_hello(std::string& out, std::uint64_t rid);
+// served_first: the optional argument `true` (docs/protocol.md, "hello").
+void encode_hello(std::string& out, std::uint64_t rid, bool served_first = false);
 void encode_out(std::string& out, std::uint64_t rid, std::string_view space, const Tuple& t);
 void encode_out_many(std::string& out, std::uint64_t rid, std::string_view space,
                      const std::vector<Tuple>& ts);

@@ -23,6 +23,19 @@
 // replies go out and requests are served again. Any other failure of the
 // log stops the server (run() throws).
 //
+// Served first: the server reads every request waiting on its socket (at
+// most 4,096 a turn) before answering the ones it read, ZeroMQ's fair queue
+// among connections. A session whose hello asked for it (served_first,
+// protocol.h) has its requests answered as soon as they are read, ahead of
+// those read before them; the others are answered in the order they were
+// read, at most 256 a turn. Each connection's own requests keep their order:
+// a session's request waits behind its own earlier ones wherever they are.
+// It is for the few connections a whole pool waits on (the NPS's, whose
+// reading would otherwise queue behind one request of every agent). An
+// authenticating server grants it only to keys its AccessPolicy lets
+// (served_first(); the pool's: admin, scheduler and campus), refusing the
+// hello of any other with not_permitted.
+//
 // With a CURVE secret key (ServerOptions::curve_secret_key) every connection
 // is encrypted and only the clients whose public keys are listed in
 // ServerOptions::clients are admitted (and those its AccessPolicy admits:

@@ -40,10 +40,12 @@ std::string server_from_env();
 // endpoint (endpoint.h) is never retried: throws InputError (source
 // "server") naming the problem; nor is a server of another pool than the
 // client's (ts::ClientOptions::pool): its TupleSpaceError(WrongPool) is thrown.
-// `interrupt_fd` (-1: none) becomes the client's ClientOptions::interrupt_fd.
+// `interrupt_fd` (-1: none) becomes the client's ClientOptions::interrupt_fd,
+// `served_first` its ClientOptions::served_first (a key whose role may not
+// have it: TupleSpaceError(NotPermitted) is thrown, not retried).
 std::unique_ptr<ts::Client> connect_patiently(const std::string& server, const std::function<bool()>& stopped,
                                               const std::function<void(const std::string&)>& note,
-                                              int interrupt_fd = -1);
+                                              int interrupt_fd = -1, bool served_first = false);
 
 // Seconds since the Unix epoch, now.
 double wall_now();
