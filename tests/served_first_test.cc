@@ -46,9 +46,11 @@ std::size_t place_of_late_writer(bool served_first) {
 
   server.process().signal(SIGSTOP);
   for (int k = 0; k < kWrites; ++k)
-    for (int i = 0; i < 100; ++i) others[i]->out_posted("s", ts::Tuple::of("t", std::int64_t{i}, std::int64_t{k}));
+    for (int i = 0; i < 100; ++i)
+      others[i]->out_posted("s", ts::Tuple::of("t", std::int64_t{i}, std::int64_t{k}));
   std::this_thread::sleep_for(300ms);  // the others' writes reach the server's socket first
-  for (int k = 0; k < kWrites; ++k) late.out_posted("s", ts::Tuple::of("t", std::int64_t{-1}, std::int64_t{k}));
+  for (int k = 0; k < kWrites; ++k)
+    late.out_posted("s", ts::Tuple::of("t", std::int64_t{-1}, std::int64_t{k}));
   std::this_thread::sleep_for(300ms);
   server.process().signal(SIGCONT);
   for (auto& c : others) c->flush();

@@ -24,6 +24,10 @@ constexpr std::size_t kForgetPerFlush = 1000;
 // every 10 s, plus this). At 10,000 nodes a whole read is 10,000 tuples.
 constexpr double kWholeReadEvery = 5;
 
+std::string jobwork_key(const sys::JobWork& w) {
+  return std::to_string(w.id) + "/" + w.node;
+}
+
 }  // namespace
 
 LivePool::LivePool(LivePoolOptions options)
@@ -60,6 +64,7 @@ void LivePool::start(ts::Client& c) {
   owner_watch_ = c.watch(sys::kSpace, sys::owner_template());
   complaint_watch_ = c.watch(sys::kSpace, sys::complaint_template());
   attrs_watch_ = c.watch(sys::kSpace, sys::nodeattr_template());
+  jobwork_watch_ = c.watch(sys::kSpace, sys::jobwork_template());
   for (const auto& t : c.rd_many(sys::kSpace, sys::ap_template(), 1'000'000))
     if (auto ap = sys::AvailabilityPeriod::from_tuple(t); ap && ap->end > origin_) {
       std::lock_guard lock(mu_);
@@ -106,6 +111,12 @@ void LivePool::read_shapes(ts::Client& c, const std::vector<WholeReads::Shape>& 
         std::lock_guard lock(seen_mu_);
         adopt_whole_read(running_seen_, running_event_at_, std::move(running), began,
                          [](const auto& r) { return r.node; });
+        break;
+      }
+      case WholeReads::kJobWork: {
+        auto work = sys::list_jobwork(c);
+        std::lock_guard lock(seen_mu_);
+        adopt_whole_read(jobwork_seen_, jobwork_event_at_, std::move(work), began, jobwork_key);
         break;
       }
       case WholeReads::kOwners:
@@ -160,6 +171,15 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
         running_event_at_[r->node] = ++event_seq_;
         running_seen_[r->node] = *r;
       }
+    if (e->watch == jobwork_watch_) {
+      if (auto w = sys::JobWork::from_tuple(e->tuple)) {
+        std::lock_guard lock(seen_mu_);
+        const std::string key = jobwork_key(*w);
+        jobwork_event_at_[key] = ++event_seq_;
+        jobwork_seen_[key] = std::move(*w);
+      }
+      continue;
+    }
     if (e->watch == attrs_watch_)
       if (auto a = sys::NodeAttrs::from_tuple(e->tuple)) {
         attrs_seen_[a->node] = *a;
@@ -275,7 +295,12 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
     launchable_.insert(id);
     s.launchable.insert(id);
     if (auto r = requirements_.find(id); r != requirements_.end()) s.requirements[id] = r->second;
-    for (auto& w : sys::list_jobwork(c, id)) s.work.push_back(std::move(w));
+  }
+  // The live jobs' work, as the watch and the whole reads left it.
+  {
+    std::lock_guard lock(seen_mu_);
+    for (const auto& [key, w] : jobwork_seen_)
+      if (s.launchable.contains(w.id)) s.work.push_back(w);
   }
   // An ended job's launch record is not asked for again.
   std::erase_if(launchable_, [&](JobId id) { return !live.contains(id); });

@@ -15,9 +15,9 @@ TEST_CASE("whole reads: every shape at the first tick, then at most one a tick, 
   CHECK(w.due(100).size() == WholeReads::kShapes);
   CHECK(w.due(101).empty());
   CHECK(w.due(104.9).empty());
-  // All four are due at 105: one a tick, the most overdue first.
+  // All five are due at 105: one a tick, the most overdue first.
   std::vector<WholeReads::Shape> seen;
-  for (double t : {105.0, 106.0, 107.0, 108.0}) {
+  for (double t : {105.0, 106.0, 107.0, 108.0, 109.0}) {
     const auto d = w.due(t);
     REQUIRE(d.size() == 1);
     seen.push_back(d[0]);
@@ -25,7 +25,7 @@ TEST_CASE("whole reads: every shape at the first tick, then at most one a tick, 
   std::sort(seen.begin(), seen.end());
   CHECK(std::unique(seen.begin(), seen.end()) == seen.end());  // each once
   // Staggered from then on: each again 5 s after its own read.
-  CHECK(w.due(109.0).empty());
+  CHECK(w.due(109.5).empty());
   const auto d = w.due(110.0);
   REQUIRE(d.size() == 1);
   CHECK(w.read_at(d[0]) == 110.0);
@@ -35,15 +35,15 @@ TEST_CASE("whole reads: the most overdue shape goes first, and a clock that went
   WholeReads w(5);
   w.due(0);
   // Ticks 10 s apart (a slow pool): one shape each, never two.
-  for (double t = 10; t <= 40; t += 10) CHECK(w.due(t).size() == 1);
+  for (double t = 10; t <= 50; t += 10) CHECK(w.due(t).size() == 1);
   // Now the oldest read is the one read at 10.
   double oldest = 1e9;
   for (std::size_t s = 0; s < WholeReads::kShapes; ++s)
     oldest = std::min(oldest, w.read_at(static_cast<WholeReads::Shape>(s)));
   CHECK(oldest == 10);
-  const auto d = w.due(50);
+  const auto d = w.due(60);
   REQUIRE(d.size() == 1);
-  CHECK(w.read_at(d[0]) == 50);
+  CHECK(w.read_at(d[0]) == 60);
   CHECK(w.due(20).size() == WholeReads::kShapes);
 }
 

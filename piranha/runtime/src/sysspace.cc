@@ -141,6 +141,9 @@ std::vector<NodeRun> list_running(ts::Client& c) {
 std::vector<NodeReason> list_node_reasons(ts::Client& c) {
   return decode_all<NodeReason>(c.rd_many(kSpace, nodewhy_template(), kListMax));
 }
+std::vector<JobWork> list_jobwork(ts::Client& c) {
+  return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(), kListMax));
+}
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
   return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
 }

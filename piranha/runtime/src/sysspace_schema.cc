@@ -332,6 +332,10 @@ ts::Template jobstat_template(std::int64_t id) {
   return ts::Template(
       {tag("jobstat"), num(id), any(Type::Int), any(Type::Int), any(Type::Double), any(Type::Double)});
 }
+ts::Template jobwork_template() {
+  return ts::Template({tag("jobwork"), any(Type::Int), any(Type::String), any(Type::Int), any(Type::Double),
+                       any(Type::Int), any(Type::Int)});
+}
 ts::Template jobwork_template(std::int64_t id) {
   return ts::Template({tag("jobwork"), num(id), any(Type::String), any(Type::Int), any(Type::Double),
                        any(Type::Int), any(Type::Int)});

@@ -143,7 +143,7 @@ class LivePool : public Pool {
   AbsentJobs absent_jobs_;
   std::set<JobId> launchable_;
   ts::WatchId ap_watch_ = 0, job_watch_ = 0, jobstat_watch_ = 0, node_watch_ = 0, running_watch_ = 0,
-              owner_watch_ = 0, complaint_watch_ = 0, attrs_watch_ = 0;
+              owner_watch_ = 0, complaint_watch_ = 0, attrs_watch_ = 0, jobwork_watch_ = 0;
   // Shell side: the requirement texts of the launchable jobs that have one
   // (read once per job, with its launch record); every node's attributes,
   // read whole once per session of the client and then from their watch
@@ -165,7 +165,11 @@ class LivePool : public Pool {
   mutable std::mutex seen_mu_;
   std::map<std::string, sys::NodeRecord> nodes_seen_;
   std::map<std::string, sys::NodeRun> running_seen_;
-  std::map<std::string, std::uint64_t> node_event_at_, running_event_at_;
+  // Every job's ("jobwork", id, node, ...) by "id/node", as the running
+  // records are kept: one per node running a job, so 10,000 tuples read at
+  // every tick while a job ran on a pool of 10,000 (docs/scale.md, limit 14).
+  std::map<std::string, sys::JobWork> jobwork_seen_;
+  std::map<std::string, std::uint64_t> node_event_at_, running_event_at_, jobwork_event_at_;
   std::uint64_t event_seq_ = 0;
   std::vector<sys::NodeReason> reasons_seen_;  // as read with the last whole read
   std::vector<sys::AgentHeartbeat> heartbeats_;

@@ -1,5 +1,6 @@
 // WholeReads: which of the pool's large shapes (the node records, the
-// agents' heartbeats, the running records, the owners' blocks) the live
+// agents' heartbeats, the running records, the jobs' work records, the
+// owners' blocks) the live
 // pool reads whole at a tick. Each is read whole every `every` seconds; in
 // between the pool keeps what it read and what the watches told. At 10,000
 // nodes a shape is 10,000 tuples and a request that waits its turn behind
@@ -21,7 +22,7 @@ namespace piranha::nps {
 
 class WholeReads {
  public:
-  enum Shape : std::size_t { kNodes, kHeartbeats, kRunning, kOwners, kShapes };
+  enum Shape : std::size_t { kNodes, kHeartbeats, kRunning, kJobWork, kOwners, kShapes };
 
   explicit WholeReads(double every) : every_(every) {}
 

@@ -465,6 +465,7 @@ ts::Template job_template(JobState state);
 ts::Template launch_template(std::int64_t id);
 ts::Template jobstat_template();
 ts::Template jobstat_template(std::int64_t id);
+ts::Template jobwork_template();
 ts::Template jobwork_template(std::int64_t id);
 ts::Template jobtime_template();
 ts::Template jobtime_template(std::int64_t id);
@@ -601,6 +602,7 @@ std::vector<OwnerBlock> list_owner_blocks(ts::Client& c);
 std::vector<NodeRun> list_running(ts::Client& c);
 std::vector<NodeReason> list_node_reasons(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
+std::vector<JobWork> list_jobwork(ts::Client& c);  // every job's
 // In time order (then as written).
 std::vector<Complaint> list_complaints(ts::Client& c);
 std::vector<EvalRecord> list_eval_records(ts::Client& c);
