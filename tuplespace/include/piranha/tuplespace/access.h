@@ -11,8 +11,9 @@
 //
 // A policy is called on the server's thread only, once per request (a
 // parked in/rd is decided when it arrives, not when it is answered), and
-// must not block. hello and bye are never asked about. It is also asked,
-// during the handshake, about keys the server's list does not name (admit).
+// must not block. hello and bye are never asked about, except a hello that
+// asks to be served first (served_first). It is also asked, during the
+// handshake, about keys the server's list does not name (admit).
 #pragma once
 
 #include <optional>
@@ -54,16 +55,17 @@ class AccessPolicy {
   // Decides one request. `store` is the server's, for the facts a rule
   // needs (read it, never change it).
   virtual AccessVerdict decide(const AccessQuery& query, const Store& store) = 0;
-  // A CURVE handshake with a key (Z85 text) that ServerOptions::clients does
-  // not list: the identity to admit it under, or nullopt to refuse it (the
-  // default). For credentials the pool records in its own tuples; the
-  // identity must be one decide() knows.
   // Whether the session of `identity` may have its requests served before
   // others' (a hello asking served_first, server.h). The default: no one.
+  // Asked once per such hello, from the server's thread.
   virtual bool served_first(std::string_view identity) {
     (void)identity;
     return false;
   }
+  // A CURVE handshake with a key (Z85 text) that ServerOptions::clients does
+  // not list: the identity to admit it under, or nullopt to refuse it (the
+  // default). For credentials the pool records in its own tuples; the
+  // identity must be one decide() knows.
   virtual std::optional<std::string> admit(std::string_view public_key, const Store& store) {
     (void)public_key;
     (void)store;
