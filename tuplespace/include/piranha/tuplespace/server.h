@@ -23,8 +23,8 @@
 // replies go out and requests are served again. Any other failure of the
 // log stops the server (run() throws).
 //
-// Served first: the server reads every request waiting on its socket (at
-// most 4,096 a turn) before answering the ones it read, ZeroMQ's fair queue
+// Served first: the server reads the requests waiting on its socket (until
+// 4,096 wait to be answered) before answering the ones it read, ZeroMQ's fair queue
 // among connections. A session whose hello asked for it (served_first,
 // protocol.h) has its requests answered as soon as they are read, ahead of
 // those read before them; the others are answered in the order they were
