@@ -162,21 +162,18 @@ bool LivePool::news(ts::Client& c, std::chrono::milliseconds wait) {
     if (e->watch == node_watch_)
       if (auto n = sys::NodeRecord::from_tuple(e->tuple)) {
         std::lock_guard lock(seen_mu_);
-        node_event_at_[n->name] = ++event_seq_;
-        nodes_seen_[n->name] = *n;
+        keep_event(nodes_seen_, node_event_at_, event_seq_, n->name, *n);
       }
     if (e->watch == running_watch_)
       if (auto r = sys::NodeRun::from_tuple(e->tuple)) {
         std::lock_guard lock(seen_mu_);
-        running_event_at_[r->node] = ++event_seq_;
-        running_seen_[r->node] = *r;
+        keep_event(running_seen_, running_event_at_, event_seq_, r->node, *r);
       }
     if (e->watch == jobwork_watch_) {
       if (auto w = sys::JobWork::from_tuple(e->tuple)) {
+        const std::string key = jobwork_key(*w);  // before *w is moved from
         std::lock_guard lock(seen_mu_);
-        const std::string key = jobwork_key(*w);
-        jobwork_event_at_[key] = ++event_seq_;
-        jobwork_seen_[key] = std::move(*w);
+        keep_event(jobwork_seen_, jobwork_event_at_, event_seq_, key, std::move(*w));
       }
       continue;
     }

@@ -1,7 +1,6 @@
 // WholeReads: which of the pool's large shapes (the node records, the
 // agents' heartbeats, the running records, the jobs' work records, the
-// owners' blocks) the live
-// pool reads whole at a tick. Each is read whole every `every` seconds; in
+// owners' blocks) the live pool reads whole at a tick. Each is read whole every `every` seconds; in
 // between the pool keeps what it read and what the watches told. At 10,000
 // nodes a shape is 10,000 tuples and a request that waits its turn behind
 // every busy agent's in the server's fair queue: reading all of them in one
@@ -64,6 +63,16 @@ class WholeReads {
 // least as new as the read's (a key's events arrive in the order of its
 // writes), so they stay even if the read does not have them; every other
 // record is the read's, and one the read lacks is gone. Pure.
+// Keeps a record a watch event brought under `key` in `seen`, and in
+// `event_at` the event's sequence number, the next of `seq` (what
+// adopt_whole_read() below compares with a read's). Pure.
+template <class Record>
+void keep_event(std::map<std::string, Record>& seen, std::map<std::string, std::uint64_t>& event_at,
+                std::uint64_t& seq, const std::string& key, Record record) {
+  event_at[key] = ++seq;
+  seen.insert_or_assign(key, std::move(record));
+}
+
 template <class Record, class Key>
 void adopt_whole_read(std::map<std::string, Record>& seen,
                       const std::map<std::string, std::uint64_t>& event_at, std::vector<Record> read,
