@@ -467,7 +467,7 @@ void encode_event(std::string& out, WatchId watch, WatchEventKind kind, std::str
 
 void encode_hello(std::string& out, std::uint64_t rid, bool served_first) {
   begin_request(out, rid, "hello", served_first ? 1 : 0);
-  if (served_first) out.push_back(static_cast<char>(0xc3));  // msgpack true
+  if (served_first) detail::append_bool(out, true);
 }
 
 void encode_bye(std::string& out, std::uint64_t rid) {
