@@ -176,7 +176,7 @@ TEST_CASE("auth: a known key of the wrong role is refused per request, and nothi
     CHECK(error_code([&] { sys::set_job_state(nps, id, sys::JobState::Cancelled); }) == "not_permitted");
     CHECK(state_of(admin, id) == sys::JobState::Queued);
   }
-  SUBCASE("only the scheduler, a campus and admin may be served first") {
+  SUBCASE("the scheduler and admin may be served first, a job or an agent key may not") {
     // What `nps run` asks (server.h, "Served first"): any other key would
     // put its requests ahead of a whole pool's.
     for (const char* who : {"nps", "admin"}) {
