@@ -409,12 +409,23 @@ void LivePool::flush(ts::Client& c) {
       last->second = now;
       beat_writers_.try_emplace(id, sys::scheduler_heartbeat_template(id))
           .first->second.write(c, sys::SchedulerHeartbeat{id, now}.to_tuple());
+      // The serving record, after the heartbeat (agents that its event
+      // makes read find the heartbeat), at the first beat and again after a
+      // lost session (a server restarted without its data lost it).
+      auto [session, unwritten] = serving_session_.try_emplace(id, c.reconnects());
+      if (unwritten || session->second != c.reconnects()) {
+        session->second = c.reconnects();
+        const auto serving = sys::SchedulerServing{id, serving_since_}.to_tuple();
+        if (!c.rd(sys::kSpace, ts::Template::exactly(serving), std::chrono::milliseconds(0)))
+          sys::supersede(c, sys::serving_template(id), serving);
+      }
     }
     c.flush();
   } catch (const ts::TupleSpaceError&) {
     // What was posted may or may not have happened: read again next time.
     book_.forget();
     beat_writers_.clear();
+    serving_session_.clear();
     throw;
   }
 }
@@ -428,6 +439,9 @@ void LivePool::withdraw(ts::Client& c) {
     beats_.clear();
   }
   for (std::int64_t id : ids) c.in_many(sys::kSpace, sys::scheduler_heartbeat_template(id), 100);
+  // Then the serving records: an agent that their events make read finds
+  // no heartbeat and falls back at once.
+  for (std::int64_t id : ids) c.in_many(sys::kSpace, sys::serving_template(id), 100);
   c.flush();
 }
 

@@ -116,6 +116,7 @@ std::string record_words(const Record& r) {
   if (tag == "owner") return r.field1 ? "an owner block on " + *r.field1 : "owner blocks on every node";
   if (tag == "complaint") return r.field1 ? "a complaint about " + *r.field1 : "complaints about every node";
   if (tag == "assign") return "a scheduler's assignment";
+  if (tag == "serving") return "a scheduler's serving record";
   if (tag == "eval") return "an evaluator record";
   if (tag == "subnet") return "the pool's state for a campus";
   if (tag == "lent") return nodes_words(r.field1) + " lent-job record";
@@ -159,7 +160,8 @@ std::string needs(const Record& r, const PoolFacts& facts) {
   if (tag == "owner" || tag == "complaint")
     return node ? "that needs the owner role for " + *node + or_admin
                 : "every node's needs admin (an owner names its own node, field 1)";
-  if (tag == "assign" || tag == "heartbeat" || tag == "eval" || tag == "subnet" || tag == "lent")
+  if (tag == "assign" || tag == "heartbeat" || tag == "serving" || tag == "eval" || tag == "subnet" ||
+      tag == "lent")
     return "that needs the scheduler role" + or_admin;
   if (tag == "jobseq" || tag == "jobseq.created") return "that needs the job role" + or_admin;
   if (tag == "loan")
@@ -246,7 +248,7 @@ Decision write_system(const Principal& who, const ts::Tuple& t, const PoolFacts&
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
-      if (*tag == "assign" || *tag == "eval" || *tag == "subnet" || *tag == "lent" ||
+      if (*tag == "assign" || *tag == "eval" || *tag == "subnet" || *tag == "lent" || *tag == "serving" ||
           (*tag == "heartbeat" && is(r.field1, "scheduler")))
         return allow();
       return not_its();
@@ -302,7 +304,7 @@ Decision take_system(const Principal& who, const ts::Template& t, ts::Millis lea
   switch (who.role) {
     case Role::Admin: return allow();
     case Role::Scheduler:
-      if (*tag == "assign" || *tag == "subnet" || *tag == "lent" ||
+      if (*tag == "assign" || *tag == "subnet" || *tag == "lent" || *tag == "serving" ||
           (*tag == "heartbeat" && is(r.field1, "scheduler")))
         return allow();
       return not_its();

@@ -167,6 +167,9 @@ TEST_CASE("an agent writes and takes its own node's records only") {
   CHECK(!allowed(ws01, out(kSys, sys::AvailabilityPeriod{"ws02", 1, 2}.to_tuple())));
   CHECK(!allowed(ws01, out(kSys, sys::NodeRun{"ws02", 3, "FAIR", t}.to_tuple())));
   CHECK(!allowed(ws01, out(kSys, sys::SchedulerHeartbeat{0, t}.to_tuple())));
+  CHECK(why(ws01, out(kSys, sys::SchedulerServing{0, t}.to_tuple())) ==
+        "key \"ws01\" (role agent) may not write a scheduler's serving record: that needs the scheduler role "
+        "or admin (docs/security.md)");
   CHECK(!allowed(ws01, out(kSys, sys::Assignment{0, 1, "ws01", 3}.to_tuple())));
   CHECK(!allowed(ws01, out(kSys, sys::OwnerBlock{"ws01", 0, 1}.to_tuple())));
   CHECK(!allowed(ws01, take(kSys, sys::node_template("ws02"), 10000)));
@@ -310,12 +313,14 @@ TEST_CASE("a job takes an id from the counter only by advancing it, and becomes 
   CHECK(by_admin.takes_job_id == 7);
 }
 
-TEST_CASE("the scheduler writes assignments, its heartbeats and evaluator records") {
+TEST_CASE("the scheduler writes assignments, its heartbeats, its serving records and evaluator records") {
   CHECK(allowed(nps, out(kSys, sys::Assignment{0, 1, "ws01", 3}.to_tuple())));
   CHECK(allowed(nps, out(kSys, sys::SchedulerHeartbeat{0, 1.0}.to_tuple())));
   CHECK(allowed(nps, out(kSys, sys::EvalRecord{"span", 1.0, "{}"}.to_tuple())));
   CHECK(allowed(nps, take(kSys, sys::assign_template(0, "ws01"))));
   CHECK(allowed(nps, take(kSys, sys::scheduler_heartbeat_template(0))));
+  CHECK(allowed(nps, out(kSys, sys::SchedulerServing{0, 1.0}.to_tuple())));
+  CHECK(allowed(nps, take(kSys, sys::serving_template(0))));
   CHECK(!allowed(nps, out(kSys, sys::AgentHeartbeat{"ws01", 1.0}.to_tuple())));
   CHECK(!allowed(nps, out(kSys, job3(sys::JobState::Cancelled).to_tuple())));
   CHECK(!allowed(nps, take(kSys, sys::job_template(3), 10000)));

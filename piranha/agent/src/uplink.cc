@@ -46,31 +46,32 @@ std::chrono::milliseconds seconds_ms(double s) {
 // What the View is read from, watched so that a change prompts a read.
 std::vector<ts::Template> watched(const std::string& node) {
   return {sys::job_template(), sys::owner_template(node), sys::assign_template(0, node),
-          sys::scheduler_heartbeat_template(0), jobwork_here_template(node)};
+          sys::serving_template(0), jobwork_here_template(node)};
 }
 
 }  // namespace
 
-HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known, bool written,
-                             const sys::SchedulerHeartbeat& event, double now, double stale_seconds) {
-  if (written) {
-    bool was_fresh = known && known->time + stale_seconds >= now;
-    if (known && known->time >= event.time) return {known, !was_fresh};
-    return {event, !was_fresh};
-  }
-  // Taken: an older one superseded by the known one is no news. The newest
-  // taken is forgotten at once, so that a heartbeat written before the read
-  // it asks for is over (another NPS starting) is news too.
-  if (known && event.time < known->time) return {known, false};
-  return {std::nullopt, true};
+double heartbeat_look_delay(const std::string& node, double stale_seconds) {
+  // FNV-1a over the node's name: spread evenly, the same for a node every time.
+  std::uint64_t h = 1469598103934665603ull;
+  for (char ch : node) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  return stale_seconds * (0.4 + 0.2 * static_cast<double>(h % 1000) / 1000.0);
+}
+
+HeartbeatLook heartbeat_look(const std::optional<sys::SchedulerHeartbeat>& known,
+                             const std::optional<sys::SchedulerHeartbeat>& found, double now,
+                             double stale_seconds) {
+  if (!found) return {known, known.has_value(), false};
+  if (known && known->time >= found->time) return {known, false, false};
+  const bool was_fresh = known && known->time + stale_seconds >= now;
+  const bool fresh = found->time + stale_seconds >= now;
+  return {found, !was_fresh && fresh, true};
 }
 
 std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(
-    const std::optional<sys::SchedulerHeartbeat>& read, const std::optional<sys::SchedulerHeartbeat>& known,
-    double taken_time) {
-  const bool read_live = read && read->time > taken_time;
-  if (known && (!read_live || known->time >= read->time)) return known;
-  return read_live ? read : std::nullopt;
+    const std::optional<sys::SchedulerHeartbeat>& read, const std::optional<sys::SchedulerHeartbeat>& known) {
+  if (!read) return std::nullopt;
+  return known && known->time > read->time ? known : read;
 }
 
 Uplink::Uplink(const AgentSettings& settings, std::function<void(const std::string&)> log, int wake_fd)
@@ -336,11 +337,12 @@ void Uplink::listen(ts::Client& c) {
     Clock::time_point wake;
     {
       std::lock_guard lock(mu_);
-      if (stopping_ || read_now_ || stale_check_ || pending_locked()) return;
+      if (stopping_ || read_now_ || stale_check_ || look_now_ || pending_locked()) return;
       wake = std::min({next_heartbeat_, next_prune_, next_read_});
+      if (view_.generation > 0) wake = std::min(wake, next_look_);
       if (const auto stale = stale_at_locked()) {
         if (Clock::now() >= *stale) {
-          // Stale by the events too: look whether the scheduler is gone.
+          // Stale: look whether the scheduler is gone.
           stale_read_for_ = view_.scheduler->time;
           stale_check_ = true;
           return;
@@ -471,20 +473,17 @@ void Uplink::step(ts::Client& c) {
   // event) asks for another one.
   // A read looks at the heartbeat too.
   const bool check_stale = stale_check_ && !read_due;
+  const bool look = !read_due && view_.generation > 0 && (check_stale || look_now_ || now >= next_look_);
   stale_check_ = false;
-  if (read_due) {
-    read_now_ = false;
-    // Heartbeats taken before the read cannot be found by it; those taken
-    // during it may be (heartbeat_after_read).
-    heartbeat_taken_ = -std::numeric_limits<double>::infinity();
-  }
+  look_now_ = false;
+  if (read_due) read_now_ = false;
   std::uint64_t holds_written = holds_written_;
   lock.unlock();
 
   if (beat) beat_now();
   if (now >= next_heartbeat_) next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
   if (read_due) next_read_ = read(c, holds_written);
-  if (check_stale) look_at_stale_heartbeat(c);
+  if (look) look_at_heartbeat(c, check_stale);
   if (now >= next_prune_) {
     auto aps = sys::prune_availability(c, s_.node, wall - s_.ap_retention_seconds);
     auto jobs = sys::prune_finished_jobs(c, wall - s_.job_retention_seconds);
@@ -498,27 +497,29 @@ void Uplink::step(ts::Client& c) {
   busy_ = false;
 }
 
-void Uplink::look_at_stale_heartbeat(ts::Client& c) {
+void Uplink::look_at_heartbeat(ts::Client& c, bool at_staleness) {
   const auto t = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms);
-  const auto hb = t ? sys::SchedulerHeartbeat::from_tuple(*t) : std::nullopt;
-  bool missed = false;
+  const auto found = t ? sys::SchedulerHeartbeat::from_tuple(*t) : std::nullopt;
+  next_look_ = Clock::now() + seconds_ms(heartbeat_look_delay(s_.node, s_.scheduler_stale_seconds));
+  bool woke = false;
   {
     std::lock_guard lock(mu_);
-    missed = !hb || !view_.scheduler || hb->time != view_.scheduler->time;
-    if (missed) {
-      // Another heartbeat than the events left (their gap lost one), or
-      // none: a read says what happened.
-      read_now_ = true;
-    } else {
-      // The one the events left, stale: nothing was missed, and the agent
-      // decides on the same view again, now stale.
+    const auto look = heartbeat_look(view_.scheduler, found, sys::wall_now(), s_.scheduler_stale_seconds);
+    if (look.read) {
+      read_now_ = true;  // the read says what the view holds
+    } else if (look.changed || at_staleness) {
+      // A newer heartbeat, or the one the view holds now stale: the agent
+      // decides on it.
+      view_.scheduler = look.heartbeat;
       view_.generation += 1;
       generation_.store(view_.generation);
+      woke = true;
     }
   }
   // Counted once the look is done, so whoever sees the count sees its outcome.
-  stale_looks_.fetch_add(1);
-  if (!missed) wake_agent();
+  looks_.fetch_add(1);
+  if (at_staleness) stale_looks_.fetch_add(1);
+  if (woke) wake_agent();
 }
 
 Clock::time_point Uplink::read(ts::Client& c, std::uint64_t holds_written) {
@@ -672,21 +673,23 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
         insert_by_id(v.live, l);
         if (auto r = view_.requirements.find(l.id); r != view_.requirements.end()) v.requirements.insert(*r);
       }
-    v.scheduler = heartbeat_after_read(v.scheduler, view_.scheduler, heartbeat_taken_);
+    v.scheduler = heartbeat_after_read(v.scheduler, view_.scheduler);
     // An assignment from an event during the read may be newer than the read's.
     if (view_.assignment && (!v.assignment || view_.assignment->epoch > v.assignment->epoch))
       v.assignment = view_.assignment;
     // Seen when first learnt: at its event, at an earlier read, or now.
     const bool known = view_.assignment && v.assignment && view_.assignment->epoch == v.assignment->epoch;
     v.assignment_seen = known ? view_.assignment_seen : now;
-    // Its staleness is watched by listen() on the heartbeat the events keep
-    // fresh (stale_at_locked()); one stale already is read only once.
+    // Its staleness is watched by listen() on the heartbeat the looks keep
+    // fresh (stale_at_locked()); one stale already is looked at only once.
     if (v.scheduler && v.scheduler->time + s_.scheduler_stale_seconds <= now)
       stale_read_for_ = v.scheduler->time;
     v.generation = view_.generation + 1;
     view_ = std::move(v);
     generation_.store(view_.generation);
   }
+  // The read was a look at the heartbeat too.
+  next_look_ = Clock::now() + seconds_ms(heartbeat_look_delay(s_.node, s_.scheduler_stale_seconds));
   wake_agent();
   // A millisecond late, so that the change has happened when it is read.
   return steady +
@@ -736,6 +739,9 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
       std::lock_guard lock(mu_);
       if (view_.generation == 0) return true;  // no read yet: the first has it
       if (view_.assignment && view_.assignment->epoch >= a->epoch) return false;
+      // Written by a scheduler the view thinks absent or gone: likely back.
+      if (!view_.scheduler || view_.scheduler->time + s_.scheduler_stale_seconds < sys::wall_now())
+        look_now_ = true;
       view_.assignment = std::move(a);
       view_.assignment_seen = sys::wall_now();
       generation_.store(++view_.generation);
@@ -743,15 +749,18 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
     wake_agent();
     return false;
   }
-  if (sys::scheduler_heartbeat_template(0).matches(e.tuple)) {
-    auto hb = sys::SchedulerHeartbeat::from_tuple(e.tuple);
-    if (!hb) return true;
+  if (sys::serving_template(0).matches(e.tuple)) {
+    // Scheduler 0 came (written) or went (taken): a read finds its
+    // heartbeat, or none. A restarted NPS writes its record before it takes
+    // the one its killed predecessor left: that older one's going is no news.
+    auto serving = sys::SchedulerServing::from_tuple(e.tuple);
+    if (!serving) return true;
     std::lock_guard lock(mu_);
-    if (e.kind != ts::WatchEventKind::Written) heartbeat_taken_ = std::max(heartbeat_taken_, hb->time);
-    auto news = heartbeat_news(view_.scheduler, e.kind == ts::WatchEventKind::Written, *hb, sys::wall_now(),
-                               s_.scheduler_stale_seconds);
-    view_.scheduler = news.heartbeat;
-    return news.read;
+    if (e.kind == ts::WatchEventKind::Written) {
+      serving_since_ = std::max(serving_since_, serving->since);
+      return true;
+    }
+    return serving->since >= serving_since_;
   }
   return true;
 }

@@ -212,138 +212,159 @@ TEST_CASE_FIXTURE(
            0ms));  // its space removed
 }
 
-TEST_CASE("uplink: heartbeat_news reads only when scheduler 0 comes or goes") {
-  using piranha::heartbeat_news;
+TEST_CASE("uplink: heartbeat_look reads only when scheduler 0 comes back or may be gone") {
+  using piranha::heartbeat_look;
   const sys::SchedulerHeartbeat h100{0, 100.0}, h101{0, 101.0};
   const double stale = 10;
-  // None known: the scheduler has come.
-  auto n = heartbeat_news(std::nullopt, true, h100, 100.5, stale);
-  CHECK(n.read);
-  REQUIRE(n.heartbeat);
-  CHECK(n.heartbeat->time == 100.0);
-  // A fresh one rewritten (sys::supersede: the new written, the old taken).
-  n = heartbeat_news(h100, true, h101, 101.5, stale);
-  CHECK_FALSE(n.read);
-  CHECK(n.heartbeat->time == 101.0);
-  n = heartbeat_news(h101, false, h100, 101.5, stale);
-  CHECK_FALSE(n.read);
-  CHECK(n.heartbeat->time == 101.0);
-  // Events out of order never make the known heartbeat older.
-  n = heartbeat_news(h101, true, h100, 101.5, stale);
-  CHECK_FALSE(n.read);
-  CHECK(n.heartbeat->time == 101.0);
-  // Written after the known one went stale: the scheduler is back.
-  n = heartbeat_news(h100, true, h101, 100.0 + stale + 5, stale);
-  CHECK(n.read);
-  CHECK(n.heartbeat->time == 101.0);
-  // The newest taken, with no successor: the scheduler may be gone, and
-  // none is known until the read says.
-  n = heartbeat_news(h101, false, h101, 101.5, stale);
-  CHECK(n.read);
-  CHECK_FALSE(n.heartbeat);
-  n = heartbeat_news(std::nullopt, false, h101, 101.5, stale);
-  CHECK(n.read);
-  // So one written before that read is over (another NPS starting) is
-  // news too.
-  n = heartbeat_news(std::nullopt, true, sys::SchedulerHeartbeat{0, 101.6}, 101.7, stale);
-  CHECK(n.read);
+  // None known, a fresh one found: the scheduler has come.
+  auto l = heartbeat_look(std::nullopt, h100, 100.5, stale);
+  CHECK(l.read);
+  CHECK(l.changed);
+  REQUIRE(l.heartbeat);
+  CHECK(l.heartbeat->time == 100.0);
+  // A fresh one rewritten: noted, no read.
+  l = heartbeat_look(h100, h101, 101.5, stale);
+  CHECK_FALSE(l.read);
+  CHECK(l.changed);
+  CHECK(l.heartbeat->time == 101.0);
+  // The same one, or the older copy of a supersede half done: nothing.
+  l = heartbeat_look(h101, h101, 101.5, stale);
+  CHECK_FALSE(l.read);
+  CHECK_FALSE(l.changed);
+  l = heartbeat_look(h101, h100, 101.5, stale);
+  CHECK_FALSE(l.changed);
+  CHECK(l.heartbeat->time == 101.0);
+  // A fresh one after the known one went stale: the scheduler is back.
+  l = heartbeat_look(h100, h101, 100.0 + stale + 0.5, stale);
+  CHECK(l.read);
+  CHECK(l.heartbeat->time == 101.0);
+  // A newer one, itself stale (a scheduler's last beat, seen late): noted, no read.
+  l = heartbeat_look(h100, h101, 101.0 + stale + 5, stale);
+  CHECK_FALSE(l.read);
+  CHECK(l.changed);
+  // None where one was known: the scheduler may be gone, the read says.
+  l = heartbeat_look(h101, std::nullopt, 101.5, stale);
+  CHECK(l.read);
+  // None, none known: nothing.
+  l = heartbeat_look(std::nullopt, std::nullopt, 101.5, stale);
+  CHECK_FALSE(l.read);
+  CHECK_FALSE(l.changed);
+  CHECK_FALSE(l.heartbeat);
 }
 
-TEST_CASE("uplink: heartbeat_after_read keeps the newer heartbeat and none known taken") {
+TEST_CASE("uplink: heartbeat_after_read keeps the newer heartbeat, and none found is none") {
   using piranha::heartbeat_after_read;
   const sys::SchedulerHeartbeat h100{0, 100.0}, h101{0, 101.0};
-  const double none = -INFINITY;
-  // Nothing happened during the read: what it found.
-  CHECK(heartbeat_after_read(h100, std::nullopt, none)->time == 100.0);
-  CHECK(heartbeat_after_read(h101, h100, none)->time == 101.0);
-  CHECK_FALSE(heartbeat_after_read(std::nullopt, std::nullopt, none));
-  // The read found the older copy of a supersede whose events came
-  // meanwhile (h101 written, h100 taken): the newer one stays known.
-  CHECK(heartbeat_after_read(h100, h101, 100.0)->time == 101.0);
-  CHECK(heartbeat_after_read(h100, h101, none)->time == 101.0);
-  // The scheduler withdrew during the read: the copy it found is gone.
-  CHECK_FALSE(heartbeat_after_read(h101, std::nullopt, 101.0));
-  // ...unless another was written after (a new NPS): that one.
-  CHECK(heartbeat_after_read(h100, h101, 100.0)->time == 101.0);
-  // A heartbeat taken during the read, older than the one it found, does
-  // not hide it.
-  CHECK(heartbeat_after_read(h101, std::nullopt, 100.0)->time == 101.0);
+  CHECK(heartbeat_after_read(h100, std::nullopt)->time == 100.0);
+  CHECK(heartbeat_after_read(h101, h100)->time == 101.0);
+  // The read found the older copy of a supersede whose newer copy a look
+  // found: the newer one stays known.
+  CHECK(heartbeat_after_read(h100, h101)->time == 101.0);
+  // The scheduler withdrew it.
+  CHECK_FALSE(heartbeat_after_read(std::nullopt, h101));
+  CHECK_FALSE(heartbeat_after_read(std::nullopt, std::nullopt));
 }
 
-// The NPS's flush supersedes a node's assignment, then its heartbeat: the
-// assignment's event starts a read while the heartbeat is being replaced
-// (the new copy written, the old not yet taken), and the read's `rd` finds
-// the old copy. The agent must not take the old copy's `taken` event for
-// the scheduler's withdrawal (it would fall back to its native policy and
-// retreat or start piranhas until the next read).
-TEST_CASE("uplink: a read that finds the old copy of a heartbeat being rewritten keeps the scheduler") {
+TEST_CASE("uplink: heartbeat_look_delay is within 0.4 to 0.6 of the staleness and spread over the nodes") {
+  const double stale = 10;
+  double lo = stale, hi = 0, sum = 0;
+  const int n = 1000;
+  for (int i = 0; i < n; ++i) {
+    const double d = piranha::heartbeat_look_delay("ws" + std::to_string(i), stale);
+    CHECK(d >= 0.4 * stale);
+    CHECK(d < 0.6 * stale);
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+    sum += d;
+  }
+  CHECK(piranha::heartbeat_look_delay("ws1", stale) == piranha::heartbeat_look_delay("ws1", stale));
+  CHECK(lo < 0.42 * stale);
+  CHECK(hi > 0.58 * stale);
+  CHECK(std::abs(sum / n - 0.5 * stale) < 0.02 * stale);
+}
+
+// The NPS's flush supersedes a node's assignment, then its heartbeat: an
+// assignment's read may come while the heartbeat is being replaced (the
+// new copy written, the old not yet taken), and the read's `rd` finds the
+// old copy. The agent keeps the newer one a look found.
+TEST_CASE("uplink: a read that finds the old copy of a heartbeat being rewritten keeps the newer one") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
+  auto s = settings(server);
+  s.scheduler_stale_seconds = 2;  // a look every 0.8 to 1.2 s
   piranha::Uplink uplink(
-      settings(server), [](const std::string&) {}, -1);
+      s, [](const std::string&) {}, -1);
   REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
   const double t0 = sys::wall_now();
   const sys::SchedulerHeartbeat old_beat{0, t0}, new_beat{0, t0 + 0.5};
   c.out(sys::kSpace, old_beat.to_tuple());
   REQUIRE(view_becomes(uplink, [&](const auto& v) { return v.scheduler && v.scheduler->time == t0; }));
-  // The supersede half done: both copies there, the new one's event seen.
+  // The supersede half done: both copies there. A look finds the new one
+  // (`rd` of the whole template finds the oldest: take it for the look,
+  // then put it back).
   c.out(sys::kSpace, new_beat.to_tuple());
+  auto held = c.in(sys::kSpace, ts::Template::exactly(old_beat.to_tuple()), 0ms);
+  REQUIRE(held);
   REQUIRE(view_becomes(uplink, [&](const auto& v) { return v.scheduler && v.scheduler->time == t0 + 0.5; }));
-  // A read now: its `rd` returns the oldest copy.
-  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 0}.to_tuple());
-  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment.has_value(); }));
+  c.out(sys::kSpace, old_beat.to_tuple());
+  // A read now (an owner block, long over, is written): its `rd` returns
+  // the oldest copy; the view keeps the newer.
+  const auto reads = uplink.reads();
+  c.out(sys::kSpace, sys::OwnerBlock{"n1", 0, 1}.to_tuple());
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (uplink.reads() == reads && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(2ms);
+  CHECK(uplink.reads() > reads);
   CHECK(uplink.view().scheduler->time == t0 + 0.5);
-  // The supersede's end: the old copy taken. No news, no read. First a
-  // second without reads: the assignment's own event can arrive after the
-  // read that already found the assignment (a slow machine, a sanitizer)
-  // and ask for one more read, which is news, not the take's doing.
-  auto generation = uplink.view().generation;
-  for (auto quiet_since = std::chrono::steady_clock::now(), give_up = quiet_since + 20s;
-       std::chrono::steady_clock::now() - quiet_since < 1s && std::chrono::steady_clock::now() < give_up;) {
-    std::this_thread::sleep_for(10ms);
-    if (const auto g = uplink.view().generation; g != generation) {
-      generation = g;
-      quiet_since = std::chrono::steady_clock::now();
-    }
-  }
-  auto taken = c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms);  // the oldest
-  REQUIRE(taken);
-  REQUIRE(sys::SchedulerHeartbeat::from_tuple(taken->tuple)->time == t0);
-  const auto until = std::chrono::steady_clock::now() + 300ms;
-  bool dropped = false;
-  while (std::chrono::steady_clock::now() < until) {
-    dropped = dropped || !uplink.view().scheduler;
-    std::this_thread::sleep_for(1ms);
-  }
-  CHECK_FALSE(dropped);
-  CHECK(uplink.view().generation == generation);
 }
 
-TEST_CASE("uplink: scheduler 0's heartbeat beaten at every tick costs no reads, its withdrawal does") {
+TEST_CASE(
+    "uplink: scheduler 0 beaten at every tick costs no events and no reads; its serving record's going is "
+    "read "
+    "at once") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
+  auto s = settings(server);
+  s.scheduler_stale_seconds = 60;  // the next look 24 s away at the earliest
   piranha::Uplink uplink(
-      settings(server), [](const std::string&) {}, -1);
+      s, [](const std::string&) {}, -1);
   REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
   const auto beat = [&](double t) {
     sys::supersede(c, sys::scheduler_heartbeat_template(0), sys::SchedulerHeartbeat{0, t}.to_tuple());
   };
   const double t0 = sys::wall_now();
+  const auto reads = uplink.reads();
+  // As the NPS starts: its heartbeat, then its serving record, whose event
+  // makes the agent read.
   beat(t0);
-  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.scheduler.has_value(); }));
+  sys::supersede(c, sys::serving_template(0), sys::SchedulerServing{0, t0}.to_tuple());
+  REQUIRE(view_becomes(uplink, [&](const auto& v) { return v.scheduler && v.scheduler->time == t0; }));
+  CHECK(uplink.reads() == reads + 1);
   const auto before = uplink.view().generation;
-  // Fifty beats, as fifty event ticks of the NPS would give: each is
-  // noted (the view's heartbeat is the last), none is read.
+  // Fifty beats, as fifty event ticks of the NPS would give: no event
+  // reaches the agent, so nothing is read and the view does not move.
   for (int i = 1; i <= 50; ++i) beat(t0 + i * 0.001);
-  CHECK(view_becomes(uplink,
-                     [&](const auto& v) { return v.scheduler && v.scheduler->time == t0 + 50 * 0.001; }));
-  // An assignment still prompts a read, and it comes after the beats' events.
-  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 0}.to_tuple());
-  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.assignment.has_value(); }));
-  CHECK(uplink.view().generation - before <= 3);
-  // Withdrawn, as a stopping NPS does: read at once, and gone from the view.
+  std::this_thread::sleep_for(300ms);
+  CHECK(uplink.view().generation == before);
+  CHECK(uplink.reads() == reads + 1);
+  CHECK(uplink.looks() == 0);
+  // A killed NPS's record left behind, taken by a restarted one that wrote
+  // its own (newer) first: the going of the older one is no news.
+  const sys::SchedulerServing killed{0, t0 - 100};
+  c.out(sys::kSpace, killed.to_tuple());  // written: news (read)
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (uplink.reads() == reads + 1 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(2ms);
+  REQUIRE(uplink.reads() == reads + 2);
+  REQUIRE(c.in(sys::kSpace, ts::Template::exactly(killed.to_tuple()), 0ms));
+  std::this_thread::sleep_for(300ms);
+  CHECK(uplink.reads() == reads + 2);
+  // Withdrawn, as a stopping NPS does (the heartbeat, then the serving
+  // record): read at once, and gone from the view.
   REQUIRE(c.in(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms));
+  REQUIRE(c.in(sys::kSpace, sys::serving_template(0), 0ms));
   CHECK(view_becomes(uplink, [](const auto& v) { return !v.scheduler; }));
+  CHECK(uplink.reads() == reads + 3);
 }
 
 TEST_CASE("uplink: a job queued, marked running and ended reaches the view from its events, read only once") {
@@ -387,12 +408,13 @@ TEST_CASE("uplink: running_read_delay is within the feeder's slack and spread ov
 }
 
 TEST_CASE(
-    "uplink: a beating scheduler 0 costs no reads past its staleness, and its silence is looked at once, "
-    "without a read") {
+    "uplink: a beating scheduler 0 is looked at alone, without reads; its silence is looked at once as it "
+    "goes "
+    "stale, and its coming back is read") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
   auto s = settings(server);
-  s.scheduler_stale_seconds = 0.5;
+  s.scheduler_stale_seconds = 0.5;  // a look every 0.2 to 0.3 s
   piranha::Uplink uplink(
       s, [](const std::string&) {}, -1);
   REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
@@ -403,23 +425,36 @@ TEST_CASE(
   beat();
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.scheduler.has_value(); }));
   const auto reads = uplink.reads();
-  // Beaten for four times its staleness: the events keep it fresh.
+  const auto looks = uplink.looks();
+  // Beaten for four times its staleness: the looks keep it fresh.
   const auto until = std::chrono::steady_clock::now() + 2s;
   while (std::chrono::steady_clock::now() < until) {
     beat();
-    std::this_thread::sleep_for(100ms);
+    std::this_thread::sleep_for(50ms);
   }
   CHECK(uplink.reads() == reads);
   CHECK(uplink.stale_looks() == 0);
+  CHECK(uplink.looks() - looks >=
+        4);  // at least one per 0.3 s (no more than one per 0.2 s, slow machines aside)
+  CHECK(uplink.looks() - looks <= 11);
+  const double last = uplink.view().scheduler->time;
+  CHECK(sys::wall_now() - last < 0.5);
   const auto generation = uplink.generation();
-  // Silent: its record alone looked at once when it goes stale, and not again; the view's
-  // generation moves, so that the agent decides on its staleness.
-  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  // Silent: looked at once as it goes stale; the view's generation moves,
+  // so that the agent decides on its staleness.
+  auto give_up = std::chrono::steady_clock::now() + 20s;
   while (uplink.stale_looks() == 0 && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(5ms);
   CHECK(uplink.stale_looks() == 1);
   CHECK(uplink.generation() > generation);
-  std::this_thread::sleep_for(1500ms);  // three times its staleness: no more looks, no reads
+  std::this_thread::sleep_for(1500ms);  // three times its staleness: looks, but no stale look again, no reads
   CHECK(uplink.stale_looks() == 1);
   CHECK(uplink.reads() == reads);
+  // Back: the next look finds it fresh, and the uplink reads.
+  beat();
+  give_up = std::chrono::steady_clock::now() + 20s;
+  while (uplink.reads() == reads && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(5ms);
+  CHECK(uplink.reads() == reads + 1);
+  CHECK(uplink.view().scheduler->time > last);
 }

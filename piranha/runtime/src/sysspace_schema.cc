@@ -233,6 +233,14 @@ std::optional<SchedulerHeartbeat> SchedulerHeartbeat::from_tuple(const ts::Tuple
   return SchedulerHeartbeat{i_at(t, 2), d_at(t, 3)};
 }
 
+ts::Tuple SchedulerServing::to_tuple() const {
+  return ts::Tuple::of("serving", id, since);
+}
+std::optional<SchedulerServing> SchedulerServing::from_tuple(const ts::Tuple& t) {
+  if (!shaped(t, "serving", {Type::Int, Type::Double})) return std::nullopt;
+  return SchedulerServing{i_at(t, 1), d_at(t, 2)};
+}
+
 ts::Tuple AgentHeartbeat::to_tuple() const {
   return ts::Tuple::of("heartbeat", "agent", node, time);
 }
@@ -413,6 +421,9 @@ ts::Template assign_template(std::int64_t scheduler_id, const std::string& node)
 }
 ts::Template scheduler_heartbeat_template(std::int64_t id) {
   return ts::Template({tag("heartbeat"), tag("scheduler"), num(id), any(Type::Double)});
+}
+ts::Template serving_template(std::int64_t id) {
+  return ts::Template({tag("serving"), num(id), any(Type::Double)});
 }
 ts::Template agent_heartbeat_template() {
   return ts::Template({tag("heartbeat"), tag("agent"), any(Type::String), any(Type::Double)});

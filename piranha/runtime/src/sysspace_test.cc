@@ -65,6 +65,12 @@ TEST_CASE("sysspace: every record survives a round trip through its tuple") {
   sys::SchedulerHeartbeat h{0, 5.0};
   CHECK(sys::scheduler_heartbeat_template(0).matches(h.to_tuple()));
   CHECK_FALSE(sys::AgentHeartbeat::from_tuple(h.to_tuple()));
+  sys::SchedulerServing serving{0, 4.5};
+  CHECK(sys::serving_template(0).matches(serving.to_tuple()));
+  CHECK_FALSE(sys::serving_template(1).matches(serving.to_tuple()));
+  CHECK_FALSE(sys::scheduler_heartbeat_template(0).matches(serving.to_tuple()));
+  CHECK(sys::SchedulerServing::from_tuple(serving.to_tuple())->since == 4.5);
+  CHECK_FALSE(sys::SchedulerServing::from_tuple(h.to_tuple()));
   sys::AgentHeartbeat ah{"ws01", 5.0};
   CHECK(sys::AgentHeartbeat::from_tuple(ah.to_tuple())->node == "ws01");
 

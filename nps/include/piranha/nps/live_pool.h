@@ -84,7 +84,8 @@ class LivePool : public Pool {
   bool pending() const;
   void flush(ts::Client& c);
   // Removes the heartbeats of the schedulers that beat through this pool,
-  // so agents fall back to their native policy at once (a clean stop).
+  // then their serving records, so agents fall back to their native policy
+  // at once (a clean stop).
   void withdraw(ts::Client& c);
 
   // Pool.
@@ -193,9 +194,14 @@ class LivePool : public Pool {
   std::uint64_t heartbeat_calls_ = 0;                     // under mu_
   std::chrono::steady_clock::time_point heartbeat_at_{};  // under mu_: the latest call's
   std::map<std::int64_t, double> last_beat_;  // flush()'s own: when each scheduler's heartbeat was written
-  std::vector<EvalRecord> records_;           // read at start(), then appended to and forgotten from
-  std::vector<EvalRecord> unsent_;            // appended since the last flush()
-  std::vector<EvalRecord> forgotten_;         // to be removed from the space by flush()
+  // flush()'s own: the client's reconnects() when each scheduler's serving
+  // record (sys::SchedulerServing) was last written or found, and the time
+  // it says the schedulers serve since (this pool's making).
+  std::map<std::int64_t, std::uint64_t> serving_session_;
+  double serving_since_ = sys::wall_now();
+  std::vector<EvalRecord> records_;    // read at start(), then appended to and forgotten from
+  std::vector<EvalRecord> unsent_;     // appended since the last flush()
+  std::vector<EvalRecord> forgotten_;  // to be removed from the space by flush()
 };
 
 }  // namespace piranha::nps

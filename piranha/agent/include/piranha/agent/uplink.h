@@ -15,14 +15,14 @@
 //    What an event carries whole is put into the View without a read: a new
 //    live job (with its launch record, one request), a job that ended or was
 //    held (dropped), this node's newer assignment, the tasks a job completed
-//    here, scheduler 0's heartbeat (rewritten every 2 s by the NPS: a read
-//    only when it says the scheduler came or went, heartbeat_news); a read
+//    here; a read
 //    (six or so requests) per agent at each of a job's record writes was,
 //    at 10,000 nodes, most of the server's work (docs/scale.md). It reads when an owner block is written or
 //    taken, when a job is first seen running (within kFeederSlack, spread over the pool: running_read_delay),
-//    when an owner block begins or ends, when scheduler 0's heartbeat, kept fresh by its events, goes stale
-//    (stale_at_locked; first that record alone, one request, and the rest only if it is another: at an
-//    NPS's death the whole pool looks in the same second), when a running job's feeder would count as lost
+//    when an owner block begins or ends, when scheduler 0's serving record is written or taken (the
+//    scheduler came or went), when a look at scheduler 0's heartbeat says it came back or may be gone
+//    (heartbeat_look: it looks at that record alone every heartbeat_look_delay, when it goes stale, and
+//    when an assignment comes while it is absent or stale), when a running job's feeder would count as lost
 //    (its jobstat is not watched) and when an absent job's grace ends; and every `tick` (60 s) as a safety
 //    net. The first read waits until the watches are in place, so that whatever is written after a View was
 //    read prompts another read. A running job whose feeder is lost (silent past its patience,
@@ -74,37 +74,49 @@
 
 namespace piranha {
 
-// What a watch event on scheduler 0's heartbeat means for an agent that
-// knows `known` (the newest heartbeat it has seen, if any) at wall time
-// `now`. The NPS beats its heartbeat at every tick, event ticks included
-// (up to 50 a second), with sys::supersede: the new record is written, then
-// the old one taken. A rewrite of a fresh heartbeat changes nothing the
-// agent decides, so only these ask for a read of the system space:
-//  - a heartbeat written while the known one is absent or stale
-//    (`stale_seconds`): the scheduler is back, and the agent must look at
-//    its assignment again;
-//  - the newest heartbeat taken (not superseded): the scheduler may be gone;
-//    none is known until the read (so that one written meanwhile is news).
+// Scheduler 0's heartbeat is not watched: the NPS rewrites it every beat,
+// and each rewrite was an event to every agent (at 10,000 nodes, 10,000
+// events a second in bursts that held up every other request: docs/scale.md).
+// An uplink looks at it alone (one `rd`) at moments of its own, and watches
+// scheduler 0's serving record instead, which changes only when the
+// scheduler comes or goes (sys::SchedulerServing).
+
+// How long after a look at scheduler 0's heartbeat (or a read, which finds
+// it too) an uplink of node `node` looks again: in [0.4, 0.6) of
+// `stale_seconds`, the same for a node every time and spread evenly over a
+// pool's nodes, so that 10,000 agents make 2,000 small reads a second at
+// the default 10 s, evenly, and none looks in step with another. A
+// heartbeat found fresh then stays fresh until the next look as long as the
+// scheduler beats more often than every 0.4 `stale_seconds` (the NPS's
+// `--beat`, 1 or 2 s); a slower one is looked at again as it goes stale
+// (Uplink::stale_at_locked). Pure.
+double heartbeat_look_delay(const std::string& node, double stale_seconds);
+
+// What a look at scheduler 0's heartbeat alone means for an uplink that
+// knows `known` (the newest it has seen, if any) at wall time `now`, the
+// look having found `found`:
+//  - none, where one was known: the scheduler may be gone; `read` the
+//    system space (the view's heartbeat is what the read finds);
+//  - an older copy or the same one: nothing (`changed` false);
+//  - a newer one: `changed`, the agent decides on it; and `read` too if the
+//    known one was absent or stale and the new one is fresh: the scheduler
+//    is back, and the agent looks at its assignment again.
 // `heartbeat` is the newest known afterwards. Pure.
-struct HeartbeatNews {
+struct HeartbeatLook {
   std::optional<sys::SchedulerHeartbeat> heartbeat;
   bool read = false;
+  bool changed = false;
 };
-HeartbeatNews heartbeat_news(const std::optional<sys::SchedulerHeartbeat>& known, bool written,
-                             const sys::SchedulerHeartbeat& event, double now, double stale_seconds);
+HeartbeatLook heartbeat_look(const std::optional<sys::SchedulerHeartbeat>& known,
+                             const std::optional<sys::SchedulerHeartbeat>& found, double now,
+                             double stale_seconds);
 
 // Scheduler 0's heartbeat as a read leaves it: `read` is what the read
-// found, `known` what the watch events made of it meanwhile, `taken_time`
-// the time of the newest heartbeat a watch event showed taken since the
-// read began (-infinity: none). A read may find an older copy than the
-// events told of (during a supersede both exist, and `rd` returns the
-// older) or one taken since (a scheduler withdrawing): the newer of the two
-// counts, and a heartbeat known taken does not. Without this an older copy
-// put back by a read made its own `taken` event look like the newest
-// taken: the agent dropped a live scheduler until the next read. Pure.
+// found, `known` what the uplink knew before. During the NPS's supersede
+// both copies are there and `rd` may find the older: the newer counts. None
+// found is none, whatever was known (a scheduler that withdrew it). Pure.
 std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(
-    const std::optional<sys::SchedulerHeartbeat>& read, const std::optional<sys::SchedulerHeartbeat>& known,
-    double taken_time);
+    const std::optional<sys::SchedulerHeartbeat>& read, const std::optional<sys::SchedulerHeartbeat>& known);
 
 // How long after a watch event shows job `job` marked running an uplink of
 // node `node` that does not know the job's patience yet reads the system
@@ -146,8 +158,10 @@ class Uplink {
   std::uint64_t generation() const;
   // How many reads of the system space the uplink has made (not events).
   std::uint64_t reads() const { return reads_.load(); }
-  // How many times scheduler 0's heartbeat, stale by the events, was looked at alone,
-  // counted when a look is done (its outcome, a new generation or a read to come, is set).
+  // How many times scheduler 0's heartbeat was looked at alone (heartbeat_look), and how many of
+  // those were as the heartbeat the uplink knew went stale; counted when a look is done (its outcome,
+  // a new generation or a read to come, is set).
+  std::uint64_t looks() const { return looks_.load(); }
   std::uint64_t stale_looks() const { return stale_looks_.load(); }
   // True once the server answered at least once.
   bool ever_connected() const;
@@ -187,10 +201,10 @@ class Uplink {
   void step(ts::Client& c);
   // Reads the View; returns when the next read is due at the latest.
   Clock::time_point read(ts::Client& c, std::uint64_t holds_written);
-  // Scheduler 0's heartbeat alone, once the events say it is stale: the
-  // same one still there leaves the view as it is (a new generation, so
-  // that the agent decides on its staleness); another or none asks a read.
-  void look_at_stale_heartbeat(ts::Client& c);
+  // Scheduler 0's heartbeat alone (heartbeat_look), when a look is due;
+  // `at_staleness`: the one the view holds went stale, and the agent
+  // decides on the view again even when the look finds nothing new.
+  void look_at_heartbeat(ts::Client& c, bool at_staleness);
   // Waits for watch events on `c` until something is due (a write handed
   // over, a read asked for, the heartbeat, the next read, pruning) or the
   // Uplink stops, handling each event as it comes.
@@ -199,8 +213,10 @@ class Uplink {
   void kick();
   // One watch event: a job's record, a job's tasks here and a newer
   // assignment for this node are put in the view at once (job_written), a
-  // taken assignment is no news, anything else asks for a read; true when
-  // it does.
+  // taken assignment is no news, an assignment while the known heartbeat is
+  // absent or stale asks for a look at it, scheduler 0's serving record
+  // written or taken asks for a read unless a newer one was seen, anything
+  // else asks for a read; true when it does.
   bool on_event(const ts::WatchEvent& e);
   // A job record a watch event showed written: an ended or held job leaves
   // the view at once; a live one is noted for note_new_jobs(); one marked
@@ -227,13 +243,10 @@ class Uplink {
   // Tells the agent's loop (wake_fd) that the View changed.
   void wake_agent() const;
   bool pending_locked() const;
-  // When scheduler 0's heartbeat as the View knows it (kept fresh by its
-  // watch events, without reads) goes stale, the moment to read whether
-  // the scheduler is gone; none when no heartbeat is known or this one's
-  // staleness was read already. A read at the staleness of the heartbeat
-  // a read found, as before, was one read per agent every
-  // `scheduler_stale_seconds` while the NPS beat: most of a large pool's
-  // background requests.
+  // When scheduler 0's heartbeat as the View knows it (kept fresh by
+  // looks) goes stale, the moment to look whether the scheduler is gone;
+  // none when no heartbeat is known or this one's staleness was looked at
+  // already.
   std::optional<Clock::time_point> stale_at_locked() const;
   // The pause after `failures` failed attempts in a row (>= 1).
   std::chrono::milliseconds retry_pause(int failures) const;
@@ -257,6 +270,7 @@ class Uplink {
   // of uplinks at each wake (bench/src/swarm.cc).
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> reads_{0};        // reads()
+  std::atomic<std::uint64_t> looks_{0};        // looks()
   std::atomic<std::uint64_t> stale_looks_{0};  // stale_looks()
   bool connected_once_ = false;
   bool away_ = false;
@@ -304,17 +318,22 @@ class Uplink {
   // new job's record to mark it running, treats it as above instead of
   // missing the job until the next event.
   std::set<std::int64_t> written_;
-  // The time of the newest scheduler-0 heartbeat a watch event showed taken
-  // since the current read began (under mu_; heartbeat_after_read). Only
-  // those can be found by the read; an older record could hide a heartbeat
-  // from another host whose clock is behind, its event lost in a reconnect.
-  double heartbeat_taken_ = -std::numeric_limits<double>::infinity();
   // The heartbeat (its time) whose staleness was looked at (under mu_): not again.
   double stale_read_for_ = -std::numeric_limits<double>::infinity();
-  // Scheduler 0's heartbeat went stale by the events (under mu_): step()
-  // reads that one record (look_at_stale_heartbeat), not the whole view: at
-  // an NPS's death every agent of the pool does so in the same second.
+  // Scheduler 0's heartbeat went stale (under mu_): step() looks at that
+  // one record (look_at_heartbeat), not the whole view: at an NPS's death
+  // every agent of the pool does so in the same second.
   bool stale_check_ = false;
+  // An assignment came while the known heartbeat was absent or stale (under
+  // mu_): step() looks at it at once, as the scheduler that wrote it is
+  // likely back.
+  bool look_now_ = false;
+  // The newest of scheduler 0's serving records a watch event showed
+  // written (its `since`; under mu_): the older one's `taken` that a
+  // restarted NPS's supersede sends next is no news.
+  double serving_since_ = -std::numeric_limits<double>::infinity();
+  // When the next look at scheduler 0's heartbeat is due (the thread's own).
+  Clock::time_point next_look_{};
   Clock::time_point next_read_{}, next_heartbeat_{}, next_prune_{};
   std::thread thread_;
 };

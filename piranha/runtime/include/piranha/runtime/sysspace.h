@@ -310,6 +310,18 @@ struct SchedulerHeartbeat {
   ts::Tuple to_tuple() const;
   static std::optional<SchedulerHeartbeat> from_tuple(const ts::Tuple& t);
 };
+// ("serving", id, since): scheduler `id` serves the pool, since `since`
+// (wall seconds). Written by the NPS beside its first heartbeat and taken,
+// after the heartbeat, when it stops cleanly. It changes only then, so
+// agents watch it (a scheduler that came or went is news at once) and look
+// at the heartbeat itself, which changes every beat, at moments of their
+// own (docs/system-space.md).
+struct SchedulerServing {
+  std::int64_t id = 0;
+  double since = 0;
+  ts::Tuple to_tuple() const;
+  static std::optional<SchedulerServing> from_tuple(const ts::Tuple& t);
+};
 struct AgentHeartbeat {
   std::string node;
   double time = 0;
@@ -495,6 +507,7 @@ ts::Template ap_template(const std::string& node);
 ts::Template assign_template(std::int64_t scheduler_id);  // every node's
 ts::Template assign_template(std::int64_t scheduler_id, const std::string& node);
 ts::Template scheduler_heartbeat_template(std::int64_t id);
+ts::Template serving_template(std::int64_t id);
 ts::Template agent_heartbeat_template();  // every agent's
 ts::Template agent_heartbeat_template(const std::string& node);
 ts::Template nodewhy_template();  // every node's
