@@ -172,9 +172,7 @@ class Shell {
       }
       // At the decision's own moment (the scheduler's heartbeat() call), not
       // when this thread got to it: the flush above may have waited on the
-      // server (a heartbeat of scheduler 0 fanned out to every agent takes
-      // a 10,000-node pool's server a few hundred ms), which is not the
-      // tick's.
+      // server, which is not the tick's.
       const auto [calls, decided_at] = pool_.latest_heartbeat();
       ticks_.decided(seconds(decided_at), calls);
       if (!o_.tick_stats_file.empty() && now >= next_stats) {
@@ -352,6 +350,7 @@ class Shell {
     if (hosts.empty()) hosts.push_back("");
     schedulers_.clear();
     evaluators_.clear();
+    monitors_.clear();
     local_.clear();
     for (const auto& h : hosts) {
       trellis::FiberOptions fo;
@@ -362,6 +361,7 @@ class Shell {
         if (n.name == enabler_) enabler_host_ = trellises_.back().get();
         if (n.type == "scheduler") schedulers_.push_back({trellises_.back().get(), n.name});
         if (n.type == "evaluator") evaluators_.push_back({trellises_.back().get(), n.name});
+        if (n.type == "monitor") monitors_.push_back({trellises_.back().get(), n.name});
         local_.push_back({trellises_.back().get(), n.name});
       }
     }
@@ -380,7 +380,9 @@ class Shell {
       for (const auto& [node, job] : s["assignments"].as_map()) own[node] = job.is_int();
     }
     std::map<std::string, double> fraction;
-    for (const auto& [t, name] : local_) {
+    // The monitors' states only: a node's owner node has none to give (the
+    // standard program has one of each per workstation).
+    for (const auto& [t, name] : monitors_) {
       const Value s = t->state(name);
       if (s["node"].is_string() && s["fraction"].is_number())
         fraction[s["node"].as_string()] = s["fraction"].as_number();
@@ -486,7 +488,7 @@ class Shell {
   std::vector<std::unique_ptr<trellis::FiberTrellis>> trellises_;
   trellis::FiberTrellis* enabler_host_ = nullptr;
   std::string enabler_;
-  std::vector<std::pair<trellis::FiberTrellis*, std::string>> schedulers_, evaluators_, local_;
+  std::vector<std::pair<trellis::FiberTrellis*, std::string>> schedulers_, evaluators_, monitors_, local_;
   Value last_switch_;
   std::map<std::string, Value> last_;
   std::map<std::string, std::optional<LentJob>> lent_;  // each node's ("lent", ...) as written
