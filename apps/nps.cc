@@ -104,8 +104,8 @@ void add_run(CLI::App& nps) {
                   "default: any campus's");
   run->add_option(
          "--beat", a->beat,
-         "rewrite scheduler heartbeats at most this often, in seconds (keep it well under the agents' "
-         "scheduler.stale_seconds; 2 or more halves a large pool's watch events, docs/scale.md)")
+         "rewrite scheduler heartbeats at most this often, in seconds (keep it under 0.4 of the agents' "
+         "scheduler.stale_seconds: they look at scheduler 0's every 0.4 to 0.6 of it, docs/system-space.md)")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   run->add_option("--tick-stats", a->tick_stats,

@@ -3,7 +3,8 @@
 // the pool what N agents would:
 //  - the agent's Uplink (uplink.h), with its own two connections to the
 //    server: registration, the node and heartbeat tuples, ap records, the
-//    watches on jobs, assignments and scheduler 0's heartbeat, the reads;
+//    watches on jobs, assignments and scheduler 0's serving record, the
+//    looks at scheduler 0's heartbeat, the reads;
 //  - the agent's decision (decide.h): obeying scheduler 0, falling back to
 //    the native policy, retreats;
 //  - a TraceAvailability replaying one node of an availability trace for its
