@@ -319,9 +319,7 @@ TEST_CASE("uplink: a read that finds the old copy of a heartbeat being rewritten
 }
 
 TEST_CASE(
-    "uplink: scheduler 0 beaten at every tick costs no events and no reads; its serving record's going is "
-    "read "
-    "at once") {
+    "uplink: scheduler 0 beaten at every tick costs no reads, and its serving record taken is read at once") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
   auto s = settings(server);
@@ -408,9 +406,7 @@ TEST_CASE("uplink: running_read_delay is within the feeder's slack and spread ov
 }
 
 TEST_CASE(
-    "uplink: a beating scheduler 0 is looked at alone, without reads; its silence is looked at once as it "
-    "goes "
-    "stale, and its coming back is read") {
+    "uplink: a beating scheduler 0 is looked at alone, its silence once as it goes stale, its return read") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());
   auto s = settings(server);
