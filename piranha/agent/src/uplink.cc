@@ -43,6 +43,17 @@ std::chrono::milliseconds seconds_ms(double s) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000));
 }
 
+// Where in [0, 1) a pool's node falls, by FNV-1a over its name and the
+// `extra` bytes of `salt` (none: 0): spread evenly over the nodes, the same
+// for a node every time, so that 10,000 agents do not act in the same second.
+double spread(const std::string& node, std::uint64_t salt = 0, int extra = 0) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto mix = [&](unsigned char b) { h = (h ^ b) * 1099511628211ull; };
+  for (char ch : node) mix(static_cast<unsigned char>(ch));
+  for (int i = 0; i < extra; ++i) mix(static_cast<unsigned char>(salt >> (8 * i)));
+  return static_cast<double>(h % 1000) / 1000.0;
+}
+
 // What the View is read from, watched so that a change prompts a read.
 std::vector<ts::Template> watched(const std::string& node) {
   return {sys::job_template(), sys::owner_template(node), sys::assign_template(0, node),
@@ -52,10 +63,7 @@ std::vector<ts::Template> watched(const std::string& node) {
 }  // namespace
 
 double heartbeat_look_delay(const std::string& node, double stale_seconds) {
-  // FNV-1a over the node's name: spread evenly, the same for a node every time.
-  std::uint64_t h = 1469598103934665603ull;
-  for (char ch : node) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-  return stale_seconds * (0.4 + 0.2 * static_cast<double>(h % 1000) / 1000.0);
+  return stale_seconds * (0.4 + 0.2 * spread(node));
 }
 
 HeartbeatLook heartbeat_look(const std::optional<sys::SchedulerHeartbeat>& known,
@@ -367,6 +375,10 @@ void Uplink::listen(ts::Client& c) {
   }
 }
 
+Clock::time_point Uplink::look_after(Clock::time_point now) const {
+  return now + seconds_ms(heartbeat_look_delay(s_.node, s_.scheduler_stale_seconds));
+}
+
 std::optional<Clock::time_point> Uplink::stale_at_locked() const {
   if (!view_.scheduler || view_.scheduler->time == stale_read_for_) return std::nullopt;
   const double left = view_.scheduler->time + s_.scheduler_stale_seconds - sys::wall_now();
@@ -500,7 +512,7 @@ void Uplink::step(ts::Client& c) {
 void Uplink::look_at_heartbeat(ts::Client& c, bool at_staleness) {
   const auto t = c.rd(sys::kSpace, sys::scheduler_heartbeat_template(0), 0ms);
   const auto found = t ? sys::SchedulerHeartbeat::from_tuple(*t) : std::nullopt;
-  next_look_ = Clock::now() + seconds_ms(heartbeat_look_delay(s_.node, s_.scheduler_stale_seconds));
+  next_look_ = look_after(Clock::now());
   bool woke = false;
   {
     std::lock_guard lock(mu_);
@@ -688,8 +700,7 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
     view_ = std::move(v);
     generation_.store(view_.generation);
   }
-  // The read was a look at the heartbeat too.
-  next_look_ = Clock::now() + seconds_ms(heartbeat_look_delay(s_.node, s_.scheduler_stale_seconds));
+  next_look_ = look_after(Clock::now());  // the read was a look at the heartbeat too
   wake_agent();
   // A millisecond late, so that the change has happened when it is read.
   return steady +
@@ -766,13 +777,8 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
 }
 
 double running_read_delay(const std::string& node, std::int64_t job) {
-  // FNV-1a over the node's name and the job: spread evenly, the same for a
-  // node and job every time.
-  std::uint64_t h = 1469598103934665603ull;
-  const auto mix = [&](unsigned char b) { h = (h ^ b) * 1099511628211ull; };
-  for (char ch : node) mix(static_cast<unsigned char>(ch));
-  for (int i = 0; i < 8; ++i) mix(static_cast<unsigned char>(static_cast<std::uint64_t>(job) >> (8 * i)));
-  return kFeederSlack * static_cast<double>(h % 1000) / 1000.0;
+  // By node and job: a job's reads spread over the pool, and a node's over the jobs.
+  return kFeederSlack * spread(node, static_cast<std::uint64_t>(job), 8);
 }
 
 void Uplink::job_written(const sys::JobRecord& j) {

@@ -248,6 +248,8 @@ class Uplink {
   // none when no heartbeat is known or this one's staleness was looked at
   // already.
   std::optional<Clock::time_point> stale_at_locked() const;
+  // When the look at scheduler 0's heartbeat after one (or a read) at `now` is due.
+  Clock::time_point look_after(Clock::time_point now) const;
   // The pause after `failures` failed attempts in a row (>= 1).
   std::chrono::milliseconds retry_pause(int failures) const;
 
