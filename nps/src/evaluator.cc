@@ -30,6 +30,7 @@ constexpr std::int64_t kMaxRecords = 90'000;
 // (Evaluator::state).
 constexpr std::size_t kLargePool = 1000;
 constexpr std::uint64_t kRefreshTurns = 10;
+const std::string kUnknown = "unknown";
 
 json job_json(const std::optional<JobId>& job) {
   return job ? json(*job) : json(nullptr);
@@ -38,11 +39,19 @@ std::optional<JobId> job_from(const json& j) {
   return j.is_number_integer() ? std::optional<JobId>(j.get<JobId>()) : std::nullopt;
 }
 
+// The fields are looked for where the states have them (MonitorFields; a
+// scheduler's {assignments, decisions, id, on_events, period, strategy,
+// tick}; the jobs node's {jobs, tick}): ten thousand monitors are read at
+// every tick.
 bool is_monitor_state(const Value& s) {
-  return s["node"].is_string() && s["available"].is_bool();
+  return s.get("node", MonitorFields::kNode).is_string() &&
+         s.get("available", MonitorFields::kAvailable).is_bool();
 }
 bool is_scheduler_state(const Value& s) {
-  return s["assignments"].is_map() && s["strategy"].is_string();
+  return s.get("assignments", 0).is_map() && s.get("strategy", 5).is_string();
+}
+bool is_jobs_state(const Value& s) {
+  return s.get("jobs", 0).is_list();
 }
 
 // The latest ended jobs, which the evaluator's state lists (the live page
@@ -196,20 +205,30 @@ void Evaluator::prune(double now) {
   });
 }
 
-void Evaluator::observe_node(const Value& s, const std::set<JobId>& live, double now) {
+void Evaluator::observe_node(std::size_t i, const Value& s, const std::set<JobId>& live, double now) {
   EvaluatorMemory& m = env_.memory->evaluator;
-  const std::string& name = s["node"].as_string();
-  auto& n = m.nodes[name];
-  const std::int64_t tick = int_of(s, "tick");
+  const std::string& name = s.get("node", MonitorFields::kNode).as_string();
+  if (slots_.size() <= i) slots_.resize(i + 1);
+  Slot& slot = slots_[i];
+  if (!slot.memory || slot.node != name) {
+    slot.node = name;
+    slot.memory = &m.nodes.try_emplace(name).first->second;  // map entries stay put
+  }
+  auto& n = *slot.memory;
+  const std::int64_t tick = int_at(s, "tick", MonitorFields::kTick);
   if (tick <= n.last_tick) return;  // one sample per tick
   n.last_tick = tick;
-  if (s["predictor"].is_string()) n.predictor = s["predictor"].as_string();
-  n.window = int_of(s, "window", n.window);
-  EvaluatorMemory::OpenSpan now_span{s["state"].is_string() ? s["state"].as_string() : "unknown",
-                                     s["available"].as_bool(), job_of(s["running"]), now};
-  if (n.open && n.open->state == now_span.state && n.open->available == now_span.available &&
-      n.open->job == now_span.job)
-    return;
+  if (const Value& p = s.get("predictor", MonitorFields::kPredictor);
+      p.is_string() && p.as_string() != n.predictor)
+    n.predictor = p.as_string();
+  n.window = int_at(s, "window", MonitorFields::kWindow, n.window);
+  const Value& state = s.get("state", MonitorFields::kState);
+  const std::string& state_name = state.is_string() ? state.as_string() : kUnknown;
+  const bool available = s.get("available", MonitorFields::kAvailable).as_bool();
+  const std::optional<JobId> job = job_of(s.get("running", MonitorFields::kRunning));
+  // Most ticks change nothing: compared before anything is copied.
+  if (n.open && n.open->state == state_name && n.open->available == available && n.open->job == job) return;
+  EvaluatorMemory::OpenSpan now_span{state_name, available, job, now};
   if (n.open) {
     const auto& o = *n.open;
     std::string retreat;
@@ -465,17 +484,23 @@ Value Evaluator::calculate(trellis::Context& ctx) {
   if (m.first_time < 0) m.first_time = now;
   std::set<JobId> live;
   bool have_jobs = false;
+  std::int64_t tick = -1;  // the newest enabler tick its inferiors report
   for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-    if (const Value& s = ctx.inferior(i); s["jobs"].is_list()) {
+    if (const Value& s = ctx.inferior(i); is_jobs_state(s)) {
       observe_jobs(s, live, now);
       have_jobs = true;
     }
+  static const std::set<JobId> kNone;
+  const std::set<JobId>& live_jobs = have_jobs ? live : kNone;
   for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
     const Value& s = ctx.inferior(i);
-    if (is_scheduler_state(s))
-      observe_scheduler(s, now);
-    else if (is_monitor_state(s))
-      observe_node(s, have_jobs ? live : std::set<JobId>{}, now);
+    if (is_monitor_state(s)) {
+      observe_node(i, s, live_jobs, now);
+      tick = std::max(tick, int_at(s, "tick", MonitorFields::kTick));
+      continue;
+    }
+    if (is_scheduler_state(s)) observe_scheduler(s, now);
+    tick = std::max(tick, int_of(s, "tick"));
   }
   if (m.pending.valid() && m.pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
     apply(m.pending.get(), now);
@@ -487,12 +512,13 @@ Value Evaluator::calculate(trellis::Context& ctx) {
   // a rebuild or a restart, or a monitor that was not reporting yet).
   if (m.switches > 0)
     for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-      if (const Value& s = ctx.inferior(i); is_monitor_state(s) && int_of(s, "obeys") != m.obeyed)
+      if (const Value& s = ctx.inferior(i);
+          is_monitor_state(s) && int_at(s, "obeys", MonitorFields::kObeys) != m.obeyed)
         ctx.command(i, Fields()("obey", m.obeyed));
-  return state(ctx);
+  return state(tick);
 }
 
-Value Evaluator::state(const trellis::Context& ctx) const {
+Value Evaluator::state(std::int64_t tick) const {
   EvaluatorMemory& m = env_.memory->evaluator;
   const double now = env_.pool->now();
   Value::Map schedulers, nodes;
@@ -544,7 +570,7 @@ Value Evaluator::state(const trellis::Context& ctx) const {
                                                                              e.scheduler_retreats));
   std::int64_t ended = 0;
   for (const auto& [id, j] : m.jobs) ended += j.end ? 1 : 0;
-  return Fields()("tick", newest_tick(ctx))("obeyed", m.obeyed)("schedulers", std::move(schedulers))(
+  return Fields()("tick", tick)("obeyed", m.obeyed)("schedulers", std::move(schedulers))(
       "nodes", std::move(nodes))("ended", std::move(recent_ended))("ended_jobs", ended)(
       "observed_mean_turnaround", m.observed_mean ? Value(*m.observed_mean) : Value())(
       "retreats", std::move(recent))("switches", m.switches)("last_switch", last_switch_);

@@ -198,7 +198,8 @@ class Evaluator : public trellis::Node {
   // and what they described from memory.
   void prune(double now);
   void observe_jobs(const trellis::Value& s, std::set<JobId>& live, double now);
-  void observe_node(const trellis::Value& s, const std::set<JobId>& live, double now);
+  // One monitor's state, seen at inferior `i`.
+  void observe_node(std::size_t i, const trellis::Value& s, const std::set<JobId>& live, double now);
   void observe_scheduler(const trellis::Value& s, double now);
   // Replays the observation under every scheduler's strategy and scores
   // the predictors (shadow.h's run_round), at once or on another thread.
@@ -207,9 +208,16 @@ class Evaluator : public trellis::Node {
   void apply(const ReplayOutcome& outcome, double now);
   // Applies the switching rule to the latest estimates; records a switch.
   void maybe_switch(double now);
-  trellis::Value state(const trellis::Context& ctx) const;
+  trellis::Value state(std::int64_t tick) const;
 
   Environment env_;
+  // Per inferior: the memory of the node its monitor last reported, found
+  // by name once rather than at every tick (a pool of thousands).
+  struct Slot {
+    std::string node;
+    EvaluatorMemory::PerNode* memory = nullptr;
+  };
+  std::vector<Slot> slots_;
   double tolerance_, step_;
   std::uint64_t seed_;
   bool estimates_;
