@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 using namespace std::chrono_literals;
@@ -262,8 +263,21 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   // agents' in the server's fair queue, a good part of a tick at 3,000
   // nodes. A change is seen at the tick after its event.
   if (owners) {
-    blocks_seen_ = sys::list_owner_blocks(c);
-    complaints_seen_ = sys::list_complaints(c);
+    auto blocks = sys::list_owner_blocks(c);
+    auto complaints = sys::list_complaints(c);
+    // Read whole every few seconds: a change only if they differ.
+    const auto same_block = [](const sys::OwnerBlock& a, const sys::OwnerBlock& b) {
+      return a.node == b.node && a.start == b.start && a.end == b.end;
+    };
+    const auto same_complaint = [](const sys::Complaint& a, const sys::Complaint& b) {
+      return a.node == b.node && a.time == b.time && a.text == b.text;
+    };
+    if (!std::equal(blocks.begin(), blocks.end(), blocks_seen_.begin(), blocks_seen_.end(), same_block) ||
+        !std::equal(complaints.begin(), complaints.end(), complaints_seen_.begin(), complaints_seen_.end(),
+                    same_complaint))
+      owners_differ_ = true;
+    blocks_seen_ = std::move(blocks);
+    complaints_seen_ = std::move(complaints);
   }
   s.owner_blocks = blocks_seen_;
   s.complaints = complaints_seen_;
@@ -313,7 +327,17 @@ void LivePool::refresh(ts::Client& c) {
   // Moved through derive() under the lock (readers wait the few ms it
   // takes): a copy of every node per tick cost more than the deriving.
   std::lock_guard lock(mu_);
+  const std::size_t known = state_.order.size();
   state_ = derive(std::move(state_), snapshot, options_);
+  // What owners_version() answers: a new number when an owner node may
+  // find its node's blocks or complaints changed.
+  if (std::exchange(owners_differ_, false) || state_.time >= next_block_end_ ||
+      state_.order.size() != known) {
+    ++owners_version_;
+    next_block_end_ = std::numeric_limits<double>::infinity();
+    for (const auto& b : snapshot.owner_blocks)
+      if (b.end > state_.time) next_block_end_ = std::min(next_block_end_, b.end);
+  }
   for (const auto& ap : aps_) add_period(ap);  // in the order they were written
   aps_.clear();
 }
@@ -327,6 +351,11 @@ std::vector<Complaint> LivePool::complaints(std::string_view node) const {
   std::lock_guard lock(mu_);
   const auto it = state_.nodes.find(node);
   return it == state_.nodes.end() ? std::vector<Complaint>{} : it->second.complaints;
+}
+
+std::optional<std::uint64_t> LivePool::owners_version() const {
+  std::lock_guard lock(mu_);
+  return owners_version_;
 }
 
 std::vector<EvalRecord> LivePool::records() const {

@@ -159,6 +159,44 @@ TEST_CASE(
 // The node and running records are read whole only every few seconds; in
 // between their watches bring what changed, so the job a node takes is seen
 // at the next refresh (the evaluator's span on it starts then).
+// owners_version() (pool.h): a new number when a block is written, and
+// when one ends (it is no longer listed), not at refreshes in between.
+TEST_CASE("live pool: the owners' version changes when a block is written and when it ends, not in between") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const double now = sys::wall_now();
+  c.out(sys::kSpace, sys::NodeRecord{"ws01", 1, 1.0, sys::NodeState::Available, now}.to_tuple());
+  c.flush();
+  LivePool pool;
+  pool.start(c);
+  pool.refresh(c);
+  const auto first = pool.owners_version();
+  REQUIRE(first);
+  pool.refresh(c);
+  CHECK(pool.owners_version() == first);
+  // A block in force for another second and a half: its watch's event makes
+  // the next refresh read it.
+  c.out(sys::kSpace, sys::OwnerBlock{"ws01", now - 10, now + 1.5}.to_tuple());
+  c.flush();
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (pool.blocks("ws01").empty() && std::chrono::steady_clock::now() < deadline) {
+    pool.news(c, 100ms);
+    pool.refresh(c);
+  }
+  REQUIRE(pool.blocks("ws01").size() == 1);
+  const auto written = pool.owners_version();
+  CHECK(written != first);
+  pool.refresh(c);
+  if (sys::wall_now() < now + 1.5) CHECK(pool.owners_version() == written);
+  // Once it has ended, the refresh that stops listing it changes the number.
+  while (!pool.blocks("ws01").empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
+    pool.refresh(c);
+  }
+  REQUIRE(pool.blocks("ws01").empty());
+  CHECK(pool.owners_version() != written);
+}
+
 TEST_CASE("live pool: a node's state and the job it runs are seen at the next refresh, between whole reads") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());

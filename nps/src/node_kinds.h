@@ -41,6 +41,11 @@ class Owner : public trellis::Node {
   std::vector<Block> blocks_;
   std::vector<Complaint> complaints_;
   bool blocked_ = false;
+  // The pool's owners_version() when they were read, and the next moment
+  // one of the blocks begins or ends: until then, with the same version,
+  // nothing is read again.
+  std::optional<std::uint64_t> version_;
+  double next_change_ = 0;
 };
 
 class Monitor : public trellis::Node {

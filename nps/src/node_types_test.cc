@@ -360,6 +360,40 @@ TEST_CASE("owner: a block set for later and a complaint show in its state at the
   CHECK(r.t->state("owner_ws01")["complaints"].as_list()[0]["text"] == Value("slow at noon"));
 }
 
+// With a pool that numbers its changes (owners_version()), an owner node
+// reads its node's blocks only when the number changed or a block begins or
+// ends: not at the ticks in between, on a pool of 10,000 almost every tick.
+TEST_CASE("owner: a pool that numbers its changes is read only at a change, a block's start or its end") {
+  Rig r({"ws01"});
+  r.pool.owners_changes = 1;
+  r.pool.owner_blocks["ws01"] = {Block{10, 20}};
+  r.standard("TSK");
+  r.tick(5);
+  CHECK(r.t->state("owner_ws01")["blocks"].as_list().size() == 1);
+  const std::int64_t first = r.pool.block_reads;
+  CHECK(first > 0);
+  r.tick(6);
+  r.tick(9);
+  CHECK(r.pool.block_reads == first);  // nothing changed
+  r.tick(10);                          // the block begins
+  CHECK(r.pool.block_reads == first + 1);
+  CHECK(r.t->state("owner_ws01")["blocked"] == Value(true));
+  CHECK(r.t->state("monitor_ws01")["available"] == Value(false));
+  r.tick(15);
+  CHECK(r.pool.block_reads == first + 1);
+  r.tick(20);  // it ends; the pool still lists it until its next change
+  CHECK(r.t->state("owner_ws01")["blocked"] == Value(false));
+  CHECK(r.t->state("monitor_ws01")["available"] == Value(true));
+  r.pool.owner_blocks["ws01"] = {};
+  r.tick(21);  // not told: not read
+  CHECK(r.t->state("owner_ws01")["blocks"].as_list().size() == 1);
+  r.pool.owners_changes = 2;
+  r.pool.complaint_list["ws01"] = {Complaint{21.5, "slow"}};
+  r.tick(22);
+  CHECK(r.t->state("owner_ws01")["blocks"].as_list().empty());
+  CHECK(r.t->state("owner_ws01")["complaints"].as_list().size() == 1);
+}
+
 const char* kShadowProgram = R"(program: shadow
 nodes:
   - {name: enabler, type: enabler}

@@ -1,4 +1,6 @@
 // The owner node type (node_types.h): one node's owner blocks and complaints.
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "node_kinds.h"
@@ -10,10 +12,18 @@ Owner::Owner(Environment env, const trellis::Params& p) : env_(std::move(env)), 
 
 Value Owner::calculate(trellis::Context& ctx) {
   const double now = env_.pool->now();
+  const auto version = env_.pool->owners_version();
+  if (version && version == version_ && now < next_change_ && !ctx.state().is_null()) return ctx.state();
   auto in_blocks = env_.pool->blocks(node_);
   auto in_complaints = env_.pool->complaints(node_);
   bool blocked = false;
-  for (const Block& b : in_blocks) blocked = blocked || (b.start <= now && now < b.end);
+  version_ = version;
+  next_change_ = std::numeric_limits<double>::infinity();
+  for (const Block& b : in_blocks) {
+    blocked = blocked || (b.start <= now && now < b.end);
+    if (b.start > now) next_change_ = std::min(next_change_, b.start);
+    if (b.end > now) next_change_ = std::min(next_change_, b.end);
+  }
   if (!ctx.state().is_null() && blocked == blocked_ && in_blocks == blocks_ && in_complaints == complaints_)
     return ctx.state();
   blocks_ = std::move(in_blocks);

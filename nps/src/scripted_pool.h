@@ -22,6 +22,9 @@ class ScriptedPool : public Pool {
   std::map<std::string, std::vector<Complaint>, std::less<>> complaint_list;
   std::vector<EvalRecord> kept;  // the evaluator's records
   bool background = false;       // background_work(): replays on a thread, as live
+  // owners_version(): none unless a test sets one (and then bumps it as it changes the blocks).
+  std::optional<std::uint64_t> owners_changes;
+  mutable std::int64_t block_reads = 0;  // calls of blocks()
   struct Write {
     std::int64_t scheduler, epoch;
     std::string node;
@@ -54,6 +57,7 @@ class ScriptedPool : public Pool {
     return {it->second.begin() + from, it->second.end()};
   }
   std::vector<Block> blocks(std::string_view n) const override {
+    ++block_reads;
     auto it = owner_blocks.find(n);
     return it == owner_blocks.end() ? std::vector<Block>{} : it->second;
   }
@@ -62,6 +66,7 @@ class ScriptedPool : public Pool {
     auto it = complaint_list.find(n);
     return it == complaint_list.end() ? std::vector<Complaint>{} : it->second;
   }
+  std::optional<std::uint64_t> owners_version() const override { return owners_changes; }
   bool keeps_records() const override { return true; }
   bool background_work() const override { return background; }
   std::vector<EvalRecord> records() const override { return kept; }

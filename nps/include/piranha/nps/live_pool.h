@@ -101,6 +101,10 @@ class LivePool : public Pool {
   std::vector<Block> blocks(std::string_view node) const override;
   std::vector<JobInfo> jobs() const override;
   std::vector<Complaint> complaints(std::string_view node) const override;
+  // Changes at a refresh() that read blocks or complaints that differ from
+  // the last read, that saw a block end (it is no longer listed) or that
+  // learnt of a node.
+  std::optional<std::uint64_t> owners_version() const override;
   bool keeps_records() const override { return true; }
   std::vector<EvalRecord> records() const override;
   void record(EvalRecord r) override;
@@ -157,6 +161,12 @@ class LivePool : public Pool {
   std::vector<sys::OwnerBlock> blocks_seen_;
   std::vector<sys::Complaint> complaints_seen_;
   bool owners_changed_ = true;
+  // Shell side: whether the last read of the blocks or complaints found a
+  // change, and the earliest end of a block listed now (+inf: none); under
+  // mu_, what owners_version() answers.
+  bool owners_differ_ = true;
+  double next_block_end_ = 0;
+  std::uint64_t owners_version_ = 0;
   std::vector<sys::AvailabilityPeriod> aps_;  // read from the watch, not yet added (shell side)
   // The node and running records as last read whole and then written
   // (their watches), the heartbeats as last read whole, and when
