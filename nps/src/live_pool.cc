@@ -503,6 +503,14 @@ std::optional<NodeStatus> LivePool::node(std::string_view name) const {
   return it->second.status;
 }
 
+bool LivePool::node_into(std::string_view name, NodeStatus& into) const {
+  std::lock_guard lock(mu_);
+  auto it = state_.nodes.find(name);
+  if (it == state_.nodes.end()) return false;
+  into = it->second.status;
+  return true;
+}
+
 std::vector<bool> LivePool::steps(std::string_view name, std::int64_t from) const {
   std::lock_guard lock(mu_);
   std::vector<bool> out;

@@ -1,4 +1,5 @@
 // The monitor node type (node_types.h): one per physical node.
+#include <algorithm>
 #include <utility>
 
 #include "node_kinds.h"
@@ -62,15 +63,23 @@ Value Monitor::calculate(trellis::Context& ctx) {
     m.history->observe(up);
     m.predictor->observe(0, *m.history);
   }
-  const auto status = pool.node(node_);
+  const NodeStatus* status = pool.node_into(node_, status_) ? &status_ : nullptr;
+  // The newest tick and whether an owner blocks the node, in one pass: the
+  // enabler's state is {tick} and an owner's {blocked, blocks, complaints,
+  // node}, each looked for first where it sits.
+  std::int64_t tick = -1;
   bool blocked = false;
-  for (std::size_t i = 0; i < ctx.inferior_count(); ++i)
-    if (const Value& b = ctx.inferior(i).get("blocked", 0); b.is_bool() && b.as_bool()) blocked = true;
+  for (std::size_t i = 0; i < ctx.inferior_count(); ++i) {
+    const Value& s = ctx.inferior(i);
+    tick = std::max(tick, int_at(s, "tick", 0));
+    if (const Value& b = s.get("blocked", 0); b.is_bool() && b.as_bool()) blocked = true;
+  }
   MonitorView v;
   v.ap_length = m.predictor->predict(0, *m.history) * pool.history_step();
   // What the node offers, where its agent said (a simulated pool's nodes
   // have none): rebuilt only when it changes, like the decisions.
-  const auto offers = status ? status->attributes : std::nullopt;
+  static const std::optional<sched::NodeAttributes> kNone;
+  const std::optional<sched::NodeAttributes>& offers = status ? status->attributes : kNone;
   if (offers != m.attributes) {
     m.attributes = offers;
     m.attributes_value = offers ? attributes_value(*offers) : Value();
@@ -87,7 +96,7 @@ Value Monitor::calculate(trellis::Context& ctx) {
   v.running = status ? job_value(status->running) : Value();
   v.state = status ? status->state : std::string("unknown");
   v.suspect = status && status->suspect;
-  v.tick = newest_tick(ctx);
+  v.tick = tick;
   v.window = m.window;
   update_monitor_state(m.state, m.spare, v);
   return m.state;

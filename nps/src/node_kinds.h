@@ -58,6 +58,7 @@ class Monitor : public trellis::Node {
   std::string node_;
   std::int64_t obey_;
   MonitorMemory* memory_;
+  NodeStatus status_;  // its node as last read (Pool::node_into)
 };
 
 // The entry in `m.decided` of `node`, which the scheduler's inferior at

@@ -97,6 +97,7 @@ class LivePool : public Pool {
   double slack() const override { return options_.slack; }
   std::vector<std::string> node_names() const override;
   std::optional<NodeStatus> node(std::string_view name) const override;
+  bool node_into(std::string_view name, NodeStatus& into) const override;
   std::vector<bool> steps(std::string_view node, std::int64_t from) const override;
   std::vector<Block> blocks(std::string_view node) const override;
   std::vector<JobInfo> jobs() const override;

@@ -135,6 +135,14 @@ class Pool {
   virtual std::vector<std::string> node_names() const = 0;
   // One node's status; nullopt when the pool has never heard of it.
   virtual std::optional<NodeStatus> node(std::string_view name) const = 0;
+  // The same, assigned to `into` (whose strings keep their storage: a
+  // monitor reads its node at every tick); false, leaving `into` as it was,
+  // when the pool has never heard of it.
+  virtual bool node_into(std::string_view name, NodeStatus& into) const {
+    auto n = node(name);
+    if (n) into = std::move(*n);
+    return n.has_value();
+  }
   // The availability of `node` at every whole history step in [from, n)
   // that has ended by now() (n is as far as the pool knows): one bool per
   // step, in order. A step counts as available when the node was available
