@@ -194,6 +194,41 @@ TEST_CASE("a blocked rd and a blocked leased take are re-issued on a restarted s
   CHECK(stats_of(writer, "jobs").leases == 0);
 }
 
+TEST_CASE(
+    "rd_many_each whose server is killed while its answers are awaited asks again on the restarted one") {
+  const std::string endpoint = endpoint_on(free_port());
+  Scratch dir;
+  auto durable_on = [&] {
+    return std::make_unique<ServerProcess>(
+        std::vector<std::string>{"--bind", endpoint, "--data", dir.dir + "/data"});
+  };
+  auto server = durable_on();
+  ts::Client c(endpoint);
+  c.out_many("sys", {ts::Tuple::of("job", 1), ts::Tuple::of("stat", 10), ts::Tuple::of("stat", 20)});
+  c.flush();
+  const ts::Template jobs({ts::Field::of(ts::Value(std::string("job"))), ts::Field::formal(ts::Type::Int)});
+  const ts::Template stats({ts::Field::of(ts::Value(std::string("stat"))), ts::Field::formal(ts::Type::Int)});
+  REQUIRE(c.rd_many_each("sys", {jobs, stats}, 10).size() == 2);
+
+  // Frozen, the server reads nothing: the requests wait unanswered until it
+  // is killed and another serves the same log on the same endpoint.
+  server->process().signal(SIGSTOP);
+  auto read = std::async(std::launch::async, [&] { return c.rd_many_each("sys", {jobs, stats, jobs}, 10); });
+  std::this_thread::sleep_for(300ms);
+  server->process().signal(SIGKILL);
+  server->process().signal(SIGCONT);
+  REQUIRE(server->process().wait() == 128 + SIGKILL);
+  server = durable_on();
+
+  REQUIRE(read.wait_for(kPatience) == std::future_status::ready);
+  const auto each = read.get();
+  REQUIRE(each.size() == 3);
+  CHECK(each[0] == std::vector<ts::Tuple>{ts::Tuple::of("job", 1)});
+  CHECK(each[1] == std::vector<ts::Tuple>{ts::Tuple::of("stat", 10), ts::Tuple::of("stat", 20)});
+  CHECK(each[2] == each[0]);
+  CHECK(c.reconnects() == 1);
+}
+
 TEST_CASE("a posted completion whose answer is lost is reported as a lost lease, not thrown") {
   const std::string endpoint = endpoint_on(free_port());
   auto server = serve_on(endpoint);

@@ -602,6 +602,49 @@ std::vector<Tuple> Client::rd_many(std::string_view space, const Template& t, st
   return call(Retry::Resend).tuples;
 }
 
+std::vector<std::vector<Tuple>> Client::rd_many_each(std::string_view space,
+                                                     const std::vector<Template>& templates,
+                                                     std::size_t max) {
+  std::vector<std::vector<Tuple>> out(templates.size());
+  if (templates.empty()) return out;
+  throw_deferred();
+  const Millis start = steady_ms();
+  const Millis deadline = start + options_.request_timeout.count();
+  ensure_session(deadline);
+  resend_refused();
+  std::vector<std::uint64_t> ids;
+  ids.reserve(templates.size());
+  for (const Template& t : templates) {
+    encode_rd_many(frame_, next_id_++, space, t, max);
+    send_frame();
+    ids.push_back(next_id_ - 1);
+  }
+  std::size_t i = 0;
+  for (; i < templates.size(); ++i) {
+    Reply r;
+    const Received got = receive_until(ids[i], r, deadline, true);
+    if (got == Received::Interrupted) throw interrupted();
+    if (got == Received::Timeout)
+      throw TupleSpaceError::of(Code::DeadlineExceeded, "rd_many to " + endpoint_ + " got no answer within " +
+                                                            ms_text(deadline - start) +
+                                                            "; whether it was carried out is unknown");
+    if (got == Received::Lost) {
+      session_lost();
+      break;  // this one and the rest again, one by one, on a new session
+    }
+    if (r.status == Reply::Status::Error) {
+      if (r.code == Code::DiskFull) break;  // not carried out: rd_many waits and asks again
+      throw TupleSpaceError::of(r.code, r.message);
+    }
+    out[i] = std::move(r.tuples);
+  }
+  // Replies to the requests not waited for here arrive later and are
+  // dropped as stale (receive_until).
+  for (; i < templates.size(); ++i) out[i] = rd_many(space, templates[i], max);
+  throw_deferred();
+  return out;
+}
+
 void Client::ack(LeaseId lease) {
   encode_ack(frame_, next_id_++, lease);
   call(Retry::Fail);

@@ -202,6 +202,40 @@ TEST_CASE("rd_many copies matching tuples, oldest first, and leaves them") {
                        doctest::Contains("rd_many: max must be 1..1000000"), TupleSpaceError);
 }
 
+TEST_CASE("rd_many_each answers as rd_many of each template, in order, with watch events kept") {
+  EmbeddedServer server;
+  Client c(server.endpoint());
+  Client writer(server.endpoint());
+  const Template jobs({Field::of(Value(std::string("job"))), Field::formal(Type::Int)});
+  const Template stats({Field::of(Value(std::string("stat"))), Field::formal(Type::Int)});
+  const Template none({Field::of(Value(std::string("none"))), Field::formal(Type::Int)});
+  const WatchId watch = c.watch("sys", jobs);
+  writer.out_many("sys", {Tuple::of("job", 1), Tuple::of("stat", 10), Tuple::of("job", 2),
+                          Tuple::of("stat", 20), Tuple::of("stat", 30)});
+  writer.flush();
+  const auto each = c.rd_many_each("sys", {stats, none, jobs, stats}, 2);
+  REQUIRE(each.size() == 4);
+  CHECK(each[0] == c.rd_many("sys", stats, 2));
+  CHECK(each[0] == std::vector<Tuple>{Tuple::of("stat", 10), Tuple::of("stat", 20)});
+  CHECK(each[1].empty());
+  CHECK(each[2] == std::vector<Tuple>{Tuple::of("job", 1), Tuple::of("job", 2)});
+  CHECK(each[3] == each[0]);
+  CHECK(c.rd_many_each("sys", {}, 5).empty());
+  // The events that came with the answers are kept for next_event.
+  std::vector<Tuple> written;
+  while (auto e = c.next_event(0ms)) {
+    CHECK(e->watch == watch);
+    written.push_back(e->tuple);
+  }
+  CHECK(written == std::vector<Tuple>{Tuple::of("job", 1), Tuple::of("job", 2)});
+  // A refused request throws rd_many's error; the answers after it are
+  // dropped and the next call gets its own.
+  CHECK_THROWS_WITH_AS(c.rd_many_each("sys", {jobs, stats}, 0),
+                       doctest::Contains("rd_many: max must be 1..1000000"), TupleSpaceError);
+  CHECK(c.rd_many("sys", jobs, 10).size() == 2);
+  CHECK(c.rd_many_each("sys", {jobs}, 1) == std::vector<std::vector<Tuple>>{{Tuple::of("job", 1)}});
+}
+
 TEST_CASE("take_many takes several tasks, each under its own lease") {
   EmbeddedServer server;
   Client worker(server.endpoint());

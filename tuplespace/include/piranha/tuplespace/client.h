@@ -322,6 +322,18 @@ class Client {
   // waiting and leaving them in the space. Empty when nothing matches or the
   // space does not exist. max is 1..kMaxTuplesPerRequest.
   std::vector<Tuple> rd_many(std::string_view space, const Template& t, std::size_t max);
+  // rd_many of each template in turn, the requests sent together: the i-th
+  // result is what rd_many(space, templates[i], max) would return. The
+  // server answers a connection's requests in order, and reads those that
+  // arrived together in the same turn, so the whole waits for the server
+  // once rather than once a template (what a busy server's reader, such as
+  // the NPS at a tick, pays for each request: docs/scale.md). The results
+  // are not one snapshot: other connections' requests may be served between
+  // them. A request the server refuses for a full disk, and those after a
+  // lost connection, are asked again one by one as rd_many asks them;
+  // errors and deadlines are rd_many's.
+  std::vector<std::vector<Tuple>> rd_many_each(std::string_view space, const std::vector<Template>& templates,
+                                               std::size_t max);
   // Throw TupleSpaceError(Code::UnknownLease) when the lease already ended.
   void ack(LeaseId lease);
   void renew(LeaseId lease, std::chrono::milliseconds duration);
