@@ -23,9 +23,6 @@ using detail::any;
 using detail::str;
 using detail::tag;
 
-// Large enough for any real pool; rd_many needs a bound.
-constexpr std::size_t kListMax = 100'000;
-
 }  // namespace
 
 std::string server_from_env() {
@@ -93,20 +90,15 @@ std::int64_t next_job_id(ts::Client& c) {
   return next;
 }
 
-template <class Record>
-static std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
-  std::vector<Record> out;
-  for (const auto& t : ts)
-    if (auto r = Record::from_tuple(t)) out.push_back(std::move(*r));
-  return out;
-}
-
 std::vector<JobRecord> list_jobs(ts::Client& c) {
   return decode_all<JobRecord>(c.rd_many(kSpace, job_template(), kListMax));
 }
 std::vector<JobRecord> list_live_jobs(ts::Client& c) {
-  auto jobs = decode_all<JobRecord>(c.rd_many(kSpace, job_template(JobState::Queued), kListMax));
-  auto running = decode_all<JobRecord>(c.rd_many(kSpace, job_template(JobState::Running), kListMax));
+  // Both asked at once: one wait for a busy server, not two.
+  const auto listed =
+      c.rd_many_each(kSpace, {job_template(JobState::Queued), job_template(JobState::Running)}, kListMax);
+  auto jobs = decode_all<JobRecord>(listed[0]);
+  auto running = decode_all<JobRecord>(listed[1]);
   jobs.insert(jobs.end(), running.begin(), running.end());
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return jobs;
@@ -148,7 +140,10 @@ std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
   return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
 }
 std::vector<Complaint> list_complaints(ts::Client& c) {
-  auto v = decode_all<Complaint>(c.rd_many(kSpace, complaint_template(), kListMax));
+  return complaints_in_time_order(c.rd_many(kSpace, complaint_template(), kListMax));
+}
+std::vector<Complaint> complaints_in_time_order(const std::vector<ts::Tuple>& ts) {
+  auto v = decode_all<Complaint>(ts);
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
   return v;
 }

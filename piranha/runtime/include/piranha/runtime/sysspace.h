@@ -594,6 +594,19 @@ std::size_t prune_availability(ts::Client& c, const std::string& node, double be
 // which the next call folds together and readers merge (jobtimes_by_job).
 void record_job_times(ts::Client& c, const JobTimes& times);
 
+// The records of `ts` that decode as `Record` (Record::from_tuple), in
+// order; stray tuples of another shape are skipped.
+template <class Record>
+std::vector<Record> decode_all(const std::vector<ts::Tuple>& ts) {
+  std::vector<Record> out;
+  for (const auto& t : ts)
+    if (auto r = Record::from_tuple(t)) out.push_back(std::move(*r));
+  return out;
+}
+// The most records a list_* below reads in its one request: large enough
+// for any real pool (rd_many needs a bound).
+inline constexpr std::size_t kListMax = 100'000;
+
 // Every tuple of a shape now in the system space, decoded; stray tuples of
 // another shape are skipped.
 std::vector<JobRecord> list_jobs(ts::Client& c);
@@ -618,6 +631,8 @@ std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
 std::vector<JobWork> list_jobwork(ts::Client& c);  // every job's
 // In time order (then as written).
 std::vector<Complaint> list_complaints(ts::Client& c);
+// The complaints among `ts`, decoded, in time order (then as given).
+std::vector<Complaint> complaints_in_time_order(const std::vector<ts::Tuple>& ts);
 std::vector<EvalRecord> list_eval_records(ts::Client& c);
 // Every job's ("jobtime", ...) tuples, duplicates merged, by job id.
 std::map<std::int64_t, JobTimes> jobtimes_by_job(ts::Client& c);
