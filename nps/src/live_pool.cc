@@ -275,16 +275,7 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
     auto blocks = sys::decode_all<sys::OwnerBlock>(listed[2]);
     auto complaints = sys::complaints_in_time_order(listed[3]);
     // Read whole every few seconds: a change only if they differ.
-    const auto same_block = [](const sys::OwnerBlock& a, const sys::OwnerBlock& b) {
-      return a.node == b.node && a.start == b.start && a.end == b.end;
-    };
-    const auto same_complaint = [](const sys::Complaint& a, const sys::Complaint& b) {
-      return a.node == b.node && a.time == b.time && a.text == b.text;
-    };
-    if (!std::equal(blocks.begin(), blocks.end(), blocks_seen_.begin(), blocks_seen_.end(), same_block) ||
-        !std::equal(complaints.begin(), complaints.end(), complaints_seen_.begin(), complaints_seen_.end(),
-                    same_complaint))
-      owners_differ_ = true;
+    if (blocks != blocks_seen_ || complaints != complaints_seen_) owners_differ_ = true;
     blocks_seen_ = std::move(blocks);
     complaints_seen_ = std::move(complaints);
   }

@@ -367,6 +367,7 @@ struct OwnerBlock {
   bool covers(double t) const { return start <= t && t < end; }
   ts::Tuple to_tuple() const;
   static std::optional<OwnerBlock> from_tuple(const ts::Tuple& t);
+  friend bool operator==(const OwnerBlock&, const OwnerBlock&) = default;
 };
 
 // ("complaint", node, time, text): a complaint about Piranha from the
@@ -379,6 +380,7 @@ struct Complaint {
   std::string text;
   ts::Tuple to_tuple() const;
   static std::optional<Complaint> from_tuple(const ts::Tuple& t);
+  friend bool operator==(const Complaint&, const Complaint&) = default;
 };
 
 // ("eval", kind, time, json): one record of the NPS evaluator, appended and
