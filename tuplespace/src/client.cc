@@ -62,6 +62,13 @@ bool interrupt_signalled(short revents) {
   return (revents & (POLLIN | POLLHUP | POLLERR)) != 0;
 }
 
+// A call whose `op` to `endpoint` got no answer within `waited`.
+TupleSpaceError no_answer(const std::string& op, const std::string& endpoint, Millis waited) {
+  return TupleSpaceError::of(Code::DeadlineExceeded, op + " to " + endpoint + " got no answer within " +
+                                                         ms_text(waited) +
+                                                         "; whether it was carried out is unknown");
+}
+
 TupleSpaceError interrupted() {
   return TupleSpaceError::of(Code::Interrupted,
                              "the call was interrupted (options.interrupt_fd); whether it was carried out is "
@@ -389,10 +396,7 @@ Reply Client::call(Retry retry, bool takes, const Blocking* blocking) {
     auto decoded = decode_request(frame_);
     auto* req = std::get_if<Request>(&decoded);
     std::string op = req ? std::string(op_name(req->op)) : "request";
-    if (got == Received::Timeout)
-      throw TupleSpaceError::of(Code::DeadlineExceeded, op + " to " + endpoint_ + " got no answer within " +
-                                                            ms_text(deadline - start) +
-                                                            "; whether it was carried out is unknown");
+    if (got == Received::Timeout) throw no_answer(op, endpoint_, deadline - start);
     session_lost();
     if (retry == Retry::Fail)
       throw TupleSpaceError::of(Code::UnknownOutcome,
@@ -624,10 +628,7 @@ std::vector<std::vector<Tuple>> Client::rd_many_each(std::string_view space,
     Reply r;
     const Received got = receive_until(ids[i], r, deadline, true);
     if (got == Received::Interrupted) throw interrupted();
-    if (got == Received::Timeout)
-      throw TupleSpaceError::of(Code::DeadlineExceeded, "rd_many to " + endpoint_ + " got no answer within " +
-                                                            ms_text(deadline - start) +
-                                                            "; whether it was carried out is unknown");
+    if (got == Received::Timeout) throw no_answer("rd_many", endpoint_, deadline - start);
     if (got == Received::Lost) {
       session_lost();
       break;  // this one and the rest again, one by one, on a new session

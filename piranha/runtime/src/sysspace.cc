@@ -124,9 +124,6 @@ std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c) {
 std::vector<AgentBeat> list_agent_beats(ts::Client& c) {
   return decode_all<AgentBeat>(c.rd_many(kSpace, agentbeat_template(), kListMax));
 }
-std::vector<OwnerBlock> list_owner_blocks(ts::Client& c) {
-  return decode_all<OwnerBlock>(c.rd_many(kSpace, owner_template(), kListMax));
-}
 std::vector<NodeRun> list_running(ts::Client& c) {
   return decode_all<NodeRun>(c.rd_many(kSpace, running_template(), kListMax));
 }

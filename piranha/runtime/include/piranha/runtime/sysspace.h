@@ -622,11 +622,10 @@ std::vector<NodeAttrs> list_node_attrs(ts::Client& c);
 // Writes `attrs` as its node's record by atomic replace, unless the record
 // there already says the same: true when it wrote.
 bool publish_node_attrs(ts::Client& c, const NodeAttrs& attrs);
-// Every agent's heartbeat, every node's owner blocks, every node's
-// ("running", ...) record: one request each, whatever the pool's size.
+// Every agent's heartbeat and beat, every node's ("running", ...) record and
+// reason: one request each, whatever the pool's size.
 std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c);
 std::vector<AgentBeat> list_agent_beats(ts::Client& c);
-std::vector<OwnerBlock> list_owner_blocks(ts::Client& c);
 std::vector<NodeRun> list_running(ts::Client& c);
 std::vector<NodeReason> list_node_reasons(ts::Client& c);
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
