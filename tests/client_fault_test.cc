@@ -90,6 +90,40 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "with safe outs, an out_many sent to a server SIGSTOPped for 10 s is written once after SIGCONT, without "
+    "error") {
+  // The request waits in the frozen server's socket buffer; the client
+  // notices the silence after 1 s and gives that connection up. Without
+  // safe outs the call throws unknown_outcome (the case above); with them it
+  // learns from its token whether the tuples were written.
+  ServerProcess server;
+  ts::ClientOptions o;
+  o.safe_outs = true;
+  o.heartbeat_timeout_ms = 1000;
+  ts::Client feeder(server.endpoint(), o);
+  ts::Client reader(server.endpoint());
+  std::vector<ts::Tuple> tasks;
+  for (std::int64_t i = 0; i < 1000; ++i) tasks.push_back(ts::Tuple::of("task", i));
+  feeder.out_many("jobs", {ts::Tuple::of("task", std::int64_t{-1})});  // its token space exists now
+
+  server.process().signal(SIGSTOP);
+  auto write =
+      std::async(std::launch::async, [&] { return code_of([&] { feeder.out_many("jobs", tasks); }); });
+  std::this_thread::sleep_for(10s);
+  server.process().signal(SIGCONT);
+  auto resumed_at = Clock::now();
+
+  REQUIRE(write.wait_for(40s) == std::future_status::ready);
+  CHECK(write.get() == "");
+  MESSAGE("safe out_many through a 10 s SIGSTOP: written ", ms_since(resumed_at),
+          " ms after SIGCONT; reconnects: ", feeder.reconnects());
+  CHECK(feeder.reconnects() >= 1);
+  auto got = reader.space("jobs").rd_many(5000, "task", ts::formal<std::int64_t>);
+  CHECK(got.size() == 1001);
+  CHECK(stats_of(reader, "jobs").leases == 0);
+}
+
+TEST_CASE(
     "a leased take sent to a SIGSTOPped server on a connection the client then gave up holds nothing after "
     "SIGCONT") {
   // The request waits in the stopped server's socket buffer; the client

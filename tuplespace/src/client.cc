@@ -444,6 +444,7 @@ void Client::post(bool completion, LeaseId lease, std::vector<LeaseId> batch, bo
 }
 
 void Client::out(std::string_view space, const Tuple& t) {
+  if (options_.safe_outs) return put_safely(space, {t});
   encode_out(frame_, next_id_++, space, t);
   call(Retry::Fail);
 }
@@ -565,6 +566,7 @@ std::vector<LeaseId> Client::take_lost_leases() {
 }
 
 void Client::out_many(std::string_view space, const std::vector<Tuple>& ts) {
+  if (options_.safe_outs) return put_safely(space, ts);
   encode_out_many(frame_, next_id_++, space, ts);
   call(Retry::Fail);
 }
@@ -698,6 +700,22 @@ std::optional<SpaceStats> Client::stats(std::string_view space) {
   return detail::stats_of_one([&] { return call(Retry::Resend).stats; });
 }
 
+namespace {
+// Safe takes' markers and safe outs' tokens, in the client's taken_space().
+Tuple taken_marker(std::uint64_t n) {
+  return Tuple::of(std::string("taken"), static_cast<std::int64_t>(n));
+}
+Template marker_template(std::uint64_t n) {
+  return detail::template_of(std::string("taken"), static_cast<std::int64_t>(n));
+}
+Tuple put_token(std::uint64_t n) {
+  return Tuple::of(std::string("put"), static_cast<std::int64_t>(n));
+}
+Template token_template(std::uint64_t n) {
+  return detail::template_of(std::string("put"), static_cast<std::int64_t>(n));
+}
+}  // namespace
+
 const std::string& Client::taken_space() {
   if (taken_space_.empty()) {
     std::random_device rd;
@@ -709,18 +727,15 @@ const std::string& Client::taken_space() {
   return taken_space_;
 }
 
-Tuple Client::taken_marker(std::uint64_t n) const {
-  return Tuple::of(std::string("taken"), static_cast<std::int64_t>(n));
-}
-
-bool Client::marker_written(std::uint64_t n, std::uint64_t sessions, Millis lease_end) {
+bool Client::present_once_settled(const Template& tmpl, std::uint64_t sessions, Millis lease_end) {
   DeferredAside aside(deferred_);
-  Template tmpl = detail::template_of(std::string("taken"), static_cast<std::int64_t>(n));
+  // Present: written by the completion (a marker), or back in its space
+  // because the lease ended unused (a token), either way for good.
   if (rd(taken_space(), tmpl, std::chrono::milliseconds(0))) return true;
-  // On the same session the completion was handled before this rd: it was
-  // refused. On a new one, the old session may still hold the lease on the
-  // server, its completion not yet handled; once the lease has surely
-  // ended, it never will be, and the marker says what happened.
+  // On the same session the completion was handled before this rd. On a
+  // new one, the old session may still hold the lease on the server, its
+  // completion not yet handled; once the lease has surely ended, it never
+  // will be, and the tuple says what happened.
   if (reconnects_ == sessions) return false;
   if (Millis wait = lease_end - steady_ms(); wait > 0 && interrupted_during(wait)) throw interrupted();
   return rd(taken_space(), tmpl, std::chrono::milliseconds(0)).has_value();
@@ -755,7 +770,7 @@ std::optional<Leased> Client::take_safely(std::string_view space, const Template
       kept = complete(got->lease, taken_space(), {taken_marker(n)});
     } catch (const TupleSpaceError& e) {
       if (e.code() != Code::UnknownOutcome && e.code() != Code::DeadlineExceeded) throw;
-      kept = marker_written(n, sessions, lease_end);
+      kept = present_once_settled(marker_template(n), sessions, lease_end);
     }
     if (kept) {
       count_markers(1);
@@ -804,7 +819,7 @@ std::vector<Tuple> Client::take_batch_safely(std::string_view space, const Templ
       kept = complete_all(leases, taken_space(), {taken_marker(n)});
     } catch (const TupleSpaceError& e) {
       if (e.code() != Code::UnknownOutcome && e.code() != Code::DeadlineExceeded) throw;
-      kept = marker_written(n, sessions, lease_end);
+      kept = present_once_settled(marker_template(n), sessions, lease_end);
     }
     if (kept) {
       count_markers(1);
@@ -815,6 +830,46 @@ std::vector<Tuple> Client::take_batch_safely(std::string_view space, const Templ
     }
     // Some lease ended first: none was completed, every tuple of the batch
     // is back in its space or will be when its lease ends. Take again.
+  }
+}
+
+void Client::put_safely(std::string_view space, const std::vector<Tuple>& ts) {
+  if (ts.empty()) {
+    // Nothing to make exactly once: the server's answer to an empty out_many.
+    encode_out_many(frame_, next_id_++, space, ts);
+    call(Retry::Fail);
+    return;
+  }
+  Millis lease = options_.safe_take_lease.count();
+  while (true) {
+    std::uint64_t n = ++taken_seq_;
+    Tuple token = put_token(n);
+    try {
+      encode_out(frame_, next_id_++, taken_space(), token);
+      call(Retry::Fail);
+    } catch (const TupleSpaceError& e) {
+      // Written or not, this token is not used: the next try writes another.
+      if (e.code() != Code::UnknownOutcome && e.code() != Code::DeadlineExceeded) throw;
+      continue;
+    }
+    auto got =
+        in(taken_space(), token_template(n), std::chrono::milliseconds(0), std::chrono::milliseconds(lease));
+    if (!got) continue;  // its space was lost (a server without --data restarted): again
+    Millis lease_end = steady_ms() + lease + kLeaseEndMargin;
+    std::uint64_t sessions = reconnects_;
+    bool written = false;
+    DeferredAside aside(deferred_);  // a posted out's error waits until the out is settled
+    try {
+      written = complete(got->lease, space, ts);
+    } catch (const TupleSpaceError& e) {
+      if (e.code() != Code::UnknownOutcome && e.code() != Code::DeadlineExceeded) throw;
+      written = !present_once_settled(token_template(n), sessions, lease_end);
+    }
+    if (written) {
+      count_markers(1);
+      return;
+    }
+    // The lease ended first: the token is back, the tuples unwritten.
   }
 }
 

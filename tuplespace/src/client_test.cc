@@ -355,6 +355,34 @@ TEST_CASE("with safe takes, in_many_wait waits, then takes each tuple exactly on
   CHECK(stats->leases == 0);  // every safe take's lease was completed
 }
 
+TEST_CASE("with safe outs, out and out_many write each tuple once and leave no lease or token") {
+  EmbeddedServer server;
+  ClientOptions o;
+  o.safe_outs = true;
+  Client feeder(server.endpoint(), o);
+  Client reader(server.endpoint());
+  feeder.space("tasks").out("task", 1);
+  feeder.out_many("tasks", {Tuple::of("task", 2), Tuple::of("task", 3)});
+  feeder.out_many("tasks", {});
+  CHECK(reader.space("tasks").rd_many(10, "task", formal<std::int64_t>) ==
+        std::vector<Tuple>{Tuple::of("task", 1), Tuple::of("task", 2), Tuple::of("task", 3)});
+  auto stats = reader.stats("tasks");
+  REQUIRE(stats.has_value());
+  CHECK(stats->leases == 0);
+  // The tokens went to the client's own space and were taken by the
+  // completions that wrote the tuples: it holds none, and no lease.
+  std::size_t token_spaces = 0, tokens = 0, leases = 0;
+  for (const SpaceStats& st : reader.stats())
+    if (st.name.rfind("_taken.", 0) == 0) {
+      ++token_spaces;
+      tokens += st.tuples;
+      leases += st.leases;
+    }
+  CHECK(token_spaces == 1);
+  CHECK(tokens == 0);
+  CHECK(leases == 0);
+}
+
 TEST_CASE("complete ends the lease and writes the results as one step") {
   EmbeddedServer server;
   Client worker(server.endpoint());

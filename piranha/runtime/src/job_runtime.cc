@@ -135,9 +135,12 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
   }
   std::unique_ptr<ts::Client> client;
   try {
-    // The feeder's takes (its results) must survive a server restart.
+    // The feeder's takes (its results) and its writes (its tasks, the job's
+    // records) must survive a lost connection and a server restart: each
+    // exactly once.
     ts::ClientOptions opts;
     opts.safe_takes = true;
+    opts.safe_outs = true;
     set_patience(opts);
     client = std::make_unique<ts::Client>(server, opts);
   } catch (const ts::TupleSpaceError& e) {

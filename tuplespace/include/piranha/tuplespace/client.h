@@ -102,6 +102,28 @@
 // (options.interrupt_fd) that ends the wait for the lease to end: the call
 // throws "interrupted". Takes under a lease and every
 // other operation are unchanged.
+//
+// Safe outs (options.safe_outs). An out or out_many whose answer is lost may
+// or may not have written its tuples: without safe_outs it throws
+// "unknown_outcome". With safe_outs on, each is done in three steps, so a
+// lost connection or a restart of a durable server writes them exactly once:
+//   1. a token ("put", n) is written to the client's own space (the safe
+//      takes' "_taken.<random>"); a token whose out was lost is left there
+//      and the next try writes a new one;
+//   2. the token is taken under a short lease (safe_take_lease), a request
+//      re-issued when its answer is lost;
+//   3. the lease is completed, writing the tuples to their space, in one
+//      atomic step that also removes the token for good.
+// When the answer to step 3 is lost, the token tells what happened: back in
+// its space, the lease ended first and nothing was written (the steps are
+// done again with a new token, at once); gone once the lease must have
+// ended (its length plus a second after the answer to step 2, waited only
+// when the session changed in between and the token was not back), the
+// tuples were written. The cost is two more round trips per out or
+// out_many; posted outs are unchanged (their outcome stays unknown, as
+// above). The same limits as for safe takes: past the deadline the call
+// throws "unreachable" with the tuples' fate unknown, an interrupt
+// "interrupted". A FiberClient has no safe outs.
 #pragma once
 
 #include <chrono>
@@ -202,8 +224,12 @@ struct ClientOptions {
   // Takes without a lease survive lost answers (see "Safe takes" above).
   bool safe_takes = false;
   // The lease of a safe take's first step: how long its tuple may be held
-  // between the two steps before it returns to its space.
+  // between the two steps before it returns to its space. Safe outs hold
+  // their token under the same lease.
   std::chrono::milliseconds safe_take_lease{5000};
+  // out and out_many write exactly once through lost answers (see "Safe
+  // outs" above).
+  bool safe_outs = false;
   // CURVE (curve.h, docs/security.md): this client's key pair and the
   // server's public key. Empty: when curve_from_environment is true, the
   // constructor reads them from PIRANHA_KEY and PIRANHA_SERVER_KEY (throwing
@@ -458,12 +484,15 @@ class Client {
   std::vector<Tuple> take_batch_safely(std::string_view space, const Template& t, std::size_t max,
                                        Millis timeout);
   const std::string& taken_space();
-  Tuple taken_marker(std::uint64_t n) const;
-  // Whether marker n was written, after the answer to its completion was
-  // lost: `sessions` is reconnects_ when the completion was sent, `lease_end`
-  // the steady time by which its lease has surely ended.
-  bool marker_written(std::uint64_t n, std::uint64_t sessions, Millis lease_end);
+  // Whether the marker or token `tmpl` is in taken_space() for good, after
+  // the answer to the completion of its lease was lost: `sessions` is
+  // reconnects_ when the completion was sent, `lease_end` the steady time by
+  // which its lease has surely ended (waited for only when absent on a new
+  // session).
+  bool present_once_settled(const Template& tmpl, std::uint64_t sessions, Millis lease_end);
   void count_markers(std::size_t n);
+  // Safe outs (see above).
+  void put_safely(std::string_view space, const std::vector<Tuple>& ts);
   struct Socket;
   std::string endpoint_;
   ClientOptions options_;

@@ -12,7 +12,7 @@
 //   job.<id>       a job's own space: its owner's, and its piranhas' (each
 //                  with a credential for that job alone, ("jobkey", ...));
 //                  an agent only removes it once the job has ended
-//   _taken.<...>   a client's safe-take markers (client.h): anyone's
+//   _taken.<...>   a client's safe-take markers and safe-out tokens (client.h): anyone's
 //   any other      admins' only, or a principal's own `spaces` patterns
 //
 // Reads (rd, rd_many, watch, stats) of the system space are every role's,
