@@ -123,6 +123,32 @@ TEST_CASE(
   CHECK(stats_of(reader, "jobs").leases == 0);
 }
 
+TEST_CASE("a safe out to a server that stays connected but never answers ends with deadline_exceeded") {
+  // The heartbeat timeout is longer than the test: the frozen server stays
+  // connected, so each step's call ends at its own deadline. The safe out
+  // tries again with a new token only until its first try's deadline.
+  ServerProcess server;
+  ts::ClientOptions o;
+  o.safe_outs = true;
+  o.heartbeat_timeout_ms = 120'000;
+  o.request_timeout = 2s;
+  ts::Client feeder(server.endpoint(), o);
+  feeder.out_many("jobs", {ts::Tuple::of("task", 1)});
+
+  server.process().signal(SIGSTOP);
+  auto sent = Clock::now();
+  auto write = std::async(std::launch::async, [&] {
+    return code_of([&] { feeder.out_many("jobs", {ts::Tuple::of("task", 2)}); });
+  });
+  bool ended = write.wait_for(20s) == std::future_status::ready;
+  double ms = ms_since(sent);
+  server.process().signal(SIGCONT);
+  REQUIRE(write.wait_for(kPatience) == std::future_status::ready);
+  MESSAGE("a safe out to a frozen, connected server gave up after ", ms, " ms (its deadline 2 s)");
+  CHECK(ended);
+  CHECK(write.get() == "deadline_exceeded");
+}
+
 TEST_CASE(
     "a leased take sent to a SIGSTOPped server on a connection the client then gave up holds nothing after "
     "SIGCONT") {

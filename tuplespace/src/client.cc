@@ -841,6 +841,16 @@ void Client::put_safely(std::string_view space, const std::vector<Tuple>& ts) {
     return;
   }
   Millis lease = options_.safe_take_lease.count();
+  // Tries end with a call's deadline (request_timeout) from the first: a
+  // server that answers but never in time does not keep the call for ever.
+  const Millis give_up = steady_ms() + options_.request_timeout.count();
+  const auto unwritten = [&] {
+    if (steady_ms() < give_up) return;
+    throw TupleSpaceError::of(Code::DeadlineExceeded, "a safe out to " + std::string(space) + " on " +
+                                                          endpoint_ + " was not written within " +
+                                                          ms_text(options_.request_timeout.count()) +
+                                                          " (nothing was written)");
+  };
   while (true) {
     std::uint64_t n = ++taken_seq_;
     Tuple token = put_token(n);
@@ -850,11 +860,17 @@ void Client::put_safely(std::string_view space, const std::vector<Tuple>& ts) {
     } catch (const TupleSpaceError& e) {
       // Written or not, this token is not used: the next try writes another.
       if (e.code() != Code::UnknownOutcome && e.code() != Code::DeadlineExceeded) throw;
+      if (steady_ms() >= give_up) throw;
       continue;
     }
     auto got =
         in(taken_space(), token_template(n), std::chrono::milliseconds(0), std::chrono::milliseconds(lease));
-    if (!got) continue;  // its space was lost (a server without --data restarted): again
+    if (!got) {
+      // Its space was lost (a server without --data restarted), or the old
+      // session still holds it: again, with another token.
+      unwritten();
+      continue;
+    }
     Millis lease_end = steady_ms() + lease + kLeaseEndMargin;
     std::uint64_t sessions = reconnects_;
     bool written = false;
@@ -870,6 +886,7 @@ void Client::put_safely(std::string_view space, const std::vector<Tuple>& ts) {
       return;
     }
     // The lease ended first: the token is back, the tuples unwritten.
+    unwritten();
   }
 }
 

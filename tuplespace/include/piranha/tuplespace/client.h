@@ -121,9 +121,11 @@
 // when the session changed in between and the token was not back), the
 // tuples were written. The cost is two more round trips per out or
 // out_many; posted outs are unchanged (their outcome stays unknown, as
-// above). The same limits as for safe takes: past the deadline the call
-// throws "unreachable" with the tuples' fate unknown, an interrupt
-// "interrupted". A FiberClient has no safe outs.
+// above). The steps are done again only until request_timeout has passed
+// since the first try: then the call throws "deadline_exceeded" (the last
+// step's, or one saying nothing was written). The same limits as for safe
+// takes: past the deadline the call throws "unreachable" with the tuples'
+// fate unknown, an interrupt "interrupted". A FiberClient has no safe outs.
 #pragma once
 
 #include <chrono>
