@@ -650,13 +650,23 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
       double heard = std::max(feeder_heard(stats, j.id), before != heard_.end() ? before->second : 0.0);
       if (heard <= 0) heard = now;
       heard_now[j.id] = heard;
+      // Kept once read. While its record is absent (a feeder writes it
+      // before it marks its job running, so hardly ever), the default, and
+      // asked again in a second.
       double p = kFeederPatience;
-      if (known_patience != patience_.end()) {
-        p = known_patience->second;
-      } else if (const auto t = first()) {
-        if (const auto read = sys::JobPatience::from_tuple(*t)) p = read->seconds;
+      const auto read_patience = [&]() -> std::optional<double> {
+        if (known_patience != patience_.end()) return known_patience->second;
+        const auto t = first();
+        const auto read = t ? sys::JobPatience::from_tuple(*t) : std::nullopt;
+        if (read) return read->seconds;
+        return std::nullopt;
+      };
+      if (const auto known = read_patience()) {
+        p = *known;
+        patience[j.id] = p;
+      } else {
+        next_change = std::min(next_change, now + 1);
       }
-      patience[j.id] = p;
       const double since = std::max(heard, server_back_);
       if (feeder_silent(j.state, since, now, feeder_lost_after(p))) {
         // Not recorded: its record was held by another writer, or it is

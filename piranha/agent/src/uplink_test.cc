@@ -212,6 +212,28 @@ TEST_CASE_FIXTURE(
            0ms));  // its space removed
 }
 
+TEST_CASE(
+    "uplink: a running job first read before its patience was written is lost after that patience, not "
+    "the default") {
+  // The feeder's patience record came after a read that found the job
+  // running (a CI run once had it so): the default (300 s) was kept for good
+  // and the silent feeder was not lost within a minute. Here the uplink's
+  // first read finds the job so.
+  ts::EmbeddedServer server;
+  ts::Client c{server.endpoint()};
+  const double now = sys::wall_now();
+  c.out(sys::kSpace, sys::JobStat{1, 3, 7, 0.1, now - piranha::kFeederSilence - 5}.to_tuple());
+  c.out(sys::kSpace, sys::JobLaunch{1, "/bin/true", {}, "/"}.to_tuple());
+  c.out(sys::kSpace, sys::JobRecord{1, "true", "job.1", now, sys::JobState::Running}.to_tuple());
+  piranha::Uplink uplink{settings(server), [](const std::string&) {}, -1};
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1; }));
+  c.out(sys::kSpace, sys::JobPatience{1, 1}.to_tuple());
+  c.out(sys::kSpace, sys::Assignment{0, 1, "n1", 99}.to_tuple());  // prompts a full read
+  // Lost 1 s + kFeederSlack after the uplink found the server.
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
+  CHECK(sys::losses_by_job(c).count(1) == 1);
+}
+
 TEST_CASE("uplink: heartbeat_look reads only when scheduler 0 comes back or may be gone") {
   using piranha::heartbeat_look;
   const sys::SchedulerHeartbeat h100{0, 100.0}, h101{0, 101.0};

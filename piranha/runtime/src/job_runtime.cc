@@ -164,12 +164,13 @@ int run_feeder(int argc, char** argv, const JobFunctions& fns) {
                  static_cast<long long>(job.id), std::string(sys::name(job.state)).c_str());
     return 1;
   }
-  // A job held before its feeder started stays held until released.
-  if (job.state != sys::JobState::Held) sys::set_job_state(*client, job.id, sys::JobState::Running);
-  // Before the first jobstat, so an agent that hears this feeder knows how
-  // long it may be silent before it counts as lost.
+  // Before the job is marked running, so that an agent that sees it running
+  // finds how long its feeder may be silent before it counts as lost (an
+  // agent that read before this was written took the default, 300 s).
   const double patience_s = std::chrono::duration<double>(patience()).count();
   client->out(sys::kSpace, sys::JobPatience{job.id, patience_s}.to_tuple());
+  // A job held before its feeder started stays held until released.
+  if (job.state != sys::JobState::Held) sys::set_job_state(*client, job.id, sys::JobState::Running);
   client->out(sys::kSpace, sys::JobStat{job.id, 0, 0, 0.0, sys::wall_now()}.to_tuple());
 
   Feeder::Impl impl;
