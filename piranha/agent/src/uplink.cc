@@ -348,6 +348,7 @@ void Uplink::listen(ts::Client& c) {
       if (stopping_ || read_now_ || stale_check_ || look_now_ || pending_locked()) return;
       wake = std::min({next_heartbeat_, next_prune_, next_read_});
       if (view_.generation > 0) wake = std::min(wake, next_look_);
+      for (const auto& [id, look] : patience_looks_) wake = std::min(wake, look.due);
       if (const auto stale = stale_at_locked()) {
         if (Clock::now() >= *stale) {
           // Stale: look whether the scheduler is gone.
@@ -496,6 +497,7 @@ void Uplink::step(ts::Client& c) {
   if (now >= next_heartbeat_) next_heartbeat_ = now + seconds_ms(s_.heartbeat_seconds);
   if (read_due) next_read_ = read(c, holds_written);
   if (look) look_at_heartbeat(c, check_stale);
+  look_at_patience(c);
   if (now >= next_prune_) {
     auto aps = sys::prune_availability(c, s_.node, wall - s_.ap_retention_seconds);
     auto jobs = sys::prune_finished_jobs(c, wall - s_.job_retention_seconds);
@@ -652,20 +654,18 @@ Clock::time_point Uplink::read_with(ts::Client& c, View& v, Clock::time_point st
       heard_now[j.id] = heard;
       // Kept once read. While its record is absent (a feeder writes it
       // before it marks its job running, so hardly ever), the default, and
-      // asked again in a second.
+      // looked for alone in a second (look_at_patience).
       double p = kFeederPatience;
-      const auto read_patience = [&]() -> std::optional<double> {
-        if (known_patience != patience_.end()) return known_patience->second;
-        const auto t = first();
-        const auto read = t ? sys::JobPatience::from_tuple(*t) : std::nullopt;
-        if (read) return read->seconds;
-        return std::nullopt;
-      };
-      if (const auto known = read_patience()) {
-        p = *known;
-        patience[j.id] = p;
+      std::optional<sys::JobPatience> read_patience;
+      if (known_patience == patience_.end())
+        if (const auto t = first()) read_patience = sys::JobPatience::from_tuple(*t);
+      if (known_patience != patience_.end()) {
+        p = patience[j.id] = known_patience->second;
+      } else if (read_patience) {
+        p = patience[j.id] = read_patience->seconds;
+        patience_looks_.erase(j.id);
       } else {
-        next_change = std::min(next_change, now + 1);
+        patience_looks_.try_emplace(j.id, PatienceLook{Clock::now() + 1s});
       }
       const double since = std::max(heard, server_back_);
       if (feeder_silent(j.state, since, now, feeder_lost_after(p))) {
@@ -815,7 +815,15 @@ bool Uplink::on_event(const ts::WatchEvent& e) {
   return true;
 }
 
-double running_read_delay(const std::string& node, std::int64_t job) {
+std::optional<double> patience_after_look(std::optional<double> found, int misses) {
+  if (found) return found;
+  // Absent look after look (a job registered by hand, without one): the
+  // default, kept for good.
+  if (misses + 1 >= kPatienceLooks) return kFeederPatience;
+  return std::nullopt;
+}
+
+double patience_look_delay(const std::string& node, std::int64_t job) {
   // By node and job: a job's reads spread over the pool, and a node's over the jobs.
   return kFeederSlack * spread(node, static_cast<std::uint64_t>(job), 8);
 }
@@ -826,6 +834,7 @@ void Uplink::job_written(const sys::JobRecord& j) {
     launches_.erase(j.id);
     requirements_.erase(j.id);
     patience_.erase(j.id);
+    patience_looks_.erase(j.id);
     heard_.erase(j.id);
     launchless_.erase(j.id);
     bool dropped = false;
@@ -853,13 +862,54 @@ void Uplink::job_written(const sys::JobRecord& j) {
   // Marking it running is hearing its feeder.
   auto& heard = heard_[j.id];
   heard = std::max(heard, sys::wall_now());
-  // Read when it could count as lost at the earliest; its patience unknown
-  // yet (its record is written just after this one), within kFeederSlack,
-  // before any patience can run out, spread over the pool.
-  const auto p = patience_.find(j.id);
-  const double after =
-      p != patience_.end() ? feeder_lost_after(p->second) : running_read_delay(s_.node, j.id);
-  next_read_ = std::min(next_read_, Clock::now() + seconds_ms(after));
+  // Read when it could count as lost at the earliest. Its patience unknown
+  // yet: looked at alone (one small read, not the view's dozen: at 10,000
+  // nodes those were most of the server's work as a job started), within
+  // kFeederSlack, before any patience can run out, spread over the pool;
+  // the look schedules the read.
+  if (const auto p = patience_.find(j.id); p != patience_.end())
+    next_read_ = std::min(next_read_, Clock::now() + seconds_ms(feeder_lost_after(p->second)));
+  else
+    patience_looks_.try_emplace(j.id,
+                                PatienceLook{Clock::now() + seconds_ms(patience_look_delay(s_.node, j.id))});
+}
+
+void Uplink::look_at_patience(ts::Client& c) {
+  const auto now = Clock::now();
+  std::vector<std::int64_t> due;
+  std::vector<ts::Template> asks;
+  for (const auto& [id, look] : patience_looks_)
+    if (look.due <= now) {
+      due.push_back(id);
+      asks.push_back(sys::jobpatience_template(id));
+    }
+  if (due.empty()) return;
+  const auto answers = c.rd_many_each(sys::kSpace, asks, 1);
+  const double wall = sys::wall_now();
+  for (std::size_t i = 0; i < due.size(); ++i) {
+    const auto id = due[i];
+    const auto heard = heard_.find(id);
+    if (heard == heard_.end()) {  // not running any more
+      patience_looks_.erase(id);
+      continue;
+    }
+    const auto found = answers[i].empty() ? std::nullopt : sys::JobPatience::from_tuple(answers[i].front());
+    auto& look = patience_looks_.at(id);
+    const auto kept = patience_after_look(found ? std::optional(found->seconds) : std::nullopt, look.misses);
+    if (!kept) {
+      ++look.misses;
+      look.due = now + 1s;
+      continue;
+    }
+    const double p = *kept;
+    patience_[id] = p;
+    patience_looks_.erase(id);
+    // A read when its feeder could count as lost: the read judges its
+    // silence by its jobstat, which is not watched.
+    const double since = std::max(heard->second, server_back_);
+    next_read_ = std::min(next_read_, now + seconds_ms(since + feeder_lost_after(p) - wall) + 1ms);
+  }
+  patience_looks_done_.fetch_add(1);
 }
 
 void Uplink::note_new_jobs(ts::Client& c) {
@@ -874,15 +924,27 @@ void Uplink::note_new_jobs(ts::Client& c) {
           std::none_of(view_.live.begin(), view_.live.end(), [&](const auto& l) { return l.id == id; }))
         fresh.push_back(id);
   }
+  if (fresh.empty()) return;
+  // Each one's launch record and requirement, all asked together: one wait.
+  std::vector<ts::Template> asks;
+  for (std::int64_t id : fresh) {
+    asks.push_back(sys::launch_template(id));
+    asks.push_back(sys::jobreq_template(id));
+  }
+  const auto answers = c.rd_many_each(sys::kSpace, asks, 1);
   std::vector<sys::JobLaunch> launches;
   std::map<std::int64_t, std::string> requirements;
-  for (std::int64_t id : fresh) {
-    if (auto l = sys::find_launch(c, id)) {
-      launches.push_back(std::move(*l));
-      if (auto r = sys::find_requirement(c, id)) requirements[id] = *r;
-    } else {
-      launchless_.insert(id);  // written before its job record: never will have one
+  for (std::size_t i = 0; i < fresh.size(); ++i) {
+    const auto& launch = answers[2 * i];
+    const auto& requirement = answers[2 * i + 1];
+    auto l = launch.empty() ? std::nullopt : sys::JobLaunch::from_tuple(launch.front());
+    if (!l) {
+      launchless_.insert(fresh[i]);  // written before its job record: never will have one
+      continue;
     }
+    launches.push_back(std::move(*l));
+    if (auto r = requirement.empty() ? std::nullopt : sys::JobRequirement::from_tuple(requirement.front()))
+      requirements[fresh[i]] = r->text;
   }
   if (launches.empty()) return;
   {

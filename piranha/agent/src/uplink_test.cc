@@ -398,30 +398,74 @@ TEST_CASE("uplink: a job queued, marked running and ended reaches the view from 
   c.out(sys::kSpace, sys::JobRecord{7, "true", "job.7", sys::wall_now(), sys::JobState::Queued}.to_tuple());
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1 && v.live[0].id == 7; }));
   CHECK(uplink.reads() == reads);
-  // Marked running: read once, within kFeederSlack, to learn its patience.
+  // Marked running, its patience written first as a feeder does: its
+  // patience looked at once, alone, within kFeederSlack; no read (at 10,000
+  // nodes a read each was most of the server's work as a job started).
+  const auto patience_looks = uplink.patience_looks();
+  c.out(sys::kSpace, sys::JobPatience{7, 600}.to_tuple());
   sys::set_job_state(c, 7, sys::JobState::Running);
   const auto give_up = std::chrono::steady_clock::now() + 20s;
-  while (uplink.reads() == reads && std::chrono::steady_clock::now() < give_up)
+  while (uplink.patience_looks() == patience_looks && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(5ms);
-  CHECK(uplink.reads() == reads + 1);
+  CHECK(uplink.patience_looks() == patience_looks + 1);
+  std::this_thread::sleep_for(1500ms);  // found: not looked at again
+  CHECK(uplink.patience_looks() == patience_looks + 1);
+  CHECK(uplink.reads() == reads);
   // Ended: out of the view without a read.
   sys::set_job_state(c, 7, sys::JobState::Done);
   CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
-  CHECK(uplink.reads() == reads + 1);
+  CHECK(uplink.reads() == reads);
 }
 
-TEST_CASE("uplink: running_read_delay is within the feeder's slack and spread over the nodes") {
+TEST_CASE(
+    "uplink: a running job's patience written after the job was marked running is looked for each second, "
+    "and its silent feeder lost after it") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  const auto reads = uplink.reads();
+  const double now = sys::wall_now();
+  c.out(sys::kSpace, sys::JobStat{1, 3, 7, 0.1, now - piranha::kFeederSilence - 5}.to_tuple());
+  c.out(sys::kSpace, sys::JobLaunch{1, "/bin/true", {}, "/"}.to_tuple());
+  c.out(sys::kSpace, sys::JobRecord{1, "true", "job.1", now, sys::JobState::Running}.to_tuple());
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1; }));
+  // Absent: looked for again every second, without a read.
+  auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (uplink.patience_looks() < 3 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(5ms);
+  CHECK(uplink.patience_looks() >= 3);
+  CHECK(uplink.reads() == reads);
+  // Written: the next look finds it, and the feeder (silent since the
+  // uplink saw the job marked running) is lost 1 s + kFeederSlack after.
+  c.out(sys::kSpace, sys::JobPatience{1, 1}.to_tuple());
+  CHECK(view_becomes(uplink, [](const auto& v) { return v.live.empty(); }));
+  CHECK(sys::losses_by_job(c).count(1) == 1);
+}
+
+TEST_CASE("uplink: patience_after_look keeps what was found, the default only after kPatienceLooks misses") {
+  using piranha::patience_after_look;
+  CHECK(patience_after_look(7.0, 0) == 7.0);
+  CHECK(patience_after_look(7.0, piranha::kPatienceLooks + 5) == 7.0);
+  CHECK_FALSE(patience_after_look(std::nullopt, 0));
+  CHECK_FALSE(patience_after_look(std::nullopt, piranha::kPatienceLooks - 2));
+  // The kPatienceLooks-th look in a row to find none.
+  CHECK(patience_after_look(std::nullopt, piranha::kPatienceLooks - 1) == piranha::kFeederPatience);
+}
+
+TEST_CASE("uplink: patience_look_delay is within the feeder's slack and spread over the nodes") {
   double lo = piranha::kFeederSlack, hi = 0, sum = 0;
   const int n = 1000;
   for (int i = 0; i < n; ++i) {
-    const double d = piranha::running_read_delay("ws" + std::to_string(i), 42);
+    const double d = piranha::patience_look_delay("ws" + std::to_string(i), 42);
     CHECK(d >= 0);
     CHECK(d < piranha::kFeederSlack);
     lo = std::min(lo, d);
     hi = std::max(hi, d);
     sum += d;
   }
-  CHECK(piranha::running_read_delay("ws1", 42) == piranha::running_read_delay("ws1", 42));
+  CHECK(piranha::patience_look_delay("ws1", 42) == piranha::patience_look_delay("ws1", 42));
   CHECK(lo < 0.1 * piranha::kFeederSlack);
   CHECK(hi > 0.9 * piranha::kFeederSlack);
   CHECK(std::abs(sum / n - piranha::kFeederSlack / 2) < 0.1 * piranha::kFeederSlack);

@@ -17,9 +17,12 @@
 //    held (dropped), this node's newer assignment, the tasks a job completed
 //    here; a read
 //    (six or so requests) per agent at each of a job's record writes was,
-//    at 10,000 nodes, most of the server's work (docs/scale.md). It reads when an owner block is written or
-//    taken, when a job is first seen running (within kFeederSlack, spread over the pool: running_read_delay),
-//    when an owner block begins or ends, when scheduler 0's serving record is written or taken (the
+//    at 10,000 nodes, most of the server's work (docs/scale.md). A job first
+//    seen running has its feeder's patience looked at alone (one `rd`, within
+//    kFeederSlack, spread over the pool: patience_look_delay; again every
+//    second while absent, kPatienceLooks times at most, then the default).
+//    It reads when an owner block is written or
+//    taken, when an owner block begins or ends, when scheduler 0's serving record is written or taken (the
 //    scheduler came or went), when a look at scheduler 0's heartbeat says it came back or may be gone
 //    (heartbeat_look: it looks at that record alone every heartbeat_look_delay, when it goes stale, and
 //    when an assignment comes while it is absent or stale), when a running job's feeder would count as lost
@@ -119,11 +122,26 @@ std::optional<sys::SchedulerHeartbeat> heartbeat_after_read(
     const std::optional<sys::SchedulerHeartbeat>& read, const std::optional<sys::SchedulerHeartbeat>& known);
 
 // How long after a watch event shows job `job` marked running an uplink of
-// node `node` that does not know the job's patience yet reads the system
-// space (to learn it and start counting the feeder's silence): in [0,
-// kFeederSlack), before any patience can run out, and spread evenly over a
-// pool's nodes so that 10,000 agents do not read in the same second. Pure.
-double running_read_delay(const std::string& node, std::int64_t job);
+// node `node` that does not know the job's patience yet looks at its
+// ("jobpatience", ...) record (to learn it, and so when the feeder's silence
+// could first matter): in [0, kFeederSlack), before any patience can run out,
+// and spread evenly over a pool's nodes so that 10,000 agents do not look in
+// the same second. Pure.
+double patience_look_delay(const std::string& node, std::int64_t job);
+
+// How many looks in a row, a second apart, may find a running job's patience
+// record absent before an uplink keeps the default (kFeederPatience) for
+// good. A feeder writes it before it marks its job running, so only a job
+// registered by hand lacks it; without a bound, each agent of the pool
+// would look every second for as long as that job ran.
+inline constexpr int kPatienceLooks = 30;
+
+// The patience an uplink keeps after a look at a running job's patience
+// record that found `found` (its seconds; none: absent), `misses` earlier
+// looks having found none: what was found; the default (kFeederPatience) when
+// this was the kPatienceLooks-th look to find none; else none yet (look again
+// in a second). Pure.
+std::optional<double> patience_after_look(std::optional<double> found, int misses);
 
 class Uplink {
  public:
@@ -163,6 +181,9 @@ class Uplink {
   // a new generation or a read to come, is set).
   std::uint64_t looks() const { return looks_.load(); }
   std::uint64_t stale_looks() const { return stale_looks_.load(); }
+  // How many times running jobs' patience records were looked at alone (one
+  // request for all those due; look_at_patience), counted when done.
+  std::uint64_t patience_looks() const { return patience_looks_done_.load(); }
   // True once the server answered at least once.
   bool ever_connected() const;
   // True while the last attempt to reach the server failed.
@@ -205,6 +226,11 @@ class Uplink {
   // `at_staleness`: the one the view holds went stale, and the agent
   // decides on the view again even when the look finds nothing new.
   void look_at_heartbeat(ts::Client& c, bool at_staleness);
+  // The patience records of the running jobs whose look is due
+  // (patience_looks_), asked together: one found, or absent kPatienceLooks
+  // times, is kept in patience_ and a read scheduled for when the job's
+  // feeder could count as lost; one absent is looked at again in a second.
+  void look_at_patience(ts::Client& c);
   // Waits for watch events on `c` until something is due (a write handed
   // over, a read asked for, the heartbeat, the next read, pruning) or the
   // Uplink stops, handling each event as it comes.
@@ -220,17 +246,17 @@ class Uplink {
   bool on_event(const ts::WatchEvent& e);
   // A job record a watch event showed written: an ended or held job leaves
   // the view at once; a live one is noted for note_new_jobs(); one marked
-  // running has its feeder heard now and a read scheduled for when its
-  // silence could first matter (running_read_delay()).
+  // running has its feeder heard now and, its patience unknown, a look at
+  // its patience scheduled (patience_look_delay()); its patience known, a
+  // read for when its silence could first matter.
   void job_written(const sys::JobRecord& j);
   // The rest of read(), from the live jobs on: `written` are the ids read()
   // took from written_ (put back should this throw).
   Clock::time_point read_with(ts::Client& c, View& v, Clock::time_point steady, double now,
                               double next_change, const std::set<std::int64_t>& written);
   // Puts the live jobs an event just showed written, and the view has not,
-  // into the view at once, with their launch records read on `c`: the agent can start a new job's piranhas
-  // one round trip after its registration, before the read the event also asks for (eight round trips, slow
-  // while the feeder itself is starting).
+  // into the view at once, with their launch records and requirements asked together on `c` (one wait):
+  // the agent can start a new job's piranhas one round trip after its registration.
   void note_new_jobs(ts::Client& c);
   // Records running job `j` failed, its feeder lost: last heard at `heard`,
   // silent past its `patience` at `now` (wall seconds). False when it did
@@ -271,9 +297,10 @@ class Uplink {
   // view_.generation, readable without mu_: a swarm's driver asks thousands
   // of uplinks at each wake (bench/src/swarm.cc).
   std::atomic<std::uint64_t> generation_{0};
-  std::atomic<std::uint64_t> reads_{0};        // reads()
-  std::atomic<std::uint64_t> looks_{0};        // looks()
-  std::atomic<std::uint64_t> stale_looks_{0};  // stale_looks()
+  std::atomic<std::uint64_t> reads_{0};                // reads()
+  std::atomic<std::uint64_t> looks_{0};                // looks()
+  std::atomic<std::uint64_t> stale_looks_{0};          // stale_looks()
+  std::atomic<std::uint64_t> patience_looks_done_{0};  // patience_looks()
   bool connected_once_ = false;
   bool away_ = false;
   std::string refused_;                  // refused()
@@ -304,6 +331,13 @@ class Uplink {
   std::optional<std::uint64_t> attributes_session_;
   // The running jobs' feeder patience (their ("jobpatience", ...) records).
   std::map<std::int64_t, double> patience_;
+  // Running jobs whose patience is not known yet: when to look at its record
+  // next, and how many looks found none (look_at_patience).
+  struct PatienceLook {
+    Clock::time_point due;
+    int misses = 0;
+  };
+  std::map<std::int64_t, PatienceLook> patience_looks_;
   // When each running job's feeder was last heard from (its jobstat's
   // updated_at), as the reads found it.
   std::map<std::int64_t, double> heard_;
