@@ -566,7 +566,8 @@ std::vector<LeaseId> Client::take_lost_leases() {
 }
 
 void Client::out_many(std::string_view space, const std::vector<Tuple>& ts) {
-  if (options_.safe_outs) return put_safely(space, ts);
+  // An empty one has nothing to make exactly once: the server's plain answer.
+  if (options_.safe_outs && !ts.empty()) return put_safely(space, ts);
   encode_out_many(frame_, next_id_++, space, ts);
   call(Retry::Fail);
 }
@@ -834,12 +835,6 @@ std::vector<Tuple> Client::take_batch_safely(std::string_view space, const Templ
 }
 
 void Client::put_safely(std::string_view space, const std::vector<Tuple>& ts) {
-  if (ts.empty()) {
-    // Nothing to make exactly once: the server's answer to an empty out_many.
-    encode_out_many(frame_, next_id_++, space, ts);
-    call(Retry::Fail);
-    return;
-  }
   Millis lease = options_.safe_take_lease.count();
   // Tries end with a call's deadline (request_timeout) from the first: a
   // server that answers but never in time does not keep the call for ever.

@@ -493,7 +493,7 @@ class Client {
   // session).
   bool present_once_settled(const Template& tmpl, std::uint64_t sessions, Millis lease_end);
   void count_markers(std::size_t n);
-  // Safe outs (see above).
+  // Safe outs (see above), of one tuple or more (`ts` not empty).
   void put_safely(std::string_view space, const std::vector<Tuple>& ts);
   struct Socket;
   std::string endpoint_;
