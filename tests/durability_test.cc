@@ -14,9 +14,11 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -65,6 +67,37 @@ void write_numbers_and_kill(const Scratch& dir, std::int64_t count) {
   ts::Client c(server.endpoint());
   write_numbers(c, count);
   kill_server(server);
+}
+
+// Kills `server` and restarts it on `flags` (the same endpoint and data),
+// until `done` or `max_kills` kills, each kill landing 10-150 ms (drawn from
+// `seed`) after `progress()` grew since the restart before: every kill
+// lands while the client is at work. Returns how many kills there were.
+int kill_while_busy(std::unique_ptr<ServerProcess>& server, const std::vector<std::string>& flags,
+                    const std::atomic<bool>& done, int max_kills, std::uint32_t seed,
+                    const std::function<std::int64_t()>& progress) {
+  std::mt19937 rng(seed);
+  int kills = 0;
+  while (!done.load() && kills < max_kills) {
+    const std::int64_t before = progress();
+    REQUIRE(wait_until([&] { return done.load() || progress() > before; }, 60s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(10, 150)(rng)));
+    if (done.load()) break;
+    kill_server(*server);
+    ++kills;
+    server = std::make_unique<ServerProcess>(flags);
+  }
+  return kills;
+}
+
+// Checks that `seen` (each number with how often it was seen) holds each of
+// 0..count-1 exactly once.
+void check_each_once(const std::map<std::int64_t, int>& seen, std::int64_t count) {
+  CHECK(static_cast<std::int64_t>(seen.size()) == count);
+  CHECK((seen.empty() || (seen.begin()->first == 0 && seen.rbegin()->first == count - 1)));
+  int twice = 0;
+  for (const auto& [n, times] : seen) twice += times > 1;
+  CHECK(twice == 0);
 }
 
 // Runs `piranha ts serve` expecting it to refuse to start; returns its stderr.
@@ -367,6 +400,7 @@ TEST_CASE("safe takes return every tuple exactly once through SIGKILLs and resta
   std::map<std::int64_t, int> seen;
   std::atomic<bool> done{false};
   std::atomic<int> errors{0};
+  std::atomic<std::int64_t> taken{0};  // seen.size(), for the killer
   auto consume = std::async(std::launch::async, [&] {
     int round = 0;
     while (static_cast<std::int64_t>(seen.size()) < kCount) {
@@ -387,26 +421,16 @@ TEST_CASE("safe takes return every tuple exactly once through SIGKILLs and resta
         ++errors;  // reported below; a safe take must not fail on a restart
         MESSAGE("take failed: ", std::string(e.what()));
       }
+      taken = static_cast<std::int64_t>(seen.size());
     }
     done = true;
   });
-  std::mt19937 rng(12345);
-  int kills = 0;
-  while (!done.load() && kills < 6) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(30, 250)(rng)));
-    if (done.load()) break;
-    kill_server(*server);
-    ++kills;
-    server = std::make_unique<ServerProcess>(flags);
-  }
+  const int kills = kill_while_busy(server, flags, done, 6, 12345, [&] { return taken.load(); });
   REQUIRE(consume.wait_for(120s) == std::future_status::ready);
   MESSAGE(kills, " kills; consumer reconnects: ", consumer.reconnects());
   CHECK(kills >= 2);
   CHECK(errors.load() == 0);
-  CHECK(static_cast<std::int64_t>(seen.size()) == kCount);
-  int twice = 0;
-  for (const auto& [n, times] : seen) twice += times > 1;
-  CHECK(twice == 0);
+  check_each_once(seen, kCount);
   ts::Client check(endpoint);
   CHECK(check.space("log").rd_many(1000, "n", ts::formal<std::int64_t>).empty());
 }
@@ -452,19 +476,7 @@ TEST_CASE("safe outs write every tuple exactly once through SIGKILLs and restart
     }
     done = true;
   });
-  // Each kill lands while the writer is writing: after the restart, the
-  // next kill waits until it has written more.
-  std::mt19937 rng(54321);
-  int kills = 0;
-  while (!done.load() && kills < 8) {
-    std::int64_t before = written.load();
-    REQUIRE(wait_until([&] { return done.load() || written.load() > before; }, 60s));
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(10, 150)(rng)));
-    if (done.load()) break;
-    kill_server(*server);
-    ++kills;
-    server = std::make_unique<ServerProcess>(flags);
-  }
+  const int kills = kill_while_busy(server, flags, done, 8, 54321, [&] { return written.load(); });
   REQUIRE(write.wait_for(120s) == std::future_status::ready);
   MESSAGE(kills, " kills; writer reconnects: ", writer.reconnects());
   CHECK(kills >= 4);
@@ -473,10 +485,7 @@ TEST_CASE("safe outs write every tuple exactly once through SIGKILLs and restart
   std::map<std::int64_t, int> seen;
   for (const auto& t : check.space("log").rd_many(2 * kCount, "n", ts::formal<std::int64_t>))
     ++seen[t.get<std::int64_t>(1)];
-  CHECK(static_cast<std::int64_t>(seen.size()) == kCount);
-  int twice = 0;
-  for (const auto& [n, times] : seen) twice += times > 1;
-  CHECK(twice == 0);
+  check_each_once(seen, kCount);
   CHECK(stats_of(check, "log").leases == 0);
 }
 
