@@ -97,7 +97,7 @@ TEST_CASE_FIXTURE(
   REQUIRE(feeder.wait() == 128 + SIGKILL);
   const double killed = sys::wall_now();
   // Its last jobstat is a moment old when it dies: lost about 12 s later.
-  // Within 40 s, so that the agent's 60 s safety-net read is not what finds
+  // Within 40 s, so that the agent's safety-net read (every 5 minutes) is not what finds
   // it (a read that met the jobstat being replaced once scheduled none).
   REQUIRE_MESSAGE(wait_until(
                       [&] {

@@ -81,9 +81,11 @@ struct AgentSettings {
   // blocks are watched and read at once, and what changes unwatched (a block
   // beginning or ending, a heartbeat or a feeder going stale, an absent
   // job's grace ending) is read when it is due. Events are lost only with
-  // a session, which prompts a read, so this is rare: every minute, a
-  // small part of what a large pool costs its server (docs/scale.md).
-  std::chrono::milliseconds tick{60000};
+  // a session, which prompts a read, so this is rare: every 5 minutes (as
+  // HTCondor's startds report), a small part of what a large pool costs its
+  // server; every minute was a fifth of an idle 10,000-node pool's requests
+  // (docs/scale.md).
+  std::chrono::milliseconds tick{300000};
   std::string piranha_output;                // piranhas' stdout/stderr; empty: the agent's
   std::string events_file;                   // JSON lines of events; empty: none
   bool quiet = false;                        // no human-readable log on stderr
