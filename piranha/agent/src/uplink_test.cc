@@ -387,6 +387,32 @@ TEST_CASE(
   CHECK(uplink.reads() == reads + 3);
 }
 
+TEST_CASE("uplink: new jobs reach the view from their events with their launch records and requirements") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  piranha::Uplink uplink(
+      settings(server), [](const std::string&) {}, -1);
+  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+  const auto reads = uplink.reads();
+  // Job 5 with a requirement, job 6 without, job 7 registered without a
+  // program (never in the view); their records written together, as the
+  // events of one wait.
+  const double now = sys::wall_now();
+  c.out(sys::kSpace, sys::JobRequirement{5, "label=gpu"}.to_tuple());
+  for (std::int64_t id : {5, 6}) c.out(sys::kSpace, sys::JobLaunch{id, "/bin/true", {}, "/"}.to_tuple());
+  std::vector<ts::Tuple> records;
+  for (std::int64_t id : {5, 6, 7})
+    records.push_back(
+        sys::JobRecord{id, "true", "job." + std::to_string(id), now, sys::JobState::Queued}.to_tuple());
+  c.out_many(sys::kSpace, records);
+  REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 2; }));
+  const auto v = uplink.view();
+  CHECK(v.live[0].id == 5);
+  CHECK(v.live[1].id == 6);
+  CHECK(v.requirements == std::map<std::int64_t, std::string>{{5, "label=gpu"}});
+  CHECK(uplink.reads() == reads);
+}
+
 TEST_CASE("uplink: a job queued, marked running and ended reaches the view from its events, read only once") {
   ts::EmbeddedServer server;
   ts::Client c(server.endpoint());

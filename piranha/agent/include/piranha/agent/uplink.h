@@ -26,9 +26,9 @@
 //    scheduler came or went), when a look at scheduler 0's heartbeat says it came back or may be gone
 //    (heartbeat_look: it looks at that record alone every heartbeat_look_delay, when it goes stale, and
 //    when an assignment comes while it is absent or stale), when a running job's feeder would count as lost
-//    (its jobstat is not watched) and when an absent job's grace ends; and every `tick` (5 minutes) as a safety
-//    net. The first read waits until the watches are in place, so that whatever is written after a View was
-//    read prompts another read. A running job whose feeder is lost (silent past its patience,
+//    (its jobstat is not watched) and when an absent job's grace ends; and every `tick` (5 minutes) as a
+//    safety net. The first read waits until the watches are in place, so that whatever is written after a
+//    View was read prompts another read. A running job whose feeder is lost (silent past its patience,
 //    feeder_silence.h, counted from when this uplink last found the server back) is recorded failed
 //    (sys::lose_job) and left out. A read costs a few requests and grows with the live jobs, not with the
 //    finished ones kept for retention;
