@@ -226,6 +226,41 @@ TEST_CASE("live pool: a node's state and the job it runs are seen at the next re
   CHECK(n->state == "unavailable");
 }
 
+TEST_CASE("live pool: a job is scheduled once it has a launch record, with its requirement, read once") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const double now = sys::wall_now();
+  // Job 1 registered without a program; job 2 with one and a requirement;
+  // job 3 with one and none.
+  c.out(sys::kSpace, sys::JobRequirement{2, "label=gpu"}.to_tuple());
+  for (std::int64_t id : {2, 3}) c.out(sys::kSpace, sys::JobLaunch{id, "/bin/true", {}, "/"}.to_tuple());
+  for (std::int64_t id : {1, 2, 3})
+    c.out(sys::kSpace,
+          sys::JobRecord{id, "spin", "job", now + static_cast<double>(id), sys::JobState::Queued}.to_tuple());
+  c.flush();
+  LivePool pool;
+  pool.start(c);
+  pool.refresh(c);
+  const auto jobs = pool.jobs();
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].id == 2);
+  CHECK(jobs[0].requirement == "label=gpu");
+  CHECK(jobs[1].id == 3);
+  CHECK(jobs[1].requirement.empty());
+  // Read once: job 2 stays launchable, with its requirement, when its
+  // records are gone from the space (only a job's end removes them).
+  REQUIRE(c.in(sys::kSpace, sys::launch_template(2), 0ms));
+  REQUIRE(c.in(sys::kSpace, sys::jobreq_template(2), 0ms));
+  pool.refresh(c);
+  REQUIRE(pool.jobs().size() == 2);
+  CHECK(pool.jobs()[0].requirement == "label=gpu");
+  // Job 1's program written later: scheduled from the next refresh.
+  c.out(sys::kSpace, sys::JobLaunch{1, "/bin/true", {}, "/"}.to_tuple());
+  pool.refresh(c);
+  REQUIRE(pool.jobs().size() == 3);
+  CHECK(pool.jobs()[0].id == 1);
+}
+
 TEST_CASE(
     "live pool: a job whose record is being rewritten stays, for the grace and while it can be launched") {
   ts::EmbeddedServer server;
