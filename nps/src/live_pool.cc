@@ -311,23 +311,13 @@ LiveSnapshot LivePool::read_snapshot(ts::Client& c) {
   // The new ones' launch records and requirements (written before the job's
   // record, never rewritten: read once), all asked together: one wait.
   std::vector<JobId> unknown;
-  std::vector<ts::Template> asks;
   for (JobId id : live)
-    if (!launchable_.contains(id)) {
-      unknown.push_back(id);
-      asks.push_back(sys::launch_template(id));
-      asks.push_back(sys::jobreq_template(id));
-    }
-  if (!unknown.empty()) {
-    const auto answers = c.rd_many_each(sys::kSpace, asks, 1);
-    for (std::size_t i = 0; i < unknown.size(); ++i) {
-      const auto& launch = answers[2 * i];
-      if (launch.empty() || !sys::JobLaunch::from_tuple(launch.front())) continue;
-      launchable_.insert(unknown[i]);
-      const auto& requirement = answers[2 * i + 1];
-      if (auto r = requirement.empty() ? std::nullopt : sys::JobRequirement::from_tuple(requirement.front()))
-        requirements_[unknown[i]] = r->text;
-    }
+    if (!launchable_.contains(id)) unknown.push_back(id);
+  auto found = sys::find_launches(c, unknown);
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    if (!found[i].launch) continue;
+    launchable_.insert(unknown[i]);
+    if (found[i].requirement) requirements_[unknown[i]] = std::move(*found[i].requirement);
   }
   for (JobId id : live) {
     if (!launchable_.contains(id)) continue;

@@ -926,25 +926,16 @@ void Uplink::note_new_jobs(ts::Client& c) {
   }
   if (fresh.empty()) return;
   // Each one's launch record and requirement, all asked together: one wait.
-  std::vector<ts::Template> asks;
-  for (std::int64_t id : fresh) {
-    asks.push_back(sys::launch_template(id));
-    asks.push_back(sys::jobreq_template(id));
-  }
-  const auto answers = c.rd_many_each(sys::kSpace, asks, 1);
+  auto found = sys::find_launches(c, fresh);
   std::vector<sys::JobLaunch> launches;
   std::map<std::int64_t, std::string> requirements;
   for (std::size_t i = 0; i < fresh.size(); ++i) {
-    const auto& launch = answers[2 * i];
-    const auto& requirement = answers[2 * i + 1];
-    auto l = launch.empty() ? std::nullopt : sys::JobLaunch::from_tuple(launch.front());
-    if (!l) {
+    if (!found[i].launch) {
       launchless_.insert(fresh[i]);  // written before its job record: never will have one
       continue;
     }
-    launches.push_back(std::move(*l));
-    if (auto r = requirement.empty() ? std::nullopt : sys::JobRequirement::from_tuple(requirement.front()))
-      requirements[fresh[i]] = r->text;
+    launches.push_back(std::move(*found[i].launch));
+    if (found[i].requirement) requirements[fresh[i]] = std::move(*found[i].requirement);
   }
   if (launches.empty()) return;
   {

@@ -17,13 +17,21 @@ namespace {
 // Waits (up to 20 s, far beyond any fair delay) until `ok` holds for the
 // uplink's view.
 template <class Ok>
-bool view_becomes(const piranha::Uplink& u, Ok ok) {
+bool within_20s(Ok ok) {
   auto give_up = std::chrono::steady_clock::now() + 20s;
   while (std::chrono::steady_clock::now() < give_up) {
-    if (auto v = u.view(); v.generation > 0 && ok(v)) return true;
+    if (ok()) return true;
     std::this_thread::sleep_for(2ms);
   }
   return false;
+}
+
+template <class Ok>
+bool view_becomes(const piranha::Uplink& u, Ok ok) {
+  return within_20s([&] {
+    auto v = u.view();
+    return v.generation > 0 && ok(v);
+  });
 }
 
 piranha::AgentSettings settings(const ts::EmbeddedServer& server) {
@@ -333,9 +341,7 @@ TEST_CASE("uplink: a read that finds the old copy of a heartbeat being rewritten
   // the oldest copy; the view keeps the newer.
   const auto reads = uplink.reads();
   c.out(sys::kSpace, sys::OwnerBlock{"n1", 0, 1}.to_tuple());
-  const auto give_up = std::chrono::steady_clock::now() + 20s;
-  while (uplink.reads() == reads && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(2ms);
+  within_20s([&] { return uplink.reads() != reads; });
   CHECK(uplink.reads() > reads);
   CHECK(uplink.view().scheduler->time == t0 + 0.5);
 }
@@ -372,9 +378,7 @@ TEST_CASE(
   // its own (newer) first: the going of the older one is no news.
   const sys::SchedulerServing killed{0, t0 - 100};
   c.out(sys::kSpace, killed.to_tuple());  // written: news (read)
-  const auto give_up = std::chrono::steady_clock::now() + 20s;
-  while (uplink.reads() == reads + 1 && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(2ms);
+  within_20s([&] { return uplink.reads() != reads + 1; });
   REQUIRE(uplink.reads() == reads + 2);
   REQUIRE(c.in(sys::kSpace, ts::Template::exactly(killed.to_tuple()), 0ms));
   std::this_thread::sleep_for(300ms);
@@ -387,12 +391,8 @@ TEST_CASE(
   CHECK(uplink.reads() == reads + 3);
 }
 
-TEST_CASE("uplink: new jobs reach the view from their events with their launch records and requirements") {
-  ts::EmbeddedServer server;
-  ts::Client c(server.endpoint());
-  piranha::Uplink uplink(
-      settings(server), [](const std::string&) {}, -1);
-  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+TEST_CASE_FIXTURE(
+    Linked, "uplink: new jobs reach the view from their events with their launch records and requirements") {
   const auto reads = uplink.reads();
   // Job 5 with a requirement, job 6 without, job 7 registered without a
   // program (never in the view); their records written together, as the
@@ -413,12 +413,9 @@ TEST_CASE("uplink: new jobs reach the view from their events with their launch r
   CHECK(uplink.reads() == reads);
 }
 
-TEST_CASE("uplink: a job queued, marked running and ended reaches the view from its events, read only once") {
-  ts::EmbeddedServer server;
-  ts::Client c(server.endpoint());
-  piranha::Uplink uplink(
-      settings(server), [](const std::string&) {}, -1);
-  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
+TEST_CASE_FIXTURE(
+    Linked,
+    "uplink: a job queued, marked running and ended reaches the view from its events, read only once") {
   const auto reads = uplink.reads();
   c.out(sys::kSpace, sys::JobLaunch{7, "/bin/true", {}, "/"}.to_tuple());
   c.out(sys::kSpace, sys::JobRecord{7, "true", "job.7", sys::wall_now(), sys::JobState::Queued}.to_tuple());
@@ -430,9 +427,7 @@ TEST_CASE("uplink: a job queued, marked running and ended reaches the view from 
   const auto patience_looks = uplink.patience_looks();
   c.out(sys::kSpace, sys::JobPatience{7, 600}.to_tuple());
   sys::set_job_state(c, 7, sys::JobState::Running);
-  const auto give_up = std::chrono::steady_clock::now() + 20s;
-  while (uplink.patience_looks() == patience_looks && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(5ms);
+  within_20s([&] { return uplink.patience_looks() != patience_looks; });
   CHECK(uplink.patience_looks() == patience_looks + 1);
   std::this_thread::sleep_for(1500ms);  // found: not looked at again
   CHECK(uplink.patience_looks() == patience_looks + 1);
@@ -443,14 +438,10 @@ TEST_CASE("uplink: a job queued, marked running and ended reaches the view from 
   CHECK(uplink.reads() == reads);
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Linked,
     "uplink: a running job's patience written after the job was marked running is looked for each second, "
     "and its silent feeder lost after it") {
-  ts::EmbeddedServer server;
-  ts::Client c(server.endpoint());
-  piranha::Uplink uplink(
-      settings(server), [](const std::string&) {}, -1);
-  REQUIRE(view_becomes(uplink, [](const auto&) { return true; }));
   const auto reads = uplink.reads();
   const double now = sys::wall_now();
   c.out(sys::kSpace, sys::JobStat{1, 3, 7, 0.1, now - piranha::kFeederSilence - 5}.to_tuple());
@@ -458,10 +449,7 @@ TEST_CASE(
   c.out(sys::kSpace, sys::JobRecord{1, "true", "job.1", now, sys::JobState::Running}.to_tuple());
   REQUIRE(view_becomes(uplink, [](const auto& v) { return v.live.size() == 1; }));
   // Absent: looked for again every second, without a read.
-  auto give_up = std::chrono::steady_clock::now() + 20s;
-  while (uplink.patience_looks() < 3 && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(5ms);
-  CHECK(uplink.patience_looks() >= 3);
+  CHECK(within_20s([&] { return uplink.patience_looks() >= 3; }));
   CHECK(uplink.reads() == reads);
   // Written: the next look finds it, and the feeder (silent since the
   // uplink saw the job marked running) is lost 1 s + kFeederSlack after.
@@ -546,9 +534,7 @@ TEST_CASE(
   const auto generation = uplink.generation();
   // Silent: looked at once as it goes stale; the view's generation moves,
   // so that the agent decides on its staleness.
-  auto give_up = std::chrono::steady_clock::now() + 20s;
-  while (uplink.stale_looks() == stale_looks && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(5ms);
+  within_20s([&] { return uplink.stale_looks() != stale_looks; });
   CHECK(uplink.stale_looks() == stale_looks + 1);
   CHECK(uplink.generation() > generation);
   std::this_thread::sleep_for(4s);  // more than two looks' time: looks, but no stale look again, no reads

@@ -324,6 +324,25 @@ std::map<std::int64_t, std::string> requirements_by_job(ts::Client& c) {
   return out;
 }
 
+std::vector<LaunchAndRequirement> find_launches(ts::Client& c, const std::vector<std::int64_t>& ids) {
+  if (ids.empty()) return {};
+  std::vector<ts::Template> asks;
+  for (std::int64_t id : ids) {
+    asks.push_back(launch_template(id));
+    asks.push_back(jobreq_template(id));
+  }
+  const auto answers = c.rd_many_each(kSpace, asks, 1);
+  std::vector<LaunchAndRequirement> out(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto& launch = answers[2 * i];
+    const auto& requirement = answers[2 * i + 1];
+    if (!launch.empty()) out[i].launch = JobLaunch::from_tuple(launch.front());
+    if (!requirement.empty())
+      if (auto r = JobRequirement::from_tuple(requirement.front())) out[i].requirement = std::move(r->text);
+  }
+  return out;
+}
+
 std::optional<std::string> find_requirement(ts::Client& c, std::int64_t id) {
   auto t = c.rd(kSpace, jobreq_template(id), 0ms);
   auto r = t ? JobRequirement::from_tuple(*t) : std::nullopt;

@@ -255,5 +255,18 @@ TEST_CASE("sysspace: node attributes and job requirements round-trip, attributes
   c.out(sys::kSpace, sys::JobRequirement{3, "label=gpu"}.to_tuple());
   CHECK(sys::find_requirement(c, 3) == "label=gpu");
   CHECK_FALSE(sys::find_requirement(c, 4));
+  // Asked together: job 3 has a requirement and no launch record, job 5 a
+  // launch record and no requirement, job 4 neither.
+  c.out(sys::kSpace, sys::JobLaunch{5, "/bin/true", {"x"}, "/"}.to_tuple());
+  const auto found = sys::find_launches(c, {3, 4, 5});
+  REQUIRE(found.size() == 3);
+  CHECK_FALSE(found[0].launch);
+  CHECK(found[0].requirement == "label=gpu");
+  CHECK_FALSE(found[1].launch);
+  CHECK_FALSE(found[1].requirement);
+  REQUIRE(found[2].launch);
+  CHECK(found[2].launch->program == "/bin/true");
+  CHECK_FALSE(found[2].requirement);
+  CHECK(sys::find_launches(c, {}).empty());
   CHECK(sys::requirements_by_job(c) == std::map<std::int64_t, std::string>{{3, "label=gpu"}});
 }

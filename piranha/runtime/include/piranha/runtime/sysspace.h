@@ -640,6 +640,16 @@ std::map<std::int64_t, JobTimes> jobtimes_by_job(ts::Client& c);
 // One job's, merged; nullopt when it has none.
 std::optional<JobTimes> find_jobtimes(ts::Client& c, std::int64_t id);
 std::optional<JobLaunch> find_launch(ts::Client& c, std::int64_t id);
+// Jobs `ids`' launch records and requirement texts, all asked together: one
+// wait on a busy server, not two per job (docs/scale.md, limit 18). The i-th
+// entry is ids[i]'s: `launch` nullopt when absent or malformed (registered
+// without a program), `requirement` nullopt when it has none (any node may
+// run it).
+struct LaunchAndRequirement {
+  std::optional<JobLaunch> launch;
+  std::optional<std::string> requirement;
+};
+std::vector<LaunchAndRequirement> find_launches(ts::Client& c, const std::vector<std::int64_t>& ids);
 
 // Replaces the single tuple matching `tmpl` (or adds it when absent) with
 // `t`, atomically when it was present.
