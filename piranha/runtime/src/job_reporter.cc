@@ -52,6 +52,9 @@ void JobReporter::run() {
   std::unique_ptr<ts::Client> client;
   std::int64_t published_done = -1, published_put = -1, published_retreats = -1;
   std::map<std::string, NodeWork> published_nodes;
+  // The job's work records, one per node (field 2).
+  sys::KeyedSuperseder work(sys::jobwork_template(job_.id),
+                            [](const ts::Tuple& t) { return t.get<std::string>(2); });
   auto published_at = std::chrono::steady_clock::now();
   std::string failing;  // the error of the failing ticks so far; empty when the last one worked
   bool last = false;
@@ -98,15 +101,19 @@ void JobReporter::run() {
           tally_.retreats() != published_retreats || last || now - published_at >= kHeartbeat) {
         sys::replace(c, sys::jobstat_template(job_.id),
                      tally_.stat(job_.id, put, sys::wall_now()).to_tuple());
+        // The nodes whose count changed, rewritten together: at 10,000
+        // nodes a replace() each was two waits and a quarter of the
+        // server's requests while a job ran (docs/scale.md, limit 19).
+        std::vector<ts::Tuple> changed;
         for (const auto& [node, w] : tally_.per_node()) {
-          auto& before = published_nodes[node];
+          const auto& before = published_nodes[node];
           if (before.tasks == w.tasks && before.retreats == w.retreats) continue;
-          sys::replace(
-              c, sys::jobwork_template(job_.id, node),
+          changed.push_back(
               sys::JobWork{job_.id, node, w.tasks, w.seconds, w.retreats, w.owner_retreats}.to_tuple());
-          before = w;
         }
+        work.write(c, changed);
         c.flush();
+        for (const auto& [node, w] : tally_.per_node()) published_nodes[node] = w;
         published_at = now;
         published_done = tally_.tasks_done();
         published_put = put;
@@ -117,6 +124,7 @@ void JobReporter::run() {
                      static_cast<long long>(job_.id));
       failing.clear();
     } catch (const std::exception& e) {
+      work.forget();  // a posted discard may have failed: read at the next write
       if (failing != e.what())
         std::fprintf(stderr, "%s: job %lld statistics: %s; trying again\n", job_.name.c_str(),
                      static_cast<long long>(job_.id), e.what());

@@ -130,11 +130,30 @@ std::vector<NodeRun> list_running(ts::Client& c) {
 std::vector<NodeReason> list_node_reasons(ts::Client& c) {
   return decode_all<NodeReason>(c.rd_many(kSpace, nodewhy_template(), kListMax));
 }
+namespace {
+
+// One record per job and node, the one with more tasks where a node's is
+// found twice (KeyedSuperseder writes the new one before it takes the old).
+std::vector<JobWork> one_per_node(std::vector<JobWork> all) {
+  std::vector<JobWork> kept;
+  std::map<std::pair<std::int64_t, std::string>, std::size_t> at;
+  for (auto& w : all) {
+    auto [it, fresh] = at.try_emplace({w.id, w.node}, kept.size());
+    if (fresh)
+      kept.push_back(std::move(w));
+    else if (w.tasks > kept[it->second].tasks)
+      kept[it->second] = std::move(w);
+  }
+  return kept;
+}
+
+}  // namespace
+
 std::vector<JobWork> list_jobwork(ts::Client& c) {
-  return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(), kListMax));
+  return one_per_node(decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(), kListMax)));
 }
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id) {
-  return decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax));
+  return one_per_node(decode_all<JobWork>(c.rd_many(kSpace, jobwork_template(id), kListMax)));
 }
 std::vector<Complaint> list_complaints(ts::Client& c) {
   return complaints_in_time_order(c.rd_many(kSpace, complaint_template(), kListMax));
@@ -219,6 +238,29 @@ void Superseder::write(ts::Client& c, const ts::Tuple& t) {
 void Superseder::know(const ts::Client& c, std::vector<ts::Tuple> present) {
   known_ = std::move(present);
   sessions_ = c.reconnects();
+}
+
+void KeyedSuperseder::write(ts::Client& c, const std::vector<ts::Tuple>& batch) {
+  if (batch.empty()) return;
+  if (known_ && c.reconnects() != sessions_) known_.reset();
+  auto known = std::move(known_);
+  known_.reset();  // until this write is done: an error leaves it unknown
+  if (!known) {
+    known.emplace();
+    for (auto& t : c.rd_many(kSpace, family_, kListMax)) (*known)[key_(t)].push_back(std::move(t));
+  }
+  const auto sessions = c.reconnects();
+  c.out_many(kSpace, batch);
+  for (const auto& t : batch) {
+    auto& olds = (*known)[key_(t)];
+    for (const auto& o : olds)
+      if (o != t) c.discard_posted(kSpace, ts::Template::exactly(o));
+    olds = {t};
+  }
+  // A session lost during the out_many: what its retry left is read next time.
+  if (c.reconnects() != sessions) return;
+  known_ = std::move(known);
+  sessions_ = sessions;
 }
 
 void record_job_times(ts::Client& c, const JobTimes& times) {

@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "piranha/tuplespace/embedded.h"
 
 namespace sys = piranha::sys;
@@ -160,6 +163,52 @@ TEST_CASE("sysspace: supersede leaves exactly the new tuple, whatever was there"
   sys::supersede(c, tmpl, sys::SchedulerHeartbeat{0, 4.0}.to_tuple());
   CHECK(c.rd_many(sys::kSpace, sys::scheduler_heartbeat_template(1), 10).size() == 1);
   CHECK(c.rd_many(sys::kSpace, tmpl, 10).size() == 1);
+}
+
+TEST_CASE(
+    "sysspace: a keyed superseder leaves one tuple per key, the newest, and readers keep one per node") {
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const auto work = [](std::int64_t job, const char* node, std::int64_t tasks) {
+    return sys::JobWork{job, node, tasks, 0.5 * static_cast<double>(tasks), 0, 0}.to_tuple();
+  };
+  const auto tasks_by_node = [&](std::int64_t job) {
+    std::map<std::string, std::vector<std::int64_t>> by;
+    for (const auto& t : c.rd_many(sys::kSpace, sys::jobwork_template(job), 100))
+      by[t.get<std::string>(2)].push_back(sys::JobWork::from_tuple(t)->tasks);
+    for (auto& [node, tasks] : by) std::sort(tasks.begin(), tasks.end());
+    return by;
+  };
+  // A record an earlier writer left (a restarted feeder's) and another job's.
+  c.out(sys::kSpace, work(1, "ws01", 1));
+  c.out(sys::kSpace, work(2, "ws01", 9));
+  sys::KeyedSuperseder w(sys::jobwork_template(1), [](const ts::Tuple& t) { return t.get<std::string>(2); });
+  w.write(c, {work(1, "ws01", 2), work(1, "ws02", 1)});  // reads the family first
+  c.flush();
+  CHECK(tasks_by_node(1) == std::map<std::string, std::vector<std::int64_t>>{{"ws01", {2}}, {"ws02", {1}}});
+  // Only the changed key is rewritten, from what it knows (no read).
+  w.write(c, {work(1, "ws02", 3)});
+  w.write(c, {});
+  c.flush();
+  CHECK(tasks_by_node(1) == std::map<std::string, std::vector<std::int64_t>>{{"ws01", {2}}, {"ws02", {3}}});
+  // A stray copy written behind its back is found once it has forgotten.
+  c.out(sys::kSpace, work(1, "ws01", 2));
+  w.forget();
+  w.write(c, {work(1, "ws01", 4)});
+  c.flush();
+  CHECK(tasks_by_node(1) == std::map<std::string, std::vector<std::int64_t>>{{"ws01", {4}}, {"ws02", {3}}});
+  CHECK(tasks_by_node(2) == std::map<std::string, std::vector<std::int64_t>>{{"ws01", {9}}});
+
+  // In the moment between a new record and the old one's discard, readers
+  // find both and keep the one with more tasks.
+  c.out(sys::kSpace, work(1, "ws02", 5));
+  std::map<std::string, sys::JobWork> listed;
+  for (const auto& l : sys::list_jobwork(c, 1)) CHECK(listed.emplace(l.node, l).second);
+  REQUIRE(listed.size() == 2);
+  CHECK(listed.at("ws01").tasks == 4);
+  CHECK(listed.at("ws02").tasks == 5);
+  CHECK(listed.at("ws02").seconds == 2.5);
+  CHECK(sys::list_jobwork(c).size() == 3);  // job 2's ws01 is another record
 }
 
 TEST_CASE("sysspace: list_live_jobs reads the queued and running jobs only, by id") {

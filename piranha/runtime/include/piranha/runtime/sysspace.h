@@ -628,6 +628,9 @@ std::vector<AgentHeartbeat> list_agent_heartbeats(ts::Client& c);
 std::vector<AgentBeat> list_agent_beats(ts::Client& c);
 std::vector<NodeRun> list_running(ts::Client& c);
 std::vector<NodeReason> list_node_reasons(ts::Client& c);
+// A job's (every job's) work records, one per job and node: when a node's
+// record is found twice (its writer, a KeyedSuperseder, writes the new one
+// before it takes the old), the one with more tasks (counts only grow).
 std::vector<JobWork> list_jobwork(ts::Client& c, std::int64_t id);
 std::vector<JobWork> list_jobwork(ts::Client& c);  // every job's
 // In time order (then as written).
@@ -691,6 +694,40 @@ class Superseder {
  private:
   ts::Template tmpl_;
   std::optional<std::vector<ts::Tuple>> known_;
+  std::uint64_t sessions_ = 0;  // the client's reconnects() when known_ was last true
+};
+
+// supersede() for a family of tuples with one tuple per key (a job's
+// ("jobwork", id, node, ...) records, one per node), rewritten in batches
+// by their only writer (the job's reporter). It remembers the tuples it
+// knows the family holds, so a batch of k rewrites is one out_many of the
+// new tuples (waited for) and a posted discard of each old one
+// (ts::Client::discard_posted): k + 1 requests and one wait, where k
+// replace()s cost 2k requests and 2k waits (docs/scale.md, limit 19).
+// Readers may see a key's old and new tuple for a moment, never neither;
+// they keep the newer one (list_jobwork: the one with more tasks). It reads
+// the family whole (one rd_many) when it knows nothing: at its first write,
+// after forget(), and when the client's session was lost since its last
+// write, for a posted discard lost with a session may or may not have
+// happened; the tuples found then beside the new one are discarded too.
+// `key` names a tuple's key; it is called on the tuples of the family only.
+// Errors: those of the client's calls (it then knows nothing, and reads at
+// the next write); a posted discard's error is thrown by a later call on
+// the client: call forget() then. Not thread-safe: one per writer, used
+// with one client.
+class KeyedSuperseder {
+ public:
+  KeyedSuperseder(ts::Template family, std::function<std::string(const ts::Tuple&)> key)
+      : family_(std::move(family)), key_(std::move(key)) {}
+  // Writes `batch`'s tuples (at most one per key), each in place of the
+  // tuples of its key; an empty batch sends nothing.
+  void write(ts::Client& c, const std::vector<ts::Tuple>& batch);
+  void forget() { known_.reset(); }
+
+ private:
+  ts::Template family_;
+  std::function<std::string(const ts::Tuple&)> key_;
+  std::optional<std::map<std::string, std::vector<ts::Tuple>>> known_;
   std::uint64_t sessions_ = 0;  // the client's reconnects() when known_ was last true
 };
 
