@@ -385,13 +385,6 @@ std::vector<LaunchAndRequirement> find_launches(ts::Client& c, const std::vector
   return out;
 }
 
-std::optional<std::string> find_requirement(ts::Client& c, std::int64_t id) {
-  auto t = c.rd(kSpace, jobreq_template(id), 0ms);
-  auto r = t ? JobRequirement::from_tuple(*t) : std::nullopt;
-  if (!r) return std::nullopt;
-  return r->text;
-}
-
 std::optional<double> find_patience(ts::Client& c, std::int64_t id) {
   auto t = c.rd(kSpace, jobpatience_template(id), 0ms);
   auto p = t ? JobPatience::from_tuple(*t) : std::nullopt;

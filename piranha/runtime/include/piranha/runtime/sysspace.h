@@ -572,8 +572,6 @@ std::map<std::int64_t, JobLost> losses_by_job(ts::Client& c);
 
 // Every job's ("jobreq", ...) requirement text, by job id.
 std::map<std::int64_t, std::string> requirements_by_job(ts::Client& c);
-// Job `id`'s requirement text; nullopt when it has none (any node may run it).
-std::optional<std::string> find_requirement(ts::Client& c, std::int64_t id);
 
 // Job `id`'s feeder patience (its ("jobpatience", ...) record); nullopt when
 // it has none (a feeder of an older runtime: kFeederPatience applies).
