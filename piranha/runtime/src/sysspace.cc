@@ -252,9 +252,10 @@ void KeyedSuperseder::write(ts::Client& c, const std::vector<ts::Tuple>& batch) 
   const auto sessions = c.reconnects();
   c.out_many(kSpace, batch);
   for (const auto& t : batch) {
+    // Each old one, even one equal to t (written by a write whose answer
+    // was lost, then read): the new copy stays, and only it.
     auto& olds = (*known)[key_(t)];
-    for (const auto& o : olds)
-      if (o != t) c.discard_posted(kSpace, ts::Template::exactly(o));
+    for (const auto& o : olds) c.discard_posted(kSpace, ts::Template::exactly(o));
     olds = {t};
   }
   // A session lost during the out_many: what its retry left is read next time.

@@ -198,16 +198,23 @@ TEST_CASE(
   c.flush();
   CHECK(tasks_by_node(1) == std::map<std::string, std::vector<std::int64_t>>{{"ws01", {4}}, {"ws02", {3}}});
   CHECK(tasks_by_node(2) == std::map<std::string, std::vector<std::int64_t>>{{"ws01", {9}}});
+  // A write whose answer was lost is made again, read first: the record it
+  // wrote and the one before it both go, and one copy of the new one stays.
+  c.out(sys::kSpace, work(1, "ws02", 6));
+  w.forget();
+  w.write(c, {work(1, "ws02", 6)});
+  c.flush();
+  CHECK(tasks_by_node(1) == std::map<std::string, std::vector<std::int64_t>>{{"ws01", {4}}, {"ws02", {6}}});
 
   // In the moment between a new record and the old one's discard, readers
   // find both and keep the one with more tasks.
-  c.out(sys::kSpace, work(1, "ws02", 5));
+  c.out(sys::kSpace, work(1, "ws02", 7));
   std::map<std::string, sys::JobWork> listed;
   for (const auto& l : sys::list_jobwork(c, 1)) CHECK(listed.emplace(l.node, l).second);
   REQUIRE(listed.size() == 2);
   CHECK(listed.at("ws01").tasks == 4);
-  CHECK(listed.at("ws02").tasks == 5);
-  CHECK(listed.at("ws02").seconds == 2.5);
+  CHECK(listed.at("ws02").tasks == 7);
+  CHECK(listed.at("ws02").seconds == 3.5);
   CHECK(sys::list_jobwork(c).size() == 3);  // job 2's ws01 is another record
 }
 
