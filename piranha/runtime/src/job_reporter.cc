@@ -101,9 +101,10 @@ void JobReporter::run() {
           tally_.retreats() != published_retreats || last || now - published_at >= kHeartbeat) {
         sys::replace(c, sys::jobstat_template(job_.id),
                      tally_.stat(job_.id, put, sys::wall_now()).to_tuple());
-        // The nodes whose count changed, rewritten together: at 10,000
-        // nodes a replace() each was two waits and a quarter of the
-        // server's requests while a job ran (docs/scale.md, limit 19).
+        // The nodes whose count changed, rewritten together (one wait): a
+        // replace() each was two requests and two waits a node, one after
+        // another, so that on a pool of 10,000 this tick grew with the nodes
+        // at work (docs/scale.md, limit 19).
         std::vector<ts::Tuple> changed;
         for (const auto& [node, w] : tally_.per_node()) {
           const auto& before = published_nodes[node];
