@@ -706,7 +706,12 @@ TEST_CASE("agent: a job requiring a label runs only on the labelled node, and on
   // Job 2 needs a tpu no node has: it waits, and `piranha jobs` says why.
   auto job2 = submit("label=tpu", {"sleepy_job", "3", "10"});
   Process* out = nullptr;
-  REQUIRE(wait_until([&] { return job_record(c, 2).has_value(); }));
+  // Marked running by its feeder: its record is not rewritten again, so no
+  // listing falls in the moment it is absent (taken to be rewritten).
+  REQUIRE(wait_until([&] {
+    const auto j = job_record(c, 2);
+    return j && j->state == sys::JobState::Running;
+  }));
   CHECK(run_cli(server, {"jobs"}, &out) == 0);
   CHECK(contains(out->out(), "requires label=tpu; waiting: no node has label=tpu"));
   CHECK(run_cli(server, {"jobs", "--json"}, &out) == 0);
