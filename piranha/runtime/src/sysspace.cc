@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "piranha/base/clock.h"
 #include "piranha/base/input_error.h"
@@ -242,9 +243,9 @@ void Superseder::know(const ts::Client& c, std::vector<ts::Tuple> present) {
 
 void KeyedSuperseder::write(ts::Client& c, const std::vector<ts::Tuple>& batch) {
   if (batch.empty()) return;
-  if (known_ && c.reconnects() != sessions_) known_.reset();
-  auto known = std::move(known_);
-  known_.reset();  // until this write is done: an error leaves it unknown
+  // Taken out until this write is done: an error leaves it unknown.
+  auto known = std::exchange(known_, std::nullopt);
+  if (c.reconnects() != sessions_) known.reset();
   if (!known) {
     known.emplace();
     for (auto& t : c.rd_many(kSpace, family_, kListMax)) (*known)[key_(t)].push_back(std::move(t));
