@@ -320,10 +320,13 @@ int submit(const SubmitArgs& a) {
     job.state = sys::JobState::Queued;
     std::vector<std::string> args(a.command.begin() + 1, a.command.end());
     sys::JobLaunch launch{job.id, *path, args, std::filesystem::current_path().string()};
-    if (!requirement.empty())
-      client->out(sys::kSpace, sys::JobRequirement{job.id, requirement.text()}.to_tuple());
-    client->out(sys::kSpace, launch.to_tuple());
-    client->out(sys::kSpace, job.to_tuple());
+    // In one request, the job's record last: an agent that sees the job can
+    // start it, and no launch record is left without its job (list_jobs).
+    std::vector<ts::Tuple> records;
+    if (!requirement.empty()) records.push_back(sys::JobRequirement{job.id, requirement.text()}.to_tuple());
+    records.push_back(launch.to_tuple());
+    records.push_back(job.to_tuple());
+    client->out_many(sys::kSpace, records);
     client->flush();
   }
 

@@ -107,8 +107,8 @@ sys::JobRecord adopt_or_register(ts::Client& c, const std::string& name, const s
   job.submit_time = sys::wall_now();
   job.state = sys::JobState::Queued;
   sys::JobLaunch launch{job.id, program, args, std::filesystem::current_path().string()};
-  c.out(sys::kSpace, launch.to_tuple());
-  c.out(sys::kSpace, job.to_tuple());
+  // In one request, the job's record last (as piranha submit writes them).
+  c.out_many(sys::kSpace, {launch.to_tuple(), job.to_tuple()});
   c.flush();
   return job;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -92,7 +93,24 @@ std::int64_t next_job_id(ts::Client& c) {
 }
 
 std::vector<JobRecord> list_jobs(ts::Client& c) {
-  return decode_all<JobRecord>(c.rd_many(kSpace, job_template(), kListMax));
+  // The launch records in the same request: one wait.
+  const auto listed = c.rd_many_each(kSpace, {job_template(), launch_template()}, kListMax);
+  auto jobs = decode_all<JobRecord>(listed[0]);
+  std::set<std::int64_t> listed_ids;
+  for (const auto& j : jobs) listed_ids.insert(j.id);
+  const auto deadline = std::chrono::steady_clock::now() + kRewriteWait;
+  for (const auto& t : listed[1]) {
+    const auto launch = JobLaunch::from_tuple(t);
+    if (!launch || !listed_ids.insert(launch->id).second) continue;
+    // Taken to be rewritten: back within a round trip of its taker.
+    const auto left =
+        std::max(std::chrono::steady_clock::duration::zero(), deadline - std::chrono::steady_clock::now());
+    if (const auto back = c.rd(kSpace, job_template(launch->id),
+                               std::chrono::duration_cast<std::chrono::milliseconds>(left)))
+      if (auto j = JobRecord::from_tuple(*back)) jobs.push_back(std::move(*j));
+  }
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return jobs;
 }
 std::vector<JobRecord> list_live_jobs(ts::Client& c) {
   // Both asked at once: one wait for a busy server, not two.

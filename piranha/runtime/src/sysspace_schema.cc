@@ -329,6 +329,10 @@ ts::Template job_template(JobState state) {
   return ts::Template({tag("job"), any(Type::Int), any(Type::String), any(Type::String), any(Type::Double),
                        str(std::string(name(state)))});
 }
+ts::Template launch_template() {
+  return ts::Template(
+      {tag("jobexec"), any(Type::Int), any(Type::String), any(Type::Blob), any(Type::String)});
+}
 ts::Template launch_template(std::int64_t id) {
   return ts::Template({tag("jobexec"), num(id), any(Type::String), any(Type::Blob), any(Type::String)});
 }

@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "piranha/tuplespace/embedded.h"
 
@@ -323,4 +325,51 @@ TEST_CASE("sysspace: node attributes and job requirements round-trip, attributes
   CHECK_FALSE(found[2].requirement);
   CHECK(sys::find_launches(c, {}).empty());
   CHECK(sys::requirements_by_job(c) == std::map<std::int64_t, std::string>{{3, "label=gpu"}});
+}
+
+TEST_CASE("sysspace: list_jobs waits for a record taken to be rewritten, and not for an orphan launch") {
+  using namespace std::chrono_literals;
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const auto record = [](std::int64_t id, sys::JobState state) {
+    return sys::JobRecord{id, "spin", "job." + std::to_string(id), 1.0, state}.to_tuple();
+  };
+  const auto launch = [](std::int64_t id) { return sys::JobLaunch{id, "/bin/spin", {}, "/tmp"}.to_tuple(); };
+  c.out_many(sys::kSpace,
+             {launch(1), record(1, sys::JobState::Queued), launch(2), record(2, sys::JobState::Done)});
+
+  SUBCASE("a record taken under a lease is listed as it is written back") {
+    ts::Client taker(server.endpoint());
+    auto taken = taker.in(sys::kSpace, sys::job_template(1), 1s, 10s);
+    REQUIRE(taken);
+    bool written = false;
+    std::thread back([&] {
+      std::this_thread::sleep_for(300ms);
+      written = taker.complete(taken->lease, sys::kSpace, {record(1, sys::JobState::Running)});
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto jobs = sys::list_jobs(c);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    back.join();
+    CHECK(written);
+    REQUIRE(jobs.size() == 2);
+    CHECK(jobs[0].id == 1);
+    CHECK(jobs[0].state == sys::JobState::Running);
+    CHECK(jobs[1].id == 2);
+    CHECK(waited >= 250ms);
+    CHECK(waited < sys::kRewriteWait);
+  }
+  SUBCASE("a launch record whose job record never comes is waited for once, then left out") {
+    c.out(sys::kSpace, launch(3));
+    c.out(sys::kSpace, launch(4));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto jobs = sys::list_jobs(c);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    REQUIRE(jobs.size() == 2);
+    CHECK(jobs[0].id == 1);
+    CHECK(jobs[1].id == 2);
+    // Both orphans within one wait, not one each.
+    CHECK(waited >= sys::kRewriteWait - 100ms);
+    CHECK(waited < 2 * sys::kRewriteWait);
+  }
 }

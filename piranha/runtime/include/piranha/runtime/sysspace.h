@@ -10,6 +10,7 @@
 // processes on different hosts agree on them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -476,6 +477,7 @@ struct LoanKey {
 ts::Template job_template();
 ts::Template job_template(std::int64_t id);
 ts::Template job_template(JobState state);
+ts::Template launch_template();
 ts::Template launch_template(std::int64_t id);
 ts::Template jobstat_template();
 ts::Template jobstat_template(std::int64_t id);
@@ -609,6 +611,15 @@ inline constexpr std::size_t kListMax = 100'000;
 
 // Every tuple of a shape now in the system space, decoded; stray tuples of
 // another shape are skipped.
+//
+// list_jobs: every job's record, in id order, including one taken this
+// moment to be rewritten (set_job_state, hold_job, cancel: a take and a
+// write, in between which no listing has it). A job whose launch record
+// ("jobexec", written with or before its record, removed before it) is
+// there but whose record is not is waited for, up to kRewriteWait in all,
+// with a blocking rd; one that does not come back (a registration that died
+// between the two writes, before they were written together) is left out.
+inline constexpr std::chrono::milliseconds kRewriteWait{2000};
 std::vector<JobRecord> list_jobs(ts::Client& c);
 // The queued and running jobs only, by id: the read does not grow with the
 // finished jobs kept for retention.
