@@ -11,7 +11,9 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
+#include "node_kinds.h"
 #include "piranha/nps/campus_sim.h"
 #include "piranha/nps/node_types.h"
 #include "piranha/nps/tick_timer.h"
@@ -350,8 +352,8 @@ class Shell {
     if (hosts.empty()) hosts.push_back("");
     schedulers_.clear();
     evaluators_.clear();
-    monitors_.clear();
-    local_.clear();
+    monitor_groups_.clear();
+    local_groups_.clear();
     for (const auto& h : hosts) {
       trellis::FiberOptions fo;
       fo.host = h;
@@ -361,8 +363,8 @@ class Shell {
         if (n.name == enabler_) enabler_host_ = trellises_.back().get();
         if (n.type == "scheduler") schedulers_.push_back({trellises_.back().get(), n.name});
         if (n.type == "evaluator") evaluators_.push_back({trellises_.back().get(), n.name});
-        if (n.type == "monitor") monitors_.push_back({trellises_.back().get(), n.name});
-        local_.push_back({trellises_.back().get(), n.name});
+        if (n.type == "monitor") add_to(monitor_groups_, trellises_.back().get(), n.name);
+        add_to(local_groups_, trellises_.back().get(), n.name);
       }
     }
     if (!enabler_host_) enabler_.clear();  // another host ticks
@@ -373,41 +375,53 @@ class Shell {
   // 0 assigned and the monitors predict, and its idle nodes serving the loans it trusts.
   void lend() {
     if (built_nodes_.empty() && !program_) return;
-    std::map<std::string, bool> own;
+    // Every node's facts in the pool's order, read in bulk: at 10,000 nodes
+    // a state read and a map entry per node cost a sixth of the NPS's CPU
+    // (docs/scale.md, limit 20).
+    const std::vector<std::string> nodes = pool_.node_names();
+    const std::size_t n = nodes.size();
+    std::unordered_map<std::string_view, std::size_t> at;
+    at.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) at.emplace(nodes[i], i);
+    std::unique_ptr<bool[]> own_of(new bool[n]()), available(new bool[n]());
+    std::vector<bool> own_v(n), available_v(n);
     for (const auto& [t, name] : schedulers_) {
       const Value s = t->state(name);
       if (int_of(s, "id") != 0 || !s["assignments"].is_map()) continue;
-      for (const auto& [node, job] : s["assignments"].as_map()) own[node] = job.is_int();
+      for (const auto& [node, job] : s["assignments"].as_map())
+        if (const auto i = at.find(node); i != at.end()) own_of[i->second] = job.is_int();
     }
-    std::map<std::string, double> fraction;
     // The monitors' states only: a node's owner node has none to give (the
     // standard program has one of each per workstation).
-    for (const auto& [t, name] : monitors_) {
-      const Value s = t->state(name);
-      if (s["node"].is_string() && s["fraction"].is_number())
-        fraction[s["node"].as_string()] = s["fraction"].as_number();
-    }
-    const std::vector<std::string> nodes = pool_.node_names();
-    const std::size_t n = nodes.size();
-    std::unique_ptr<bool[]> own_of(new bool[n]), available(new bool[n]);
-    std::vector<bool> own_v(n), available_v(n);
     std::vector<double> fraction_v(n);
+    std::vector<bool> has_fraction(n);
+    for (const auto& g : monitor_groups_)
+      for (const Value& s : g.trellis->states(g.names)) {
+        const Value& node = s.get("node", MonitorFields::kNode);
+        const Value& f = s.get("fraction", MonitorFields::kFraction);
+        if (!node.is_string() || !f.is_number()) continue;
+        if (const auto i = at.find(node.as_string()); i != at.end()) {
+          fraction_v[i->second] = f.as_number();
+          has_fraction[i->second] = true;
+        }
+      }
     std::vector<std::optional<LentJob>> serving(n);
     // What each node offers jobs' requirements: for the state, only nodes whose agent is up (a
     // job only down nodes satisfy is stranded, as `piranha jobs` says it waits).
     std::vector<std::optional<sched::NodeAttributes>> offers(n);
     std::vector<sched::NodeAttributes> offers_now(n);
+    NodeStatus st;  // reused: its strings keep their storage
     for (std::size_t i = 0; i < n; ++i) {
-      const auto st = pool_.node(nodes[i]);
-      if (st && st->attributes) {
-        offers_now[i] = *st->attributes;
-        if (st->state != "down") offers[i] = st->attributes;
+      const bool known = pool_.node_into(nodes[i], st);
+      if (known && st.attributes) {
+        offers_now[i] = *st.attributes;
+        if (st.state != "down") offers[i] = st.attributes;
       }
-      available_v[i] = available[i] = st && st->available;
-      own_v[i] = own_of[i] = own.count(nodes[i]) && own[nodes[i]];
-      const auto f = fraction.find(nodes[i]);
-      fraction_v[i] = f != fraction.end() ? f->second : (available[i] ? 1.0 : 0.0);
-      if (const auto w = lent_.find(nodes[i]); w != lent_.end()) serving[i] = w->second;
+      available_v[i] = available[i] = known && st.available;
+      own_v[i] = own_of[i];
+      if (!has_fraction[i]) fraction_v[i] = available[i] ? 1.0 : 0.0;
+      if (!lent_.empty())
+        if (const auto w = lent_.find(nodes[i]); w != lent_.end()) serving[i] = w->second;
     }
     const double now = sys::wall_now();
     const sched::SubnetState state = subnet_state(pool_.jobs(), available_v, own_v, fraction_v, offers);
@@ -436,7 +450,10 @@ class Shell {
   void publish_states() {
     if (!o_.on_states) return;
     std::vector<Value> states;
-    for (const auto& [t, name] : local_) states.push_back(t->state(name));
+    for (const auto& g : local_groups_) {
+      auto some = g.trellis->states(g.names);
+      states.insert(states.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
+    }
     o_.on_states(sys::wall_now(), states);
   }
 
@@ -488,7 +505,19 @@ class Shell {
   std::vector<std::unique_ptr<trellis::FiberTrellis>> trellises_;
   trellis::FiberTrellis* enabler_host_ = nullptr;
   std::string enabler_;
-  std::vector<std::pair<trellis::FiberTrellis*, std::string>> schedulers_, evaluators_, monitors_, local_;
+  std::vector<std::pair<trellis::FiberTrellis*, std::string>> schedulers_, evaluators_;
+  // Nodes by the trellis that runs them, in program order, for reading
+  // their states together (FiberTrellis::states): the monitors, and every
+  // local node.
+  struct Group {
+    trellis::FiberTrellis* trellis;
+    std::vector<std::string> names;
+  };
+  static void add_to(std::vector<Group>& groups, trellis::FiberTrellis* t, const std::string& name) {
+    if (groups.empty() || groups.back().trellis != t) groups.push_back({t, {}});
+    groups.back().names.push_back(name);
+  }
+  std::vector<Group> monitor_groups_, local_groups_;
   Value last_switch_;
   std::map<std::string, Value> last_;
   std::map<std::string, std::optional<LentJob>> lent_;  // each node's ("lent", ...) as written

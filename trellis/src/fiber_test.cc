@@ -8,7 +8,10 @@
 
 #include <atomic>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "piranha/trellis/fiber_trellis.h"
 #include "piranha/trellis/standard_types.h"
@@ -77,6 +80,15 @@ TEST_CASE("FiberTrellis: a probe propagates to the top and a command reaches the
   t.command("bus", 10);
   CHECK(eventually([&] { return t.state("top") == Value(30); }));
   CHECK(t.state("a") == Value(10));
+  // Several states read together, in the order asked.
+  const std::vector<std::string> some = {"top", "a", "mid2"};
+  const auto together = t.states(some);
+  REQUIRE(together.size() == 3);
+  CHECK(together[0] == Value(30));
+  CHECK(together[1] == Value(10));
+  CHECK(together[2] == Value(10));
+  const std::vector<std::string> unknown = {"a", "nowhere"};
+  CHECK_THROWS_AS(t.states(unknown), std::out_of_range);
   Report r = t.report();
   REQUIRE(r.nodes.size() == 7);
   CHECK(r.nodes[0].name == "top");

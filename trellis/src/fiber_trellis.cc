@@ -325,6 +325,17 @@ Value FiberTrellis::state(std::string_view node) const {
   return impl_->snapshot[static_cast<std::size_t>(i)];
 }
 
+std::vector<Value> FiberTrellis::states(std::span<const std::string> nodes) const {
+  std::vector<int> at;
+  at.reserve(nodes.size());
+  for (const auto& n : nodes) at.push_back(impl_->core->local_index(n));
+  std::vector<Value> out;
+  out.reserve(at.size());
+  std::lock_guard<std::mutex> lock(impl_->snapshot_mutex);
+  for (int i : at) out.push_back(impl_->snapshot[static_cast<std::size_t>(i)]);
+  return out;
+}
+
 Report FiberTrellis::report() const {
   if (impl_->stopped) return impl_->make_report();
   std::promise<Report> answer;

@@ -34,8 +34,10 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "piranha/trellis/node.h"
 #include "piranha/trellis/program.h"
@@ -88,6 +90,12 @@ class FiberTrellis {
 
   // The latest state of a local node. Thread-safe.
   Value state(std::string_view node) const;
+  // The latest states of local nodes `nodes`, in their order, read together
+  // (one lock, not one per node: a shell that reads every monitor of a
+  // large pool each second would otherwise take the lock the trellis thread
+  // needs as often). Thread-safe. Throws std::out_of_range, as state() does,
+  // for a node that is not local; then nothing is read.
+  std::vector<Value> states(std::span<const std::string> nodes) const;
   // Figures so far: local nodes, links, misses. Thread-safe.
   Report report() const;
   // The link to `host` (Up for this host itself). Thread-safe.
