@@ -375,8 +375,8 @@ class Shell {
   // 0 assigned and the monitors predict, and its idle nodes serving the loans it trusts.
   void lend() {
     if (built_nodes_.empty() && !program_) return;
-    // Every node's facts in the pool's order, read in bulk: at 10,000 nodes
-    // a state read and a map entry per node cost a sixth of the NPS's CPU
+    // Every node's facts in the pool's order, read in bulk: one lock for
+    // the monitors' states, not one each, and no map of names per field
     // (docs/scale.md, limit 20).
     const std::vector<std::string> nodes = pool_.node_names();
     const std::size_t n = nodes.size();

@@ -121,8 +121,9 @@ struct LiveState {
   double time = 0;                 // the snapshot's
   std::vector<std::string> order;  // node names, in the order first seen
   // Every node of `order`, hashed (NameHash, pool.h: found by a view of a
-  // name without a copy): each monitor finds its node at every tick, and a tree of 10,000 names that share
-  // their first letters cost a tenth of the NPS's CPU in string compares (docs/scale.md, limit 21).
+  // name without a copy): each monitor finds its node at every tick, where
+  // a tree of 10,000 names sharing their first letters compared names 14
+  // times (docs/scale.md, limit 21).
   std::unordered_map<std::string, LiveNode, NameHash, std::equal_to<>> nodes;
   std::vector<JobInfo> jobs;                         // the live jobs, in (arrival, id) order
   std::map<JobId, sys::JobRecord> live_records;      // their records, as last seen
