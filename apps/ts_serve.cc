@@ -178,6 +178,11 @@ void add_ts_serve(CLI::App& ts) {
                   "drop a client (and return its leases) after this much silence")
       ->capture_default_str()
       ->check(CLI::Range(1, 3'600'000));
+  cmd->add_option("--io-threads", o->io_threads,
+                  "ZeroMQ I/O threads reading and writing the connections (the server's busiest thread at "
+                  "thousands of agents; docs/scale.md, limit 22)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--data", o->data_dir,
                   "durable: recover the tuples from DIR (created when missing) and log every change there "
                   "before replying (docs/durability.md); without it everything stays in memory")

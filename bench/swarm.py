@@ -219,7 +219,8 @@ class Run:
             hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         server = self.start("server", [self.piranha, "ts", "serve", "--bind", self.ep, "--quiet",
-                                       "--heartbeat-ms", str(a.server_heartbeat_ms)],
+                                       "--heartbeat-ms", str(a.server_heartbeat_ms),
+                                       "--io-threads", str(a.server_io_threads)],
                             preexec_fn=raise_nofile)
         ticks = os.path.join(self.work, "ticks.json")
         nps = self.start("nps", [self.piranha, "nps", "run", "--server", self.ep, "--period", "1",
@@ -403,6 +404,8 @@ def main():
     p.add_argument("--real", type=int, default=2, help="real agents with real spin piranhas (default 2)")
     p.add_argument("--server-heartbeat-ms", type=int, default=0,
                    help="the server's --heartbeat-ms (default 0: none, as docs/scale.md advises for large pools)")
+    p.add_argument("--server-io-threads", type=int, default=1,
+                   help="the server's --io-threads (default 1; docs/scale.md, limit 22, measured 2)")
     p.add_argument("--swarm-priority", choices=("idle", "normal"), default="idle",
                    help="the swarm processes' scheduling: idle (SCHED_IDLE, the default: they take only the "
                         "cycles the server and the NPS leave, as agents on their own machines would) or normal")
@@ -455,7 +458,8 @@ def main():
     if a.json:
         date = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(started))
         print(json.dumps({"benchmark": "swarm", "cores": os.cpu_count(), "date": date,
-                          "swarm_priority": a.swarm_priority, "aligned": a.aligned, "runs": runs}, indent=1))
+                          "swarm_priority": a.swarm_priority, "aligned": a.aligned,
+                          "server_io_threads": a.server_io_threads, "runs": runs}, indent=1))
     else:
         cols = [("nodes", "nodes"), ("nps_tick_ms_p50", "tick p50 ms"), ("nps_tick_ms_p99", "tick p99 ms"),
                 ("obey_latency_ms_p99", "obey p99 ms"), ("job_spread_s", "spread s"),

@@ -64,8 +64,8 @@ TEST_CASE("piranha --help and piranha ts serve --help exit 0 and describe the op
 
   Process serve({bin("piranha"), "ts", "serve", "--help"});
   CHECK(run_piranha(serve) == 0);
-  for (const char* option : {"--bind", "--max-message", "--heartbeat-ms", "--heartbeat-timeout-ms", "--quiet",
-                             "--key", "--auth", "--insecure"}) {
+  for (const char* option : {"--bind", "--max-message", "--heartbeat-ms", "--heartbeat-timeout-ms",
+                             "--io-threads", "--quiet", "--key", "--auth", "--insecure"}) {
     INFO(option);
     CHECK(serve.out().find(option) != std::string::npos);
   }
@@ -136,6 +136,7 @@ TEST_CASE("an unknown option exits nonzero with a message naming it") {
   // Numeric options are named in their errors.
   for (auto argv : std::vector<std::vector<std::string>>{{"ts", "serve", "--heartbeat-timeout-ms", "-5"},
                                                          {"ts", "serve", "--heartbeat-ms", "-1"},
+                                                         {"ts", "serve", "--io-threads", "0"},
                                                          {"agent", "--cores", "0"},
                                                          {"agent", "--time-scale", "-1"}}) {
     std::string option = argv[argv.size() - 2];

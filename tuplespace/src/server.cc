@@ -98,13 +98,22 @@ std::vector<zmq::message_t> recv_all(zmq::socket_t& socket) {
   return parts;
 }
 
+// ServerOptions::io_threads, checked before a context is made with it.
+int io_threads_of(const ServerOptions& o) {
+  if (o.io_threads < 1 || o.io_threads > 64)
+    throw std::invalid_argument("io_threads must be 1 to 64, not " + std::to_string(o.io_threads));
+  return o.io_threads;
+}
+
 }  // namespace
 
 struct Server::Impl {
   ServerOptions opt;
   // With CURVE the server has a context of its own: a context has one ZAP
-  // endpoint, and this server's handler must be the one it reaches.
+  // endpoint, and this server's handler must be the one it reaches. So has
+  // a server with more than one I/O thread (the default context has one).
   std::unique_ptr<zmq::context_t> own_context;
+  bool curve = false;  // CURVE: every session authenticated, its identity its key's name
   zmq::context_t& context;
   zmq::socket_t router;
   zmq::socket_t monitor;
@@ -176,11 +185,14 @@ struct Server::Impl {
 
   explicit Impl(ServerOptions o)
       : opt(std::move(o)),
-        own_context(opt.curve_secret_key.empty() ? nullptr : std::make_unique<zmq::context_t>(1)),
+        own_context(opt.curve_secret_key.empty() && io_threads_of(opt) == 1
+                        ? nullptr
+                        : std::make_unique<zmq::context_t>(opt.io_threads)),
+        curve(!opt.curve_secret_key.empty()),
         context(own_context ? *own_context : default_context()),
         router(context, zmq::socket_type::router),
         monitor(context, zmq::socket_type::pair) {
-    if (own_context) admit_curve_clients();
+    if (curve) admit_curve_clients();
     if (!opt.data_dir.empty()) {
       durable = std::make_unique<DurableLog>(DurableLogOptions{.dir = opt.data_dir,
                                                                .fsync = opt.fsync,
@@ -219,8 +231,9 @@ struct Server::Impl {
     for (const auto& ep : opt.bind) {
       if (own_context && ep.rfind("inproc://", 0) == 0) {
         ::close(stop_fd);
-        throw std::runtime_error("cannot bind " + ep +
-                                 ": a server with CURVE keys has no inproc:// endpoints");
+        throw std::runtime_error("cannot bind " + ep + ": a server with " +
+                                 (opt.curve_secret_key.empty() ? "more than one I/O thread" : "CURVE keys") +
+                                 " has no inproc:// endpoints");
       }
       try {
         router.bind(ep);
@@ -461,10 +474,9 @@ struct Server::Impl {
       if (kind == ZMQ_EVENT_DISCONNECTED) drop_fd(static_cast<int>(value));
       // A refused key is logged by the ZAP handler; these never reach it.
       if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
-        log_refusal(own_context
-                        ? "refused a client without a CURVE key (this server admits only listed keys)"
-                        : "refused a client with a CURVE key (this server has none: start it with --key)");
-      else if (own_context &&
+        log_refusal(curve ? "refused a client without a CURVE key (this server admits only listed keys)"
+                          : "refused a client with a CURVE key (this server has none: start it with --key)");
+      else if (curve &&
                (kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL))
         log_refusal(
             "a client's handshake failed (a client without a CURVE key, or without this server's public "
@@ -484,13 +496,13 @@ struct Server::Impl {
   // server has none.
   AccessVerdict verdict_on(const Session& session, const Request& r) {
     if (r.op == Op::Hello) {
-      if (!own_context || !r.served_first || !opt.access || opt.access->served_first(session.identity))
+      if (!curve || !r.served_first || !opt.access || opt.access->served_first(session.identity))
         return AccessVerdict::allow();
       return AccessVerdict::refuse("key \"" + session.identity +
                                    "\" may not ask to be served first (a hello's served_first): that needs "
                                    "a role the server's policy grants it to (docs/security.md)");
     }
-    if (!own_context) return AccessVerdict::allow();
+    if (!curve) return AccessVerdict::allow();
     if (session.identity.empty()) return AccessVerdict::refuse("this session has no identity");
     if (!opt.access) return AccessVerdict::allow();
     AccessQuery q{session.identity, r, {}};
@@ -710,7 +722,7 @@ struct Server::Impl {
       // inproc peers have none (-1).
       int fd = zmq_msg_get(body.handle(), ZMQ_SRCFD);
       // CURVE: the name the ZAP handler admitted the connection under.
-      const char* user = own_context ? zmq_msg_gets(body.handle(), "User-Id") : nullptr;
+      const char* user = curve ? zmq_msg_gets(body.handle(), "User-Id") : nullptr;
       if (body.more()) {
         zmq::message_t extra;
         while (body.more() && router.recv(extra, zmq::recv_flags::dontwait)) body.swap(extra);
@@ -760,9 +772,9 @@ struct Server::Impl {
   void run() {
     const int router_fd = router.get(zmq::sockopt::fd);
     const int monitor_fd = monitor.get(zmq::sockopt::fd);
-    // The ZAP handler's socket exists only with a context of our own (an
-    // authenticating server); its ZMQ_FD, too, signals only a change.
-    const bool authenticating = own_context != nullptr;
+    // The ZAP handler's socket exists only on an authenticating (CURVE)
+    // server; its ZMQ_FD, too, signals only a change.
+    const bool authenticating = curve;
     const int zap_fd = authenticating ? zap.get(zmq::sockopt::fd) : -1;
     // A ZMQ_FD signals a message only once its socket has been read to the
     // end (libzmq's reader then waits for a signal).

@@ -44,7 +44,8 @@
 // has an identity, the name its key is listed under, and an AccessPolicy
 // (access.h) decides each of its requests (docs/security.md). Such a server
 // has a ZeroMQ context of its own (one context has one ZAP handler), so it
-// cannot bind inproc:// endpoints.
+// cannot bind inproc:// endpoints; so has a server with more than one I/O
+// thread (ServerOptions::io_threads).
 #pragma once
 
 #include <cstddef>
@@ -80,6 +81,15 @@ struct ServerOptions {
   // the server with 0 (docs/scale.md).
   int heartbeat_interval_ms = 1000;
   int heartbeat_timeout_ms = 5000;
+  // ZeroMQ I/O threads for the server's connections (1 to 64): they read
+  // and write the sockets, the server's own thread serves the requests.
+  // 1 shares the process's default_context(); more gives the server a
+  // context of its own (as CURVE does: no inproc:// endpoints then). With
+  // thousands of connections one I/O thread is the server's busiest thread,
+  // and a burst of events to every agent delays the requests read behind
+  // it; on a machine whose cores are all busy a second one did not help
+  // (docs/scale.md, limit 22).
+  int io_threads = 1;
   // Durability: empty keeps everything in memory; else the data directory.
   std::string data_dir;
   FsyncPolicy fsync = FsyncPolicy::Always;
@@ -128,9 +138,10 @@ class Server {
   // Recovers from data_dir when set, then binds every endpoint. Throws
   // std::runtime_error naming the endpoint when one cannot be bound, and the
   // file and offset when the data directory cannot be used;
-  // std::invalid_argument for a malformed key or client list. Without CURVE
-  // it uses default_context(), so inproc endpoints are reachable by clients
-  // of this process.
+  // std::invalid_argument for a malformed key or client list, or io_threads
+  // out of range. Without CURVE and with one I/O thread it uses
+  // default_context(), so inproc endpoints are reachable by clients of this
+  // process.
   explicit Server(ServerOptions options);
   ~Server();
   Server(const Server&) = delete;
