@@ -10,7 +10,9 @@
 # existing if it is there from the root or, for a header, under some module's
 # include/ (piranha/runtime/job.h); a word with "..." or "<" in it is a
 # pattern, not a path. Markdown links to files (architecture.md's
-# (protocol.md)) are checked from the document's own folder.
+# (protocol.md)) are checked from the document's own folder, and a link's
+# #anchor against the headings of the document it names, as GitHub makes
+# their anchors (scale.md's links into performance-history.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -37,6 +39,30 @@ exists() {
   return 1
 }
 
+# The anchors GitHub gives a document's headings (outside code blocks): the
+# text lowercased, every character but letters, digits, spaces, "-" and "_"
+# dropped (an en dash too), spaces made "-", and a repeated one numbered.
+anchors_of() {
+  python3 - "$1" <<'PY'
+import re, sys
+seen = {}
+fenced = False
+for line in open(sys.argv[1], encoding="utf-8"):
+    if line.startswith("```"):
+        fenced = not fenced
+        continue
+    m = None if fenced else re.match(r"#{1,6} +(.*?) *#* *$", line.rstrip("\n"))
+    if not m:
+        continue
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1))  # a link's words
+    slug = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+    n = seen.get(slug, 0)
+    seen[slug] = n + 1
+    print(slug if n == 0 else f"{slug}-{n}")
+PY
+}
+declare -A anchors  # file -> its anchors, one a line
+
 missing=0
 for doc in "$@"; do
   [[ -f $doc ]] || { echo "check-doc-paths.sh: no such file: $doc" >&2; exit 2; }
@@ -55,10 +81,22 @@ for doc in "$@"; do
   # Markdown links to files, from the document's folder.
   while IFS=: read -r line target; do
     target=${target#](}
+    anchor=
+    [[ $target == *#* ]] && anchor=${target#*#}
     target=${target%%#*}
-    [[ -z $target || $target == *:* ]] && continue
-    if [[ ! -e $dir/$target ]]; then
-      echo "$doc:$line: link to $target: $dir/$target does not exist"
+    [[ $target == *:* ]] && continue
+    file=$dir/$target
+    [[ -z $target ]] && file=$doc
+    if [[ ! -e $file ]]; then
+      echo "$doc:$line: link to $target: $file does not exist"
+      missing=$((missing + 1))
+      continue
+    fi
+    # An anchor in a Markdown document: one of its headings'.
+    [[ -z $anchor || $file != *.md ]] && continue
+    [[ -v anchors[$file] ]] || anchors[$file]=$(anchors_of "$file")
+    if ! grep -qxF -- "$anchor" <<<"${anchors[$file]}"; then
+      echo "$doc:$line: link to ${target:-this document}#$anchor: no such heading in $file"
       missing=$((missing + 1))
     fi
   done < <(grep -noE '\]\([^) ]+' "$doc")
