@@ -185,7 +185,7 @@ struct Server::Impl {
 
   explicit Impl(ServerOptions o)
       : opt(std::move(o)),
-        own_context(opt.curve_secret_key.empty() && io_threads_of(opt) == 1
+        own_context(io_threads_of(opt) == 1 && opt.curve_secret_key.empty()
                         ? nullptr
                         : std::make_unique<zmq::context_t>(opt.io_threads)),
         curve(!opt.curve_secret_key.empty()),

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "piranha/tuplespace/client.h"
+#include "piranha/tuplespace/curve.h"
 #include "piranha/tuplespace/server.h"
 
 using namespace piranha::ts;
@@ -69,14 +70,15 @@ TEST_CASE("a server with three I/O threads starts them in a context of its own a
       // and the writer takes it back: requests, replies and events.
       Client watcher(server.endpoints().front());
       Client writer(server.endpoints().front());
-      const WatchId w = watcher.watch("s", Template({Field::of(Value(std::string("x"))), Field::formal(Type::Int)}));
+      const WatchId w =
+          watcher.watch("s", Template({Field::of(Value(std::string("x"))), Field::formal(Type::Int)}));
       writer.out("s", Tuple::of(std::string("x"), std::int64_t{7}));
       const auto e = watcher.next_event(5000ms);
       REQUIRE(e.has_value());
       CHECK(e->watch == w);
       CHECK(e->tuple == Tuple::of(std::string("x"), std::int64_t{7}));
-      const auto taken = writer.in("s", Template({Field::of(Value(std::string("x"))), Field::formal(Type::Int)}),
-                                   1000ms);
+      const auto taken =
+          writer.in("s", Template({Field::of(Value(std::string("x"))), Field::formal(Type::Int)}), 1000ms);
       REQUIRE(taken.has_value());
       CHECK(taken->tuple == Tuple::of(std::string("x"), std::int64_t{7}));
     }
@@ -88,7 +90,8 @@ TEST_CASE("a server with three I/O threads starts them in a context of its own a
   CHECK(zmq_io_threads() == with_server - 3);
 }
 
-TEST_CASE("a server with more than one I/O thread binds no inproc endpoint, and 0 or 65 threads are refused") {
+TEST_CASE(
+    "a server with more than one I/O thread binds no inproc endpoint, and 0 or 65 threads are refused") {
   ServerOptions o;
   o.io_threads = 2;
   o.bind = {"inproc://io-threads-test"};
@@ -102,6 +105,12 @@ TEST_CASE("a server with more than one I/O thread binds no inproc endpoint, and 
     INFO(why);
     CHECK(why.find("io_threads must be 1 to 64, not " + std::to_string(n)) != std::string::npos);
   }
+  // Checked with CURVE too, whose server always has a context of its own.
+  o.curve_secret_key = new_curve_key_pair().secret_key;
+  o.io_threads = 0;
+  CHECK(construction_error([&] { Server x(o); }).find("io_threads must be 1 to 64, not 0") !=
+        std::string::npos);
+  o.curve_secret_key.clear();
   // One thread: the process's default context, where inproc:// is reachable.
   o.io_threads = 1;
   o.bind = {"inproc://io-threads-test-one"};
