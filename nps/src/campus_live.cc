@@ -249,6 +249,10 @@ struct SubnetLink {
   std::unique_ptr<ts::Client> client;
   ts::ClientOptions options;  // its keys: options.curve.server_key is the server's public key
   bool was_reached = true;    // for logging changes only
+  // The live jobs the last reading found: one of them whose record is out
+  // for a rewrite as the next reading lists the jobs is waited for, not
+  // taken for ended (which would withdraw its loans for a round).
+  std::set<sched::JobId> live;
 };
 
 // The campus's keys for subnet `s`: its own $PIRANHA_KEY, and the subnet's server_key or else
@@ -281,8 +285,13 @@ SubnetReading read_subnet(SubnetLink& link, const LiveSubnet& s) {
   for (const auto& t : c.rd_many(sys::kSpace, sys::subnet_template(), 16))
     if (auto rep = sys::SubnetReport::from_tuple(t); rep && (!r.report || rep->time > r.report->time))
       r.report = rep;
-  for (const auto& j : sys::list_live_jobs(c))
-    if (auto l = sys::find_launch(c, j.id)) r.launches[j.id] = *l;
+  std::vector<std::int64_t> ids;
+  for (const auto& j : sys::list_live_jobs(c, link.live)) ids.push_back(j.id);
+  // Their launch records all asked together: one wait.
+  const auto found = sys::find_launches(c, ids);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (found[i].launch) r.launches[ids[i]] = *found[i].launch;
+  link.live = std::set<sched::JobId>(ids.begin(), ids.end());
   for (const auto& t : c.rd_many(sys::kSpace, sys::agentkey_template(), 100'000))
     if (auto k = sys::AgentKey::from_tuple(t); k && ts::is_z85_key(k->public_key))
       r.agent_keys[k->node] = k->public_key;

@@ -92,6 +92,21 @@ std::int64_t next_job_id(ts::Client& c) {
   return next;
 }
 
+namespace {
+
+// Job `id`'s record, waited for with a blocking rd until `deadline`: one
+// taken to be rewritten is back within a round trip of its taker.
+std::optional<JobRecord> record_by(ts::Client& c, std::int64_t id,
+                                   std::chrono::steady_clock::time_point deadline) {
+  const auto left =
+      std::max(std::chrono::steady_clock::duration::zero(), deadline - std::chrono::steady_clock::now());
+  const auto back =
+      c.rd(kSpace, job_template(id), std::chrono::duration_cast<std::chrono::milliseconds>(left));
+  return back ? JobRecord::from_tuple(*back) : std::nullopt;
+}
+
+}  // namespace
+
 std::vector<JobRecord> list_jobs(ts::Client& c) {
   // The launch records in the same request: one wait.
   const auto listed = c.rd_many_each(kSpace, {job_template(), launch_template()}, kListMax);
@@ -102,12 +117,7 @@ std::vector<JobRecord> list_jobs(ts::Client& c) {
   for (const auto& t : listed[1]) {
     const auto launch = JobLaunch::from_tuple(t);
     if (!launch || !listed_ids.insert(launch->id).second) continue;
-    // Taken to be rewritten: back within a round trip of its taker.
-    const auto left =
-        std::max(std::chrono::steady_clock::duration::zero(), deadline - std::chrono::steady_clock::now());
-    if (const auto back = c.rd(kSpace, job_template(launch->id),
-                               std::chrono::duration_cast<std::chrono::milliseconds>(left)))
-      if (auto j = JobRecord::from_tuple(*back)) jobs.push_back(std::move(*j));
+    if (auto j = record_by(c, launch->id, deadline)) jobs.push_back(std::move(*j));
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return jobs;
@@ -120,6 +130,24 @@ std::vector<JobRecord> list_live_jobs(ts::Client& c) {
   auto running = decode_all<JobRecord>(listed[1]);
   jobs.insert(jobs.end(), running.begin(), running.end());
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return jobs;
+}
+std::vector<JobRecord> list_live_jobs(ts::Client& c, const std::set<std::int64_t>& known) {
+  auto jobs = list_live_jobs(c);
+  std::set<std::int64_t> listed;
+  for (const auto& j : jobs) listed.insert(j.id);
+  const auto deadline = std::chrono::steady_clock::now() + kRewriteWait;
+  bool added = false;
+  for (std::int64_t id : known) {
+    if (listed.contains(id)) continue;
+    // An ended job's record is there at once.
+    if (auto j = record_by(c, id, deadline); j && is_live(j->state)) {
+      jobs.push_back(std::move(*j));
+      added = true;
+    }
+  }
+  if (added)
+    std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return jobs;
 }
 std::vector<JobStat> list_jobstats(ts::Client& c) {

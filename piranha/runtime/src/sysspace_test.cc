@@ -373,3 +373,53 @@ TEST_CASE("sysspace: list_jobs waits for a record taken to be rewritten, and not
     CHECK(waited < 2 * sys::kRewriteWait);
   }
 }
+
+TEST_CASE("sysspace: list_live_jobs with the jobs known live waits for one out for a rewrite") {
+  using namespace std::chrono_literals;
+  ts::EmbeddedServer server;
+  ts::Client c(server.endpoint());
+  const auto record = [](std::int64_t id, sys::JobState state) {
+    return sys::JobRecord{id, "spin", "job." + std::to_string(id), 1.0, state}.to_tuple();
+  };
+  c.out_many(sys::kSpace, {record(1, sys::JobState::Queued), record(2, sys::JobState::Running),
+                           record(3, sys::JobState::Done), record(5, sys::JobState::Queued)});
+
+  SUBCASE("one taken under a lease is listed as it is written back; one that ended is left out at once") {
+    ts::Client taker(server.endpoint());
+    auto taken = taker.in(sys::kSpace, sys::job_template(1), 1s, 10s);
+    REQUIRE(taken);
+    // Without the known jobs, the listing misses it.
+    const auto plain = sys::list_live_jobs(c);
+    REQUIRE(plain.size() == 2);
+    CHECK(plain[0].id == 2);
+    CHECK(plain[1].id == 5);
+    bool written = false;
+    std::thread back([&] {
+      std::this_thread::sleep_for(300ms);
+      written = taker.complete(taken->lease, sys::kSpace, {record(1, sys::JobState::Running)});
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto jobs = sys::list_live_jobs(c, {1, 2, 3});
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    back.join();
+    CHECK(written);
+    REQUIRE(jobs.size() == 3);
+    CHECK(jobs[0].id == 1);
+    CHECK(jobs[0].state == sys::JobState::Running);
+    CHECK(jobs[1].id == 2);
+    CHECK(jobs[2].id == 5);
+    CHECK(waited >= 250ms);
+    CHECK(waited < sys::kRewriteWait);
+  }
+  SUBCASE("known jobs whose records never come back are waited for once, then left out") {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto jobs = sys::list_live_jobs(c, {7, 8, 3});
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    REQUIRE(jobs.size() == 3);
+    CHECK(jobs[0].id == 1);
+    CHECK(jobs[1].id == 2);
+    CHECK(jobs[2].id == 5);
+    CHECK(waited >= sys::kRewriteWait - 100ms);
+    CHECK(waited < 2 * sys::kRewriteWait);
+  }
+}

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -622,8 +623,17 @@ inline constexpr std::size_t kListMax = 100'000;
 inline constexpr std::chrono::milliseconds kRewriteWait{2000};
 std::vector<JobRecord> list_jobs(ts::Client& c);
 // The queued and running jobs only, by id: the read does not grow with the
-// finished jobs kept for retention.
+// finished jobs kept for retention. A job whose record is out for a rewrite
+// this moment is missing from it.
 std::vector<JobRecord> list_live_jobs(ts::Client& c);
+// The same, and of `known` (the jobs a caller's last listing found live)
+// each one missing now is looked for again with a blocking rd, up to
+// kRewriteWait in all: listed as its record says once it is back if still
+// live; left out when its record is back and no longer live, or is not back
+// within the wait. For a reader that acts on a job's absence (the campus
+// withdraws its loans) and may wait; an agent's uplink, which may not, has
+// its own grace (absent_jobs.h).
+std::vector<JobRecord> list_live_jobs(ts::Client& c, const std::set<std::int64_t>& known);
 std::vector<JobStat> list_jobstats(ts::Client& c);
 std::vector<NodeRecord> list_nodes(ts::Client& c);
 // Every node's ("nodeattr", ...) record (one request).
