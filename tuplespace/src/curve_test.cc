@@ -11,11 +11,13 @@
 #include <mutex>
 #include <thread>
 
+#include "error_of_test.h"
 #include "piranha/tuplespace/client.h"
 #include "piranha/tuplespace/fiber_client.h"
 #include "piranha/tuplespace/server.h"
 
 using namespace piranha::ts;
+using piranha::ts::testing::error_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -34,15 +36,6 @@ struct TempDir {
     return p;
   }
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 bool mentions(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

@@ -232,7 +232,7 @@ struct Server::Impl {
       if (own_context && ep.rfind("inproc://", 0) == 0) {
         ::close(stop_fd);
         throw std::runtime_error("cannot bind " + ep + ": a server with " +
-                                 (opt.curve_secret_key.empty() ? "more than one I/O thread" : "CURVE keys") +
+                                 (curve ? "CURVE keys" : "more than one I/O thread") +
                                  " has no inproc:// endpoints");
       }
       try {

@@ -7,28 +7,20 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "error_of_test.h"
 #include "piranha/tuplespace/client.h"
 #include "piranha/tuplespace/curve.h"
 #include "piranha/tuplespace/server.h"
 
 using namespace piranha::ts;
+using piranha::ts::testing::error_of;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string construction_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // This process's threads that libzmq named as I/O threads.
 int zmq_io_threads() {
@@ -95,21 +87,20 @@ TEST_CASE(
   ServerOptions o;
   o.io_threads = 2;
   o.bind = {"inproc://io-threads-test"};
-  const std::string inproc = construction_error([&] { Server x(o); });
+  const std::string inproc = error_of([&] { Server x(o); });
   CHECK(inproc.find("inproc://io-threads-test") != std::string::npos);
   CHECK(inproc.find("more than one I/O thread") != std::string::npos);
   o.bind = {"tcp://127.0.0.1:*"};
   for (int n : {0, -1, 65}) {
     o.io_threads = n;
-    const std::string why = construction_error([&] { Server x(o); });
+    const std::string why = error_of([&] { Server x(o); });
     INFO(why);
     CHECK(why.find("io_threads must be 1 to 64, not " + std::to_string(n)) != std::string::npos);
   }
   // Checked with CURVE too, whose server always has a context of its own.
   o.curve_secret_key = new_curve_key_pair().secret_key;
   o.io_threads = 0;
-  CHECK(construction_error([&] { Server x(o); }).find("io_threads must be 1 to 64, not 0") !=
-        std::string::npos);
+  CHECK(error_of([&] { Server x(o); }).find("io_threads must be 1 to 64, not 0") != std::string::npos);
   o.curve_secret_key.clear();
   // One thread: the process's default context, where inproc:// is reachable.
   o.io_threads = 1;

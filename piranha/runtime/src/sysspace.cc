@@ -137,17 +137,12 @@ std::vector<JobRecord> list_live_jobs(ts::Client& c, const std::set<std::int64_t
   std::set<std::int64_t> listed;
   for (const auto& j : jobs) listed.insert(j.id);
   const auto deadline = std::chrono::steady_clock::now() + kRewriteWait;
-  bool added = false;
   for (std::int64_t id : known) {
     if (listed.contains(id)) continue;
     // An ended job's record is there at once.
-    if (auto j = record_by(c, id, deadline); j && is_live(j->state)) {
-      jobs.push_back(std::move(*j));
-      added = true;
-    }
+    if (auto j = record_by(c, id, deadline); j && is_live(j->state)) jobs.push_back(std::move(*j));
   }
-  if (added)
-    std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return jobs;
 }
 std::vector<JobStat> list_jobstats(ts::Client& c) {
